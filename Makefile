@@ -1,0 +1,123 @@
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+# mroce: `make` builds everything into build/. README.md lists the targets.
+
+PREFIX     ?= /usr/local
+LIBDIR     ?= $(PREFIX)/lib
+INCLUDEDIR ?= $(PREFIX)/include
+BINDIR     ?= $(PREFIX)/bin
+DESTDIR    ?=
+BUILD      ?= build
+
+CC      ?= cc
+CLANG   ?= clang
+BPFTOOL ?= bpftool
+VERSION := 0.1.0
+
+CFLAGS  ?= -O2 -g
+WARN    := -Wall -Wextra -Werror
+override CFLAGS   += -std=gnu11 $(WARN) -fPIC -fvisibility=hidden -MMD -MP
+override CPPFLAGS += -Iinclude -I$(BUILD)
+LDLIBS  := -lxdp -lbpf -lelf -lz
+MULTIARCH = $(shell $(CC) -print-multiarch 2>/dev/null)
+BPF_CFLAGS = -O2 -g -target bpf -std=gnu11 $(WARN) -Iinclude \
+	     -idirafter /usr/include/$(MULTIARCH) -MMD -MP
+
+LIB_SRCS   := $(wildcard lib/*.c)
+LIB_OBJS   := $(LIB_SRCS:%.c=$(BUILD)/%.o)
+CLI_SRCS   := $(filter-out loader/main.c,$(wildcard loader/*.c))
+CLI_OBJS   := $(CLI_SRCS:%.c=$(BUILD)/%.o)
+TEST_SRCS  := $(wildcard tests/test_*.c)
+TEST_BINS  := $(TEST_SRCS:tests/%.c=$(BUILD)/tests/%)
+STEST_SRCS := $(wildcard selftests/*.c)
+STEST_BINS := $(STEST_SRCS:selftests/%.c=$(BUILD)/selftests/%)
+
+BPF_OBJ := $(BUILD)/mroce.bpf.o
+SKEL    := $(BUILD)/mroce.skel.h
+CLI     := $(BUILD)/mroce
+LIB_A   := $(BUILD)/libmroce.a
+LIB_SO  := $(BUILD)/libmroce.so
+
+.PHONY: all lib cli tests selftests asan test check demo deps install uninstall clean
+.DELETE_ON_ERROR:
+.PRECIOUS: $(BUILD)/%/.dir
+
+all: $(BPF_OBJ) $(CLI) $(LIB_A) $(LIB_SO) tests selftests
+lib: $(LIB_A) $(LIB_SO)
+cli: $(CLI)
+tests: $(TEST_BINS)
+selftests: $(STEST_BINS)
+
+$(BUILD)/%/.dir:
+	@mkdir -p $(@D) && touch $@
+
+$(BPF_OBJ): bpf/mroce.bpf.c | $(BUILD)/lib/.dir
+	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+$(SKEL): $(BPF_OBJ)
+	$(BPFTOOL) gen skeleton $< name mroce_bpf > $@
+
+$(BUILD)/lib/datapath.o: $(SKEL)
+
+$(BUILD)/lib/%.o: lib/%.c | $(BUILD)/lib/.dir
+	$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
+
+$(BUILD)/loader/%.o: loader/%.c | $(BUILD)/loader/.dir
+	$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
+
+$(LIB_A): $(LIB_OBJS)
+	$(AR) rcs $@ $^
+
+$(LIB_SO): $(LIB_OBJS) lib/libmroce.map
+	$(CC) -shared -Wl,-soname,libmroce.so.0 -Wl,--version-script=lib/libmroce.map \
+		$(LDFLAGS) -o $@ $(LIB_OBJS) $(LDLIBS)
+
+$(CLI): $(BUILD)/loader/main.o $(CLI_OBJS) $(LIB_A)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/tests/%: tests/%.c $(CLI_OBJS) $(LIB_A) | $(BUILD)/tests/.dir
+	$(CC) $(CPPFLAGS) -Iloader $(CFLAGS) $(LDFLAGS) -o $@ $< $(CLI_OBJS) $(LIB_A) -lcmocka $(LDLIBS)
+
+$(BUILD)/selftests/%: selftests/%.c $(LIB_A) | $(BUILD)/selftests/.dir
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIB_A) -lcmocka $(LDLIBS)
+
+# Unit tests again under AddressSanitizer + UBSan, in their own build tree.
+asan:
+	$(MAKE) BUILD=build/asan CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer" \
+		LDFLAGS="-fsanitize=address,undefined" tests selftests
+
+deps:
+	@scripts/deps.sh
+
+# The README's test command: installs what is missing, builds, runs every tier.
+test check: deps
+	$(MAKE) all asan
+	scripts/run-tests.sh
+
+# The README's demo command.
+demo: deps
+	$(MAKE) all
+	selftests/demo.sh
+
+install: all
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR)/pkgconfig \
+		$(DESTDIR)$(INCLUDEDIR)/mroce $(DESTDIR)$(LIBDIR)/mroce
+	install -m 0755 $(CLI) $(DESTDIR)$(BINDIR)/mroce
+	install -m 0644 $(LIB_A) $(DESTDIR)$(LIBDIR)/libmroce.a
+	install -m 0755 $(LIB_SO) $(DESTDIR)$(LIBDIR)/libmroce.so.$(VERSION)
+	ln -sf libmroce.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libmroce.so.0
+	ln -sf libmroce.so.0 $(DESTDIR)$(LIBDIR)/libmroce.so
+	install -m 0644 include/mroce/*.h $(DESTDIR)$(INCLUDEDIR)/mroce/
+	install -m 0644 $(BPF_OBJ) $(DESTDIR)$(LIBDIR)/mroce/mroce.bpf.o
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
+	    -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' -e 's|@VERSION@|$(VERSION)|' \
+	    lib/mroce.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/mroce.pc
+
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/mroce $(DESTDIR)$(LIBDIR)/libmroce.* \
+	      $(DESTDIR)$(LIBDIR)/pkgconfig/mroce.pc
+	rm -rf $(DESTDIR)$(INCLUDEDIR)/mroce $(DESTDIR)$(LIBDIR)/mroce
+
+clean:
+	rm -rf build
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

@@ -1,0 +1,130 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * Layout of the XDP datapath's BPF maps, shared by bpf/mroce.bpf.c and the
+ * user-space library. docs/datapath.md explains ownership and the race rules.
+ */
+#ifndef MROCE_DP_MAPS_H
+#define MROCE_DP_MAPS_H
+
+#include <linux/types.h>
+#include "proto.h"
+
+/* Map names as the kernel reports them (at most 15 characters). */
+#define MROCE_MAP_FLOWS		"mroce_flows"
+#define MROCE_MAP_STATS		"mroce_stats"
+#define MROCE_MAP_CFG		"mroce_cfg"
+#define MROCE_MAP_XSKS		"mroce_xsks"
+#define MROCE_PROG_NAME		"mroce_xdp"
+
+/* Flows are indexed by local queue pair number; QPN 0 is never valid. */
+#define MROCE_MAX_QPS		1024
+#define MROCE_MAX_QUEUES	64	/* AF_XDP sockets, one per receive queue */
+
+/*
+ * Receive window: a ring of 64-bit words; PSN p lives in bit (p & 63) of
+ * word (p >> 6) % MROCE_RXWIN_WORDS. One word is kept as slack so the word
+ * holding PSNs that are about to enter the window is never one that still
+ * holds PSNs inside it, which is what lets user space recycle words without
+ * a lock (see mroce_rxwin_advance() and docs/datapath.md).
+ */
+#define MROCE_RXWIN_WORDS	16
+#define MROCE_RXWIN_PSNS	((MROCE_RXWIN_WORDS - 1) * 64)	/* 960 */
+_Static_assert((MROCE_RXWIN_WORDS & (MROCE_RXWIN_WORDS - 1)) == 0,
+	       "ring index is a mask");
+
+enum mroce_flow_state {
+	MROCE_FLOW_FREE		= 0,	/* no QP: packets count as unknown QP */
+	MROCE_FLOW_ACTIVE	= 1,	/* accept packets with the right token */
+};
+
+/* flow.flags */
+#define MROCE_FLOW_GO_BACK_N	0x1	/* RoCEv2-style: only rx_base is accepted */
+
+/*
+ * Value of the flows map (BPF_F_MMAPABLE array, index = local QPN).
+ * Writers: user space only (the thread that owns the QP's receive side).
+ * Reader: the XDP program. 160 bytes per QP.
+ */
+struct mroce_flow {
+	__u32	state;		/* enum mroce_flow_state */
+	__u32	flags;		/* MROCE_FLOW_* */
+	__be64	token;		/* expected bth.token, kept in wire order */
+	__u32	rx_base;	/* every PSN before this one has been placed */
+	__u32	peer_qpn;	/* remote QPN, for tools */
+	__u64	rsvd;
+	__u64	rx_bits[MROCE_RXWIN_WORDS];	/* set: PSN placed */
+};
+_Static_assert(sizeof(struct mroce_flow) == 32 + 8 * MROCE_RXWIN_WORDS, "flow layout");
+
+/* Value of the config map (array, one entry), written by the loader. */
+struct mroce_cfg {
+	__u16	udp_port;	/* host order; 0 means MROCE_DEFAULT_PORT */
+	__u16	rsvd0;
+	__u32	rsvd1;
+};
+
+/*
+ * Per-CPU counters, index = enum mroce_stat. X(NAME, name, description).
+ * One list so the BPF program, the library and the CLI never disagree.
+ */
+#define MROCE_STATS(X)								\
+	X(PASS,          pass,           "non-MetaRoCE frames passed to the kernel") \
+	X(RX,            rx,             "MetaRoCE packets redirected to an AF_XDP socket") \
+	X(RX_BYTES,      rx_bytes,       "bytes of redirected frames") \
+	X(TRUNCATED,     truncated,      "drop: frame shorter than its IP/UDP lengths") \
+	X(FRAGMENT,      fragment,       "drop: IP fragment to the MetaRoCE port") \
+	X(BAD_LENGTH,    bad_length,     "drop: length fields inconsistent") \
+	X(BAD_VERSION,   bad_version,    "drop: unsupported protocol version") \
+	X(BAD_OPCODE,    bad_opcode,     "drop: unknown opcode") \
+	X(BAD_FLAGS,     bad_flags,      "drop: first/last flags contradict offsets") \
+	X(UNKNOWN_QP,    unknown_qp,     "drop: no flow for the destination QP") \
+	X(BAD_TOKEN,     bad_token,      "drop: wrong connection token") \
+	X(DUPLICATE,     duplicate,      "drop: PSN already placed") \
+	X(OUT_OF_WINDOW, out_of_window,  "drop: PSN beyond the receive window") \
+	X(OUT_OF_ORDER,  out_of_order,   "drop: go-back-N flow, PSN is not the next") \
+	X(NO_XSK,        no_xsk,         "drop: no AF_XDP socket on the receive queue")
+
+enum mroce_stat {
+#define MROCE_STAT_ENUM(NAME, name, desc) MROCE_STAT_##NAME,
+	MROCE_STATS(MROCE_STAT_ENUM)
+#undef MROCE_STAT_ENUM
+	MROCE_STAT_MAX
+};
+
+enum mroce_rxwin_verdict {
+	MROCE_RXWIN_NEW		= 0,	/* inside the window, not placed yet */
+	MROCE_RXWIN_DUP		= 1,	/* placed already (or older than the window) */
+	MROCE_RXWIN_BEYOND	= 2,	/* too far ahead */
+};
+
+#ifndef MROCE_READ_ONCE
+#define MROCE_READ_ONCE(x)	(*(const volatile __typeof__(x) *)&(x))
+#endif
+
+static __always_inline __u32 mroce_rxwin_word(__u32 psn)
+{
+	return (psn >> 6) & (MROCE_RXWIN_WORDS - 1);
+}
+
+/*
+ * Classify a PSN against a flow's window. PSNs compare in serial number
+ * arithmetic, so the window slides across 2^32 without a special case.
+ * Safe against a concurrent writer: a bit is only ever set after its PSN was
+ * placed, so a stale read can make us accept a duplicate (user space drops
+ * it) but never drop a packet that is still needed.
+ */
+static __always_inline int mroce_rxwin_check(const struct mroce_flow *f, __u32 psn)
+{
+	__u32 base = MROCE_READ_ONCE(f->rx_base);
+	__u32 dist = psn - base;
+	__u64 word;
+
+	if ((__s32)dist < 0)
+		return MROCE_RXWIN_DUP;
+	if (dist >= MROCE_RXWIN_PSNS)
+		return MROCE_RXWIN_BEYOND;
+	word = MROCE_READ_ONCE(f->rx_bits[mroce_rxwin_word(psn)]);
+	return (word >> (psn & 63)) & 1 ? MROCE_RXWIN_DUP : MROCE_RXWIN_NEW;
+}
+
+#endif /* MROCE_DP_MAPS_H */

@@ -1,0 +1,483 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Attach, find and drive the XDP datapath of one interface.
+ *
+ * The maps are found from the interface's attached program (program id ->
+ * map ids), never from pinned paths, so this works whether mroce, `ip link`
+ * or libxdp's single-program fallback attached the object, and inside
+ * `ip netns exec` where nothing pinned survives.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <net/if.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <linux/if_link.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "mroce/mroce.h"
+#include "internal.h"
+#include "mroce.skel.h"
+
+#define DEFAULT_PIN_ROOT "/sys/fs/bpf/mroce"
+
+struct mroce_dp {
+	__u32			ifindex;
+	__u32			prog_id;
+	enum mroce_xdp_mode	mode;
+	char			ifname[IF_NAMESIZE];
+	int			prog_fd;
+	int			flows_fd;
+	int			stats_fd;
+	int			cfg_fd;
+	int			xsks_fd;
+	int			ncpus;
+	struct mroce_flow	*flows;		/* the flows map, mmap'ed */
+	size_t			flows_len;
+};
+
+static const char *const map_names[] = {
+	MROCE_MAP_FLOWS, MROCE_MAP_STATS, MROCE_MAP_CFG, MROCE_MAP_XSKS,
+};
+
+static int prog_name_by_id(__u32 id, char name[BPF_OBJ_NAME_LEN], int *fd_out)
+{
+	struct bpf_prog_info info = {};
+	__u32 len = sizeof(info);
+	int fd, err;
+
+	fd = bpf_prog_get_fd_by_id(id);
+	if (fd < 0)
+		return -errno;
+	err = bpf_obj_get_info_by_fd(fd, &info, &len);
+	if (err) {
+		err = -errno;
+		close(fd);
+		return err;
+	}
+	memcpy(name, info.name, BPF_OBJ_NAME_LEN);
+	if (fd_out)
+		*fd_out = fd;
+	else
+		close(fd);
+	return 0;
+}
+
+/*
+ * Which program sits on ifindex: *prog_id 0 when none. Returns 1 when it is
+ * mroce's (its fd in *fd_out if asked for), 0 when it is another one.
+ */
+static int find_attached(__u32 ifindex, __u32 *prog_id, enum mroce_xdp_mode *mode, int *fd_out)
+{
+	LIBBPF_OPTS(bpf_xdp_query_opts, q);
+	char name[BPF_OBJ_NAME_LEN];
+	__u32 ids[2];
+	int err;
+
+	*prog_id = 0;
+	if (bpf_xdp_query((int)ifindex, 0, &q))
+		return -errno;
+	/* Native first: in the rare both-modes case, that is where traffic meets us. */
+	ids[0] = q.drv_prog_id ? q.drv_prog_id : q.prog_id;
+	ids[1] = q.skb_prog_id;
+	for (int i = 0; i < 2; i++) {
+		if (!ids[i])
+			continue;
+		if (!*prog_id)
+			*prog_id = ids[i];
+		err = prog_name_by_id(ids[i], name, NULL);
+		if (err)
+			return err;
+		if (strcmp(name, MROCE_PROG_NAME))
+			continue;
+		*prog_id = ids[i];
+		if (mode)
+			*mode = ids[i] == q.skb_prog_id ? MROCE_XDP_SKB : MROCE_XDP_NATIVE;
+		if (fd_out)
+			return prog_name_by_id(ids[i], name, fd_out) ?: 1;
+		return 1;
+	}
+	return 0;
+}
+
+static int ifindex_of(const char *ifname, __u32 *ifindex)
+{
+	if (!ifname || !*ifname || strlen(ifname) >= IF_NAMESIZE)
+		return -EINVAL;
+	*ifindex = if_nametoindex(ifname);
+	return *ifindex ? 0 : -ENODEV;
+}
+
+static int pin_path(char *buf, size_t size, const char *root, const char *ifname,
+		    const char *map)
+{
+	int n = map ? snprintf(buf, size, "%s/%s/%s", root, ifname, map)
+		    : snprintf(buf, size, "%s/%s", root, ifname);
+
+	return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
+}
+
+static void unpin_all(const char *root, const char *ifname)
+{
+	char path[PATH_MAX];
+
+	for (size_t i = 0; i < sizeof(map_names) / sizeof(map_names[0]); i++)
+		if (!pin_path(path, sizeof(path), root, ifname, map_names[i]))
+			unlink(path);
+	if (!pin_path(path, sizeof(path), root, ifname, NULL))
+		rmdir(path);
+	rmdir(root);	/* only succeeds once no interface is pinned */
+}
+
+static int pin_all(struct bpf_object *obj, const char *root, const char *ifname)
+{
+	char path[PATH_MAX];
+	int err;
+
+	err = mroce_bpffs_ensure();
+	if (err)
+		return err;
+	if (mkdir(root, 0700) && errno != EEXIST)
+		return -errno;
+	err = pin_path(path, sizeof(path), root, ifname, NULL);
+	if (err)
+		return err;
+	if (mkdir(path, 0700) && errno != EEXIST)
+		return -errno;
+	for (size_t i = 0; i < sizeof(map_names) / sizeof(map_names[0]); i++) {
+		struct bpf_map *map = bpf_object__find_map_by_name(obj, map_names[i]);
+
+		err = pin_path(path, sizeof(path), root, ifname, map_names[i]);
+		if (!err && bpf_obj_pin(bpf_map__fd(map), path))
+			err = -errno;
+		if (err) {
+			unpin_all(root, ifname);
+			return err;
+		}
+	}
+	return 0;
+}
+
+static struct bpf_object *open_object(const char *path)
+{
+	LIBBPF_OPTS(bpf_object_open_opts, o, .object_name = "mroce");
+	const void *elf;
+	size_t sz;
+
+	if (path) {
+		if (access(path, R_OK))
+			return NULL;	/* errno says why, typically ENOENT */
+		return bpf_object__open_file(path, NULL);
+	}
+	elf = mroce_bpf__elf_bytes(&sz);
+	return bpf_object__open_mem(elf, sz, &o);
+}
+
+int mroce_dp_attach(const char *ifname, const struct mroce_attach_opts *opts)
+{
+	enum mroce_xdp_mode mode;
+	struct bpf_object *obj;
+	struct bpf_program *prog;
+	struct mroce_cfg cfg = {};
+	__u32 ifindex, cur_id, zero = 0;
+	__u32 flags = XDP_FLAGS_UPDATE_IF_NOEXIST;
+	int err;
+
+	if (!mroce_opts_valid(opts, opts ? opts->sz : 0, sizeof(*opts)))
+		return -EINVAL;
+	mode = MROCE_OPT(opts, mode, MROCE_XDP_NATIVE);
+	if (mode != MROCE_XDP_NATIVE && mode != MROCE_XDP_SKB)
+		return -EINVAL;
+	cfg.udp_port = MROCE_OPT(opts, udp_port, 0);
+	err = ifindex_of(ifname, &ifindex);
+	if (err)
+		return err;
+	err = find_attached(ifindex, &cur_id, NULL, NULL);
+	if (err < 0)
+		return err;
+	if (err == 1)
+		return -MROCE_ERR_ATTACHED;
+	if (cur_id)
+		return -MROCE_ERR_FOREIGN_PROG;
+
+	obj = open_object(MROCE_OPT(opts, obj_path, NULL));
+	if (!obj)
+		return errno == EINVAL ? -MROCE_ERR_BAD_OBJ : -errno;
+	prog = bpf_object__find_program_by_name(obj, MROCE_PROG_NAME);
+	err = prog ? 0 : -MROCE_ERR_BAD_OBJ;
+	for (size_t i = 0; !err && i < sizeof(map_names) / sizeof(map_names[0]); i++)
+		if (!bpf_object__find_map_by_name(obj, map_names[i]))
+			err = -MROCE_ERR_BAD_OBJ;
+	if (err)
+		goto out;
+	err = bpf_object__load(obj);
+	if (err)
+		goto out;
+	err = bpf_map_update_elem(bpf_object__find_map_fd_by_name(obj, MROCE_MAP_CFG),
+				  &zero, &cfg, BPF_ANY) ? -errno : 0;
+	if (err)
+		goto out;
+
+	flags |= mode == MROCE_XDP_SKB ? XDP_FLAGS_SKB_MODE : XDP_FLAGS_DRV_MODE;
+	err = bpf_xdp_attach((int)ifindex, bpf_program__fd(prog), flags, NULL);
+	if (err == -EBUSY || err == -EEXIST)
+		err = -MROCE_ERR_FOREIGN_PROG;	/* lost a race with another loader */
+	if (err)
+		goto out;
+	if (MROCE_OPT(opts, pin, false)) {
+		err = pin_all(obj, DEFAULT_PIN_ROOT, ifname);
+		if (err)
+			bpf_xdp_detach((int)ifindex, flags & ~XDP_FLAGS_UPDATE_IF_NOEXIST, NULL);
+	}
+out:
+	bpf_object__close(obj);
+	return err;
+}
+
+int mroce_dp_detach(const char *ifname)
+{
+	LIBBPF_OPTS(bpf_xdp_attach_opts, o);
+	enum mroce_xdp_mode mode = MROCE_XDP_NATIVE;
+	__u32 ifindex, id, flags;
+	int err, fd = -1;
+
+	err = ifindex_of(ifname, &ifindex);
+	if (err)
+		return err;
+	err = find_attached(ifindex, &id, &mode, &fd);
+	if (err < 0)
+		return err;
+	if (err == 0)
+		return id ? -MROCE_ERR_FOREIGN_PROG : -MROCE_ERR_NOT_ATTACHED;
+	/* Replace only our program, atomically, even if another loader races us. */
+	o.old_prog_fd = fd;
+	flags = XDP_FLAGS_REPLACE | (mode == MROCE_XDP_SKB ? XDP_FLAGS_SKB_MODE : XDP_FLAGS_DRV_MODE);
+	err = bpf_xdp_detach((int)ifindex, flags, &o);
+	close(fd);
+	if (!err)
+		unpin_all(DEFAULT_PIN_ROOT, ifname);
+	return err;
+}
+
+static int map_fd_by_name(const __u32 *ids, __u32 n, const char *name,
+			  struct bpf_map_info *info_out)
+{
+	for (__u32 i = 0; i < n; i++) {
+		struct bpf_map_info info = {};
+		__u32 len = sizeof(info);
+		int fd = bpf_map_get_fd_by_id(ids[i]);
+
+		if (fd < 0)
+			continue;
+		if (!bpf_obj_get_info_by_fd(fd, &info, &len) && !strcmp(info.name, name)) {
+			*info_out = info;
+			return fd;
+		}
+		close(fd);
+	}
+	return -MROCE_ERR_BAD_OBJ;
+}
+
+int mroce_dp_open(const char *ifname, struct mroce_dp **dpp)
+{
+	struct bpf_prog_info pinfo = {};
+	struct bpf_map_info minfo;
+	__u32 len = sizeof(pinfo), ids[16];
+	struct mroce_dp *dp;
+	long page = sysconf(_SC_PAGESIZE);
+	int err, *fds[4];
+
+	if (!dpp)
+		return -EINVAL;
+	*dpp = NULL;
+	dp = calloc(1, sizeof(*dp));
+	if (!dp)
+		return -ENOMEM;
+	dp->prog_fd = dp->flows_fd = dp->stats_fd = dp->cfg_fd = dp->xsks_fd = -1;
+	err = ifindex_of(ifname, &dp->ifindex);
+	if (err)
+		goto fail;
+	snprintf(dp->ifname, sizeof(dp->ifname), "%s", ifname);
+	err = find_attached(dp->ifindex, &dp->prog_id, &dp->mode, &dp->prog_fd);
+	if (err == 0)
+		err = dp->prog_id ? -MROCE_ERR_FOREIGN_PROG : -MROCE_ERR_NOT_ATTACHED;
+	if (err < 0)
+		goto fail;
+
+	pinfo.nr_map_ids = sizeof(ids) / sizeof(ids[0]);
+	pinfo.map_ids = (__u64)(unsigned long)ids;
+	if (bpf_obj_get_info_by_fd(dp->prog_fd, &pinfo, &len)) {
+		err = -errno;
+		goto fail;
+	}
+	fds[0] = &dp->flows_fd;
+	fds[1] = &dp->stats_fd;
+	fds[2] = &dp->cfg_fd;
+	fds[3] = &dp->xsks_fd;
+	for (int i = 0; i < 4; i++) {
+		*fds[i] = map_fd_by_name(ids, pinfo.nr_map_ids < 16 ? pinfo.nr_map_ids : 16,
+					 map_names[i], &minfo);
+		if (*fds[i] < 0) {
+			err = *fds[i];
+			goto fail;
+		}
+		/* An object built from other headers would be misread: refuse it. */
+		if (i == 0 && (minfo.value_size != sizeof(struct mroce_flow) ||
+			       minfo.max_entries != MROCE_MAX_QPS ||
+			       !(minfo.map_flags & BPF_F_MMAPABLE))) {
+			err = -MROCE_ERR_BAD_OBJ;
+			goto fail;
+		}
+		if (i == 1 && minfo.max_entries != MROCE_STAT_MAX) {
+			err = -MROCE_ERR_BAD_OBJ;
+			goto fail;
+		}
+	}
+	dp->ncpus = libbpf_num_possible_cpus();
+	if (dp->ncpus <= 0) {
+		err = dp->ncpus ? dp->ncpus : -EINVAL;
+		goto fail;
+	}
+	dp->flows_len = (sizeof(struct mroce_flow) * MROCE_MAX_QPS + page - 1) / page * page;
+	dp->flows = mmap(NULL, dp->flows_len, PROT_READ | PROT_WRITE, MAP_SHARED, dp->flows_fd, 0);
+	if (dp->flows == MAP_FAILED) {
+		dp->flows = NULL;
+		err = -errno;
+		goto fail;
+	}
+	*dpp = dp;
+	return 0;
+fail:
+	mroce_dp_close(dp);
+	return err;
+}
+
+void mroce_dp_close(struct mroce_dp *dp)
+{
+	if (!dp)
+		return;
+	if (dp->flows)
+		munmap(dp->flows, dp->flows_len);
+	for (int *fd = &dp->prog_fd; fd <= &dp->xsks_fd; fd++)
+		if (*fd >= 0)
+			close(*fd);
+	free(dp);
+}
+
+int mroce_dp_info(const struct mroce_dp *dp, struct mroce_dp_info *info)
+{
+	struct mroce_cfg cfg = {};
+	__u32 zero = 0;
+	char path[PATH_MAX];
+	struct stat st;
+
+	if (!dp || !info)
+		return -EINVAL;
+	memset(info, 0, sizeof(*info));
+	info->ifindex = dp->ifindex;
+	info->prog_id = dp->prog_id;
+	info->mode = dp->mode;
+	snprintf(info->ifname, sizeof(info->ifname), "%s", dp->ifname);
+	if (bpf_map_lookup_elem(dp->cfg_fd, &zero, &cfg))
+		return -errno;
+	info->udp_port = cfg.udp_port ? cfg.udp_port : MROCE_DEFAULT_PORT;
+	for (__u32 q = 1; q < MROCE_MAX_QPS; q++)
+		info->flows += __atomic_load_n(&dp->flows[q].state, __ATOMIC_ACQUIRE) ==
+			       MROCE_FLOW_ACTIVE;
+	if (!pin_path(path, sizeof(path), DEFAULT_PIN_ROOT, dp->ifname, MROCE_MAP_FLOWS) &&
+	    !stat(path, &st))
+		pin_path(info->pin_dir, sizeof(info->pin_dir), DEFAULT_PIN_ROOT, dp->ifname, NULL);
+	return 0;
+}
+
+int mroce_dp_stats(const struct mroce_dp *dp, __u64 out[MROCE_STAT_MAX])
+{
+	__u64 *percpu;
+	int err = 0;
+
+	if (!dp || !out)
+		return -EINVAL;
+	percpu = calloc((size_t)dp->ncpus, sizeof(*percpu));
+	if (!percpu)
+		return -ENOMEM;
+	for (__u32 s = 0; s < MROCE_STAT_MAX; s++) {
+		out[s] = 0;
+		if (bpf_map_lookup_elem(dp->stats_fd, &s, percpu)) {
+			err = -errno;
+			break;
+		}
+		for (int c = 0; c < dp->ncpus; c++)
+			out[s] += percpu[c];
+	}
+	free(percpu);
+	return err;
+}
+
+int mroce_dp_set_port(struct mroce_dp *dp, __u16 udp_port)
+{
+	struct mroce_cfg cfg = { .udp_port = udp_port };
+	__u32 zero = 0;
+
+	if (!dp)
+		return -EINVAL;
+	return bpf_map_update_elem(dp->cfg_fd, &zero, &cfg, BPF_ANY) ? -errno : 0;
+}
+
+struct mroce_flow *mroce_dp_flow(struct mroce_dp *dp, __u32 qpn)
+{
+	if (!dp || qpn == 0 || qpn >= MROCE_MAX_QPS) {
+		errno = EINVAL;
+		return NULL;
+	}
+	return &dp->flows[qpn];
+}
+
+int mroce_dp_flow_add(struct mroce_dp *dp, __u32 qpn, const struct mroce_flow_cfg *cfg)
+{
+	struct mroce_flow *f = mroce_dp_flow(dp, qpn);
+
+	if (!f || !cfg || !mroce_opts_valid(cfg, cfg->sz, sizeof(*cfg)))
+		return -EINVAL;
+	if (MROCE_OPT(cfg, flags, 0) & ~(__u32)MROCE_FLOW_GO_BACK_N)
+		return -EINVAL;
+	if (__atomic_load_n(&f->state, __ATOMIC_ACQUIRE) != MROCE_FLOW_FREE)
+		return -EEXIST;
+	/* Fill everything in first; state flips last so XDP never sees a half flow. */
+	f->token = mroce_be64(MROCE_OPT(cfg, token, 0));
+	f->peer_qpn = MROCE_OPT(cfg, peer_qpn, 0);
+	f->flags = MROCE_OPT(cfg, flags, 0);
+	mroce_rxwin_reset(f, MROCE_OPT(cfg, rx_psn, 0));
+	__atomic_store_n(&f->state, MROCE_FLOW_ACTIVE, __ATOMIC_RELEASE);
+	return 0;
+}
+
+int mroce_dp_flow_del(struct mroce_dp *dp, __u32 qpn)
+{
+	struct mroce_flow *f = mroce_dp_flow(dp, qpn);
+
+	if (!f)
+		return -EINVAL;
+	if (__atomic_load_n(&f->state, __ATOMIC_ACQUIRE) != MROCE_FLOW_ACTIVE)
+		return -ENOENT;
+	__atomic_store_n(&f->state, MROCE_FLOW_FREE, __ATOMIC_RELEASE);
+	f->token = 0;
+	return 0;
+}
+
+int mroce_dp_xsk_set(struct mroce_dp *dp, __u32 queue, int xsk_fd)
+{
+	if (!dp || queue >= MROCE_MAX_QUEUES || xsk_fd < 0)
+		return -EINVAL;
+	return bpf_map_update_elem(dp->xsks_fd, &queue, &xsk_fd, BPF_ANY) ? -errno : 0;
+}
+
+int mroce_dp_xsk_clear(struct mroce_dp *dp, __u32 queue)
+{
+	if (!dp || queue >= MROCE_MAX_QUEUES)
+		return -EINVAL;
+	return bpf_map_delete_elem(dp->xsks_fd, &queue) && errno != ENOENT ? -errno : 0;
+}

@@ -1,0 +1,57 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* Error and counter descriptions. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "mroce/mroce.h"
+
+static const char *const mroce_err_text[__MROCE_ERR_END - __MROCE_ERR_START] = {
+	[MROCE_ERR_NOT_ATTACHED - __MROCE_ERR_START] = "mroce datapath is not attached to the interface",
+	[MROCE_ERR_FOREIGN_PROG - __MROCE_ERR_START] = "another XDP program is attached to the interface",
+	[MROCE_ERR_BAD_OBJ - __MROCE_ERR_START] = "BPF object does not hold a matching mroce program and maps",
+	[MROCE_ERR_ATTACHED - __MROCE_ERR_START] = "mroce datapath is already attached to the interface",
+};
+
+int mroce_strerror(int err, char *buf, size_t size)
+{
+	if (!buf || !size)
+		return -EINVAL;
+	if (err < 0)
+		err = -err;
+	if (err >= __MROCE_ERR_START && err < __MROCE_ERR_END) {
+		snprintf(buf, size, "%s", mroce_err_text[err - __MROCE_ERR_START]);
+		return 0;
+	}
+	if (err == EPERM) {
+		snprintf(buf, size, "operation not permitted (needs root: CAP_BPF and CAP_NET_ADMIN)");
+		return 0;
+	}
+	if (strerror_r(err, buf, size)) {
+		snprintf(buf, size, "unknown error %d", err);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static const char *const mroce_stat_names[MROCE_STAT_MAX] = {
+#define MROCE_STAT_NAME(NAME, name, desc) [MROCE_STAT_##NAME] = #name,
+	MROCE_STATS(MROCE_STAT_NAME)
+#undef MROCE_STAT_NAME
+};
+
+static const char *const mroce_stat_descs[MROCE_STAT_MAX] = {
+#define MROCE_STAT_DESC(NAME, name, desc) [MROCE_STAT_##NAME] = desc,
+	MROCE_STATS(MROCE_STAT_DESC)
+#undef MROCE_STAT_DESC
+};
+
+const char *mroce_stat_name(int stat)
+{
+	return stat >= 0 && stat < MROCE_STAT_MAX ? mroce_stat_names[stat] : NULL;
+}
+
+const char *mroce_stat_desc(int stat)
+{
+	return stat >= 0 && stat < MROCE_STAT_MAX ? mroce_stat_descs[stat] : NULL;
+}

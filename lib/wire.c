@@ -1,0 +1,237 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* Encoding and decoding of MetaRoCE headers and whole frames. */
+#include <errno.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include "mroce/mroce.h"
+#include "internal.h"
+
+size_t mroce_l2l4_len(int family)
+{
+	size_t l3 = family == AF_INET6 ? sizeof(struct ipv6hdr) : sizeof(struct iphdr);
+
+	return sizeof(struct ethhdr) + l3 + sizeof(struct udphdr);
+}
+
+static void put16(void *p, __u16 v) { v = mroce_be16(v); memcpy(p, &v, 2); }
+static void put32(void *p, __u32 v) { v = mroce_be32(v); memcpy(p, &v, 4); }
+static void put64(void *p, __u64 v) { v = mroce_be64(v); memcpy(p, &v, 8); }
+static __u16 get16(const void *p) { __u16 v; memcpy(&v, p, 2); return mroce_be16(v); }
+static __u32 get32(const void *p) { __u32 v; memcpy(&v, p, 4); return mroce_be32(v); }
+static __u64 get64(const void *p) { __u64 v; memcpy(&v, p, 8); return mroce_be64(v); }
+
+#define PUT(p, type, field, v) \
+	_Generic(((type *)0)->field, \
+		 __u8: (void)(((__u8 *)(p))[__builtin_offsetof(type, field)] = (v)), \
+		 __be16: put16((char *)(p) + __builtin_offsetof(type, field), (v)), \
+		 __be32: put32((char *)(p) + __builtin_offsetof(type, field), (v)), \
+		 __be64: put64((char *)(p) + __builtin_offsetof(type, field), (v)))
+#define GET(p, type, field) \
+	_Generic(((type *)0)->field, \
+		 __u8: ((const __u8 *)(p))[__builtin_offsetof(type, field)], \
+		 __be16: get16((const char *)(p) + __builtin_offsetof(type, field)), \
+		 __be32: get32((const char *)(p) + __builtin_offsetof(type, field)), \
+		 __be64: get64((const char *)(p) + __builtin_offsetof(type, field)))
+
+int mroce_hdr_encode(void *buf, size_t size, const struct mroce_hdr *h)
+{
+	int layout = mroce_op_layout(h->opcode);
+	char *p = buf;
+	size_t len;
+
+	if (!buf || !h || layout < 0)
+		return -EINVAL;
+	if (h->payload_len > 0xffff || (!(layout & MROCE_EXT_PAYLOAD) && h->payload_len))
+		return -EINVAL;
+	len = sizeof(struct mroce_bth) + mroce_ext_len(layout);
+	if (len > size)
+		return -ENOSPC;
+	memset(p, 0, len);
+
+	PUT(p, struct mroce_bth, ver, MROCE_VERSION);
+	PUT(p, struct mroce_bth, opcode, h->opcode);
+	PUT(p, struct mroce_bth, flags, h->flags);
+	PUT(p, struct mroce_bth, dqpn, h->dqpn);
+	PUT(p, struct mroce_bth, psn, h->psn);
+	PUT(p, struct mroce_bth, msn, h->msn);
+	PUT(p, struct mroce_bth, token, h->token);
+	PUT(p, struct mroce_bth, ts, h->ts);
+	PUT(p, struct mroce_bth, payload_len, h->payload_len);
+	PUT(p, struct mroce_bth, path, h->path);
+	p += sizeof(struct mroce_bth);
+
+	if (layout & MROCE_EXT_RETH) {
+		PUT(p, struct mroce_reth, raddr, h->raddr);
+		PUT(p, struct mroce_reth, rkey, h->rkey);
+		p += sizeof(struct mroce_reth);
+	}
+	if (layout & MROCE_EXT_DETH) {
+		PUT(p, struct mroce_deth, msg_len, h->msg_len);
+		PUT(p, struct mroce_deth, offset, h->offset);
+		p += sizeof(struct mroce_deth);
+	}
+	if (layout & MROCE_EXT_IMM) {
+		PUT(p, struct mroce_immeth, imm, h->imm);
+		p += sizeof(struct mroce_immeth);
+	}
+	if (layout & MROCE_EXT_RREQ) {
+		PUT(p, struct mroce_rreqeth, length, h->rd_len);
+		p += sizeof(struct mroce_rreqeth);
+	}
+	if (layout & MROCE_EXT_AETH) {
+		PUT(p, struct mroce_aeth, cum_psn, h->cum_psn);
+		PUT(p, struct mroce_aeth, ts_echo, h->ts_echo);
+		for (int i = 0; i < MROCE_SACK_WORDS; i++)
+			put64(p + __builtin_offsetof(struct mroce_aeth, sack) + 8 * i, h->sack[i]);
+		PUT(p, struct mroce_aeth, ecn_ce, h->ecn_ce);
+		PUT(p, struct mroce_aeth, ecn_pkts, h->ecn_pkts);
+		PUT(p, struct mroce_aeth, msn, h->ack_msn);
+		PUT(p, struct mroce_aeth, rwnd, h->rwnd);
+		p += sizeof(struct mroce_aeth);
+	}
+	if (layout & MROCE_EXT_NAK) {
+		PUT(p, struct mroce_naketh, psn, h->nak_psn);
+		PUT(p, struct mroce_naketh, msn, h->nak_msn);
+		PUT(p, struct mroce_naketh, code, h->nak_code);
+		p += sizeof(struct mroce_naketh);
+	}
+	return (int)len;
+}
+
+void mroce_hdr_decode(const struct mroce_pkt *pkt, struct mroce_hdr *h)
+{
+	const void *b = pkt->bth;
+
+	memset(h, 0, sizeof(*h));
+	h->opcode = GET(b, struct mroce_bth, opcode);
+	h->flags = GET(b, struct mroce_bth, flags);
+	h->dqpn = GET(b, struct mroce_bth, dqpn);
+	h->psn = GET(b, struct mroce_bth, psn);
+	h->msn = GET(b, struct mroce_bth, msn);
+	h->token = GET(b, struct mroce_bth, token);
+	h->ts = GET(b, struct mroce_bth, ts);
+	h->payload_len = GET(b, struct mroce_bth, payload_len);
+	h->path = GET(b, struct mroce_bth, path);
+	if (pkt->reth) {
+		h->raddr = GET(pkt->reth, struct mroce_reth, raddr);
+		h->rkey = GET(pkt->reth, struct mroce_reth, rkey);
+	}
+	if (pkt->deth) {
+		h->msg_len = GET(pkt->deth, struct mroce_deth, msg_len);
+		h->offset = GET(pkt->deth, struct mroce_deth, offset);
+	}
+	if (pkt->imm)
+		h->imm = GET(pkt->imm, struct mroce_immeth, imm);
+	if (pkt->rreq)
+		h->rd_len = GET(pkt->rreq, struct mroce_rreqeth, length);
+	if (pkt->aeth) {
+		const char *a = (const char *)pkt->aeth;
+
+		h->cum_psn = GET(a, struct mroce_aeth, cum_psn);
+		h->ts_echo = GET(a, struct mroce_aeth, ts_echo);
+		for (int i = 0; i < MROCE_SACK_WORDS; i++)
+			h->sack[i] = get64(a + __builtin_offsetof(struct mroce_aeth, sack) + 8 * i);
+		h->ecn_ce = GET(a, struct mroce_aeth, ecn_ce);
+		h->ecn_pkts = GET(a, struct mroce_aeth, ecn_pkts);
+		h->ack_msn = GET(a, struct mroce_aeth, msn);
+		h->rwnd = GET(a, struct mroce_aeth, rwnd);
+	}
+	if (pkt->nak) {
+		h->nak_psn = GET(pkt->nak, struct mroce_naketh, psn);
+		h->nak_msn = GET(pkt->nak, struct mroce_naketh, msn);
+		h->nak_code = GET(pkt->nak, struct mroce_naketh, code);
+	}
+}
+
+/* One's-complement sum over a buffer, folded later (RFC 1071). */
+static __u32 csum_add(__u32 sum, const void *data, size_t len)
+{
+	const __u8 *p = data;
+
+	for (; len > 1; len -= 2, p += 2)
+		sum += (__u32)p[0] << 8 | p[1];
+	if (len)
+		sum += (__u32)p[0] << 8;
+	return sum;
+}
+
+static __u16 csum_fold(__u32 sum)
+{
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	return (__u16)~sum;
+}
+
+int mroce_frame_build(void *buf, size_t size, const struct mroce_route *rt,
+		      const struct mroce_hdr *h, const void *payload)
+{
+	size_t l2l4, hdr_len, udp_len;
+	struct ethhdr *eth = buf;
+	struct udphdr *udp;
+	__u32 sum;
+	int n;
+
+	if (!buf || !rt || !h || (h->payload_len && !payload))
+		return -EINVAL;
+	if (rt->family != AF_INET && rt->family != AF_INET6)
+		return -EINVAL;
+	l2l4 = mroce_l2l4_len(rt->family);
+	if (size < l2l4)
+		return -ENOSPC;
+	n = mroce_hdr_encode((char *)buf + l2l4, size - l2l4, h);
+	if (n < 0)
+		return n;
+	hdr_len = (size_t)n;
+	udp_len = sizeof(*udp) + hdr_len + h->payload_len;
+	if (l2l4 + hdr_len + h->payload_len > size)
+		return -ENOSPC;
+	if (udp_len > 0xffff - sizeof(struct ipv6hdr))
+		return -EMSGSIZE;
+	memcpy((char *)buf + l2l4 + hdr_len, payload, h->payload_len);
+
+	memcpy(eth->h_dest, rt->dst_mac, ETH_ALEN);
+	memcpy(eth->h_source, rt->src_mac, ETH_ALEN);
+	if (rt->family == AF_INET) {
+		struct iphdr *ip = (void *)(eth + 1);
+
+		eth->h_proto = mroce_be16(ETH_P_IP);
+		memset(ip, 0, sizeof(*ip));
+		ip->version = 4;
+		ip->ihl = 5;
+		ip->tos = rt->ecn & 3;
+		ip->tot_len = mroce_be16((__u16)(sizeof(*ip) + udp_len));
+		ip->frag_off = mroce_be16(0x4000);	/* DF: MetaRoCE never fragments */
+		ip->ttl = rt->ttl ? rt->ttl : 64;
+		ip->protocol = IPPROTO_UDP;
+		ip->saddr = rt->src.v4.s_addr;
+		ip->daddr = rt->dst.v4.s_addr;
+		ip->check = mroce_be16(csum_fold(csum_add(0, ip, sizeof(*ip))));
+		udp = (void *)(ip + 1);
+		sum = csum_add(0, &ip->saddr, 8);
+	} else {
+		struct ipv6hdr *ip6 = (void *)(eth + 1);
+
+		eth->h_proto = mroce_be16(ETH_P_IPV6);
+		memset(ip6, 0, sizeof(*ip6));
+		ip6->version = 6;
+		ip6->flow_lbl[0] = (__u8)((rt->ecn & 3) << 4);
+		ip6->payload_len = mroce_be16((__u16)udp_len);
+		ip6->nexthdr = IPPROTO_UDP;
+		ip6->hop_limit = rt->ttl ? rt->ttl : 64;
+		ip6->saddr = rt->src.v6;
+		ip6->daddr = rt->dst.v6;
+		udp = (void *)(ip6 + 1);
+		sum = csum_add(0, &ip6->saddr, 32);
+	}
+	udp->source = mroce_be16(rt->sport);
+	udp->dest = mroce_be16(rt->dport ? rt->dport : MROCE_DEFAULT_PORT);
+	udp->len = mroce_be16((__u16)udp_len);
+	udp->check = 0;
+	sum += IPPROTO_UDP + (__u32)udp_len;
+	sum = csum_add(sum, udp, udp_len);
+	udp->check = mroce_be16(csum_fold(sum));
+	if (!udp->check)
+		udp->check = 0xffff;	/* 0 means "no checksum" */
+	return (int)(l2l4 + udp_len);
+}

@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* Command line of the mroce tool: parsing is separate so tests run it without root. */
+#ifndef MROCE_CLI_H
+#define MROCE_CLI_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <linux/types.h>
+#include "mroce/mroce.h"
+
+enum mroce_cli_cmd {
+	MROCE_CLI_HELP,
+	MROCE_CLI_VERSION,
+	MROCE_CLI_ATTACH,
+	MROCE_CLI_DETACH,
+	MROCE_CLI_STATUS,
+	MROCE_CLI_FLOWS,
+	MROCE_CLI_FLOW_ADD,
+	MROCE_CLI_FLOW_DEL,
+};
+
+struct mroce_cli {
+	enum mroce_cli_cmd	cmd;
+	const char		*dev;
+	const char		*obj;
+	enum mroce_xdp_mode	mode;
+	__u16			port;
+	__u32			qpn;
+	__u32			psn;
+	__u32			peer_qpn;
+	__u64			token;
+	bool			pin;
+	bool			json;
+	bool			verbose;
+	bool			go_back_n;
+};
+
+/* Exit codes of the tool. */
+#define MROCE_EXIT_OK		0
+#define MROCE_EXIT_FAIL		1	/* the operation failed */
+#define MROCE_EXIT_USAGE	2	/* bad command line */
+
+/* Parse argv (argv[0] is the program). 0, or -EINVAL with a one-line reason in err. */
+int mroce_cli_parse(int argc, char **argv, struct mroce_cli *cli, char *err, size_t errlen);
+
+/* Run a parsed command; messages go to out/errout. Returns an exit code. */
+int mroce_cli_run(const struct mroce_cli *cli, FILE *out, FILE *errout);
+
+extern const char mroce_cli_usage[];
+
+#endif /* MROCE_CLI_H */

@@ -1,0 +1,179 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* The mroce tool's commands. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+static const char *mode_name(enum mroce_xdp_mode mode)
+{
+	return mode == MROCE_XDP_SKB ? "skb" : "native";
+}
+
+/* One line per failure: what was tried, on what, and why (plus a hint). */
+static int report(FILE *errout, const struct mroce_cli *cli, const char *what, int err)
+{
+	char msg[128];
+
+	mroce_strerror(err, msg, sizeof(msg));
+	if (err == -ENODEV)
+		snprintf(msg, sizeof(msg), "no such device");
+	else if (err == -EOPNOTSUPP && cli->cmd == MROCE_CLI_ATTACH)
+		snprintf(msg, sizeof(msg), "XDP %s mode is not supported by this device%s",
+			 mode_name(cli->mode), cli->mode == MROCE_XDP_NATIVE ? " (try --mode skb)" : "");
+	else if (err == -ENOENT && cli->obj)
+		snprintf(msg, sizeof(msg), "object file '%s' not found", cli->obj);
+	else if (err == -MROCE_ERR_FOREIGN_PROG && cli->cmd == MROCE_CLI_ATTACH)
+		snprintf(msg, sizeof(msg), "another XDP program is already attached (see 'ip link show %s')",
+			 cli->dev);
+	else if (err == -EEXIST && cli->cmd == MROCE_CLI_FLOW_ADD)
+		snprintf(msg, sizeof(msg), "QPN %u already has a flow", cli->qpn);
+	else if (err == -ENOENT && cli->cmd == MROCE_CLI_FLOW_DEL)
+		snprintf(msg, sizeof(msg), "QPN %u has no flow", cli->qpn);
+	fprintf(errout, "mroce: %s %s: %s%s\n", what, cli->dev, msg,
+		err == -EINVAL && !cli->verbose && cli->cmd == MROCE_CLI_ATTACH ?
+		" (run with -v for libbpf's log)" : "");
+	return MROCE_EXIT_FAIL;
+}
+
+static int cmd_attach(const struct mroce_cli *cli, FILE *out, FILE *errout)
+{
+	MROCE_OPTS(mroce_attach_opts, opts, .mode = cli->mode, .udp_port = cli->port,
+		   .obj_path = cli->obj, .pin = cli->pin);
+	int err = mroce_dp_attach(cli->dev, &opts);
+
+	if (err)
+		return report(errout, cli, "attach", err);
+	fprintf(out, "mroce: attached to %s (%s mode, UDP port %u)\n", cli->dev,
+		mode_name(cli->mode), cli->port ? cli->port : MROCE_DEFAULT_PORT);
+	return MROCE_EXIT_OK;
+}
+
+static int cmd_detach(const struct mroce_cli *cli, FILE *out, FILE *errout)
+{
+	int err = mroce_dp_detach(cli->dev);
+
+	if (err)
+		return report(errout, cli, "detach", err);
+	fprintf(out, "mroce: detached from %s\n", cli->dev);
+	return MROCE_EXIT_OK;
+}
+
+static int cmd_status(const struct mroce_cli *cli, struct mroce_dp *dp, FILE *out, FILE *errout)
+{
+	struct mroce_dp_info info;
+	__u64 stats[MROCE_STAT_MAX];
+	int err;
+
+	err = mroce_dp_info(dp, &info);
+	if (!err)
+		err = mroce_dp_stats(dp, stats);
+	if (err)
+		return report(errout, cli, "status", err);
+	if (cli->json) {
+		fprintf(out, "{\"ifname\":\"%s\",\"ifindex\":%u,\"prog_id\":%u,\"mode\":\"%s\","
+			"\"udp_port\":%u,\"flows\":%u,\"pin_dir\":\"%s\",\"counters\":{",
+			info.ifname, info.ifindex, info.prog_id, mode_name(info.mode),
+			info.udp_port, info.flows, info.pin_dir);
+		for (int s = 0; s < MROCE_STAT_MAX; s++)
+			fprintf(out, "%s\"%s\":%llu", s ? "," : "", mroce_stat_name(s),
+				(unsigned long long)stats[s]);
+		fprintf(out, "}}\n");
+		return MROCE_EXIT_OK;
+	}
+	fprintf(out, "%s (ifindex %u): prog id %u %s, %s mode, UDP port %u, %u flow%s%s%s\n",
+		info.ifname, info.ifindex, info.prog_id, MROCE_PROG_NAME, mode_name(info.mode),
+		info.udp_port, info.flows, info.flows == 1 ? "" : "s",
+		info.pin_dir[0] ? ", maps pinned in " : "", info.pin_dir);
+	for (int s = 0; s < MROCE_STAT_MAX; s++)
+		fprintf(out, "  %-14s %12llu  %s\n", mroce_stat_name(s),
+			(unsigned long long)stats[s], mroce_stat_desc(s));
+	return MROCE_EXIT_OK;
+}
+
+static int cmd_flows(const struct mroce_cli *cli, struct mroce_dp *dp, FILE *out)
+{
+	bool first = true;
+
+	if (cli->json)
+		fprintf(out, "[");
+	else
+		fprintf(out, "%6s %10s %8s %10s %7s\n", "qpn", "peer_qpn", "mode", "rx_base", "placed");
+	for (__u32 q = 1; q < MROCE_MAX_QPS; q++) {
+		const struct mroce_flow *f = mroce_dp_flow(dp, q);
+		const char *mode;
+		__u32 base;
+
+		if (__atomic_load_n(&f->state, __ATOMIC_ACQUIRE) != MROCE_FLOW_ACTIVE)
+			continue;
+		mode = f->flags & MROCE_FLOW_GO_BACK_N ? "gbn" : "sack";
+		base = __atomic_load_n(&f->rx_base, __ATOMIC_ACQUIRE);
+		if (cli->json)
+			fprintf(out, "%s{\"qpn\":%u,\"peer_qpn\":%u,\"mode\":\"%s\",\"rx_base\":%u,"
+				"\"placed\":%u}", first ? "" : ",", q, f->peer_qpn, mode, base,
+				mroce_rxwin_count(f));
+		else
+			fprintf(out, "%6u %10u %8s %10u %7u\n", q, f->peer_qpn, mode, base,
+				mroce_rxwin_count(f));
+		first = false;
+	}
+	if (cli->json)
+		fprintf(out, "]\n");
+	return MROCE_EXIT_OK;
+}
+
+static int cmd_flow(const struct mroce_cli *cli, struct mroce_dp *dp, FILE *out, FILE *errout)
+{
+	int err;
+
+	if (cli->cmd == MROCE_CLI_FLOW_ADD) {
+		MROCE_OPTS(mroce_flow_cfg, cfg, .token = cli->token, .rx_psn = cli->psn,
+			   .peer_qpn = cli->peer_qpn,
+			   .flags = cli->go_back_n ? MROCE_FLOW_GO_BACK_N : 0);
+
+		err = mroce_dp_flow_add(dp, cli->qpn, &cfg);
+		if (err)
+			return report(errout, cli, "flow add", err);
+		fprintf(out, "mroce: flow for QPN %u on %s, first PSN %u\n", cli->qpn, cli->dev, cli->psn);
+		return MROCE_EXIT_OK;
+	}
+	err = mroce_dp_flow_del(dp, cli->qpn);
+	if (err)
+		return report(errout, cli, "flow del", err);
+	fprintf(out, "mroce: removed flow for QPN %u on %s\n", cli->qpn, cli->dev);
+	return MROCE_EXIT_OK;
+}
+
+int mroce_cli_run(const struct mroce_cli *cli, FILE *out, FILE *errout)
+{
+	struct mroce_dp *dp;
+	int err, rc;
+
+	switch (cli->cmd) {
+	case MROCE_CLI_HELP:
+		fputs(mroce_cli_usage, out);
+		return MROCE_EXIT_OK;
+	case MROCE_CLI_VERSION:
+		fprintf(out, "mroce %s (wire protocol version %d)\n", MROCE_VERSION_STRING, MROCE_VERSION);
+		return MROCE_EXIT_OK;
+	case MROCE_CLI_ATTACH:
+		return cmd_attach(cli, out, errout);
+	case MROCE_CLI_DETACH:
+		return cmd_detach(cli, out, errout);
+	default:
+		break;
+	}
+	err = mroce_dp_open(cli->dev, &dp);
+	if (err)
+		return report(errout, cli, cli->cmd == MROCE_CLI_STATUS ? "status" :
+			      cli->cmd == MROCE_CLI_FLOWS ? "flows" : "flow", err);
+	if (cli->cmd == MROCE_CLI_STATUS)
+		rc = cmd_status(cli, dp, out, errout);
+	else if (cli->cmd == MROCE_CLI_FLOWS)
+		rc = cmd_flows(cli, dp, out);
+	else
+		rc = cmd_flow(cli, dp, out, errout);
+	mroce_dp_close(dp);
+	return rc;
+}
