@@ -32,7 +32,7 @@ int mroce_rxwin_mark(struct mroce_flow *f, __u32 psn)
 
 __u32 mroce_rxwin_advance(struct mroce_flow *f)
 {
-	__u32 base = f->rx_base, nbase = base, last_word, new_last;
+	__u32 base = f->rx_base, nbase = base, last_word, grow;
 	__u64 word;
 
 	/* Skip whole placed words at once, then single bits. */
@@ -55,11 +55,16 @@ __u32 mroce_rxwin_advance(struct mroce_flow *f)
 	if (nbase == base)
 		return base;
 
-	/* Clear the words the window grows into before anyone can see them as inside it. */
+	/*
+	 * Clear the words the window grows into before anyone can see them as
+	 * inside it. Word numbers live modulo 2^26 (2^32 PSNs / 64), so the
+	 * distance is taken in that ring too.
+	 */
 	last_word = (base + MROCE_RXWIN_PSNS - 1) >> 6;
-	new_last = (nbase + MROCE_RXWIN_PSNS - 1) >> 6;
-	for (__u32 w = last_word + 1, n = 0; w != new_last + 1 && n < MROCE_RXWIN_WORDS; w++, n++)
-		__atomic_store_n(&f->rx_bits[w & (MROCE_RXWIN_WORDS - 1)], 0, __ATOMIC_RELAXED);
+	grow = (((nbase + MROCE_RXWIN_PSNS - 1) >> 6) - last_word) & ((1u << 26) - 1);
+	for (__u32 i = 1; i <= grow && i <= MROCE_RXWIN_WORDS; i++)
+		__atomic_store_n(&f->rx_bits[(last_word + i) & (MROCE_RXWIN_WORDS - 1)], 0,
+				 __ATOMIC_RELAXED);
 	__atomic_store_n(&f->rx_base, nbase, __ATOMIC_RELEASE);
 	return nbase;
 }

@@ -184,10 +184,10 @@ int mroce_frame_build(void *buf, size_t size, const struct mroce_route *rt,
 		return n;
 	hdr_len = (size_t)n;
 	udp_len = sizeof(*udp) + hdr_len + h->payload_len;
-	if (l2l4 + hdr_len + h->payload_len > size)
-		return -ENOSPC;
 	if (udp_len > 0xffff - sizeof(struct ipv6hdr))
 		return -EMSGSIZE;
+	if (l2l4 + hdr_len + h->payload_len > size)
+		return -ENOSPC;
 	memcpy((char *)buf + l2l4 + hdr_len, payload, h->payload_len);
 
 	memcpy(eth->h_dest, rt->dst_mac, ETH_ALEN);
@@ -233,5 +233,5 @@ int mroce_frame_build(void *buf, size_t size, const struct mroce_route *rt,
 	udp->check = mroce_be16(csum_fold(sum));
 	if (!udp->check)
 		udp->check = 0xffff;	/* 0 means "no checksum" */
-	return (int)(l2l4 + udp_len);
+	return (int)(l2l4 + hdr_len + h->payload_len);
 }

@@ -1,0 +1,147 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* The mroce tool's command line: what it accepts and the one-line errors it gives. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include "cli.h"
+
+static int parse(struct mroce_cli *cli, char *err, const char *line)
+{
+	static char copy[512];	/* cli keeps pointers into argv */
+	char *argv[32];
+	int argc = 0;
+
+	snprintf(copy, sizeof(copy), "mroce %s", line);
+	for (char *t = strtok(copy, " "); t && argc < 31; t = strtok(NULL, " "))
+		argv[argc++] = t;
+	argv[argc] = NULL;
+	return mroce_cli_parse(argc, argv, cli, err, 256);
+}
+
+static void test_accepts(void **state)
+{
+	struct mroce_cli cli;
+	char err[256];
+
+	(void)state;
+	assert_int_equal(parse(&cli, err, "attach eth0"), 0);
+	assert_int_equal(cli.cmd, MROCE_CLI_ATTACH);
+	assert_string_equal(cli.dev, "eth0");
+	assert_int_equal(cli.mode, MROCE_XDP_NATIVE);
+	assert_int_equal(cli.port, 0);
+
+	assert_int_equal(parse(&cli, err, "-v attach veth1 --mode skb --port=5000 --obj x.o --pin"), 0);
+	assert_true(cli.verbose);
+	assert_int_equal(cli.mode, MROCE_XDP_SKB);
+	assert_int_equal(cli.port, 5000);
+	assert_string_equal(cli.obj, "x.o");
+	assert_true(cli.pin);
+
+	assert_int_equal(parse(&cli, err, "status veth1 --json"), 0);
+	assert_int_equal(cli.cmd, MROCE_CLI_STATUS);
+	assert_true(cli.json);
+
+	assert_int_equal(parse(&cli, err, "flow add veth1 12 --token 0xABCDEF --psn 0xffffffff --peer-qpn 3 --go-back-n"), 0);
+	assert_int_equal(cli.cmd, MROCE_CLI_FLOW_ADD);
+	assert_int_equal(cli.qpn, 12);
+	assert_int_equal(cli.token, 0xabcdef);
+	assert_int_equal(cli.psn, 0xffffffffu);
+	assert_int_equal(cli.peer_qpn, 3);
+	assert_true(cli.go_back_n);
+
+	assert_int_equal(parse(&cli, err, "flow del veth1 1023"), 0);
+	assert_int_equal(cli.cmd, MROCE_CLI_FLOW_DEL);
+	assert_int_equal(parse(&cli, err, "--help"), 0);
+	assert_int_equal(cli.cmd, MROCE_CLI_HELP);
+	assert_int_equal(parse(&cli, err, "--version"), 0);
+	assert_int_equal(cli.cmd, MROCE_CLI_VERSION);
+}
+
+static const struct {
+	const char *line;
+	const char *msg;
+} bad[] = {
+	{ "",					"no command" },
+	{ "frobnicate eth0",			"unknown command 'frobnicate'" },
+	{ "--bogus attach eth0",		"unknown option '--bogus'" },
+	{ "attach",				"needs a device" },
+	{ "attach eth0 eth1",			"unexpected argument 'eth1'" },
+	{ "attach eth0 --mode turbo",		"--mode must be native or skb" },
+	{ "attach eth0 --mode",			"needs a value" },
+	{ "attach eth0 --port 0",		"--port must be" },
+	{ "attach eth0 --port 65536",		"--port must be" },
+	{ "attach eth0 --port 12ab",		"--port must be" },
+	{ "attach eth0 --port -1",		"--port must be" },
+	{ "attach eth0 --json",			"not valid for 'attach'" },
+	{ "attach eth0 --pin=yes",		"takes no value" },
+	{ "attach averyveryverylongifname",	"not a valid interface name" },
+	{ "status eth0 --mode skb",		"not valid for 'status'" },
+	{ "detach",				"needs a device" },
+	{ "flow eth0",				"needs 'add' or 'del'" },
+	{ "flow add eth0 --token 1",		"needs a QPN" },
+	{ "flow add eth0 0 --token 1",		"QPN must be 1-1023" },
+	{ "flow add eth0 1024 --token 1",	"QPN must be 1-1023" },
+	{ "flow add eth0 5",			"needs --token" },
+	{ "flow add eth0 5 --token xyz",	"--token must be" },
+	{ "flow add eth0 5 --token 1ffffffffffffffff", "--token must be" },
+	{ "flow add eth0 5 --token 1 --psn 4294967296", "--psn must be" },
+	{ "flow del eth0 5 --token 1",		"not valid for 'flow'" },
+};
+
+static void test_rejects(void **state)
+{
+	struct mroce_cli cli;
+	char err[256];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		if (parse(&cli, err, bad[i].line) != -EINVAL)
+			fail_msg("'%s' was accepted", bad[i].line);
+		if (!strstr(err, bad[i].msg))
+			fail_msg("'%s': error '%s' lacks '%s'", bad[i].line, err, bad[i].msg);
+		assert_null(strchr(err, '\n'));
+	}
+}
+
+/* Commands that need no kernel access produce their text and exit code. */
+static void test_run_without_root(void **state)
+{
+	struct mroce_cli cli;
+	char err[256], *buf = NULL;
+	size_t len = 0;
+	FILE *out = open_memstream(&buf, &len);
+
+	(void)state;
+	assert_int_equal(parse(&cli, err, "--help"), 0);
+	assert_int_equal(mroce_cli_run(&cli, out, out), MROCE_EXIT_OK);
+	fflush(out);
+	assert_non_null(strstr(buf, "attach DEV"));
+	assert_int_equal(parse(&cli, err, "attach nosuchdev0"), 0);
+	assert_int_equal(mroce_cli_run(&cli, out, out), MROCE_EXIT_FAIL);
+	fflush(out);
+	assert_non_null(strstr(buf, "mroce: attach nosuchdev0: no such device"));
+	assert_int_equal(parse(&cli, err, "status nosuchdev0"), 0);
+	assert_int_equal(mroce_cli_run(&cli, out, out), MROCE_EXIT_FAIL);
+	fflush(out);
+	assert_non_null(strstr(buf, "mroce: status nosuchdev0: no such device"));
+	fclose(out);
+	free(buf);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_accepts),
+		cmocka_unit_test(test_rejects),
+		cmocka_unit_test(test_run_without_root),
+	};
+
+	return cmocka_run_group_tests_name("cli", tests, NULL, NULL);
+}
