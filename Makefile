@@ -77,6 +77,8 @@ $(CLI): $(BUILD)/loader/main.o $(CLI_OBJS) $(LIB_A)
 $(BUILD)/tests/%: tests/%.c $(CLI_OBJS) $(LIB_A) | $(BUILD)/tests/.dir
 	$(CC) $(CPPFLAGS) -Iloader $(CFLAGS) $(LDFLAGS) -o $@ $< $(CLI_OBJS) $(LIB_A) -lcmocka $(LDLIBS)
 
+$(BUILD)/selftests/prog_test: $(SKEL)
+
 $(BUILD)/selftests/%: selftests/%.c $(LIB_A) | $(BUILD)/selftests/.dir
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIB_A) -lcmocka $(LDLIBS)
 

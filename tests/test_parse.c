@@ -10,6 +10,7 @@
 #include <cmocka.h>
 
 #include "../tests/fixtures.h"
+#include "../tests/malformed.h"
 
 static const int families[] = { AF_INET, AF_INET6 };
 
@@ -69,184 +70,20 @@ static void test_truncated_at_every_byte(void **state)
 	}
 }
 
-static void set_be16(void *p, __u16 v) { v = htons(v); memcpy(p, &v, 2); }
-static void set_be32(void *p, __u32 v) { v = htonl(v); memcpy(p, &v, 4); }
-
-static struct iphdr *ip4(struct fx_frame *f)
-{
-	return (struct iphdr *)(f->buf + sizeof(struct ethhdr));
-}
-
-static struct udphdr *udp(struct fx_frame *f)
-{
-	return (struct udphdr *)(f->buf + fx_l4_off(f));
-}
-
-/* Change a length in the UDP payload and keep IP/UDP lengths consistent with it. */
-static void resize(struct fx_frame *f, int delta)
-{
-	f->len += delta;
-	set_be16(&udp(f)->len, (__u16)(ntohs(udp(f)->len) + delta));
-	if (f->family == AF_INET)
-		set_be16(&ip4(f)->tot_len, (__u16)(ntohs(ip4(f)->tot_len) + delta));
-	else
-		set_be16(&((struct ipv6hdr *)ip4(f))->payload_len,
-			 (__u16)(ntohs(((struct ipv6hdr *)ip4(f))->payload_len) + delta));
-}
-
-struct malformed {
-	const char	*name;
-	__u8		opcode;
-	int		family;
-	void		(*mutate)(struct fx_frame *f);
-	int		want;
-};
-
-static void m_version(struct fx_frame *f) { fx_bth(f)->ver = 2; }
-static void m_version0(struct fx_frame *f) { fx_bth(f)->ver = 0; }
-static void m_opcode0(struct fx_frame *f) { fx_bth(f)->opcode = 0; }
-static void m_opcode_atomic(struct fx_frame *f) { fx_bth(f)->opcode = 0x20; }
-static void m_opcode_ff(struct fx_frame *f) { fx_bth(f)->opcode = 0xff; }
-static void m_plen_up(struct fx_frame *f) { set_be16(&fx_bth(f)->payload_len, FX_PAYLOAD + 1); }
-static void m_plen_down(struct fx_frame *f) { set_be16(&fx_bth(f)->payload_len, FX_PAYLOAD - 1); }
-static void m_udp_len_short(struct fx_frame *f) { set_be16(&udp(f)->len, (__u16)(ntohs(udp(f)->len) - 1)); }
-static void m_udp_len_long(struct fx_frame *f) { set_be16(&udp(f)->len, (__u16)(ntohs(udp(f)->len) + 1)); }
-static void m_ip_len_long(struct fx_frame *f) { set_be16(&ip4(f)->tot_len, (__u16)(ntohs(ip4(f)->tot_len) + 1)); }
-static void m_ip_len_tiny(struct fx_frame *f) { set_be16(&ip4(f)->tot_len, 20 + 4); }
-static void m_ip6_len_long(struct fx_frame *f)
-{
-	struct ipv6hdr *ip6 = (struct ipv6hdr *)ip4(f);
-
-	set_be16(&ip6->payload_len, (__u16)(ntohs(ip6->payload_len) + 1));
-}
-static void m_ip6_len_tiny(struct fx_frame *f) { set_be16(&((struct ipv6hdr *)ip4(f))->payload_len, 4); }
-static void m_no_bth(struct fx_frame *f) { resize(f, -(f->len - fx_l4_off(f) - 8 - 16)); }
-/* BTH plus half a RETH, lengths consistent otherwise. */
-static void m_no_ext(struct fx_frame *f)
-{
-	resize(f, -(int)(sizeof(struct mroce_reth) + sizeof(struct mroce_deth) + FX_PAYLOAD - 8));
-	set_be16(&fx_bth(f)->payload_len, 0);
-}
-static void m_ack_payload(struct fx_frame *f) { resize(f, 4); set_be16(&fx_bth(f)->payload_len, 4); }
-static void m_off_beyond(struct fx_frame *f)
-{
-	struct mroce_deth *d = (struct mroce_deth *)((char *)fx_ext(f) + sizeof(struct mroce_reth));
-
-	set_be32(&d->offset, 3 * FX_PAYLOAD - FX_PAYLOAD + 1);
-}
-static void m_off_wrap(struct fx_frame *f)
-{
-	struct mroce_deth *d = fx_ext(f);	/* SEND: DETH first */
-
-	set_be32(&d->offset, 0xffffffc0u);
-}
-static void m_msg_short(struct fx_frame *f)
-{
-	struct mroce_deth *d = fx_ext(f);
-
-	set_be32(&d->msg_len, FX_PAYLOAD - 1);
-	set_be32(&d->offset, 0);
-}
-static void m_read_len(struct fx_frame *f)
-{
-	char *p = (char *)fx_ext(f) + sizeof(struct mroce_reth);
-
-	set_be32(p + sizeof(struct mroce_deth), (1 << 20) - 4096 + 1);
-}
-static void m_first_wrong(struct fx_frame *f) { set_be16(&fx_bth(f)->flags, MROCE_F_FIRST); }
-static void m_last_wrong(struct fx_frame *f) { set_be16(&fx_bth(f)->flags, MROCE_F_LAST); }
-static void m_first_missing(struct fx_frame *f)
-{
-	struct mroce_deth *d = fx_ext(f);
-
-	set_be32(&d->offset, 0);
-}
-static void m_frag_first(struct fx_frame *f) { ip4(f)->frag_off = htons(0x2000); }
-static void m_frag_later(struct fx_frame *f) { ip4(f)->frag_off = htons(0x0010); }
-static void m_port(struct fx_frame *f) { udp(f)->dest = htons(MROCE_DEFAULT_PORT + 1); }
-static void m_ip6_ext(struct fx_frame *f) { ((struct ipv6hdr *)ip4(f))->nexthdr = 0; /* hop-by-hop */ }
-static void m_ip_version(struct fx_frame *f) { ip4(f)->version = 5; }
-static void m_ihl_short(struct fx_frame *f) { ip4(f)->ihl = 4; }
-/* Valid variants. */
-static void m_padding(struct fx_frame *f) { f->len += 18; }	/* Ethernet padding after IP */
-static void m_unknown_flag(struct fx_frame *f) { set_be16(&fx_bth(f)->flags, 0x8000); }
-static void m_ip_options(struct fx_frame *f)
-{
-	int l4 = fx_l4_off(f);
-
-	memmove(f->buf + l4 + 4, f->buf + l4, (size_t)(f->len - l4));
-	memset(f->buf + l4, 1, 4);	/* four NOP options */
-	f->len += 4;
-	ip4(f)->ihl = 6;
-	set_be16(&ip4(f)->tot_len, (__u16)(ntohs(ip4(f)->tot_len) + 4));
-}
-static void vlan_tags(struct fx_frame *f, int n)
-{
-	memmove(f->buf + 12 + 4 * n, f->buf + 12, (size_t)(f->len - 12));
-	for (int i = 0; i < n; i++) {
-		set_be16(f->buf + 12 + 4 * i, i == 0 && n > 1 ? ETH_P_8021AD : ETH_P_8021Q);
-		set_be16(f->buf + 14 + 4 * i, (__u16)(100 + i));
-	}
-	f->len += 4 * n;
-}
-static void m_vlan1(struct fx_frame *f) { vlan_tags(f, 1); }
-static void m_vlan2(struct fx_frame *f) { vlan_tags(f, 2); }
-static void m_vlan3(struct fx_frame *f) { vlan_tags(f, 3); }
-
-static const struct malformed cases[] = {
-	{ "version 2",		MROCE_OP_WRITE,	AF_INET,  m_version,	  MROCE_STAT_BAD_VERSION },
-	{ "version 0",		MROCE_OP_ACK,	AF_INET6, m_version0,	  MROCE_STAT_BAD_VERSION },
-	{ "opcode 0",		MROCE_OP_WRITE,	AF_INET,  m_opcode0,	  MROCE_STAT_BAD_OPCODE },
-	{ "opcode atomic",	MROCE_OP_WRITE,	AF_INET6, m_opcode_atomic, MROCE_STAT_BAD_OPCODE },
-	{ "opcode 0xff",	MROCE_OP_SEND,	AF_INET,  m_opcode_ff,	  MROCE_STAT_BAD_OPCODE },
-	{ "payload_len +1",	MROCE_OP_WRITE,	AF_INET,  m_plen_up,	  MROCE_STAT_BAD_LENGTH },
-	{ "payload_len -1",	MROCE_OP_SEND,	AF_INET6, m_plen_down,	  MROCE_STAT_BAD_LENGTH },
-	{ "udp len < ip",	MROCE_OP_WRITE,	AF_INET,  m_udp_len_short, MROCE_STAT_BAD_LENGTH },
-	{ "udp len > ip",	MROCE_OP_WRITE,	AF_INET6, m_udp_len_long, MROCE_STAT_BAD_LENGTH },
-	{ "ip len > frame",	MROCE_OP_WRITE,	AF_INET,  m_ip_len_long,  MROCE_STAT_TRUNCATED },
-	{ "ip len < udp hdr",	MROCE_OP_WRITE,	AF_INET,  m_ip_len_tiny,  MROCE_STAT_BAD_LENGTH },
-	{ "ip6 len > frame",	MROCE_OP_ACK,	AF_INET6, m_ip6_len_long, MROCE_STAT_TRUNCATED },
-	{ "ip6 len < udp hdr",	MROCE_OP_ACK,	AF_INET6, m_ip6_len_tiny, MROCE_STAT_BAD_LENGTH },
-	{ "no room for bth",	MROCE_OP_WRITE,	AF_INET,  m_no_bth,	  MROCE_STAT_BAD_LENGTH },
-	{ "no room for reth",	MROCE_OP_WRITE,	AF_INET6, m_no_ext,	  MROCE_STAT_BAD_LENGTH },
-	{ "ack with payload",	MROCE_OP_ACK,	AF_INET,  m_ack_payload,  MROCE_STAT_BAD_LENGTH },
-	{ "nack with payload",	MROCE_OP_NACK,	AF_INET6, m_ack_payload,  MROCE_STAT_BAD_LENGTH },
-	{ "read req payload",	MROCE_OP_READ_REQ, AF_INET, m_ack_payload, MROCE_STAT_BAD_LENGTH },
-	{ "offset past end",	MROCE_OP_WRITE,	AF_INET,  m_off_beyond,	  MROCE_STAT_BAD_LENGTH },
-	{ "offset wraps",	MROCE_OP_SEND,	AF_INET,  m_off_wrap,	  MROCE_STAT_BAD_LENGTH },
-	{ "msg shorter than pkt", MROCE_OP_READ_RESP, AF_INET6, m_msg_short, MROCE_STAT_BAD_LENGTH },
-	{ "read past end",	MROCE_OP_READ_REQ, AF_INET6, m_read_len,  MROCE_STAT_BAD_LENGTH },
-	{ "first flag, offset>0", MROCE_OP_SEND, AF_INET, m_first_wrong,  MROCE_STAT_BAD_FLAGS },
-	{ "last flag, not last", MROCE_OP_SEND_IMM, AF_INET6, m_last_wrong, MROCE_STAT_BAD_FLAGS },
-	{ "offset 0, no first",	MROCE_OP_SEND,	AF_INET,  m_first_missing, MROCE_STAT_BAD_FLAGS },
-	{ "first fragment",	MROCE_OP_WRITE,	AF_INET,  m_frag_first,	  MROCE_STAT_FRAGMENT },
-	{ "later fragment",	MROCE_OP_WRITE,	AF_INET,  m_frag_later,	  MROCE_STAT_PASS },
-	{ "other port",		MROCE_OP_WRITE,	AF_INET6, m_port,	  MROCE_STAT_PASS },
-	{ "ipv6 ext header",	MROCE_OP_WRITE,	AF_INET6, m_ip6_ext,	  MROCE_STAT_PASS },
-	{ "ip version 5",	MROCE_OP_WRITE,	AF_INET,  m_ip_version,	  MROCE_STAT_PASS },
-	{ "ihl 4",		MROCE_OP_WRITE,	AF_INET,  m_ihl_short,	  MROCE_STAT_PASS },
-	{ "ethernet padding",	MROCE_OP_ACK,	AF_INET,  m_padding,	  MROCE_STAT_RX },
-	{ "unknown flag bit",	MROCE_OP_WRITE,	AF_INET,  m_unknown_flag, MROCE_STAT_RX },
-	{ "ip options",		MROCE_OP_WRITE_IMM, AF_INET, m_ip_options, MROCE_STAT_RX },
-	{ "vlan",		MROCE_OP_READ_RESP, AF_INET, m_vlan1,	  MROCE_STAT_RX },
-	{ "qinq",		MROCE_OP_SEND,	AF_INET6, m_vlan2,	  MROCE_STAT_RX },
-	{ "three vlan tags",	MROCE_OP_SEND,	AF_INET,  m_vlan3,	  MROCE_STAT_PASS },
-};
-
 static void test_malformed_table(void **state)
 {
 	(void)state;
-	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+	for (size_t i = 0; i < FX_NMALFORMED; i++) {
 		struct fx_frame f;
 		struct mroce_pkt pkt;
 		int got;
 
-		assert_int_equal(fx_build(&f, cases[i].family, cases[i].opcode, FX_PSN), 0);
-		cases[i].mutate(&f);
+		assert_int_equal(fx_build(&f, fx_malformed[i].family, fx_malformed[i].opcode, FX_PSN), 0);
+		fx_malformed[i].mutate(&f);
 		got = parse(&f, f.len, &pkt);
-		if (got != cases[i].want)
-			fail_msg("%s: got %s, want %s", cases[i].name, mroce_stat_name(got),
-				 mroce_stat_name(cases[i].want));
+		if (got != fx_malformed[i].want)
+			fail_msg("%s: got %s, want %s", fx_malformed[i].name, mroce_stat_name(got),
+				 mroce_stat_name(fx_malformed[i].want));
 	}
 }
 
@@ -269,7 +106,7 @@ static void test_configured_port(void **state)
 
 	(void)state;
 	assert_int_equal(fx_build(&f, AF_INET, MROCE_OP_WRITE, FX_PSN), 0);
-	udp(&f)->dest = htons(5000);
+	fx_udp(&f)->dest = htons(5000);
 	assert_int_equal(mroce_parse(f.buf, f.buf + f.len, 5000, &pkt), MROCE_STAT_RX);
 	assert_int_equal(mroce_parse(f.buf, f.buf + f.len, MROCE_DEFAULT_PORT, &pkt), MROCE_STAT_PASS);
 }

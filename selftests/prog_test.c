@@ -1,0 +1,366 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * The XDP program itself, run by the kernel on crafted frames through
+ * BPF_PROG_TEST_RUN: for each frame the verdict, and exactly which counter
+ * moved. Needs root; runs in a private network namespace so the AF_XDP
+ * socket it binds on lo is its own.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <net/if.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+#include <setjmp.h>
+#include <cmocka.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <xdp/xsk.h>
+
+#include "../tests/fixtures.h"
+#include "../tests/malformed.h"
+#include "mroce.skel.h"
+
+#define UMEM_FRAMES 64
+#define FRAME_SIZE  4096
+
+struct env {
+	struct mroce_bpf	*skel;
+	struct xsk_umem		*umem;
+	struct xsk_socket	*xsk;
+	struct xsk_ring_prod	fq;
+	struct xsk_ring_cons	cq, rx;
+	struct xsk_ring_prod	tx;
+	void			*umem_area;
+	int			ncpus;
+	int			prog_fd;
+	int			flows_fd;
+	int			stats_fd;
+	int			cfg_fd;
+	int			xsks_fd;
+};
+
+static struct env E;
+
+static int lo_up(void)
+{
+	struct ifreq ifr = { .ifr_name = "lo" };
+	int fd = socket(AF_INET, SOCK_DGRAM, 0), err = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (ioctl(fd, SIOCGIFFLAGS, &ifr) < 0)
+		err = -errno;
+	ifr.ifr_flags |= IFF_UP;
+	if (!err && ioctl(fd, SIOCSIFFLAGS, &ifr) < 0)
+		err = -errno;
+	close(fd);
+	return err;
+}
+
+static int setup(void **state)
+{
+	struct xsk_socket_config xcfg = {
+		.rx_size = XSK_RING_CONS__DEFAULT_NUM_DESCS,
+		.tx_size = XSK_RING_PROD__DEFAULT_NUM_DESCS,
+		.libxdp_flags = XSK_LIBXDP_FLAGS__INHIBIT_PROG_LOAD,
+		.bind_flags = XDP_COPY,
+	};
+	__u32 zero = 0;
+	int fd, err;
+
+	(void)state;
+	if (unshare(CLONE_NEWNET) || lo_up()) {
+		fprintf(stderr, "FAIL: cannot create a private network namespace: %s\n", strerror(errno));
+		return -1;
+	}
+	E.skel = mroce_bpf__open_and_load();
+	if (!E.skel) {
+		fprintf(stderr, "FAIL: loading the XDP program: %s\n", strerror(errno));
+		return -1;
+	}
+	E.prog_fd = bpf_program__fd(E.skel->progs.mroce_xdp);
+	E.flows_fd = bpf_map__fd(E.skel->maps.mroce_flows);
+	E.stats_fd = bpf_map__fd(E.skel->maps.mroce_stats);
+	E.cfg_fd = bpf_map__fd(E.skel->maps.mroce_cfg);
+	E.xsks_fd = bpf_map__fd(E.skel->maps.mroce_xsks);
+	E.ncpus = libbpf_num_possible_cpus();
+
+	E.umem_area = mmap(NULL, UMEM_FRAMES * FRAME_SIZE, PROT_READ | PROT_WRITE,
+			   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (E.umem_area == MAP_FAILED)
+		return -1;
+	err = xsk_umem__create(&E.umem, E.umem_area, UMEM_FRAMES * FRAME_SIZE, &E.fq, &E.cq, NULL);
+	if (!err)
+		err = xsk_socket__create(&E.xsk, "lo", 0, E.umem, &E.rx, &E.tx, &xcfg);
+	if (err) {
+		fprintf(stderr, "FAIL: AF_XDP socket on lo: %s\n", strerror(-err));
+		return -1;
+	}
+	fd = xsk_socket__fd(E.xsk);
+	if (bpf_map_update_elem(E.xsks_fd, &zero, &fd, BPF_ANY))
+		return -1;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	if (E.xsk)
+		xsk_socket__delete(E.xsk);
+	if (E.umem)
+		xsk_umem__delete(E.umem);
+	if (E.umem_area && E.umem_area != MAP_FAILED)
+		munmap(E.umem_area, UMEM_FRAMES * FRAME_SIZE);
+	mroce_bpf__destroy(E.skel);
+	return 0;
+}
+
+static void set_flow(__u32 qpn, __u64 token, __u32 base, __u32 flags)
+{
+	struct mroce_flow f = {};
+
+	mroce_rxwin_reset(&f, base);
+	f.token = mroce_be64(token);
+	f.flags = flags;
+	f.state = MROCE_FLOW_ACTIVE;
+	assert_int_equal(bpf_map_update_elem(E.flows_fd, &qpn, &f, BPF_ANY), 0);
+}
+
+static void clear_flow(__u32 qpn)
+{
+	struct mroce_flow f = {};
+
+	assert_int_equal(bpf_map_update_elem(E.flows_fd, &qpn, &f, BPF_ANY), 0);
+}
+
+static void read_stats(__u64 out[MROCE_STAT_MAX])
+{
+	__u64 percpu[E.ncpus];
+
+	for (__u32 s = 0; s < MROCE_STAT_MAX; s++) {
+		assert_int_equal(bpf_map_lookup_elem(E.stats_fd, &s, percpu), 0);
+		out[s] = 0;
+		for (int c = 0; c < E.ncpus; c++)
+			out[s] += percpu[c];
+	}
+}
+
+/*
+ * Run one frame; check the verdict, that exactly the expected counter moved
+ * by one (RX also adds the frame's bytes), and that a passed frame is
+ * handed on byte for byte.
+ */
+static void expect(const char *what, const void *frame, int len, int verdict, int stat)
+{
+	__u8 out[FX_FRAME_MAX + 256];
+	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = frame, .data_size_in = (__u32)len,
+		    .data_out = out, .data_size_out = sizeof(out), .repeat = 1);
+	__u64 before[MROCE_STAT_MAX], after[MROCE_STAT_MAX];
+
+	read_stats(before);
+	if (bpf_prog_test_run_opts(E.prog_fd, &o))
+		fail_msg("%s: test run failed: %s", what, strerror(errno));
+	read_stats(after);
+	if ((int)o.retval != verdict)
+		fail_msg("%s: verdict %u, want %d", what, o.retval, verdict);
+	for (int s = 0; s < MROCE_STAT_MAX; s++) {
+		__u64 want = s == stat ? 1 : 0;
+
+		if (s == MROCE_STAT_RX_BYTES && stat == MROCE_STAT_RX)
+			want = (__u64)len;
+		if (after[s] - before[s] != want)
+			fail_msg("%s: counter %s moved by %llu, want %llu", what, mroce_stat_name(s),
+				 (unsigned long long)(after[s] - before[s]), (unsigned long long)want);
+	}
+	if (verdict == XDP_PASS && (o.data_size_out != (__u32)len || memcmp(out, frame, (size_t)len)))
+		fail_msg("%s: passed frame was modified", what);
+}
+
+static const int families[] = { AF_INET, AF_INET6 };
+
+static void test_valid_every_opcode(void **state)
+{
+	(void)state;
+	set_flow(FX_QPN, FX_TOKEN, FX_PSN, 0);
+	for (int fi = 0; fi < 2; fi++) {
+		for (size_t i = 0; i < FX_NOPCODES; i++) {
+			struct fx_frame f;
+			char what[64];
+
+			fx_build(&f, families[fi], fx_opcodes[i], FX_PSN + (__u32)i);
+			snprintf(what, sizeof(what), "valid opcode %#x over IPv%d", fx_opcodes[i],
+				 fi ? 6 : 4);
+			expect(what, f.buf, f.len, XDP_REDIRECT, MROCE_STAT_RX);
+		}
+	}
+}
+
+static void test_truncated_at_every_byte(void **state)
+{
+	(void)state;
+	set_flow(FX_QPN, FX_TOKEN, FX_PSN, 0);
+	for (int fi = 0; fi < 2; fi++) {
+		for (size_t i = 0; i < FX_NOPCODES; i++) {
+			struct fx_frame f;
+			int udp_end;
+
+			fx_build(&f, families[fi], fx_opcodes[i], FX_PSN);
+			udp_end = fx_l4_off(&f) + (int)sizeof(struct udphdr);
+			/* The kernel refuses test frames shorter than an Ethernet header. */
+			for (int cut = ETH_HLEN; cut < f.len; cut++) {
+				char what[64];
+
+				snprintf(what, sizeof(what), "opcode %#x IPv%d cut at %d", fx_opcodes[i],
+					 fi ? 6 : 4, cut);
+				if (cut < udp_end)
+					expect(what, f.buf, cut, XDP_PASS, MROCE_STAT_PASS);
+				else
+					expect(what, f.buf, cut, XDP_DROP, MROCE_STAT_TRUNCATED);
+			}
+		}
+	}
+}
+
+static void test_malformed(void **state)
+{
+	(void)state;
+	set_flow(FX_QPN, FX_TOKEN, FX_PSN, 0);
+	for (size_t i = 0; i < FX_NMALFORMED; i++) {
+		const struct fx_malformed *m = &fx_malformed[i];
+		struct fx_frame f;
+		int verdict = m->want == MROCE_STAT_PASS ? XDP_PASS :
+			      m->want == MROCE_STAT_RX ? XDP_REDIRECT : XDP_DROP;
+
+		fx_build(&f, m->family, m->opcode, FX_PSN);
+		m->mutate(&f);
+		expect(m->name, f.buf, f.len, verdict, m->want);
+	}
+}
+
+static void test_other_traffic_passes(void **state)
+{
+	static const char *const names[FX_OTHER_MAX] = { "ARP", "ICMP", "TCP", "UDP to 4791" };
+
+	(void)state;
+	for (int k = 0; k < FX_OTHER_MAX; k++) {
+		struct fx_frame f;
+
+		fx_other(&f, (enum fx_other)k);
+		expect(names[k], f.buf, f.len, XDP_PASS, MROCE_STAT_PASS);
+	}
+}
+
+static void test_flow_checks(void **state)
+{
+	struct fx_frame f;
+	struct mroce_hdr h;
+	struct mroce_flow flow;
+	__u32 qpn = FX_QPN;
+
+	(void)state;
+	set_flow(FX_QPN, FX_TOKEN, FX_PSN, 0);
+
+	fx_hdr(&h, MROCE_OP_WRITE, FX_PSN);
+	h.token ^= 1;
+	fx_build_hdr(&f, AF_INET, &h);
+	expect("wrong token", f.buf, f.len, XDP_DROP, MROCE_STAT_BAD_TOKEN);
+
+	fx_hdr(&h, MROCE_OP_ACK, FX_PSN);
+	h.token = 0;
+	fx_build_hdr(&f, AF_INET6, &h);
+	expect("ack with zero token", f.buf, f.len, XDP_DROP, MROCE_STAT_BAD_TOKEN);
+
+	for (__u32 q = 0; q < 4; q++) {
+		static const __u32 qpns[] = { 0, FX_QPN + 1, MROCE_MAX_QPS, 0xffffffff };
+
+		fx_hdr(&h, MROCE_OP_WRITE, FX_PSN);
+		h.dqpn = qpns[q];
+		fx_build_hdr(&f, AF_INET, &h);
+		expect("unknown qp", f.buf, f.len, XDP_DROP, MROCE_STAT_UNKNOWN_QP);
+	}
+
+	/* A placed PSN is a duplicate; so is anything before the window. */
+	assert_int_equal(bpf_map_lookup_elem(E.flows_fd, &qpn, &flow), 0);
+	mroce_rxwin_mark(&flow, FX_PSN + 5);
+	assert_int_equal(bpf_map_update_elem(E.flows_fd, &qpn, &flow, BPF_ANY), 0);
+	fx_build(&f, AF_INET, MROCE_OP_SEND, FX_PSN + 5);
+	expect("duplicate", f.buf, f.len, XDP_DROP, MROCE_STAT_DUPLICATE);
+	fx_build(&f, AF_INET6, MROCE_OP_READ_REQ, FX_PSN + 4);
+	expect("neighbour of duplicate", f.buf, f.len, XDP_REDIRECT, MROCE_STAT_RX);
+	fx_build(&f, AF_INET, MROCE_OP_WRITE, FX_PSN - 1);
+	expect("before window", f.buf, f.len, XDP_DROP, MROCE_STAT_DUPLICATE);
+	fx_build(&f, AF_INET, MROCE_OP_WRITE, FX_PSN + MROCE_RXWIN_PSNS - 1);
+	expect("last in window", f.buf, f.len, XDP_REDIRECT, MROCE_STAT_RX);
+	fx_build(&f, AF_INET, MROCE_OP_WRITE, FX_PSN + MROCE_RXWIN_PSNS);
+	expect("beyond window", f.buf, f.len, XDP_DROP, MROCE_STAT_OUT_OF_WINDOW);
+	/* ACKs carry no PSN of the receive space: never a duplicate. */
+	fx_build(&f, AF_INET, MROCE_OP_ACK, FX_PSN + 5);
+	expect("ack", f.buf, f.len, XDP_REDIRECT, MROCE_STAT_RX);
+
+	/* Across 2^32. */
+	set_flow(FX_QPN, FX_TOKEN, 0xfffffff0u, 0);
+	fx_build(&f, AF_INET, MROCE_OP_WRITE, 0x10);
+	expect("window across 2^32", f.buf, f.len, XDP_REDIRECT, MROCE_STAT_RX);
+	fx_build(&f, AF_INET, MROCE_OP_WRITE, 0xffffffe0u);
+	expect("behind window across 2^32", f.buf, f.len, XDP_DROP, MROCE_STAT_DUPLICATE);
+
+	/* Go-back-N: only the next PSN. */
+	set_flow(FX_QPN, FX_TOKEN, FX_PSN, MROCE_FLOW_GO_BACK_N);
+	fx_build(&f, AF_INET, MROCE_OP_WRITE, FX_PSN + 1);
+	expect("go-back-N gap", f.buf, f.len, XDP_DROP, MROCE_STAT_OUT_OF_ORDER);
+	fx_build(&f, AF_INET, MROCE_OP_WRITE, FX_PSN);
+	expect("go-back-N next", f.buf, f.len, XDP_REDIRECT, MROCE_STAT_RX);
+
+	clear_flow(FX_QPN);
+	fx_build(&f, AF_INET, MROCE_OP_WRITE, FX_PSN);
+	expect("flow removed", f.buf, f.len, XDP_DROP, MROCE_STAT_UNKNOWN_QP);
+}
+
+static void test_no_socket_and_port(void **state)
+{
+	struct mroce_cfg cfg = { .udp_port = 5000 };
+	struct fx_frame f;
+	__u32 zero = 0;
+	int fd = xsk_socket__fd(E.xsk);
+
+	(void)state;
+	set_flow(FX_QPN, FX_TOKEN, FX_PSN, 0);
+	assert_int_equal(bpf_map_delete_elem(E.xsks_fd, &zero), 0);
+	fx_build(&f, AF_INET, MROCE_OP_WRITE, FX_PSN);
+	expect("no AF_XDP socket", f.buf, f.len, XDP_DROP, MROCE_STAT_NO_XSK);
+	assert_int_equal(bpf_map_update_elem(E.xsks_fd, &zero, &fd, BPF_ANY), 0);
+
+	assert_int_equal(bpf_map_update_elem(E.cfg_fd, &zero, &cfg, BPF_ANY), 0);
+	expect("default port once reconfigured", f.buf, f.len, XDP_PASS, MROCE_STAT_PASS);
+	fx_udp(&f)->dest = htons(5000);
+	expect("configured port", f.buf, f.len, XDP_REDIRECT, MROCE_STAT_RX);
+	cfg.udp_port = 0;
+	assert_int_equal(bpf_map_update_elem(E.cfg_fd, &zero, &cfg, BPF_ANY), 0);
+	expect("port back to default", f.buf, f.len, XDP_PASS, MROCE_STAT_PASS);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_valid_every_opcode),
+		cmocka_unit_test(test_truncated_at_every_byte),
+		cmocka_unit_test(test_malformed),
+		cmocka_unit_test(test_other_traffic_passes),
+		cmocka_unit_test(test_flow_checks),
+		cmocka_unit_test(test_no_socket_and_port),
+	};
+
+	if (geteuid() != 0) {
+		printf("SKIP: xdp_prog tests need root (BPF_PROG_TEST_RUN, AF_XDP)\n");
+		return 77;
+	}
+	libbpf_set_print(NULL);
+	return cmocka_run_group_tests_name("xdp_prog", tests, setup, teardown);
+}
