@@ -29,7 +29,7 @@ CLI_OBJS   := $(CLI_SRCS:%.c=$(BUILD)/%.o)
 TEST_SRCS  := $(wildcard tests/test_*.c)
 TEST_BINS  := $(TEST_SRCS:tests/%.c=$(BUILD)/tests/%)
 STEST_SRCS := $(wildcard selftests/*.c)
-STEST_BINS := $(STEST_SRCS:selftests/%.c=$(BUILD)/selftests/%)
+STEST_BINS := $(STEST_SRCS:selftests/%.c=$(BUILD)/selftests/%) $(BUILD)/selftests/foreign.bpf.o
 
 BPF_OBJ := $(BUILD)/mroce.bpf.o
 SKEL    := $(BUILD)/mroce.skel.h
@@ -51,6 +51,9 @@ $(BUILD)/%/.dir:
 	@mkdir -p $(@D) && touch $@
 
 $(BPF_OBJ): bpf/mroce.bpf.c | $(BUILD)/lib/.dir
+	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+$(BUILD)/selftests/foreign.bpf.o: selftests/bpf/foreign.bpf.c | $(BUILD)/selftests/.dir
 	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 
 $(SKEL): $(BPF_OBJ)

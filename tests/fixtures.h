@@ -10,7 +10,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <linux/icmp.h>
-#include <linux/if_arp.h>
+#include <net/if_arp.h>
 #include <linux/tcp.h>
 
 #include "mroce/mroce.h"

@@ -1,0 +1,131 @@
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+# Shared by the root selftests and the demo: two hosts in network namespaces
+# on a veth pair, addresses from 198.18.0.0/15 only, and a teardown that runs
+# on every exit path (success, failure, Ctrl-C).
+#
+# A test is a shell function: return 0 to pass, 1 to fail, $SKIP (4) to skip
+# with the reason as its last line of output.
+
+set -u
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+BUILD=${BUILD:-$ROOT/build}
+MROCE=$BUILD/mroce
+PEER=$BUILD/selftests/peer
+SKIP=4
+
+NS_A=mroce-a-$$
+NS_B=mroce-b-$$
+IF_A=va
+IF_B=vb
+IP_A=198.18.0.1
+IP_B=198.18.0.2
+TMP=$(mktemp -d /tmp/mroce-selftest.XXXXXX)
+chmod 755 "$TMP"
+PASSED=0
+FAILED=0
+SKIPPED=0
+BG_PIDS=()
+
+a() { ip netns exec "$NS_A" "$@"; }
+b() { ip netns exec "$NS_B" "$@"; }
+
+# Start a command in the background and remember it for the teardown.
+bg() { "$@" & BG_PIDS+=($!); }
+
+teardown_pair() {
+	local p
+	for p in "${BG_PIDS[@]+"${BG_PIDS[@]}"}"; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
+	BG_PIDS=()
+	ip netns del "$NS_A" 2>/dev/null
+	ip netns del "$NS_B" 2>/dev/null
+	return 0
+}
+
+cleanup_all() {
+	teardown_pair
+	rm -rf "$TMP"
+}
+trap cleanup_all EXIT
+trap 'exit 130' INT TERM
+
+# MTU 1500 unless told; one queue per side so every packet meets queue 0's socket.
+setup_pair() {
+	local mtu=${1:-1500}
+	ip netns add "$NS_A" && ip netns add "$NS_B" || return 1
+	ip link add "$IF_A" netns "$NS_A" numtxqueues 1 numrxqueues 1 type veth \
+		peer name "$IF_B" netns "$NS_B" numtxqueues 1 numrxqueues 1 || return 1
+	a ip link set lo up && b ip link set lo up &&
+	a ip link set "$IF_A" mtu "$mtu" up && b ip link set "$IF_B" mtu "$mtu" up &&
+	a ip addr add "$IP_A/24" dev "$IF_A" && b ip addr add "$IP_B/24" dev "$IF_B" || return 1
+	MAC_A=$(a cat /sys/class/net/$IF_A/address)
+	MAC_B=$(b cat /sys/class/net/$IF_B/address)
+}
+
+# Wait up to $3 seconds for file $1 to contain $2.
+wait_for() {
+	local i
+	for ((i = 0; i < ${3:-10} * 100; i++)); do
+		grep -q -- "$2" "$1" 2>/dev/null && return 0
+		sleep 0.01
+	done
+	echo "timed out waiting for '$2' in $1"
+	return 1
+}
+
+# ping and a TCP round trip of 1 MiB from A to B over the veth pair.
+normal_traffic_ok() {
+	local port=${1:-5201}
+	a ping -c 3 -i 0.2 -W 2 "$IP_B" >"$TMP/ping.log" 2>&1 || { echo "ping failed:"; cat "$TMP/ping.log"; return 1; }
+	rm -f "$TMP/tcp.log"
+	bg b python3 "$ROOT/selftests/tcp_echo.py" server "$IP_B" "$port" >"$TMP/tcp.log" 2>&1
+	wait_for "$TMP/tcp.log" listening 5 || return 1
+	a python3 "$ROOT/selftests/tcp_echo.py" client "$IP_B" "$port" 1048576 || return 1
+}
+
+# counter NAME DEV: one counter from `mroce status --json` in namespace B.
+counter() {
+	b "$MROCE" status "$1" --json | sed -n "s/.*\"$2\":\([0-9]*\).*/\1/p"
+}
+
+# run_test NAME FUNCTION [MTU]: fresh namespaces for every test.
+run_test() {
+	local name=$1 fn=$2 out rc
+	if ! setup_pair "${3:-1500}" >"$TMP/setup.log" 2>&1; then
+		echo "FAIL: $name: could not create the namespaces and veth pair"
+		sed 's/^/    /' "$TMP/setup.log"
+		FAILED=$((FAILED + 1))
+		teardown_pair
+		return
+	fi
+	out=$("$fn" 2>&1)
+	rc=$?
+	if [ $rc -eq 0 ]; then
+		echo "PASS: $name"
+		PASSED=$((PASSED + 1))
+	elif [ $rc -eq $SKIP ]; then
+		echo "SKIP: $name: $(printf '%s\n' "$out" | tail -n 1)"
+		SKIPPED=$((SKIPPED + 1))
+	else
+		echo "FAIL: $name"
+		printf '%s\n' "$out" | sed 's/^/    /'
+		FAILED=$((FAILED + 1))
+	fi
+	[ -n "${VERBOSE:-}" ] && [ $rc -eq 0 ] && printf '%s\n' "$out" | sed 's/^/    /'
+	teardown_pair
+}
+
+summary() {
+	echo "$1: $PASSED passed, $FAILED failed, $SKIPPED skipped"
+	[ "$FAILED" -eq 0 ]
+}
+
+require_root() {
+	if [ "$(id -u)" != 0 ]; then
+		echo "SKIP: $1: needs root (network namespaces, XDP)"
+		echo "$1: 0 passed, 0 failed, 1 skipped"
+		exit 0
+	fi
+	for t in "$MROCE" "$PEER"; do
+		[ -x "$t" ] || { echo "FAIL: $1: $t is not built (run make)"; exit 1; }
+	done
+}
