@@ -88,7 +88,7 @@ $(BUILD)/selftests/%: selftests/%.c $(LIB_A) | $(BUILD)/selftests/.dir
 # Unit tests again under AddressSanitizer + UBSan, in their own build tree.
 asan:
 	$(MAKE) BUILD=build/asan CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer" \
-		LDFLAGS="-fsanitize=address,undefined" tests selftests
+		LDFLAGS="-fsanitize=address,undefined" cli tests selftests
 
 deps:
 	@scripts/deps.sh

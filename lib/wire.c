@@ -167,8 +167,8 @@ int mroce_frame_build(void *buf, size_t size, const struct mroce_route *rt,
 		      const struct mroce_hdr *h, const void *payload)
 {
 	size_t l2l4, hdr_len, udp_len;
-	struct ethhdr *eth = buf;
-	struct udphdr *udp;
+	mroce_ethhdr_t *eth = buf;
+	mroce_udphdr_t *udp;
 	__u32 sum;
 	int n;
 
@@ -193,7 +193,7 @@ int mroce_frame_build(void *buf, size_t size, const struct mroce_route *rt,
 	memcpy(eth->h_dest, rt->dst_mac, ETH_ALEN);
 	memcpy(eth->h_source, rt->src_mac, ETH_ALEN);
 	if (rt->family == AF_INET) {
-		struct iphdr *ip = (void *)(eth + 1);
+		mroce_iphdr_t *ip = (void *)(eth + 1);
 
 		eth->h_proto = mroce_be16(ETH_P_IP);
 		memset(ip, 0, sizeof(*ip));
@@ -210,7 +210,7 @@ int mroce_frame_build(void *buf, size_t size, const struct mroce_route *rt,
 		udp = (void *)(ip + 1);
 		sum = csum_add(0, &ip->saddr, 8);
 	} else {
-		struct ipv6hdr *ip6 = (void *)(eth + 1);
+		mroce_ipv6hdr_t *ip6 = (void *)(eth + 1);
 
 		eth->h_proto = mroce_be16(ETH_P_IPV6);
 		memset(ip6, 0, sizeof(*ip6));

@@ -50,6 +50,9 @@ struct opts {
 	__u32		count;
 	__u32		queue;
 	__u32		starve;
+	__u32		block;		/* send: shuffle within blocks of this many PSNs */
+	__u32		dup_pct;	/* send: re-send this % of the previous block */
+	unsigned int	seed;
 	int		family;
 	int		timeout_ms;
 };
@@ -175,6 +178,84 @@ static int sync_wait(const char *path, const char *want, int timeout_ms)
 	return -ETIMEDOUT;
 }
 
+/* Wait until the receiver reports at least `target` placed PSNs. */
+static int sync_wait_placed(const char *path, __u32 target, int timeout_ms)
+{
+	long end = now_ms() + timeout_ms;
+
+	while (now_ms() < end) {
+		FILE *f = fopen(path, "r");
+		unsigned int rcvd, placed;
+
+		if (f) {
+			int n = fscanf(f, "received=%u placed=%u", &rcvd, &placed);
+
+			fclose(f);
+			if (n == 2 && placed >= target)
+				return 0;
+		}
+		usleep(500);
+	}
+	fprintf(stderr, "peer: timed out waiting for %u placed PSNs in %s\n", target, path);
+	return -ETIMEDOUT;
+}
+
+/*
+ * Blocks of PSNs in shuffled order, each block sent once the previous one is
+ * placed (so the receive window never overflows), plus duplicates of the
+ * previous block, which the datapath must drop.
+ */
+static int send_shuffled(const struct opts *o, int fd, const struct sockaddr_ll *sll,
+			 const __u8 src_mac[6])
+{
+	struct fx_frame f;
+	struct mroce_hdr h;
+	__u32 *order = calloc(o->block, sizeof(*order)), sent = 0, dups = 0;
+
+	if (!order)
+		return -ENOMEM;
+	srand(o->seed);
+	for (__u32 start = 0; start < o->count; start += o->block) {
+		__u32 n = o->count - start < o->block ? o->count - start : o->block;
+
+		if (start && o->sync && sync_wait_placed(o->sync, start, o->timeout_ms)) {
+			free(order);
+			return -ETIMEDOUT;
+		}
+		for (__u32 i = 0; i < n; i++)
+			order[i] = start + i;
+		for (__u32 i = n; i > 1; i--) {
+			__u32 j = (__u32)rand() % i, t = order[i - 1];
+
+			order[i - 1] = order[j];
+			order[j] = t;
+		}
+		for (__u32 i = 0; i < n + (start ? n * o->dup_pct / 100 : 0); i++) {
+			/* after the block itself: duplicates of the previous block */
+			__u32 k = i < n ? order[i] : start - 1 - (__u32)rand() % o->block;
+
+			fx_hdr(&h, MROCE_OP_WRITE, o->psn + k);
+			h.dqpn = o->qpn;
+			h.token = o->token;
+			h.msg_len = o->count * FX_PAYLOAD;
+			h.offset = k * FX_PAYLOAD;
+			h.flags = (k == 0 ? MROCE_F_FIRST : 0) | (k == o->count - 1 ? MROCE_F_LAST : 0);
+			fx_build_hdr(&f, o->family, &h);
+			memcpy(f.buf, o->dst_mac, 6);
+			memcpy(f.buf + 6, src_mac, 6);
+			if (sendto(fd, f.buf, (size_t)f.len, 0, (const struct sockaddr *)sll, sizeof(*sll)) != f.len) {
+				free(order);
+				return -errno;
+			}
+			sent++;
+			dups += i >= n;
+		}
+	}
+	free(order);
+	printf("send: frames=%u (of which %u duplicates), blocks of %u shuffled\n", sent, dups, o->block);
+	return 0;
+}
+
 /* ---- send -------------------------------------------------------------- */
 
 static int do_send(const struct opts *o)
@@ -200,6 +281,14 @@ static int do_send(const struct opts *o)
 	sll.sll_halen = 6;
 	memcpy(sll.sll_addr, o->dst_mac, 6);
 
+	if (o->block) {
+		err = send_shuffled(o, fd, &sll, (const __u8 *)ifr.ifr_hwaddr.sa_data);
+		if (err)
+			fprintf(stderr, "peer: send: %s\n", strerror(-err));
+		close(fd);
+		free(s);
+		return err ? 1 : 0;
+	}
 	if (o->suite) {
 		phase1 = suite_valid(s);
 		n = phase1 + suite_drops(s + phase1);
@@ -467,7 +556,8 @@ static void usage(void)
 {
 	fprintf(stderr,
 		"usage: peer send --dev DEV --dst-mac MAC (--suite [--sync FILE] | --count N [--psn P]\n"
-		"                 [--qpn Q] [--token HEX] [--family 4|6])\n"
+		"                 [--qpn Q] [--token HEX] [--family 4|6]\n"
+		"                 [--shuffle-block N --sync FILE [--dup-pct P] [--seed S]])\n"
 		"       peer recv --dev DEV (--suite | --count N) [--qpn Q] [--token HEX] [--psn P]\n"
 		"                 [--queue N] [--starve N] [--sync FILE] [--timeout-ms T]\n");
 	exit(2);
@@ -482,6 +572,8 @@ int main(int argc, char **argv)
 		{ "psn", required_argument, 0, 'p' }, { "queue", required_argument, 0, 'Q' },
 		{ "starve", required_argument, 0, 'S' }, { "sync", required_argument, 0, 'y' },
 		{ "family", required_argument, 0, 'f' }, { "timeout-ms", required_argument, 0, 'T' },
+		{ "shuffle-block", required_argument, 0, 'b' }, { "dup-pct", required_argument, 0, 'D' },
+		{ "seed", required_argument, 0, 'e' },
 		{ 0, 0, 0, 0 },
 	};
 	struct opts o = { .qpn = FX_QPN, .token = FX_TOKEN, .psn = FX_PSN, .family = AF_INET,
@@ -507,10 +599,14 @@ int main(int argc, char **argv)
 		case 'y': o.sync = optarg; break;
 		case 'f': o.family = atoi(optarg) == 6 ? AF_INET6 : AF_INET; break;
 		case 'T': o.timeout_ms = atoi(optarg); break;
+		case 'b': o.block = (__u32)strtoul(optarg, NULL, 0); break;
+		case 'D': o.dup_pct = (__u32)strtoul(optarg, NULL, 0); break;
+		case 'e': o.seed = (unsigned int)strtoul(optarg, NULL, 0); break;
 		default: usage();
 		}
 	}
-	if (!o.dev || (send && !o.have_dst) || (!o.suite && !o.count))
+	if (!o.dev || (send && !o.have_dst) || (!o.suite && !o.count) ||
+	    (o.block && (!o.sync || o.block > MROCE_RXWIN_PSNS / 2)))
 		usage();
 	libbpf_set_print(NULL);
 	setvbuf(stdout, NULL, _IOLBF, 0);

@@ -15,6 +15,10 @@
 
 #include "mroce/mroce.h"
 
+typedef struct arphdr fx_arphdr_t __attribute__((aligned(1)));
+typedef struct icmphdr fx_icmphdr_t __attribute__((aligned(1)));
+typedef struct tcphdr fx_tcphdr_t __attribute__((aligned(1)));
+
 #define FX_QPN		7
 #define FX_PEER_QPN	9
 #define FX_TOKEN	0x0123456789abcdefULL
@@ -147,15 +151,15 @@ enum fx_other { FX_ARP, FX_ICMP, FX_TCP, FX_UDP_OTHER, FX_OTHER_MAX };
 static inline void fx_other(struct fx_frame *f, enum fx_other kind)
 {
 	struct mroce_hdr h;
-	struct iphdr *ip;
+	mroce_iphdr_t *ip;
 
 	fx_build(f, AF_INET, MROCE_OP_WRITE, FX_PSN);
-	ip = (struct iphdr *)(f->buf + sizeof(struct ethhdr));
+	ip = (mroce_iphdr_t *)(f->buf + sizeof(struct ethhdr));
 	switch (kind) {
 	case FX_ARP: {
-		struct arphdr *arp = (struct arphdr *)(f->buf + sizeof(struct ethhdr));
+		fx_arphdr_t *arp = (fx_arphdr_t *)(f->buf + sizeof(struct ethhdr));
 
-		((struct ethhdr *)f->buf)->h_proto = htons(ETH_P_ARP);
+		((mroce_ethhdr_t *)f->buf)->h_proto = htons(ETH_P_ARP);
 		memset(arp, 0, 28);
 		arp->ar_hrd = htons(ARPHRD_ETHER);
 		arp->ar_pro = htons(ETH_P_IP);
@@ -166,7 +170,7 @@ static inline void fx_other(struct fx_frame *f, enum fx_other kind)
 		break;
 	}
 	case FX_ICMP: {
-		struct icmphdr *icmp = (struct icmphdr *)(ip + 1);
+		fx_icmphdr_t *icmp = (fx_icmphdr_t *)(ip + 1);
 
 		ip->protocol = IPPROTO_ICMP;
 		ip->tot_len = htons(sizeof(*ip) + sizeof(*icmp) + 56);
@@ -176,7 +180,7 @@ static inline void fx_other(struct fx_frame *f, enum fx_other kind)
 		break;
 	}
 	case FX_TCP: {
-		struct tcphdr *tcp = (struct tcphdr *)(ip + 1);
+		fx_tcphdr_t *tcp = (fx_tcphdr_t *)(ip + 1);
 
 		ip->protocol = IPPROTO_TCP;
 		ip->tot_len = htons(sizeof(*ip) + sizeof(*tcp));
@@ -191,7 +195,7 @@ static inline void fx_other(struct fx_frame *f, enum fx_other kind)
 	case FX_UDP_OTHER:
 		fx_hdr(&h, MROCE_OP_WRITE, FX_PSN);
 		fx_build_hdr(f, AF_INET, &h);
-		((struct udphdr *)(f->buf + fx_l4_off(f)))->dest = htons(4791);	/* RoCEv2 */
+		((mroce_udphdr_t *)(f->buf + fx_l4_off(f)))->dest = htons(4791);	/* RoCEv2 */
 		break;
 	default:
 		break;

@@ -11,14 +11,14 @@
 static inline void set_be16(void *p, __u16 v) { v = htons(v); memcpy(p, &v, 2); }
 static inline void set_be32(void *p, __u32 v) { v = htonl(v); memcpy(p, &v, 4); }
 
-static inline struct iphdr *ip4(struct fx_frame *f)
+static inline mroce_iphdr_t *ip4(struct fx_frame *f)
 {
-	return (struct iphdr *)(f->buf + sizeof(struct ethhdr));
+	return (mroce_iphdr_t *)(f->buf + sizeof(struct ethhdr));
 }
 
-static inline struct udphdr *fx_udp(struct fx_frame *f)
+static inline mroce_udphdr_t *fx_udp(struct fx_frame *f)
 {
-	return (struct udphdr *)(f->buf + fx_l4_off(f));
+	return (mroce_udphdr_t *)(f->buf + fx_l4_off(f));
 }
 
 /* Change a length in the UDP payload and keep IP/UDP lengths consistent with it. */
@@ -29,8 +29,8 @@ static inline void resize(struct fx_frame *f, int delta)
 	if (f->family == AF_INET)
 		set_be16(&ip4(f)->tot_len, (__u16)(ntohs(ip4(f)->tot_len) + delta));
 	else
-		set_be16(&((struct ipv6hdr *)ip4(f))->payload_len,
-			 (__u16)(ntohs(((struct ipv6hdr *)ip4(f))->payload_len) + delta));
+		set_be16(&((mroce_ipv6hdr_t *)ip4(f))->payload_len,
+			 (__u16)(ntohs(((mroce_ipv6hdr_t *)ip4(f))->payload_len) + delta));
 }
 
 struct fx_malformed {
@@ -54,11 +54,11 @@ static inline void m_ip_len_long(struct fx_frame *f) { set_be16(&ip4(f)->tot_len
 static inline void m_ip_len_tiny(struct fx_frame *f) { set_be16(&ip4(f)->tot_len, 20 + 4); }
 static inline void m_ip6_len_long(struct fx_frame *f)
 {
-	struct ipv6hdr *ip6 = (struct ipv6hdr *)ip4(f);
+	mroce_ipv6hdr_t *ip6 = (mroce_ipv6hdr_t *)ip4(f);
 
 	set_be16(&ip6->payload_len, (__u16)(ntohs(ip6->payload_len) + 1));
 }
-static inline void m_ip6_len_tiny(struct fx_frame *f) { set_be16(&((struct ipv6hdr *)ip4(f))->payload_len, 4); }
+static inline void m_ip6_len_tiny(struct fx_frame *f) { set_be16(&((mroce_ipv6hdr_t *)ip4(f))->payload_len, 4); }
 static inline void m_no_bth(struct fx_frame *f) { resize(f, -(f->len - fx_l4_off(f) - 8 - 16)); }
 /* BTH plus half a RETH, lengths consistent otherwise. */
 static inline void m_no_ext(struct fx_frame *f)
@@ -103,7 +103,7 @@ static inline void m_first_missing(struct fx_frame *f)
 static inline void m_frag_first(struct fx_frame *f) { ip4(f)->frag_off = htons(0x2000); }
 static inline void m_frag_later(struct fx_frame *f) { ip4(f)->frag_off = htons(0x0010); }
 static inline void m_port(struct fx_frame *f) { fx_udp(f)->dest = htons(MROCE_DEFAULT_PORT + 1); }
-static inline void m_ip6_ext(struct fx_frame *f) { ((struct ipv6hdr *)ip4(f))->nexthdr = 0; /* hop-by-hop */ }
+static inline void m_ip6_ext(struct fx_frame *f) { ((mroce_ipv6hdr_t *)ip4(f))->nexthdr = 0; /* hop-by-hop */ }
 static inline void m_ip_version(struct fx_frame *f) { ip4(f)->version = 5; }
 static inline void m_ihl_short(struct fx_frame *f) { ip4(f)->ihl = 4; }
 /* Valid variants. */

@@ -29,6 +29,26 @@ struct mroce_vlan_hdr {
 	__be16	encap_proto;
 };
 
+/*
+ * In user space a frame sits wherever its buffer puts it (IP usually 14 bytes
+ * into an aligned buffer), so header views must not promise alignment. The
+ * BPF program keeps the natural types: the kernel validates its accesses and
+ * byte-wise loads would only cost instructions.
+ */
+#ifdef __bpf__
+typedef struct ethhdr		mroce_ethhdr_t;
+typedef struct iphdr		mroce_iphdr_t;
+typedef struct ipv6hdr		mroce_ipv6hdr_t;
+typedef struct udphdr		mroce_udphdr_t;
+typedef struct mroce_vlan_hdr	mroce_vlanhdr_t;
+#else
+typedef struct ethhdr		mroce_ethhdr_t __attribute__((aligned(1)));
+typedef struct iphdr		mroce_iphdr_t __attribute__((aligned(1)));
+typedef struct ipv6hdr		mroce_ipv6hdr_t __attribute__((aligned(1)));
+typedef struct udphdr		mroce_udphdr_t __attribute__((aligned(1)));
+typedef struct mroce_vlan_hdr	mroce_vlanhdr_t __attribute__((aligned(1)));
+#endif
+
 struct mroce_pkt {
 	const struct mroce_bth		*bth;
 	const struct mroce_reth		*reth;	/* NULL when the opcode has none */
@@ -56,8 +76,8 @@ struct mroce_pkt {
 static __always_inline int mroce_parse(const void *data, const void *data_end,
 				       __u16 port, struct mroce_pkt *pkt)
 {
-	const struct ethhdr *eth = data;
-	const struct udphdr *udp;
+	const mroce_ethhdr_t *eth = data;
+	const mroce_udphdr_t *udp;
 	const void *cur, *end;
 	__u32 udp_len, ext, l4_room;
 	__u16 proto;
@@ -71,7 +91,7 @@ static __always_inline int mroce_parse(const void *data, const void *data_end,
 #pragma unroll
 #endif
 	for (i = 0; i < 2; i++) {
-		const struct mroce_vlan_hdr *vh = cur;
+		const mroce_vlanhdr_t *vh = cur;
 
 		if (proto != mroce_be16(ETH_P_8021Q) && proto != mroce_be16(ETH_P_8021AD))
 			break;
@@ -83,7 +103,7 @@ static __always_inline int mroce_parse(const void *data, const void *data_end,
 	pkt->l3_off = (__u16)(cur - data);
 
 	if (proto == mroce_be16(ETH_P_IP)) {
-		const struct iphdr *ip = cur;
+		const mroce_iphdr_t *ip = cur;
 		__u32 ihl, tot;
 
 		if ((const void *)(ip + 1) > data_end)
@@ -110,7 +130,7 @@ static __always_inline int mroce_parse(const void *data, const void *data_end,
 		pkt->ip_ver = 4;
 		pkt->ecn = ip->tos & 3;
 	} else if (proto == mroce_be16(ETH_P_IPV6)) {
-		const struct ipv6hdr *ip6 = cur;
+		const mroce_ipv6hdr_t *ip6 = cur;
 		__u32 plen;
 
 		if ((const void *)(ip6 + 1) > data_end)

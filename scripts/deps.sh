@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+# Install the Debian 12 packages mroce needs to build, test and demo, when missing.
+set -euo pipefail
+
+PKGS=(
+	make gcc libc6-dev		# user-space build
+	clang				# BPF target (clang-14 is enough)
+	bpftool				# skeleton generation
+	libbpf-dev libxdp-dev libelf-dev zlib1g-dev
+	libcmocka-dev			# unit tests
+	iproute2 iputils-ping python3	# selftests and demo: netns, veth, ping, TCP echo
+	xdp-tools			# selftest: attach through libxdp's loader
+	util-linux			# setpriv, for the not-root error test
+)
+
+missing=()
+for p in "${PKGS[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+	echo "deps: all ${#PKGS[@]} packages present"
+	exit 0
+fi
+if [ "$(id -u)" != 0 ]; then
+	echo "deps: missing ${missing[*]}; run 'make deps' as root (or apt-get install them)" >&2
+	exit 1
+fi
+echo "deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+echo "deps: done"

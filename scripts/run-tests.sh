@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+# Run every test tier (make test builds first) and close with one line:
+#   tests: N passed, N failed, N skipped
+# Tiers: cmocka unit tests (no root), the same under ASan/UBSan, the XDP
+# program under BPF_PROG_TEST_RUN (root), and the veth/netns selftests (root),
+# the latter also with the sanitizer-built tools.
+set -u
+cd "$(dirname "$0")/.."
+
+PASS=0 FAIL=0 SKIPPED=0
+LOGDIR=$(mktemp -d /tmp/mroce-tests.XXXXXX)
+trap 'rm -rf "$LOGDIR"' EXIT
+export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
+
+# A cmocka binary: count from its summary; a crash without a summary is a failure.
+run_cmocka() {
+	local bin=$1 tag=$2 log rc p f
+	log="$LOGDIR/$(echo "$tag-$bin" | tr '/' '_').log"
+	"$bin" >"$log" 2>&1
+	rc=$?
+	if [ $rc -eq 77 ]; then
+		echo "SKIP: $tag $(basename "$bin"): $(tail -n 1 "$log")"
+		SKIPPED=$((SKIPPED + 1))
+		return
+	fi
+	p=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p' "$log" | tail -n 1)
+	f=$(sed -n 's/^\[  FAILED  \] \([0-9]*\) test.*/\1/p' "$log" | tail -n 1)
+	p=${p:-0} f=${f:-0}
+	if [ $rc -ne 0 ] && [ "$f" -eq 0 ]; then
+		f=1	# crashed, sanitizer report, or setup failure
+	fi
+	PASS=$((PASS + p)) FAIL=$((FAIL + f))
+	if [ "$f" -ne 0 ]; then
+		echo "FAIL: $tag $(basename "$bin") ($p passed, $f failed)"
+		sed 's/^/    /' "$log"
+	else
+		echo "ok:   $tag $(basename "$bin") ($p passed)"
+	fi
+}
+
+# A selftest script: its PASS/FAIL/SKIP lines, then its own summary line.
+run_script() {
+	local script=$1 tag=$2 log rc p f s
+	log="$LOGDIR/$tag-$(basename "$script").log"
+	BUILD=${3:-build} bash "$script" >"$log" 2>&1
+	rc=$?
+	grep -E '^(PASS|FAIL|SKIP): |^    ' "$log" | sed "s/^\(PASS\|FAIL\|SKIP\): /\1: $tag /"
+	read -r p f s < <(sed -n 's/^[a-z_-]*: \([0-9]*\) passed, \([0-9]*\) failed, \([0-9]*\) skipped$/\1 \2 \3/p' "$log" | tail -n 1)
+	if [ -z "${p:-}" ]; then
+		echo "FAIL: $tag $(basename "$script") ended without a summary (exit $rc)"
+		tail -n 20 "$log" | sed 's/^/    /'
+		FAIL=$((FAIL + 1))
+		return
+	fi
+	PASS=$((PASS + p)) FAIL=$((FAIL + f)) SKIPPED=$((SKIPPED + s))
+	[ $rc -ne 0 ] && [ "$f" -eq 0 ] && FAIL=$((FAIL + 1))
+}
+
+echo "== unit tests (cmocka, no root)"
+for t in build/tests/test_*; do
+	[ -x "$t" ] && [ -f "$t" ] && run_cmocka "$t" unit
+done
+
+echo "== unit tests under AddressSanitizer and UBSan"
+for t in build/asan/tests/test_*; do
+	[ -x "$t" ] && [ -f "$t" ] && run_cmocka "$t" asan
+done
+
+echo "== XDP program under BPF_PROG_TEST_RUN (root)"
+run_cmocka build/selftests/prog_test bpf
+run_cmocka build/asan/selftests/prog_test asan-bpf
+
+echo "== selftests on veth pairs in network namespaces (root)"
+for s in selftests/test_*.sh; do
+	run_script "$s" veth "$PWD/build"
+done
+
+echo "== selftests with the sanitizer-built tools"
+for s in selftests/test_*.sh; do
+	run_script "$s" veth-asan "$PWD/build/asan"
+done
+
+echo
+echo "tests: $PASS passed, $FAIL failed, $SKIPPED skipped"
+[ "$FAIL" -eq 0 ] && [ "$PASS" -gt 0 ]
