@@ -65,7 +65,8 @@ t_fill_ring_starvation() {
 }
 
 t_detach_leaves_link_clean() {
-	# One shell: every `ip netns exec` mounts its own /sys, so pins live as long as it.
+	# One shell: every `ip netns exec` mounts its own /sys (and a bpffs, if
+	# pinning needs one), so pins made there live as long as that shell.
 	b sh -c "'$MROCE' attach '$IF_B' --pin && ls /sys/fs/bpf/mroce/$IF_B/ &&
 		 '$MROCE' detach '$IF_B' && ! ls /sys/fs/bpf/mroce 2>/dev/null" ||
 		{ echo "pins not created or not removed"; return 1; }
