@@ -6,6 +6,7 @@
 
 #include "mroce/mroce.h"
 #include "internal.h"
+#include "engine.h"
 
 size_t mroce_l2l4_len(int family)
 {
@@ -163,16 +164,14 @@ static __u16 csum_fold(__u32 sum)
 	return (__u16)~sum;
 }
 
-int mroce_frame_build(void *buf, size_t size, const struct mroce_route *rt,
-		      const struct mroce_hdr *h, const void *payload)
+int mroce_frame_hdrs(void *buf, size_t size, const struct mroce_route *rt, const struct mroce_hdr *h)
 {
 	size_t l2l4, hdr_len, udp_len;
 	mroce_ethhdr_t *eth = buf;
 	mroce_udphdr_t *udp;
-	__u32 sum;
 	int n;
 
-	if (!buf || !rt || !h || (h->payload_len && !payload))
+	if (!buf || !rt || !h)
 		return -EINVAL;
 	if (rt->family != AF_INET && rt->family != AF_INET6)
 		return -EINVAL;
@@ -188,7 +187,6 @@ int mroce_frame_build(void *buf, size_t size, const struct mroce_route *rt,
 		return -EMSGSIZE;
 	if (l2l4 + hdr_len + h->payload_len > size)
 		return -ENOSPC;
-	memcpy((char *)buf + l2l4 + hdr_len, payload, h->payload_len);
 
 	memcpy(eth->h_dest, rt->dst_mac, ETH_ALEN);
 	memcpy(eth->h_source, rt->src_mac, ETH_ALEN);
@@ -208,7 +206,6 @@ int mroce_frame_build(void *buf, size_t size, const struct mroce_route *rt,
 		ip->daddr = rt->dst.v4.s_addr;
 		ip->check = mroce_be16(csum_fold(csum_add(0, ip, sizeof(*ip))));
 		udp = (void *)(ip + 1);
-		sum = csum_add(0, &ip->saddr, 8);
 	} else {
 		mroce_ipv6hdr_t *ip6 = (void *)(eth + 1);
 
@@ -222,16 +219,64 @@ int mroce_frame_build(void *buf, size_t size, const struct mroce_route *rt,
 		ip6->saddr = rt->src.v6;
 		ip6->daddr = rt->dst.v6;
 		udp = (void *)(ip6 + 1);
-		sum = csum_add(0, &ip6->saddr, 32);
 	}
 	udp->source = mroce_be16(rt->sport);
 	udp->dest = mroce_be16(rt->dport ? rt->dport : MROCE_DEFAULT_PORT);
 	udp->len = mroce_be16((__u16)udp_len);
 	udp->check = 0;
-	sum += IPPROTO_UDP + (__u32)udp_len;
+	return (int)(l2l4 + hdr_len);
+}
+
+/* UDP checksum of a frame whose headers came from mroce_frame_hdrs(). */
+void mroce_frame_finish(void *buf, __u32 len, int family)
+{
+	size_t l2l4 = mroce_l2l4_len(family);
+	mroce_udphdr_t *udp = (void *)((char *)buf + l2l4 - sizeof(*udp));
+	__u32 udp_len = len - (__u32)(l2l4 - sizeof(*udp)), sum;
+	const char *l3 = (const char *)buf + sizeof(struct ethhdr);
+
+	if (family == AF_INET)
+		sum = csum_add(0, l3 + 12, 8);		/* saddr, daddr */
+	else
+		sum = csum_add(0, l3 + 8, 32);
+	sum += IPPROTO_UDP + udp_len;
+	udp->check = 0;
 	sum = csum_add(sum, udp, udp_len);
 	udp->check = mroce_be16(csum_fold(sum));
 	if (!udp->check)
 		udp->check = 0xffff;	/* 0 means "no checksum" */
-	return (int)(l2l4 + hdr_len + h->payload_len);
+}
+
+bool mroce_frame_csum_ok(const void *frame, const struct mroce_pkt *pkt)
+{
+	const __u8 *f = frame;
+	const mroce_udphdr_t *udp = (const void *)(f + pkt->l4_off);
+	__u32 udp_len = pkt->frame_len - pkt->l4_off, sum;
+
+	if (!udp->check)
+		return pkt->ip_ver == 4;	/* IPv4 may omit it; IPv6 may not */
+	if (pkt->ip_ver == 4)
+		sum = csum_add(0, f + pkt->l3_off + 12, 8);
+	else
+		sum = csum_add(0, f + pkt->l3_off + 8, 32);
+	sum += IPPROTO_UDP + udp_len;
+	sum = csum_add(sum, udp, udp_len);
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	return sum == 0xffff;
+}
+
+int mroce_frame_build(void *buf, size_t size, const struct mroce_route *rt,
+		      const struct mroce_hdr *h, const void *payload)
+{
+	int hdr;
+
+	if (!h || (h->payload_len && !payload))
+		return -EINVAL;
+	hdr = mroce_frame_hdrs(buf, size, rt, h);
+	if (hdr < 0)
+		return hdr;
+	memcpy((char *)buf + hdr, payload, h->payload_len);
+	mroce_frame_finish(buf, (__u32)hdr + h->payload_len, rt->family);
+	return hdr + (int)h->payload_len;
 }

@@ -202,6 +202,9 @@ MROCE_API struct mroce_flow *mroce_dp_flow(struct mroce_dp *dp, __u32 qpn);
 MROCE_API int mroce_dp_xsk_set(struct mroce_dp *dp, __u32 queue, int xsk_fd);
 MROCE_API int mroce_dp_xsk_clear(struct mroce_dp *dp, __u32 queue);
 
+/* ---- verbs: memory regions, queues, work requests, connections ---------- */
+#include "verbs.h"
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,265 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * libmroce verbs: RDMA-style memory registration, completion queues, queue
+ * pairs and work requests over the MetaRoCE transport. Shaped after
+ * ibverbs (ibv_post_send / ibv_poll_cq, wr_id, opcodes, status codes).
+ * Include <mroce/mroce.h>, not this file.
+ */
+#ifndef MROCE_VERBS_H
+#define MROCE_VERBS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <linux/types.h>
+#include <netinet/in.h>
+
+struct mroce_dev;	/* an interface + receive queue: UMEM, AF_XDP socket, transport */
+struct mroce_mr;	/* a registered memory region */
+struct mroce_cq;	/* a completion queue */
+struct mroce_qp;	/* a reliable connected queue pair */
+
+/* ---- test-only fault injection ------------------------------------------ */
+
+/*
+ * Drop, duplicate, reorder or corrupt a fraction (parts per million) of the
+ * frames a device sends or receives, from a seed so runs repeat. For tests:
+ * it is off unless a struct is passed, and it costs nothing when off.
+ */
+struct mroce_faults {
+	__u32	seed;
+	__u32	tx_drop_ppm, tx_dup_ppm, tx_reorder_ppm, tx_corrupt_ppm;
+	__u32	rx_drop_ppm, rx_dup_ppm, rx_reorder_ppm, rx_corrupt_ppm;
+};
+
+/* ---- device ------------------------------------------------------------- */
+
+struct mroce_dev_opts {
+	size_t			sz;
+	__u32			queue;		/* receive queue to serve (default 0) */
+	bool			force_copy;	/* skip the zero-copy attempt */
+	bool			no_thread;	/* caller drives mroce_dev_progress() */
+	enum mroce_xdp_mode	xdp_mode;	/* when the datapath must be attached */
+	__u16			udp_port;	/* 0: MROCE_DEFAULT_PORT */
+	__u32			umem_frames;	/* 0: 8192 frames of 4 KiB */
+	const struct mroce_faults *test_faults;	/* NULL: no fault injection */
+	size_t			:0;
+};
+
+/*
+ * Open ifname: attach the XDP datapath if it is not attached yet, create
+ * the UMEM and an AF_XDP socket on the queue (zero-copy if the driver
+ * allows, copy mode otherwise), and start the transport.
+ */
+MROCE_API int mroce_dev_open(const char *ifname, const struct mroce_dev_opts *opts,
+			     struct mroce_dev **dev);
+MROCE_API void mroce_dev_close(struct mroce_dev *dev);
+
+struct mroce_dev_attr {
+	char	ifname[16];
+	__u32	ifindex;
+	__u32	queue;
+	__u32	mtu;		/* IP MTU of the interface */
+	__u8	mac[6];
+	bool	zero_copy;	/* false: AF_XDP copy mode */
+	bool	need_wakeup;
+	bool	thread;		/* a progress thread runs the transport */
+};
+MROCE_API int mroce_dev_query(struct mroce_dev *dev, struct mroce_dev_attr *attr);
+
+/* Run the transport once: receive, handle timers, send. In no_thread mode
+ * the application calls this; timeout_ms > 0 waits that long for work. */
+MROCE_API int mroce_dev_progress(struct mroce_dev *dev, int timeout_ms);
+
+/* Transport counters of a device, all QPs together. */
+struct mroce_dev_stats {
+	__u64	tx_pkts, tx_bytes, rx_pkts, rx_bytes;
+	__u64	retx_pkts;		/* packets sent again */
+	__u64	rto_events;		/* retransmission timer expiries */
+	__u64	ooo_pkts;		/* arrived with a PSN beyond the next expected */
+	__u64	dup_pkts;		/* arrived although already placed */
+	__u64	acks_tx, acks_rx, nacks_tx, nacks_rx;
+	__u64	bad_pkts;		/* failed validation or checksum in user space */
+	__u64	rx_dropped_window;	/* beyond the receive window */
+	__u64	faults;			/* frames hit by test fault injection */
+};
+MROCE_API int mroce_dev_stats(struct mroce_dev *dev, struct mroce_dev_stats *stats);
+
+/* ---- memory regions ------------------------------------------------------ */
+
+enum mroce_access {
+	MROCE_ACCESS_LOCAL_WRITE	= 1,
+	MROCE_ACCESS_REMOTE_WRITE	= 2,
+	MROCE_ACCESS_REMOTE_READ	= 4,
+};
+
+MROCE_API int mroce_reg_mr(struct mroce_dev *dev, void *addr, size_t length,
+			   unsigned int access, struct mroce_mr **mr);
+MROCE_API int mroce_dereg_mr(struct mroce_mr *mr);
+MROCE_API __u32 mroce_mr_lkey(const struct mroce_mr *mr);
+MROCE_API __u32 mroce_mr_rkey(const struct mroce_mr *mr);
+
+/* ---- completion queues --------------------------------------------------- */
+
+enum mroce_wc_status {
+	MROCE_WC_SUCCESS		= 0,
+	MROCE_WC_LOC_LEN_ERR		= 1,
+	MROCE_WC_LOC_PROT_ERR		= 2,
+	MROCE_WC_REM_ACCESS_ERR		= 3,
+	MROCE_WC_REM_INV_REQ_ERR	= 4,
+	MROCE_WC_RNR_RETRY_EXC_ERR	= 5,
+	MROCE_WC_RETRY_EXC_ERR		= 6,
+	MROCE_WC_WR_FLUSH_ERR		= 7,
+	MROCE_WC_REM_OP_ERR		= 8,
+};
+MROCE_API const char *mroce_wc_status_str(enum mroce_wc_status status);
+
+enum mroce_wc_opcode {
+	MROCE_WC_SEND,
+	MROCE_WC_RDMA_WRITE,
+	MROCE_WC_RDMA_READ,
+	MROCE_WC_RECV,
+	MROCE_WC_RECV_RDMA_WITH_IMM,
+};
+
+#define MROCE_WC_WITH_IMM	0x1
+
+struct mroce_wc {
+	__u64			wr_id;
+	enum mroce_wc_status	status;
+	enum mroce_wc_opcode	opcode;
+	__u32			byte_len;
+	__u32			imm_data;	/* host order, valid with MROCE_WC_WITH_IMM */
+	__u32			wc_flags;
+	__u32			qp_num;
+};
+
+/* A CQ of at least cqe entries. */
+MROCE_API int mroce_create_cq(struct mroce_dev *dev, __u32 cqe, struct mroce_cq **cq);
+MROCE_API int mroce_destroy_cq(struct mroce_cq *cq);
+/* Up to n completions into wc; returns how many (0 if none). */
+MROCE_API int mroce_poll_cq(struct mroce_cq *cq, int n, struct mroce_wc *wc);
+/* Readable (poll/epoll) while completions wait; mroce_poll_cq() rearms it. */
+MROCE_API int mroce_cq_fd(const struct mroce_cq *cq);
+
+/* ---- queue pairs --------------------------------------------------------- */
+
+enum mroce_order {
+	MROCE_ORDERED	= 0,	/* completions in posting order, like InfiniBand RC */
+	MROCE_UNORDERED	= 1,	/* each message completes once whole, like UET RUD */
+};
+
+struct mroce_qp_attr {
+	size_t		sz;
+	struct mroce_cq	*send_cq;
+	struct mroce_cq	*recv_cq;
+	__u32		sq_depth;	/* 0: 256 */
+	__u32		rq_depth;	/* 0: 256 */
+	enum mroce_order order;
+	bool		go_back_n;	/* RoCEv2-like: discard out of order, resend from the gap */
+	__u32		paths;		/* UDP source ports to spray over; 0: 1 */
+	__u32		max_inflight;	/* packets in flight cap (BDP); 0: 256 */
+	__u32		rto_low_us;	/* 0: 200 (used while few packets are in flight) */
+	__u32		rto_high_us;	/* 0: 1000 */
+	__u32		retry_cnt;	/* retransmissions of one packet before failing; 0: 12 */
+	__u32		rnr_retry;	/* receiver-not-ready retries; 0: 7 */
+	__u32		rnr_timer_us;	/* 0: 1000 */
+	__u32		ack_every;	/* ACK after this many packets; 0: 16 */
+	__u32		ack_delay_us;	/* ... or this long after the first unacked one; 0: 50 */
+	__u32		reorder_pkts;	/* SACK distance that declares a hole lost; 0: 64 */
+	__u32		mtu;		/* 0: the interface's */
+	size_t		:0;
+};
+
+MROCE_API int mroce_create_qp(struct mroce_dev *dev, const struct mroce_qp_attr *attr,
+			      struct mroce_qp **qp);
+/* Flushes what is outstanding; no completion is lost. */
+MROCE_API int mroce_destroy_qp(struct mroce_qp *qp);
+
+enum mroce_qp_state {
+	MROCE_QPS_INIT	= 0,	/* created, not connected: receives may be posted */
+	MROCE_QPS_RTS	= 1,	/* connected */
+	MROCE_QPS_ERR	= 2,	/* failed; everything outstanding was flushed */
+};
+MROCE_API enum mroce_qp_state mroce_qp_state(const struct mroce_qp *qp);
+MROCE_API __u32 mroce_qp_num(const struct mroce_qp *qp);
+
+/* What two QPs exchange to connect (like ibv_modify_qp to RTR/RTS). */
+struct mroce_qp_info {
+	__u32		qpn;
+	__u32		psn;		/* first PSN this QP will send */
+	__u64		secret;		/* half of the connection token */
+	__u8		mac[6];		/* the QP's interface */
+	__u16		udp_port;
+	int		family;		/* AF_INET or AF_INET6 */
+	struct in6_addr	addr;		/* IPv4 as ::ffff:a.b.c.d */
+	__u32		mtu;
+};
+#define MROCE_QP_INFO_WIRE_LEN	56
+MROCE_API int mroce_qp_local_info(struct mroce_qp *qp, const struct in6_addr *local_addr,
+				  int family, struct mroce_qp_info *info);
+/* Serialise for exchange over any channel, and back (-EINVAL if malformed). */
+MROCE_API void mroce_qp_info_pack(const struct mroce_qp_info *info, __u8 out[MROCE_QP_INFO_WIRE_LEN]);
+MROCE_API int mroce_qp_info_unpack(const __u8 in[MROCE_QP_INFO_WIRE_LEN], struct mroce_qp_info *info);
+
+/* Connect to the remote QP. next_hop_mac NULL: resolve through the kernel's
+ * route and neighbour tables. */
+MROCE_API int mroce_qp_connect(struct mroce_qp *qp, const struct mroce_qp_info *remote,
+			       const __u8 *next_hop_mac);
+
+/* ---- work requests ------------------------------------------------------- */
+
+#define MROCE_MAX_SGE	4
+
+struct mroce_sge {
+	__u64	addr;
+	__u32	length;
+	__u32	lkey;
+};
+
+enum mroce_wr_opcode {
+	MROCE_WR_RDMA_WRITE,
+	MROCE_WR_RDMA_WRITE_WITH_IMM,
+	MROCE_WR_SEND,
+	MROCE_WR_SEND_WITH_IMM,
+	MROCE_WR_RDMA_READ,
+};
+
+#define MROCE_SEND_SOLICITED	0x1
+
+struct mroce_send_wr {
+	__u64			wr_id;
+	enum mroce_wr_opcode	opcode;
+	const struct mroce_sge	*sg_list;
+	int			num_sge;
+	__u32			imm_data;	/* host order */
+	unsigned int		send_flags;
+	__u64			remote_addr;	/* RDMA ops */
+	__u32			rkey;
+};
+
+struct mroce_recv_wr {
+	__u64			wr_id;
+	const struct mroce_sge	*sg_list;
+	int			num_sge;
+};
+
+/* Queue one request. -EAGAIN when the queue is full (never blocks), -EINVAL
+ * for a malformed request, -ENOTCONN before connect, -EIO in error state. */
+MROCE_API int mroce_post_send(struct mroce_qp *qp, const struct mroce_send_wr *wr);
+MROCE_API int mroce_post_recv(struct mroce_qp *qp, const struct mroce_recv_wr *wr);
+
+/* ---- connection manager (TCP side channel) ------------------------------ */
+
+struct mroce_listener;
+
+/* Listen on addr:port (IPv4 or IPv6 literal) for connection requests. */
+MROCE_API int mroce_listen(struct mroce_dev *dev, const char *addr, __u16 port,
+			   struct mroce_listener **l);
+MROCE_API void mroce_listener_close(struct mroce_listener *l);
+/* Accept one connection: create a QP with attr and connect it. */
+MROCE_API int mroce_accept(struct mroce_listener *l, const struct mroce_qp_attr *attr,
+			   int timeout_ms, struct mroce_qp **qp);
+MROCE_API int mroce_connect(struct mroce_dev *dev, const char *addr, __u16 port,
+			    const struct mroce_qp_attr *attr, int timeout_ms, struct mroce_qp **qp);
+
+#endif /* MROCE_VERBS_H */

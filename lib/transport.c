@@ -1,0 +1,827 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * The reliability engine: packetise requests, place arriving packets in any
+ * order, acknowledge with cumulative PSN + SACK bitmap, detect loss from
+ * SACK holes (with a reordering allowance) and a retransmission timer, and
+ * resend only what was lost. Runs with dev->lock held.
+ *
+ * Sender PSN space: requests (WRITE*, SEND*, READ_REQ) and the READ
+ * responses this side serves, interleaved. Each in-flight PSN has a record
+ * (pkts[]) naming its request and byte offset, so a lost packet is rebuilt
+ * from the application's memory, never kept as a copy.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "engine.h"
+
+#define PKT(qp, psn)	(&(qp)->pkts[(psn) & (MROCE_PKT_RING - 1)])
+#define MSG(qp, msn)	(&(qp)->msgs[(msn) & (MROCE_MSG_SLOTS - 1)])
+#define SWQE(qp, seq)	(&(qp)->sq[(seq) % (qp)->attr.sq_depth])
+#define RWQE(qp, seq)	(&(qp)->rq[(seq) % (qp)->attr.rq_depth])
+#define TX_BURST	32
+#define RX_BUDGET	64
+
+enum place_result {
+	PLACED = 0,
+	NOT_NOW = -1,	/* no resources: do not mark, the sender will retry */
+	RNR = -2,	/* no receive posted: NACK RNR, do not mark */
+};
+
+static inline bool psn_before(__u32 a, __u32 b) { return (__s32)(a - b) < 0; }
+
+/* Copy len bytes between a linear buffer and an SG list starting at byte off. */
+static void sg_copy(const struct mroce_sge *sg, __u32 n, __u32 off, void *lin, __u32 len, bool to_sg)
+{
+	__u8 *p = lin;
+
+	for (__u32 i = 0; i < n && len; i++) {
+		__u32 chunk;
+
+		if (off >= sg[i].length) {
+			off -= sg[i].length;
+			continue;
+		}
+		chunk = sg[i].length - off < len ? sg[i].length - off : len;
+		if (to_sg)
+			memcpy((__u8 *)(unsigned long)sg[i].addr + off, p, chunk);
+		else
+			memcpy(p, (const __u8 *)(unsigned long)sg[i].addr + off, chunk);
+		p += chunk;
+		len -= chunk;
+		off = 0;
+	}
+}
+
+/* ---- transmit ------------------------------------------------------------ */
+
+/*
+ * Build and send one packet. The payload comes from an SG list (requests)
+ * or linear memory (READ responses) and is copied straight into the frame.
+ */
+static int emit(struct mroce_qp *qp, struct mroce_hdr *h, const struct mroce_sge *sg, __u32 nsge,
+		__u32 sg_off, const void *lin, __u8 path)
+{
+	struct mroce_dev *dev = qp->dev;
+	struct mroce_route rt = qp->route;
+	__u32 cap;
+	void *buf = dev->ops->tx_buf(dev->port, &cap);
+	int hdr;
+
+	if (!buf)
+		return -EAGAIN;
+	rt.sport = (__u16)(qp->route.sport + path);
+	rt.ecn = 2;	/* ECT(0) */
+	h->dqpn = qp->rqpn;
+	h->token = mroce_be64(qp->token_be);
+	h->ts = (__u32)dev->ops->now_us(dev->port);
+	h->path = path;
+	hdr = mroce_frame_hdrs(buf, cap, &rt, h);
+	if (hdr < 0) {
+		dev->ops->tx_send(dev->port, buf, 0);	/* give the buffer back */
+		return hdr;
+	}
+	if (h->payload_len) {
+		if (lin)
+			memcpy((__u8 *)buf + hdr, lin, h->payload_len);
+		else
+			sg_copy(sg, nsge, sg_off, (__u8 *)buf + hdr, h->payload_len, false);
+	}
+	mroce_frame_finish(buf, (__u32)hdr + h->payload_len, rt.family);
+	dev->stats.tx_pkts++;
+	dev->stats.tx_bytes += (__u32)hdr + h->payload_len;
+	mroce_dev_xmit(dev, buf, (__u32)hdr + h->payload_len);
+	return 0;
+}
+
+/* Rebuild the packet of a PSN from its record and send it. */
+static int send_psn(struct mroce_qp *qp, __u32 psn, struct mroce_txpkt *rec)
+{
+	struct mroce_hdr h = { .psn = psn };
+	const struct mroce_sge *sg = NULL;
+	const void *lin = NULL;
+	__u32 nsge = 0;
+
+	if (rec->wqe & PKT_RJOB) {
+		struct mroce_rjob *j = &qp->rjobs[rec->wqe & ~PKT_RJOB];
+		__u32 off = j->base + rec->offset;
+
+		h.opcode = MROCE_OP_READ_RESP;
+		h.msn = j->msn;
+		h.msg_len = j->msg_len;
+		h.offset = off;
+		h.payload_len = rec->len;
+		h.flags = (off == 0 ? MROCE_F_FIRST : 0) |
+			  (off + rec->len == j->msg_len ? MROCE_F_LAST : 0);
+		lin = j->src + rec->offset;
+	} else {
+		struct mroce_swqe *w = SWQE(qp, rec->wqe);
+
+		h.opcode = w->opcode;
+		h.msn = w->msn;
+		h.raddr = w->raddr;
+		h.rkey = w->rkey;
+		h.imm = w->imm;
+		h.msg_len = w->len;
+		if (w->opcode == MROCE_OP_READ_REQ) {
+			h.offset = 0;
+			h.rd_len = w->len;
+		} else {
+			h.offset = rec->offset;
+			h.payload_len = rec->len;
+			h.flags = (rec->offset == 0 ? MROCE_F_FIRST : 0) |
+				  (rec->offset + rec->len == w->len ? MROCE_F_LAST : 0);
+			if (h.flags & MROCE_F_LAST && w->flags & MROCE_SEND_SOLICITED)
+				h.flags |= MROCE_F_SOLICITED;
+			sg = w->sge;
+			nsge = w->num_sge;
+		}
+	}
+	if (rec->retx)
+		h.flags |= MROCE_F_RETX;
+	return emit(qp, &h, sg, nsge, rec->offset, lin, rec->path);
+}
+
+static __u8 pick_path(struct mroce_qp *qp)
+{
+	__u8 p = (__u8)(qp->next_path % qp->attr.paths);
+
+	qp->next_path++;
+	return p;
+}
+
+/* Packets a READ response needs (a zero-length one still sends one). */
+static __u32 rjob_pkts(const struct mroce_qp *qp, const struct mroce_rjob *j)
+{
+	return j->len ? (j->len + qp->payload_max - 1) / qp->payload_max : 1;
+}
+
+/* Next request bytes to packetise: a READ response first, then the send queue. */
+static bool next_new(struct mroce_qp *qp, __u32 *wqe, __u32 *off, __u32 *len)
+{
+	for (__u32 n = 0; n < MROCE_READ_JOBS; n++) {
+		__u32 i = (qp->rjob_next + n) % MROCE_READ_JOBS;
+		struct mroce_rjob *j = &qp->rjobs[i];
+
+		if (!j->used || j->emitted == rjob_pkts(qp, j))
+			continue;
+		*wqe = PKT_RJOB | i;
+		*off = j->sent;
+		*len = j->len - j->sent < qp->payload_max ? j->len - j->sent : qp->payload_max;
+		return true;
+	}
+	while (qp->sq_next != qp->sq_tail) {
+		struct mroce_swqe *w = SWQE(qp, qp->sq_next);
+
+		if (w->done || w->emitted == w->npkts) {
+			qp->sq_next++;
+			continue;
+		}
+		*wqe = qp->sq_next;
+		*off = w->sent;
+		*len = w->opcode == MROCE_OP_READ_REQ ? 0 :
+		       w->len - w->sent < qp->payload_max ? w->len - w->sent : qp->payload_max;
+		return true;
+	}
+	return false;
+}
+
+static void fail_wqe_of(struct mroce_qp *qp, struct mroce_txpkt *rec, enum mroce_wc_status st)
+{
+	if (!(rec->wqe & PKT_RJOB)) {
+		struct mroce_swqe *w = SWQE(qp, rec->wqe);
+
+		w->done = 1;
+		w->status = (__u8)st;
+	}
+	mroce_qp_fail(qp, st);
+}
+
+static int qp_tx(struct mroce_qp *qp, __u64 now)
+{
+	int sent = 0;
+
+	if (qp->state != MROCE_QPS_RTS || now < qp->rnr_until_us)
+		return 0;
+	/* Retransmissions first: they hold the window back. */
+	for (__u32 psn = qp->snd_una; qp->nlost && psn != qp->snd_nxt && sent < TX_BURST; psn++) {
+		struct mroce_txpkt *rec = PKT(qp, psn);
+
+		if (rec->state != PKT_LOST)
+			continue;
+		if (!rec->gbn && rec->retx >= qp->attr.retry_cnt) {
+			fail_wqe_of(qp, rec, MROCE_WC_RETRY_EXC_ERR);
+			return sent;
+		}
+		if (!rec->gbn)
+			rec->retx++;
+		rec->gbn = 0;
+		rec->path = (__u8)((rec->path + 1) % qp->attr.paths);	/* avoid the path that lost it */
+		if (send_psn(qp, psn, rec))
+			return sent;
+		rec->state = PKT_INFLIGHT;
+		rec->sent_us = now;
+		qp->nlost--;
+		qp->dev->stats.retx_pkts++;
+		sent++;
+	}
+	while (sent < TX_BURST && qp->snd_nxt - qp->snd_una < qp->attr.max_inflight) {
+		struct mroce_txpkt *rec;
+		__u32 wqe, off, len;
+
+		if (!next_new(qp, &wqe, &off, &len))
+			break;
+		rec = PKT(qp, qp->snd_nxt);
+		*rec = (struct mroce_txpkt){ .wqe = wqe, .offset = off, .len = (__u16)len,
+					     .state = PKT_INFLIGHT, .path = pick_path(qp),
+					     .sent_us = now };
+		if (send_psn(qp, qp->snd_nxt, rec)) {
+			rec->state = PKT_FREE;
+			break;
+		}
+		if (qp->snd_nxt == qp->snd_una)
+			qp->last_progress_us = now;	/* the timer starts with the first packet */
+		qp->snd_nxt++;
+		if (wqe & PKT_RJOB) {
+			struct mroce_rjob *j = &qp->rjobs[wqe & ~PKT_RJOB];
+
+			j->sent += len;
+			j->emitted++;
+			qp->rjob_next = (wqe & ~PKT_RJOB) + 1;
+		} else {
+			struct mroce_swqe *w = SWQE(qp, wqe);
+
+			w->sent += len;
+			w->emitted++;
+		}
+		sent++;
+	}
+	return sent;
+}
+
+static void send_ack(struct mroce_qp *qp)
+{
+	const struct mroce_flow *f = qp->flow;
+	struct mroce_hdr h = { .opcode = MROCE_OP_ACK, .psn = qp->snd_nxt };
+	__u32 base = f->rx_base;
+
+	h.cum_psn = base;
+	for (__u32 i = 0; i < 64 * MROCE_SACK_WORDS; i++)
+		if (mroce_rxwin_check(f, base + 1 + i) == MROCE_RXWIN_DUP)
+			h.sack[i / 64] |= 1ULL << (i % 64);
+	h.ts_echo = qp->ts_echo;
+	h.ecn_ce = qp->ecn_ce;
+	h.ecn_pkts = qp->ecn_pkts;
+	if (qp->ecn_ce)
+		h.flags |= MROCE_F_ECN_ECHO;
+	h.ack_msn = qp->rq_head;
+	h.rwnd = MROCE_RXWIN_PSNS;
+	if (emit(qp, &h, NULL, 0, 0, NULL, 0))
+		return;	/* no TX buffer: the ACK stays due */
+	qp->dev->stats.acks_tx++;
+	qp->unacked = 0;
+	qp->ack_due_us = 0;
+	qp->ack_now = false;
+	qp->ecn_ce = qp->ecn_pkts = 0;
+}
+
+static void send_nack(struct mroce_qp *qp, __u8 code, __u32 psn, __u32 msn)
+{
+	struct mroce_hdr h = { .opcode = MROCE_OP_NACK, .psn = qp->snd_nxt, .nak_code = code,
+			       .nak_psn = psn, .nak_msn = msn };
+
+	if (!emit(qp, &h, NULL, 0, 0, NULL, 0))
+		qp->dev->stats.nacks_tx++;
+}
+
+/* ---- completions --------------------------------------------------------- */
+
+static void complete_sq(struct mroce_qp *qp)
+{
+	bool ordered = qp->attr.order == MROCE_ORDERED;
+
+	for (__u32 i = qp->sq_head; i != qp->sq_next && qp->state == MROCE_QPS_RTS; i++) {
+		struct mroce_swqe *w = SWQE(qp, i);
+		struct mroce_wc wc = { .wr_id = w->wr_id, .qp_num = qp->qpn };
+
+		if (!w->done) {
+			if (ordered)
+				break;
+			continue;
+		}
+		if (w->reported)
+			continue;
+		if (w->status) {
+			mroce_qp_fail(qp, (enum mroce_wc_status)w->status);
+			return;
+		}
+		wc.status = MROCE_WC_SUCCESS;
+		wc.opcode = w->opcode == MROCE_OP_READ_REQ ? MROCE_WC_RDMA_READ :
+			    w->opcode == MROCE_OP_SEND || w->opcode == MROCE_OP_SEND_IMM ?
+			    MROCE_WC_SEND : MROCE_WC_RDMA_WRITE;
+		wc.byte_len = w->len;
+		mroce_cq_push(qp->send_cq, &wc);
+		w->reported = 1;
+	}
+	while (qp->sq_head != qp->sq_next && SWQE(qp, qp->sq_head)->reported)
+		qp->sq_head++;
+	/* Requests failed at posting (local protection) complete in their turn. */
+	while (qp->state == MROCE_QPS_RTS && qp->sq_head != qp->sq_tail) {
+		struct mroce_swqe *w = SWQE(qp, qp->sq_head);
+
+		if (!(w->done && w->status && qp->sq_head == qp->sq_next))
+			break;
+		mroce_qp_fail(qp, (enum mroce_wc_status)w->status);
+	}
+}
+
+static void report_recv(struct mroce_qp *qp, struct mroce_msgslot *m)
+{
+	struct mroce_rwqe *r = RWQE(qp, m->msn);
+	struct mroce_wc wc = { .wr_id = r->wr_id, .qp_num = qp->qpn, .byte_len = m->len };
+
+	wc.opcode = m->opcode == MROCE_OP_WRITE_IMM ? MROCE_WC_RECV_RDMA_WITH_IMM : MROCE_WC_RECV;
+	if (m->opcode != MROCE_OP_SEND) {
+		wc.wc_flags = MROCE_WC_WITH_IMM;
+		wc.imm_data = m->imm;
+	}
+	if (m->opcode == MROCE_OP_WRITE_IMM)
+		wc.byte_len = m->len;
+	mroce_cq_push(qp->recv_cq, &wc);
+	r->reported = 1;
+}
+
+/*
+ * Receive completions. Ordered: in message order, and only once every PSN
+ * up to the message's last one is placed (so an earlier WRITE is visible
+ * before a later SEND completes). Unordered: as soon as a message is whole.
+ */
+static void complete_rq(struct mroce_qp *qp)
+{
+	__u32 base = qp->flow->rx_base;
+
+	while (qp->rq_head != qp->rq_tail) {
+		struct mroce_msgslot *m = MSG(qp, qp->rq_head);
+		struct mroce_rwqe *r = RWQE(qp, qp->rq_head);
+
+		if (!r->reported) {
+			if (m->state != MSG_WHOLE || m->msn != qp->rq_head)
+				break;
+			if (qp->attr.order == MROCE_ORDERED && !psn_before(m->max_psn, base))
+				break;
+			report_recv(qp, m);
+		}
+		if (m->msn == qp->rq_head)
+			m->state = MSG_FREE;
+		qp->rq_head++;
+	}
+}
+
+/* ---- receive: placement -------------------------------------------------- */
+
+/* Is [addr, addr + len) inside mr? Written so that nothing can overflow. */
+static bool mr_covers(const struct mroce_mr *mr, __u64 addr, __u64 len)
+{
+	__u64 start = (__u64)(unsigned long)mr->addr;
+
+	return addr >= start && addr - start <= mr->length && len <= mr->length - (addr - start);
+}
+
+/* Start or continue tracking a receive-consuming message; NULL means RNR. */
+static struct mroce_msgslot *msg_slot(struct mroce_qp *qp, const struct mroce_hdr *h, __u32 psn)
+{
+	struct mroce_msgslot *m = MSG(qp, h->msn);
+
+	if (!psn_before(h->msn, qp->rq_tail) || psn_before(h->msn, qp->rq_head))
+		return NULL;
+	if (m->state == MSG_FREE) {
+		*m = (struct mroce_msgslot){ .msn = h->msn, .len = h->msg_len, .max_psn = psn,
+					     .imm = h->imm, .opcode = h->opcode, .state = MSG_ACTIVE };
+	} else if (m->msn != h->msn) {
+		return NULL;	/* cannot happen with the window bound; be safe */
+	}
+	if (psn_before(m->max_psn, psn))
+		m->max_psn = psn;
+	return m;
+}
+
+static void msg_account(struct mroce_qp *qp, struct mroce_msgslot *m, __u32 bytes)
+{
+	m->got += bytes;
+	if (m->got == m->len && m->state == MSG_ACTIVE) {
+		m->state = MSG_WHOLE;
+		if (qp->attr.order == MROCE_UNORDERED)
+			report_recv(qp, m);
+	}
+}
+
+static int place_write(struct mroce_qp *qp, const struct mroce_hdr *h, const void *payload,
+		       __u32 psn)
+{
+	struct mroce_mr *mr = mroce_mr_by_rkey(qp->dev, h->rkey);
+	struct mroce_msgslot *m = NULL;
+	__u64 target = h->raddr + h->offset;
+
+	if (h->opcode == MROCE_OP_WRITE_IMM) {
+		m = msg_slot(qp, h, psn);
+		if (!m)
+			return RNR;
+	}
+	if (h->msg_len) {
+		if (!mr || !(mr->access & MROCE_ACCESS_REMOTE_WRITE) || target < h->raddr ||
+		    !mr_covers(mr, h->raddr, h->msg_len))
+			return MROCE_NAK_REMOTE_ACCESS;
+		memcpy((__u8 *)(unsigned long)target, payload, h->payload_len);
+	}
+	if (m)
+		msg_account(qp, m, h->payload_len);
+	return PLACED;
+}
+
+static int place_send(struct mroce_qp *qp, const struct mroce_hdr *h, const void *payload,
+		      __u32 psn)
+{
+	struct mroce_msgslot *m = msg_slot(qp, h, psn);
+	struct mroce_rwqe *r;
+
+	if (!m)
+		return RNR;
+	r = RWQE(qp, h->msn);
+	if (h->msg_len > r->len) {
+		/* The receive buffer is too small: its owner sees a length error. */
+		struct mroce_wc wc = { .wr_id = r->wr_id, .qp_num = qp->qpn,
+				       .status = MROCE_WC_LOC_LEN_ERR, .opcode = MROCE_WC_RECV };
+
+		if (!r->reported) {
+			mroce_cq_push(qp->recv_cq, &wc);
+			r->reported = 1;
+		}
+		return MROCE_NAK_INVALID_REQ;
+	}
+	sg_copy(r->sge, r->num_sge, h->offset, (void *)payload, h->payload_len, true);
+	msg_account(qp, m, h->payload_len);
+	return PLACED;
+}
+
+static int place_read_req(struct mroce_qp *qp, const struct mroce_hdr *h)
+{
+	struct mroce_mr *mr = mroce_mr_by_rkey(qp->dev, h->rkey);
+	__u64 src = h->raddr + h->offset;
+
+	if (h->rd_len && (!mr || !(mr->access & MROCE_ACCESS_REMOTE_READ) || src < h->raddr ||
+			  !mr_covers(mr, src, h->rd_len)))
+		return MROCE_NAK_REMOTE_ACCESS;
+	for (__u32 i = 0; i < MROCE_READ_JOBS; i++) {
+		struct mroce_rjob *j = &qp->rjobs[i];
+
+		if (j->used)
+			continue;
+		*j = (struct mroce_rjob){ .src = (const __u8 *)(unsigned long)src, .msn = h->msn,
+					  .msg_len = h->msg_len, .base = h->offset, .len = h->rd_len,
+					  .used = true };
+		return PLACED;
+	}
+	return NOT_NOW;
+}
+
+static int place_read_resp(struct mroce_qp *qp, const struct mroce_hdr *h, const void *payload)
+{
+	struct mroce_swqe *w = SWQE(qp, h->msn);
+
+	/* Must name a READ of ours that is still waiting, and stay inside it. */
+	if (psn_before(h->msn, qp->sq_head) || !psn_before(h->msn, qp->sq_tail) ||
+	    w->opcode != MROCE_OP_READ_REQ || w->msn != h->msn || w->done || h->msg_len != w->len)
+		return MROCE_NAK_INVALID_REQ;
+	sg_copy(w->sge, w->num_sge, h->offset, (void *)payload, h->payload_len, true);
+	w->rd_got += h->payload_len;
+	w->rd_seen = 1;
+	if (w->rd_got == w->len) {
+		w->done = 1;
+		w->status = MROCE_WC_SUCCESS;
+	}
+	return PLACED;
+}
+
+/* ---- receive: acknowledgements ------------------------------------------ */
+
+static void pkt_acked(struct mroce_qp *qp, struct mroce_txpkt *rec)
+{
+	if (rec->state == PKT_LOST)
+		qp->nlost--;
+	rec->state = PKT_SACKED;
+	if (rec->wqe & PKT_RJOB) {
+		struct mroce_rjob *j = &qp->rjobs[rec->wqe & ~PKT_RJOB];
+
+		if (++j->acked == rjob_pkts(qp, j))
+			j->used = false;
+	} else {
+		struct mroce_swqe *w = SWQE(qp, rec->wqe);
+
+		if (++w->acked == w->npkts && w->opcode != MROCE_OP_READ_REQ && !w->done) {
+			w->done = 1;
+			w->status = MROCE_WC_SUCCESS;
+		}
+	}
+}
+
+static void handle_ack(struct mroce_qp *qp, const struct mroce_hdr *h, __u64 now)
+{
+	__u32 cum = h->cum_psn, inflight;
+	bool progress = false;
+
+	qp->dev->stats.acks_rx++;
+	/* Ignore what acknowledges PSNs we never sent. */
+	if (psn_before(qp->snd_nxt, cum))
+		return;
+	for (; psn_before(qp->snd_una, cum); qp->snd_una++) {
+		struct mroce_txpkt *rec = PKT(qp, qp->snd_una);
+
+		if (rec->state == PKT_INFLIGHT || rec->state == PKT_LOST)
+			pkt_acked(qp, rec);
+		rec->state = PKT_FREE;
+		progress = true;
+	}
+	for (__u32 i = 0; i < 64 * MROCE_SACK_WORDS; i++) {
+		__u32 psn = cum + 1 + i;
+		struct mroce_txpkt *rec;
+
+		if (!(h->sack[i / 64] >> (i % 64) & 1))
+			continue;
+		if (!psn_before(psn, qp->snd_nxt))
+			break;
+		rec = PKT(qp, psn);
+		if (rec->state == PKT_INFLIGHT || rec->state == PKT_LOST) {
+			pkt_acked(qp, rec);
+			progress = true;
+		}
+		if (!qp->have_sack || psn_before(qp->high_sacked, psn)) {
+			qp->high_sacked = psn;
+			qp->have_sack = true;
+		}
+	}
+	if (qp->have_sack && psn_before(qp->high_sacked, qp->snd_una))
+		qp->have_sack = false;
+	if (h->ts_echo) {
+		__u32 rtt = (__u32)now - h->ts_echo;
+
+		if (rtt < 10000000)
+			qp->srtt_us = qp->srtt_us ? (7 * qp->srtt_us + rtt) / 8 : rtt;
+	}
+	inflight = qp->snd_nxt - qp->snd_una;
+	if (progress) {
+		qp->last_progress_us = now;
+		qp->rto_us = inflight < 3 ? qp->attr.rto_low_us : qp->attr.rto_high_us;
+		qp->rnr_count = 0;
+	}
+	/*
+	 * Holes: a packet is lost once one sent reorder_pkts later, or a full
+	 * RTT later, has arrived. Both allow for spraying over paths of
+	 * different delay; neither waits for three duplicate ACKs.
+	 */
+	if (qp->have_sack) {
+		const struct mroce_txpkt *hi = PKT(qp, qp->high_sacked);
+		__u32 allow = qp->srtt_us + 20;
+
+		for (__u32 psn = qp->snd_una; psn_before(psn, qp->high_sacked); psn++) {
+			struct mroce_txpkt *rec = PKT(qp, psn);
+
+			if (rec->state != PKT_INFLIGHT)
+				continue;
+			if (qp->high_sacked - psn >= qp->attr.reorder_pkts ||
+			    (hi->sent_us > rec->sent_us && hi->sent_us - rec->sent_us > allow)) {
+				rec->state = PKT_LOST;
+				qp->nlost++;
+			}
+		}
+	}
+}
+
+static void handle_nack(struct mroce_qp *qp, const struct mroce_hdr *h, __u64 now)
+{
+	__u32 psn = h->nak_psn;
+	struct mroce_txpkt *rec;
+
+	qp->dev->stats.nacks_rx++;
+	if (psn_before(psn, qp->snd_una) || !psn_before(psn, qp->snd_nxt))
+		return;	/* stale */
+	rec = PKT(qp, psn);
+	switch (h->nak_code) {
+	case MROCE_NAK_REMOTE_ACCESS:
+		fail_wqe_of(qp, rec, MROCE_WC_REM_ACCESS_ERR);
+		break;
+	case MROCE_NAK_INVALID_REQ:
+		fail_wqe_of(qp, rec, MROCE_WC_REM_INV_REQ_ERR);
+		break;
+	case MROCE_NAK_REMOTE_OP:
+		fail_wqe_of(qp, rec, MROCE_WC_REM_OP_ERR);
+		break;
+	case MROCE_NAK_RNR:
+		if (++qp->rnr_count > qp->attr.rnr_retry) {
+			fail_wqe_of(qp, rec, MROCE_WC_RNR_RETRY_EXC_ERR);
+			break;
+		}
+		if (rec->state == PKT_INFLIGHT) {
+			rec->state = PKT_LOST;
+			rec->retx = 0;	/* RNR waits are counted by rnr_retry, not retry_cnt */
+			qp->nlost++;
+		}
+		qp->rnr_until_us = now + qp->attr.rnr_timer_us;
+		break;
+	case MROCE_NAK_PSN_SEQ:
+		/* Go-back-N: everything from the gap on is resent; only the gap counts as a retry. */
+		for (__u32 p = psn; psn_before(p, qp->snd_nxt); p++) {
+			struct mroce_txpkt *r = PKT(qp, p);
+
+			if (r->state == PKT_INFLIGHT) {
+				r->state = PKT_LOST;
+				r->gbn = p != psn;
+				qp->nlost++;
+			}
+		}
+		break;
+	default:
+		break;
+	}
+}
+
+/* ---- receive: entry point ------------------------------------------------ */
+
+void mroce_engine_rx(void *ctx, const void *frame, __u32 len)
+{
+	struct mroce_dev *dev = ctx;
+	struct mroce_pkt pkt;
+	struct mroce_hdr h;
+	struct mroce_qp *qp;
+	struct mroce_flow *f;
+	__u64 now = dev->ops->now_us(dev->port);
+	__u32 qpn, psn;
+	int v, res;
+
+	dev->stats.rx_pkts++;
+	dev->stats.rx_bytes += len;
+	if (mroce_parse(frame, (const __u8 *)frame + len, dev->udp_port, &pkt) != MROCE_STAT_RX ||
+	    !mroce_frame_csum_ok(frame, &pkt)) {
+		dev->stats.bad_pkts++;
+		return;
+	}
+	qpn = mroce_be32(pkt.bth->dqpn);
+	qp = qpn < MROCE_MAX_QPS ? dev->qps[qpn] : NULL;
+	if (!qp || qp->state != MROCE_QPS_RTS || pkt.bth->token != qp->token_be) {
+		dev->stats.bad_pkts++;
+		return;
+	}
+	mroce_hdr_decode(&pkt, &h);
+	if (h.opcode == MROCE_OP_ACK) {
+		handle_ack(qp, &h, now);
+		return;
+	}
+	if (h.opcode == MROCE_OP_NACK) {
+		handle_nack(qp, &h, now);
+		return;
+	}
+
+	f = qp->flow;
+	psn = h.psn;
+	v = mroce_rxwin_check(f, psn);
+	if (v == MROCE_RXWIN_DUP) {
+		dev->stats.dup_pkts++;
+		qp->ack_now = true;	/* our ACK may have been lost */
+		return;
+	}
+	if (v == MROCE_RXWIN_BEYOND) {
+		dev->stats.rx_dropped_window++;
+		send_nack(qp, MROCE_NAK_OUT_OF_WINDOW, psn, h.msn);
+		return;
+	}
+	if (psn != f->rx_base) {
+		dev->stats.ooo_pkts++;
+		if (qp->attr.go_back_n) {
+			if (!qp->gbn_nak_sent || qp->gbn_nak_psn != f->rx_base) {
+				send_nack(qp, MROCE_NAK_PSN_SEQ, f->rx_base, 0);
+				qp->gbn_nak_psn = f->rx_base;
+				qp->gbn_nak_sent = true;
+			}
+			return;
+		}
+	}
+	qp->ecn_pkts++;
+	qp->ecn_ce += pkt.ecn == 3;
+	qp->ts_echo = h.ts;
+
+	switch (h.opcode) {
+	case MROCE_OP_WRITE:
+	case MROCE_OP_WRITE_IMM:
+		res = place_write(qp, &h, pkt.payload, psn);
+		break;
+	case MROCE_OP_SEND:
+	case MROCE_OP_SEND_IMM:
+		res = place_send(qp, &h, pkt.payload, psn);
+		break;
+	case MROCE_OP_READ_REQ:
+		res = place_read_req(qp, &h);
+		break;
+	case MROCE_OP_READ_RESP:
+		res = place_read_resp(qp, &h, pkt.payload);
+		break;
+	default:
+		res = MROCE_NAK_INVALID_REQ;
+		break;
+	}
+	if (res == NOT_NOW)
+		return;
+	if (res == RNR) {
+		send_nack(qp, MROCE_NAK_RNR, psn, h.msn);
+		return;
+	}
+	if (res > 0)
+		send_nack(qp, (__u8)res, psn, h.msn);	/* consumed: it will not be retried */
+
+	/* Placed (or refused for good): only now does the PSN count as received. */
+	mroce_rxwin_mark(f, psn);
+	mroce_rxwin_advance(f);
+	qp->gbn_nak_sent = false;
+	if (++qp->unacked >= qp->attr.ack_every || (h.flags & MROCE_F_ACK_REQ) ||
+	    qp->attr.go_back_n)
+		qp->ack_now = true;
+	else if (!qp->ack_due_us)
+		qp->ack_due_us = now + qp->attr.ack_delay_us;
+}
+
+/* ---- one round ----------------------------------------------------------- */
+
+static void qp_timers(struct mroce_qp *qp, __u64 now)
+{
+	if (qp->state != MROCE_QPS_RTS)
+		return;
+	if (qp->ack_now || (qp->ack_due_us && now >= qp->ack_due_us))
+		send_ack(qp);
+	if (qp->snd_nxt != qp->snd_una && now - qp->last_progress_us >= qp->rto_us &&
+	    now >= qp->rnr_until_us) {
+		/* Nothing acknowledged for an RTO: everything unacknowledged that old is lost. */
+		qp->dev->stats.rto_events++;
+		for (__u32 psn = qp->snd_una; psn != qp->snd_nxt; psn++) {
+			struct mroce_txpkt *rec = PKT(qp, psn);
+
+			if (rec->state == PKT_INFLIGHT && now - rec->sent_us >= qp->rto_us) {
+				rec->state = PKT_LOST;
+				qp->nlost++;
+			}
+		}
+		if (qp->rto_us < 64 * qp->attr.rto_high_us)
+			qp->rto_us *= 2;
+		qp->last_progress_us = now;
+	}
+}
+
+int mroce_engine_run(struct mroce_dev *dev, void (*rx)(void *, const void *, __u32))
+{
+	__u64 now;
+	int work;
+
+	work = dev->ops->rx_burst(dev->port, rx, dev, RX_BUDGET);
+	now = dev->ops->now_us(dev->port);
+	for (__u32 q = 1; q < MROCE_MAX_QPS; q++) {
+		struct mroce_qp *qp = dev->qps[q];
+
+		if (!qp)
+			continue;
+		qp_timers(qp, now);
+		work += qp_tx(qp, now);
+		if (qp->state == MROCE_QPS_RTS) {
+			complete_sq(qp);
+			complete_rq(qp);
+		}
+	}
+	dev->ops->tx_flush(dev->port);
+	return work;
+}
+
+__u64 mroce_engine_next_timer(struct mroce_dev *dev)
+{
+	__u64 next = UINT64_MAX;
+
+	for (__u32 q = 1; q < MROCE_MAX_QPS; q++) {
+		struct mroce_qp *qp = dev->qps[q];
+		__u64 t;
+
+		if (!qp || qp->state != MROCE_QPS_RTS)
+			continue;
+		if (qp->ack_now || qp->nlost)
+			return 0;
+		if (qp->snd_nxt - qp->snd_una < qp->attr.max_inflight) {
+			__u32 w, o, l;
+
+			if (next_new(qp, &w, &o, &l))
+				return 0;
+		}
+		if (qp->ack_due_us && qp->ack_due_us < next)
+			next = qp->ack_due_us;
+		if (qp->snd_nxt != qp->snd_una) {
+			t = qp->last_progress_us + qp->rto_us;
+			if (t < next)
+				next = t;
+		}
+	}
+	return next;
+}

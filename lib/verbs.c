@@ -1,0 +1,633 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* Verbs objects: memory regions, completion queues, queue pairs, work requests. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/random.h>
+#include <unistd.h>
+
+#include "engine.h"
+#include "internal.h"
+
+__u64 mroce_random64(void)
+{
+	__u64 v = 0;
+
+	/* getrandom() on a healthy system never fails for 8 bytes after boot. */
+	while (getrandom(&v, sizeof(v), 0) != sizeof(v))
+		;
+	return v;
+}
+
+/* ---- memory regions ------------------------------------------------------ */
+
+/*
+ * Keys: the low 12 bits index the table, the other 20 are random, so a
+ * remote key cannot be guessed (and a packet must already carry the right
+ * 64-bit connection token before its rkey is looked at).
+ */
+#define KEY_INDEX(k)	((k) & (MROCE_MAX_MRS - 1))
+
+int mroce_reg_mr(struct mroce_dev *dev, void *addr, size_t length, unsigned int access,
+		 struct mroce_mr **mrp)
+{
+	unsigned int known = MROCE_ACCESS_LOCAL_WRITE | MROCE_ACCESS_REMOTE_WRITE |
+			     MROCE_ACCESS_REMOTE_READ;
+	int err = -ENOSPC;
+
+	if (!dev || !mrp || (!addr && length) || (access & ~known))
+		return -EINVAL;
+	/* Remote writers need local write permission too (as in ibverbs). */
+	if ((access & MROCE_ACCESS_REMOTE_WRITE) && !(access & MROCE_ACCESS_LOCAL_WRITE))
+		return -EINVAL;
+	if ((__u64)(unsigned long)addr + length < (__u64)(unsigned long)addr)
+		return -EINVAL;
+	pthread_mutex_lock(&dev->lock);
+	for (__u32 i = 0; i < MROCE_MAX_MRS; i++) {
+		struct mroce_mr *mr = &dev->mrs[i];
+		__u64 r;
+
+		if (mr->used)
+			continue;
+		r = mroce_random64();
+		mr->dev = dev;
+		mr->addr = addr;
+		mr->length = length;
+		mr->access = access;
+		mr->lkey = ((__u32)r & ~(__u32)(MROCE_MAX_MRS - 1)) | i;
+		mr->rkey = ((__u32)(r >> 32) & ~(__u32)(MROCE_MAX_MRS - 1)) | i;
+		mr->used = true;
+		*mrp = mr;
+		err = 0;
+		break;
+	}
+	pthread_mutex_unlock(&dev->lock);
+	return err;
+}
+
+int mroce_dereg_mr(struct mroce_mr *mr)
+{
+	struct mroce_dev *dev;
+
+	if (!mr || !mr->used)
+		return -EINVAL;
+	dev = mr->dev;
+	pthread_mutex_lock(&dev->lock);
+	memset(mr, 0, sizeof(*mr));
+	pthread_mutex_unlock(&dev->lock);
+	return 0;
+}
+
+__u32 mroce_mr_lkey(const struct mroce_mr *mr) { return mr ? mr->lkey : 0; }
+__u32 mroce_mr_rkey(const struct mroce_mr *mr) { return mr ? mr->rkey : 0; }
+
+struct mroce_mr *mroce_mr_by_rkey(struct mroce_dev *dev, __u32 rkey)
+{
+	struct mroce_mr *mr = &dev->mrs[KEY_INDEX(rkey)];
+
+	return mr->used && mr->rkey == rkey ? mr : NULL;
+}
+
+struct mroce_mr *mroce_mr_by_lkey(struct mroce_dev *dev, __u32 lkey)
+{
+	struct mroce_mr *mr = &dev->mrs[KEY_INDEX(lkey)];
+
+	return mr->used && mr->lkey == lkey ? mr : NULL;
+}
+
+/* ---- completion queues --------------------------------------------------- */
+
+int mroce_create_cq(struct mroce_dev *dev, __u32 cqe, struct mroce_cq **cqp)
+{
+	struct mroce_cq *cq;
+	__u32 size = 16;
+
+	if (!dev || !cqp || !cqe || cqe > (1u << 24))
+		return -EINVAL;
+	while (size < cqe)
+		size <<= 1;
+	cq = calloc(1, sizeof(*cq));
+	if (!cq)
+		return -ENOMEM;
+	cq->ring = calloc(size, sizeof(*cq->ring));
+	cq->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (!cq->ring || cq->efd < 0) {
+		int err = cq->efd < 0 ? -errno : -ENOMEM;
+
+		free(cq->ring);
+		if (cq->efd >= 0)
+			close(cq->efd);
+		free(cq);
+		return err;
+	}
+	cq->dev = dev;
+	cq->size = size;
+	*cqp = cq;
+	return 0;
+}
+
+int mroce_destroy_cq(struct mroce_cq *cq)
+{
+	struct mroce_dev *dev;
+
+	if (!cq)
+		return -EINVAL;
+	dev = cq->dev;
+	pthread_mutex_lock(&dev->lock);
+	for (__u32 i = 0; i < MROCE_MAX_QPS; i++) {
+		struct mroce_qp *qp = dev->qps[i];
+
+		if (qp && (qp->send_cq == cq || qp->recv_cq == cq)) {
+			pthread_mutex_unlock(&dev->lock);
+			return -EBUSY;
+		}
+	}
+	pthread_mutex_unlock(&dev->lock);
+	close(cq->efd);
+	free(cq->ring);
+	free(cq);
+	return 0;
+}
+
+/* dev->lock held. */
+void mroce_cq_push(struct mroce_cq *cq, const struct mroce_wc *wc)
+{
+	__u64 one = 1;
+
+	if (cq->tail - cq->head >= cq->size) {
+		/* QPs are sized so this cannot happen; if it does, say so. */
+		cq->overflow = true;
+		return;
+	}
+	cq->ring[cq->tail++ & (cq->size - 1)] = *wc;
+	if (write(cq->efd, &one, sizeof(one)) < 0) {
+		/* counter saturation is impossible at 2^64 - 1; nothing to do */
+	}
+}
+
+int mroce_poll_cq(struct mroce_cq *cq, int n, struct mroce_wc *wc)
+{
+	int got = 0;
+	__u64 v;
+
+	if (!cq || n < 0 || (n && !wc))
+		return -EINVAL;
+	pthread_mutex_lock(&cq->dev->lock);
+	if (cq->overflow) {
+		pthread_mutex_unlock(&cq->dev->lock);
+		return -EOVERFLOW;
+	}
+	while (got < n && cq->head != cq->tail)
+		wc[got++] = cq->ring[cq->head++ & (cq->size - 1)];
+	if (cq->head == cq->tail && read(cq->efd, &v, sizeof(v)) < 0) {
+		/* EAGAIN: already clear */
+	}
+	pthread_mutex_unlock(&cq->dev->lock);
+	return got;
+}
+
+int mroce_cq_fd(const struct mroce_cq *cq)
+{
+	return cq ? cq->efd : -EINVAL;
+}
+
+const char *mroce_wc_status_str(enum mroce_wc_status s)
+{
+	static const char *const names[] = {
+		[MROCE_WC_SUCCESS] = "success",
+		[MROCE_WC_LOC_LEN_ERR] = "local length error",
+		[MROCE_WC_LOC_PROT_ERR] = "local protection error",
+		[MROCE_WC_REM_ACCESS_ERR] = "remote access error",
+		[MROCE_WC_REM_INV_REQ_ERR] = "remote invalid request error",
+		[MROCE_WC_RNR_RETRY_EXC_ERR] = "receiver-not-ready retries exceeded",
+		[MROCE_WC_RETRY_EXC_ERR] = "transport retries exceeded",
+		[MROCE_WC_WR_FLUSH_ERR] = "flushed",
+		[MROCE_WC_REM_OP_ERR] = "remote operation error",
+	};
+
+	return (unsigned int)s < sizeof(names) / sizeof(names[0]) ? names[s] : "unknown status";
+}
+
+/* ---- queue pairs --------------------------------------------------------- */
+
+#define DFLT(v, d) ((v) ? (v) : (d))
+
+int mroce_create_qp(struct mroce_dev *dev, const struct mroce_qp_attr *attr, struct mroce_qp **qpp)
+{
+	struct mroce_qp_attr a = {};
+	struct mroce_qp *qp;
+	int err = -ENOSPC;
+
+	if (!dev || !attr || !qpp || !mroce_opts_valid(attr, attr->sz, sizeof(*attr)))
+		return -EINVAL;
+	memcpy(&a, attr, attr->sz < sizeof(a) ? attr->sz : sizeof(a));
+	a.sz = sizeof(a);
+	if (!a.send_cq || !a.recv_cq || (a.order != MROCE_ORDERED && a.order != MROCE_UNORDERED))
+		return -EINVAL;
+	a.sq_depth = DFLT(a.sq_depth, 256);
+	a.rq_depth = DFLT(a.rq_depth, 256);
+	a.paths = DFLT(a.paths, 1);
+	a.max_inflight = DFLT(a.max_inflight, 256);
+	a.rto_low_us = DFLT(a.rto_low_us, 200);
+	a.rto_high_us = DFLT(a.rto_high_us, 1000);
+	a.retry_cnt = DFLT(a.retry_cnt, 12);
+	a.rnr_retry = DFLT(a.rnr_retry, 7);
+	a.rnr_timer_us = DFLT(a.rnr_timer_us, 1000);
+	a.ack_every = DFLT(a.ack_every, 16);
+	a.ack_delay_us = DFLT(a.ack_delay_us, 50);
+	a.reorder_pkts = DFLT(a.reorder_pkts, 64);
+	a.mtu = DFLT(a.mtu, dev->attr.mtu);
+	if (a.sq_depth > 65536 || a.rq_depth > 65536 || a.paths > 256 ||
+	    a.max_inflight > MROCE_RXWIN_PSNS - 64 || a.rto_low_us > a.rto_high_us ||
+	    a.retry_cnt > 255 || a.mtu < 256 || a.mtu > MROCE_FRAME_MAX - sizeof(struct ethhdr) ||
+	    a.ack_every > MROCE_RXWIN_PSNS / 2)
+		return -EINVAL;
+
+	qp = calloc(1, sizeof(*qp));
+	if (!qp)
+		return -ENOMEM;
+	qp->sq = calloc(a.sq_depth, sizeof(*qp->sq));
+	qp->rq = calloc(a.rq_depth, sizeof(*qp->rq));
+	if (!qp->sq || !qp->rq) {
+		free(qp->sq);
+		free(qp->rq);
+		free(qp);
+		return -ENOMEM;
+	}
+	qp->dev = dev;
+	qp->attr = a;
+	qp->send_cq = a.send_cq;
+	qp->recv_cq = a.recv_cq;
+	qp->state = MROCE_QPS_INIT;
+	qp->secret = mroce_random64();
+	qp->snd_una = qp->snd_nxt = (__u32)mroce_random64();
+	qp->rto_us = a.rto_low_us;
+	pthread_mutex_lock(&dev->lock);
+	/* Start the search at a random QPN so numbers are not reused right away. */
+	for (__u32 n = 0, q = (__u32)mroce_random64() % (MROCE_MAX_QPS - 1) + 1;
+	     n < MROCE_MAX_QPS - 1; n++, q = q % (MROCE_MAX_QPS - 1) + 1) {
+		if (dev->qps[q])
+			continue;
+		if (dev->dp && __atomic_load_n(&mroce_dp_flow(dev->dp, q)->state,
+					       __ATOMIC_ACQUIRE) != MROCE_FLOW_FREE)
+			continue;	/* another process on this interface owns it */
+		qp->qpn = q;
+		dev->qps[q] = qp;
+		err = 0;
+		break;
+	}
+	pthread_mutex_unlock(&dev->lock);
+	if (err) {
+		free(qp->sq);
+		free(qp->rq);
+		free(qp);
+		return err;
+	}
+	qp->flow = &qp->local_flow;
+	*qpp = qp;
+	return 0;
+}
+
+enum mroce_qp_state mroce_qp_state(const struct mroce_qp *qp)
+{
+	return qp ? qp->state : MROCE_QPS_ERR;
+}
+
+__u32 mroce_qp_num(const struct mroce_qp *qp)
+{
+	return qp ? qp->qpn : 0;
+}
+
+static enum mroce_wc_opcode send_wc_opcode(__u8 op)
+{
+	return op == MROCE_OP_READ_REQ ? MROCE_WC_RDMA_READ :
+	       op == MROCE_OP_SEND || op == MROCE_OP_SEND_IMM ? MROCE_WC_SEND : MROCE_WC_RDMA_WRITE;
+}
+
+/*
+ * Report everything still queued: finished requests with their own status,
+ * the first unfinished one with `why` (the reason the QP failed, unless a
+ * finished one already carries it), the rest as flushed.
+ */
+static void flush_all(struct mroce_qp *qp, enum mroce_wc_status why)
+{
+	struct mroce_wc wc = { .qp_num = qp->qpn };
+
+	for (__u32 i = qp->sq_head; i != qp->sq_tail; i++)
+		if (qp->sq[i % qp->attr.sq_depth].done && qp->sq[i % qp->attr.sq_depth].status)
+			why = MROCE_WC_WR_FLUSH_ERR;
+	for (; qp->sq_head != qp->sq_tail; qp->sq_head++) {
+		struct mroce_swqe *w = &qp->sq[qp->sq_head % qp->attr.sq_depth];
+
+		if (w->reported)
+			continue;
+		wc.wr_id = w->wr_id;
+		wc.opcode = send_wc_opcode(w->opcode);
+		wc.byte_len = w->done && !w->status ? w->len : 0;
+		if (w->done) {
+			wc.status = w->status;
+		} else {
+			wc.status = why;
+			why = MROCE_WC_WR_FLUSH_ERR;
+		}
+		mroce_cq_push(qp->send_cq, &wc);
+	}
+	qp->sq_next = qp->sq_tail;
+	for (; qp->rq_head != qp->rq_tail; qp->rq_head++) {
+		struct mroce_rwqe *r = &qp->rq[qp->rq_head % qp->attr.rq_depth];
+
+		if (r->reported)
+			continue;
+		wc.wr_id = r->wr_id;
+		wc.status = MROCE_WC_WR_FLUSH_ERR;
+		wc.opcode = MROCE_WC_RECV;
+		wc.byte_len = 0;
+		mroce_cq_push(qp->recv_cq, &wc);
+	}
+}
+
+/* Move to the error state: the failing request gets `why`, the rest are flushed. dev->lock held. */
+void mroce_qp_fail(struct mroce_qp *qp, enum mroce_wc_status why)
+{
+	if (qp->state == MROCE_QPS_ERR)
+		return;
+	qp->state = MROCE_QPS_ERR;
+	flush_all(qp, why);
+	for (__u32 i = 0; i < MROCE_READ_JOBS; i++)
+		qp->rjobs[i].used = false;
+	if (qp->dev->dp)
+		mroce_dp_flow_del(qp->dev->dp, qp->qpn);
+	qp->flow = &qp->local_flow;
+}
+
+int mroce_destroy_qp(struct mroce_qp *qp)
+{
+	struct mroce_dev *dev;
+
+	if (!qp)
+		return -EINVAL;
+	dev = qp->dev;
+	pthread_mutex_lock(&dev->lock);
+	if (qp->state != MROCE_QPS_ERR)
+		mroce_qp_fail(qp, MROCE_WC_WR_FLUSH_ERR);
+	flush_all(qp, MROCE_WC_WR_FLUSH_ERR);
+	dev->qps[qp->qpn] = NULL;
+	pthread_mutex_unlock(&dev->lock);
+	free(qp->sq);
+	free(qp->rq);
+	free(qp);
+	return 0;
+}
+
+int mroce_qp_local_info(struct mroce_qp *qp, const struct in6_addr *addr, int family,
+			struct mroce_qp_info *info)
+{
+	if (!qp || !info || (family != AF_INET && family != AF_INET6))
+		return -EINVAL;
+	memset(info, 0, sizeof(*info));
+	info->qpn = qp->qpn;
+	info->psn = qp->snd_nxt;
+	info->secret = qp->secret;
+	memcpy(info->mac, qp->dev->local.src_mac, 6);
+	info->udp_port = qp->dev->udp_port;
+	info->family = family;
+	if (addr)
+		info->addr = *addr;
+	info->mtu = qp->attr.mtu;
+	return 0;
+}
+
+void mroce_qp_info_pack(const struct mroce_qp_info *in, __u8 out[MROCE_QP_INFO_WIRE_LEN])
+{
+	__u32 v32;
+	__u64 v64;
+	__u16 v16;
+
+	memset(out, 0, MROCE_QP_INFO_WIRE_LEN);
+	out[0] = 'M';
+	out[1] = MROCE_VERSION;
+	out[2] = in->family == AF_INET6 ? 6 : 4;
+	v32 = mroce_be32(in->qpn); memcpy(out + 4, &v32, 4);
+	v32 = mroce_be32(in->psn); memcpy(out + 8, &v32, 4);
+	v64 = mroce_be64(in->secret); memcpy(out + 12, &v64, 8);
+	memcpy(out + 20, in->mac, 6);
+	v16 = mroce_be16(in->udp_port); memcpy(out + 26, &v16, 2);
+	memcpy(out + 28, &in->addr, 16);
+	v32 = mroce_be32(in->mtu); memcpy(out + 44, &v32, 4);
+}
+
+int mroce_qp_info_unpack(const __u8 in[MROCE_QP_INFO_WIRE_LEN], struct mroce_qp_info *info)
+{
+	__u32 v32;
+	__u64 v64;
+	__u16 v16;
+
+	if (in[0] != 'M' || in[1] != MROCE_VERSION || (in[2] != 4 && in[2] != 6))
+		return -EINVAL;
+	memset(info, 0, sizeof(*info));
+	info->family = in[2] == 6 ? AF_INET6 : AF_INET;
+	memcpy(&v32, in + 4, 4); info->qpn = mroce_be32(v32);
+	memcpy(&v32, in + 8, 4); info->psn = mroce_be32(v32);
+	memcpy(&v64, in + 12, 8); info->secret = mroce_be64(v64);
+	memcpy(info->mac, in + 20, 6);
+	memcpy(&v16, in + 26, 2); info->udp_port = mroce_be16(v16);
+	memcpy(&info->addr, in + 28, 16);
+	memcpy(&v32, in + 44, 4); info->mtu = mroce_be32(v32);
+	if (!info->qpn || info->qpn >= MROCE_MAX_QPS || info->mtu < 256)
+		return -EINVAL;
+	return 0;
+}
+
+int mroce_qp_connect_locked(struct mroce_qp *qp, const struct mroce_qp_info *r, const __u8 *mac)
+{
+	struct mroce_dev *dev = qp->dev;
+	__u32 hdr_room;
+
+	if (qp->state != MROCE_QPS_INIT)
+		return qp->state == MROCE_QPS_RTS ? -EISCONN : -EIO;
+	if (!r->qpn || r->qpn >= MROCE_MAX_QPS || (r->family != AF_INET && r->family != AF_INET6))
+		return -EINVAL;
+	if (r->family != dev->local.family)
+		return -EAFNOSUPPORT;
+	qp->rqpn = r->qpn;
+	qp->token_be = mroce_be64(qp->secret ^ r->secret);
+	qp->route = dev->local;
+	memcpy(qp->route.dst_mac, mac, 6);
+	if (r->family == AF_INET)
+		memcpy(&qp->route.dst.v4, &r->addr.s6_addr[12], 4);
+	else
+		qp->route.dst.v6 = r->addr;
+	qp->route.dport = r->udp_port ? r->udp_port : MROCE_DEFAULT_PORT;
+	/* Entropy base: spread QPs over the ephemeral range; path i adds i. */
+	qp->route.sport = (__u16)(49152 + (qp->qpn * 64) % 16000);
+	if (r->mtu < qp->attr.mtu)
+		qp->attr.mtu = r->mtu;
+	hdr_room = (r->family == AF_INET ? sizeof(struct iphdr) : sizeof(struct ipv6hdr)) +
+		   sizeof(struct udphdr) + sizeof(struct mroce_bth) + sizeof(struct mroce_reth) +
+		   sizeof(struct mroce_deth) + sizeof(struct mroce_immeth);
+	if (qp->attr.mtu <= hdr_room + 64)
+		return -EINVAL;
+	qp->payload_max = qp->attr.mtu - hdr_room;
+
+	if (dev->dp) {
+		MROCE_OPTS(mroce_flow_cfg, fc, .token = qp->secret ^ r->secret, .rx_psn = r->psn,
+			   .peer_qpn = r->qpn, .flags = qp->attr.go_back_n ? MROCE_FLOW_GO_BACK_N : 0);
+		int err = mroce_dp_flow_add(dev->dp, qp->qpn, &fc);
+
+		if (err)
+			return err;
+		qp->flow = mroce_dp_flow(dev->dp, qp->qpn);
+	} else {
+		memset(&qp->local_flow, 0, sizeof(qp->local_flow));
+		qp->local_flow.token = qp->token_be;
+		qp->local_flow.peer_qpn = r->qpn;
+		qp->local_flow.flags = qp->attr.go_back_n ? MROCE_FLOW_GO_BACK_N : 0;
+		mroce_rxwin_reset(&qp->local_flow, r->psn);
+		qp->local_flow.state = MROCE_FLOW_ACTIVE;
+		qp->flow = &qp->local_flow;
+	}
+	qp->last_progress_us = dev->ops->now_us(dev->port);
+	qp->state = MROCE_QPS_RTS;
+	return 0;
+}
+
+int mroce_qp_connect(struct mroce_qp *qp, const struct mroce_qp_info *remote, const __u8 *mac)
+{
+	__u8 resolved[6];
+	int err;
+
+	if (!qp || !remote)
+		return -EINVAL;
+	if (!mac) {
+		err = mroce_resolve_mac(qp->dev, remote, resolved);
+		if (err)
+			return err;
+		mac = resolved;
+	}
+	pthread_mutex_lock(&qp->dev->lock);
+	err = mroce_qp_connect_locked(qp, remote, mac);
+	pthread_mutex_unlock(&qp->dev->lock);
+	return err;
+}
+
+/* ---- work requests ------------------------------------------------------- */
+
+/* Check a local SG list against registered memory; total length in *len. */
+static int check_sges(struct mroce_dev *dev, const struct mroce_sge *sg, int n, bool need_write,
+		      __u32 *len)
+{
+	__u64 total = 0;
+
+	if (n < 0 || n > MROCE_MAX_SGE || (n && !sg))
+		return -EINVAL;
+	for (int i = 0; i < n; i++) {
+		struct mroce_mr *mr = mroce_mr_by_lkey(dev, sg[i].lkey);
+		__u64 start;
+
+		if (!sg[i].length)
+			continue;
+		if (!mr)
+			return -EPERM;
+		start = sg[i].addr - (__u64)(unsigned long)mr->addr;
+		if (sg[i].addr < (__u64)(unsigned long)mr->addr || start > mr->length ||
+		    sg[i].length > mr->length - start)
+			return -EPERM;
+		if (need_write && !(mr->access & MROCE_ACCESS_LOCAL_WRITE))
+			return -EPERM;
+		total += sg[i].length;
+	}
+	if (total > 0xffffffffu)
+		return -EMSGSIZE;
+	*len = (__u32)total;
+	return 0;
+}
+
+int mroce_post_send(struct mroce_qp *qp, const struct mroce_send_wr *wr)
+{
+	struct mroce_swqe *w;
+	__u32 len = 0;
+	__u8 op;
+	int err;
+
+	if (!qp || !wr)
+		return -EINVAL;
+	switch (wr->opcode) {
+	case MROCE_WR_RDMA_WRITE:		op = MROCE_OP_WRITE; break;
+	case MROCE_WR_RDMA_WRITE_WITH_IMM:	op = MROCE_OP_WRITE_IMM; break;
+	case MROCE_WR_SEND:			op = MROCE_OP_SEND; break;
+	case MROCE_WR_SEND_WITH_IMM:		op = MROCE_OP_SEND_IMM; break;
+	case MROCE_WR_RDMA_READ:		op = MROCE_OP_READ_REQ; break;
+	default:				return -EINVAL;
+	}
+	pthread_mutex_lock(&qp->dev->lock);
+	err = qp->state == MROCE_QPS_RTS ? 0 : qp->state == MROCE_QPS_INIT ? -ENOTCONN : -EIO;
+	if (!err && qp->sq_tail - qp->sq_head >= qp->attr.sq_depth)
+		err = -EAGAIN;
+	if (!err)
+		err = check_sges(qp->dev, wr->sg_list, wr->num_sge, op == MROCE_OP_READ_REQ, &len);
+	if (err && err != -EPERM) {
+		pthread_mutex_unlock(&qp->dev->lock);
+		return err;
+	}
+	w = &qp->sq[qp->sq_tail % qp->attr.sq_depth];
+	memset(w, 0, sizeof(*w));
+	if (err == -EPERM) {
+		/* As in ibverbs: accepted, then completed with a protection error. */
+		w->wr_id = wr->wr_id;
+		w->opcode = op;
+		w->done = 1;
+		w->status = MROCE_WC_LOC_PROT_ERR;
+		qp->sq_tail++;
+		pthread_mutex_unlock(&qp->dev->lock);
+		return 0;
+	}
+	w->wr_id = wr->wr_id;
+	w->opcode = op;
+	w->flags = (__u8)wr->send_flags;
+	w->raddr = wr->remote_addr;
+	w->rkey = wr->rkey;
+	w->imm = wr->imm_data;
+	w->len = len;
+	w->num_sge = (__u32)wr->num_sge;
+	memcpy(w->sge, wr->sg_list, sizeof(*w->sge) * (size_t)wr->num_sge);
+	if (op == MROCE_OP_READ_REQ) {
+		w->npkts = 1;
+		w->msn = qp->sq_tail;	/* the READ's id in its responses */
+	} else {
+		w->npkts = len ? (len + qp->payload_max - 1) / qp->payload_max : 1;
+		w->msn = qp->sq_msn;
+		if (op != MROCE_OP_WRITE)
+			qp->sq_msn++;	/* consumes one receive at the peer */
+	}
+	qp->sq_tail++;
+	pthread_mutex_unlock(&qp->dev->lock);
+	return 0;
+}
+
+int mroce_post_recv(struct mroce_qp *qp, const struct mroce_recv_wr *wr)
+{
+	struct mroce_rwqe *w;
+	__u32 len = 0;
+	int err;
+
+	if (!qp || !wr)
+		return -EINVAL;
+	pthread_mutex_lock(&qp->dev->lock);
+	err = qp->state == MROCE_QPS_ERR ? -EIO : 0;
+	if (!err && qp->rq_tail - qp->rq_head >= qp->attr.rq_depth)
+		err = -EAGAIN;
+	if (!err)
+		err = check_sges(qp->dev, wr->sg_list, wr->num_sge, true, &len);
+	if (!err) {
+		w = &qp->rq[qp->rq_tail % qp->attr.rq_depth];
+		w->wr_id = wr->wr_id;
+		w->len = len;
+		w->reported = 0;
+		w->num_sge = (__u32)wr->num_sge;
+		memcpy(w->sge, wr->sg_list, sizeof(*w->sge) * (size_t)wr->num_sge);
+		qp->rq_tail++;
+	}
+	pthread_mutex_unlock(&qp->dev->lock);
+	return err;
+}

@@ -1,0 +1,281 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * A deterministic simulated wire between two libmroce devices, for unit
+ * tests of the transport without root: virtual time, per-path delays (path
+ * = UDP source port), jitter that reorders, and seeded loss, duplication
+ * and corruption. Frames cross it exactly as they would cross a NIC.
+ */
+#ifndef MROCE_TEST_SIM_H
+#define MROCE_TEST_SIM_H
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../lib/engine.h"
+
+#define SIM_QUEUE	2048
+
+struct sim_frame {
+	__u64	at;		/* delivery time */
+	__u64	seq;		/* ties keep send order */
+	__u32	len;
+	__u8	data[MROCE_FRAME_MAX];
+};
+
+struct sim_link {
+	__u32	delay_us;	/* base one-way delay */
+	__u32	path_step_us;	/* extra delay per path (source port), makes spraying reorder */
+	__u32	jitter_us;	/* random extra delay */
+	__u32	loss_ppm, dup_ppm, corrupt_ppm;
+	bool	down;		/* black hole */
+};
+
+struct sim_net;
+
+struct sim_port {
+	struct sim_net		*net;
+	struct sim_port		*peer;
+	struct sim_frame	**heap;		/* frames on their way to this port */
+	__u32			n;
+	__u8			txbuf[MROCE_FRAME_MAX];
+	struct sim_link		link;		/* of frames this port sends */
+	__u64			sent, dropped;
+};
+
+struct sim_net {
+	__u64		now;
+	__u64		seq;
+	__u64		rng;
+	struct sim_port	a, b;
+	struct sim_frame *pool;
+	__u32		pool_free[2 * SIM_QUEUE];
+	__u32		nfree;
+};
+
+static inline __u32 sim_rand(struct sim_net *net)
+{
+	net->rng ^= net->rng >> 12;
+	net->rng ^= net->rng << 25;
+	net->rng ^= net->rng >> 27;
+	return (__u32)((net->rng * 2685821657736338717ULL) >> 32);
+}
+
+static inline bool sim_roll(struct sim_net *net, __u32 ppm)
+{
+	return ppm && sim_rand(net) % 1000000 < ppm;
+}
+
+static inline bool sim_less(const struct sim_frame *x, const struct sim_frame *y)
+{
+	return x->at < y->at || (x->at == y->at && x->seq < y->seq);
+}
+
+static inline void sim_push(struct sim_port *p, struct sim_frame *f)
+{
+	__u32 i = p->n++;
+
+	while (i && sim_less(f, p->heap[(i - 1) / 2])) {
+		p->heap[i] = p->heap[(i - 1) / 2];
+		i = (i - 1) / 2;
+	}
+	p->heap[i] = f;
+}
+
+static inline struct sim_frame *sim_pop(struct sim_port *p)
+{
+	struct sim_frame *top = p->heap[0], *last = p->heap[--p->n];
+	__u32 i = 0;
+
+	for (;;) {
+		__u32 c = 2 * i + 1;
+
+		if (c >= p->n)
+			break;
+		if (c + 1 < p->n && sim_less(p->heap[c + 1], p->heap[c]))
+			c++;
+		if (!sim_less(p->heap[c], last))
+			break;
+		p->heap[i] = p->heap[c];
+		i = c;
+	}
+	if (p->n)
+		p->heap[i] = last;
+	return top;
+}
+
+static inline struct sim_frame *sim_alloc(struct sim_net *net)
+{
+	return net->nfree ? &net->pool[net->pool_free[--net->nfree]] : NULL;
+}
+
+static inline void sim_free(struct sim_net *net, struct sim_frame *f)
+{
+	net->pool_free[net->nfree++] = (__u32)(f - net->pool);
+}
+
+/* Put a copy of a frame on the wire toward p->peer. */
+static inline void sim_wire(struct sim_port *p, const void *data, __u32 len)
+{
+	struct sim_net *net = p->net;
+	const struct sim_link *l = &p->link;
+	int copies = 1;
+
+	p->sent++;
+	if (l->down || sim_roll(net, l->loss_ppm)) {
+		p->dropped++;
+		return;
+	}
+	if (sim_roll(net, l->dup_ppm))
+		copies = 2;
+	for (int i = 0; i < copies; i++) {
+		struct sim_frame *f = sim_alloc(net);
+		__u16 sport;
+
+		if (!f) {	/* queue full: tail drop, as a switch would */
+			p->dropped++;
+			return;
+		}
+		memcpy(f->data, data, len);
+		f->len = len;
+		memcpy(&sport, f->data + mroce_l2l4_len(AF_INET) - 8, 2);
+		f->at = net->now + l->delay_us + (mroce_be16(sport) % 16) * l->path_step_us +
+			(l->jitter_us ? sim_rand(net) % l->jitter_us : 0);
+		f->seq = net->seq++;
+		if (sim_roll(net, l->corrupt_ppm) && len > 20)
+			f->data[14 + sim_rand(net) % (len - 14)] ^= 0x40;
+		sim_push(p->peer, f);
+	}
+}
+
+static void *sim_tx_buf(void *port, __u32 *cap)
+{
+	*cap = MROCE_FRAME_MAX;
+	return ((struct sim_port *)port)->txbuf;
+}
+
+static void sim_tx_send(void *port, void *buf, __u32 len)
+{
+	if (len)
+		sim_wire(port, buf, len);
+}
+
+static void sim_tx_flush(void *port) { (void)port; }
+
+static int sim_rx_burst(void *port, void (*cb)(void *, const void *, __u32), void *ctx, int budget)
+{
+	struct sim_port *p = port;
+	int n = 0;
+
+	while (n < budget && p->n && p->heap[0]->at <= p->net->now) {
+		struct sim_frame *f = sim_pop(p);
+
+		cb(ctx, f->data, f->len);
+		sim_free(p->net, f);
+		n++;
+	}
+	return n;
+}
+
+static void sim_wait(void *port, int us) { (void)port; (void)us; }
+
+static __u64 sim_now(void *port) { return ((struct sim_port *)port)->net->now; }
+
+static const struct mroce_port_ops sim_ops = {
+	.tx_buf = sim_tx_buf, .tx_send = sim_tx_send, .tx_flush = sim_tx_flush,
+	.rx_burst = sim_rx_burst, .wait = sim_wait, .now_us = sim_now,
+};
+
+static inline struct sim_net *sim_new(__u64 seed)
+{
+	struct sim_net *net = calloc(1, sizeof(*net));
+
+	net->pool = calloc(2 * SIM_QUEUE, sizeof(*net->pool));
+	net->a.heap = calloc(2 * SIM_QUEUE, sizeof(*net->a.heap));
+	net->b.heap = calloc(2 * SIM_QUEUE, sizeof(*net->b.heap));
+	for (__u32 i = 0; i < 2 * SIM_QUEUE; i++)
+		net->pool_free[net->nfree++] = i;
+	net->rng = seed * 0x9e3779b97f4a7c15ULL + 1;
+	net->now = 1000000;
+	net->a.net = net->b.net = net;
+	net->a.peer = &net->b;
+	net->b.peer = &net->a;
+	return net;
+}
+
+static inline void sim_free_net(struct sim_net *net)
+{
+	free(net->pool);
+	free(net->a.heap);
+	free(net->b.heap);
+	free(net);
+}
+
+/* A device on one side of the wire (progress driven by the test). */
+static inline struct mroce_dev *sim_dev(struct sim_net *net, bool side_b,
+					const struct mroce_faults *faults)
+{
+	MROCE_OPTS(mroce_dev_opts, o, .no_thread = true, .test_faults = faults);
+	struct mroce_route local = {};
+	struct mroce_dev *dev = NULL;
+
+	local.family = AF_INET;
+	local.src_mac[0] = 0x02;
+	local.src_mac[5] = side_b ? 0x0b : 0x0a;
+	local.src.v4.s_addr = htonl(side_b ? 0xc6120002 : 0xc6120001);	/* 198.18.0.x */
+	if (mroce_dev_create(&sim_ops, side_b ? &net->b : &net->a, NULL, &local, &o, &dev))
+		return NULL;
+	dev->attr.mtu = 1500;
+	return dev;
+}
+
+/* Connect two QPs on the two devices directly (the manual path). */
+static inline int sim_connect(struct mroce_qp *qa, struct mroce_qp *qb)
+{
+	struct mroce_qp_info ia, ib;
+	struct in6_addr a6 = {}, b6 = {};
+	int err;
+
+	a6.s6_addr[10] = a6.s6_addr[11] = 0xff;
+	b6 = a6;
+	memcpy(&a6.s6_addr[12], &qa->dev->local.src.v4, 4);
+	memcpy(&b6.s6_addr[12], &qb->dev->local.src.v4, 4);
+	mroce_qp_local_info(qa, &a6, AF_INET, &ia);
+	mroce_qp_local_info(qb, &b6, AF_INET, &ib);
+	err = mroce_qp_connect(qa, &ib, ib.mac);
+	return err ? err : mroce_qp_connect(qb, &ia, ia.mac);
+}
+
+/* Run both devices until done(ctx) or limit_us of virtual time; 0 if done. */
+static inline int sim_run(struct sim_net *net, struct mroce_dev *a, struct mroce_dev *b,
+			  bool (*done)(void *), void *ctx, __u64 limit_us)
+{
+	__u64 end = net->now + limit_us;
+
+	while (net->now < end) {
+		int work = mroce_dev_progress(a, 0) + mroce_dev_progress(b, 0);
+		__u64 next;
+
+		if (done(ctx))
+			return 0;
+		if (work)
+			continue;
+		next = end;
+		if (net->a.n && net->a.heap[0]->at < next)
+			next = net->a.heap[0]->at;
+		if (net->b.n && net->b.heap[0]->at < next)
+			next = net->b.heap[0]->at;
+		pthread_mutex_lock(&a->lock);
+		if (mroce_engine_next_timer(a) < next)
+			next = mroce_engine_next_timer(a);
+		pthread_mutex_unlock(&a->lock);
+		pthread_mutex_lock(&b->lock);
+		if (mroce_engine_next_timer(b) < next)
+			next = mroce_engine_next_timer(b);
+		pthread_mutex_unlock(&b->lock);
+		net->now = next > net->now ? next : net->now + 1;
+	}
+	return done(ctx) ? 0 : -ETIMEDOUT;
+}
+
+#endif /* MROCE_TEST_SIM_H */

@@ -1,0 +1,378 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * The reliability engine between two devices over a simulated wire (no
+ * root): every operation, byte-exact data, completion order and status,
+ * under loss, reordering, duplication and corruption across thousands of
+ * seeds; PSN wrap-around; window edges; retry exhaustion; protection.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include "sim.h"
+
+#define BUF	(1 << 20)
+
+struct pair {
+	struct sim_net	*net;
+	struct mroce_dev *da, *db;
+	struct mroce_cq	*cqa, *cqb;
+	struct mroce_qp	*qa, *qb;
+	__u8		*la, *lb;	/* local buffers */
+	struct mroce_mr	*ma, *mb;
+};
+
+static void pair_open(struct pair *p, __u64 seed, const struct mroce_qp_attr *attr_in,
+		      const struct mroce_faults *faults)
+{
+	struct mroce_qp_attr attr = attr_in ? *attr_in : (struct mroce_qp_attr){ .sz = sizeof(attr) };
+	unsigned int acc = MROCE_ACCESS_LOCAL_WRITE | MROCE_ACCESS_REMOTE_WRITE | MROCE_ACCESS_REMOTE_READ;
+
+	memset(p, 0, sizeof(*p));
+	p->net = sim_new(seed);
+	p->da = sim_dev(p->net, false, faults);
+	p->db = sim_dev(p->net, true, faults);
+	assert_non_null(p->da);
+	assert_non_null(p->db);
+	assert_int_equal(mroce_create_cq(p->da, 4096, &p->cqa), 0);
+	assert_int_equal(mroce_create_cq(p->db, 4096, &p->cqb), 0);
+	attr.send_cq = attr.recv_cq = p->cqa;
+	assert_int_equal(mroce_create_qp(p->da, &attr, &p->qa), 0);
+	attr.send_cq = attr.recv_cq = p->cqb;
+	assert_int_equal(mroce_create_qp(p->db, &attr, &p->qb), 0);
+	p->la = calloc(1, BUF);
+	p->lb = calloc(1, BUF);
+	assert_int_equal(mroce_reg_mr(p->da, p->la, BUF, acc, &p->ma), 0);
+	assert_int_equal(mroce_reg_mr(p->db, p->lb, BUF, acc, &p->mb), 0);
+}
+
+static void pair_connect(struct pair *p)
+{
+	assert_int_equal(sim_connect(p->qa, p->qb), 0);
+	assert_int_equal(mroce_qp_state(p->qa), MROCE_QPS_RTS);
+}
+
+static void pair_close(struct pair *p)
+{
+	mroce_destroy_qp(p->qa);
+	mroce_destroy_qp(p->qb);
+	mroce_destroy_cq(p->cqa);
+	mroce_destroy_cq(p->cqb);
+	mroce_dev_close(p->da);
+	mroce_dev_close(p->db);
+	free(p->la);
+	free(p->lb);
+	sim_free_net(p->net);
+}
+
+/* Completions gathered while the simulation runs. */
+struct waiter {
+	struct pair	*p;
+	struct mroce_wc	wa[4096], wb[4096];
+	int		na, nb, want_a, want_b;
+};
+
+static bool collected(void *ctx)
+{
+	struct waiter *w = ctx;
+	int n;
+
+	while ((n = mroce_poll_cq(w->p->cqa, 64, w->wa + w->na)) > 0)
+		w->na += n;
+	while ((n = mroce_poll_cq(w->p->cqb, 64, w->wb + w->nb)) > 0)
+		w->nb += n;
+	return w->na >= w->want_a && w->nb >= w->want_b;
+}
+
+static void fill(__u8 *p, size_t n, __u32 seed)
+{
+	for (size_t i = 0; i < n; i++)
+		p[i] = (__u8)(seed * 131 + i * 7 + (i >> 8));
+}
+
+static int post(struct mroce_qp *qp, enum mroce_wr_opcode op, __u64 wr_id, void *laddr, __u32 len,
+		__u32 lkey, __u64 raddr, __u32 rkey, __u32 imm)
+{
+	struct mroce_sge sge = { .addr = (__u64)(unsigned long)laddr, .length = len, .lkey = lkey };
+	struct mroce_send_wr wr = { .wr_id = wr_id, .opcode = op, .sg_list = &sge, .num_sge = 1,
+				    .remote_addr = raddr, .rkey = rkey, .imm_data = imm };
+
+	return mroce_post_send(qp, &wr);
+}
+
+static int post_recv(struct mroce_qp *qp, __u64 wr_id, void *addr, __u32 len, __u32 lkey)
+{
+	struct mroce_sge sge = { .addr = (__u64)(unsigned long)addr, .length = len, .lkey = lkey };
+	struct mroce_recv_wr wr = { .wr_id = wr_id, .sg_list = &sge, .num_sge = 1 };
+
+	return mroce_post_recv(qp, &wr);
+}
+
+static void test_write_sizes(void **state)
+{
+	static const __u32 sizes[] = { 0, 1, 4095, 4096, 4097, 65536, BUF / 2 };
+	struct pair p;
+	struct waiter *w = calloc(1, sizeof(*w));
+
+	(void)state;
+	pair_open(&p, 1, NULL, NULL);
+	pair_connect(&p);
+	w->p = &p;
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		fill(p.la, sizes[i], (__u32)i + 1);
+		memset(p.lb, 0, BUF);
+		assert_int_equal(post(p.qa, MROCE_WR_RDMA_WRITE, 100 + i, p.la, sizes[i], mroce_mr_lkey(p.ma),
+				      (__u64)(unsigned long)p.lb, mroce_mr_rkey(p.mb), 0), 0);
+		w->want_a = w->na + 1;
+		assert_int_equal(sim_run(p.net, p.da, p.db, collected, w, 10000000), 0);
+		assert_int_equal(w->wa[w->na - 1].status, MROCE_WC_SUCCESS);
+		assert_int_equal(w->wa[w->na - 1].wr_id, 100 + i);
+		assert_int_equal(w->wa[w->na - 1].opcode, MROCE_WC_RDMA_WRITE);
+		assert_int_equal(w->wa[w->na - 1].byte_len, sizes[i]);
+		assert_memory_equal(p.lb, p.la, sizes[i]);
+		assert_int_equal(p.lb[sizes[i]], 0);	/* nothing past the end */
+	}
+	free(w);
+	pair_close(&p);
+}
+
+/* Every operation once, clean wire: data, completions, immediates. */
+static void test_every_operation(void **state)
+{
+	struct pair p;
+	struct waiter *w = calloc(1, sizeof(*w));
+	__u8 *la, *lb;
+
+	(void)state;
+	pair_open(&p, 2, NULL, NULL);
+	pair_connect(&p);
+	w->p = &p;
+	la = p.la;
+	lb = p.lb;
+	fill(la, 8192, 9);
+	fill(lb + 400000, 5000, 10);
+	/* B posts three receives: SEND, SEND_IMM, WRITE_IMM. */
+	assert_int_equal(post_recv(p.qb, 1, lb + 100000, 9000, mroce_mr_lkey(p.mb)), 0);
+	assert_int_equal(post_recv(p.qb, 2, lb + 200000, 100, mroce_mr_lkey(p.mb)), 0);
+	assert_int_equal(post_recv(p.qb, 3, lb + 300000, 1, mroce_mr_lkey(p.mb)), 0);
+	assert_int_equal(post(p.qa, MROCE_WR_RDMA_WRITE, 11, la, 3000, mroce_mr_lkey(p.ma),
+			      (__u64)(unsigned long)lb, mroce_mr_rkey(p.mb), 0), 0);
+	assert_int_equal(post(p.qa, MROCE_WR_SEND, 12, la + 100, 8000, mroce_mr_lkey(p.ma), 0, 0, 0), 0);
+	assert_int_equal(post(p.qa, MROCE_WR_SEND_WITH_IMM, 13, la, 0, mroce_mr_lkey(p.ma), 0, 0, 0xabcd), 0);
+	assert_int_equal(post(p.qa, MROCE_WR_RDMA_WRITE_WITH_IMM, 14, la + 7, 5555, mroce_mr_lkey(p.ma),
+			      (__u64)(unsigned long)(lb + 50000), mroce_mr_rkey(p.mb), 0x1234), 0);
+	assert_int_equal(post(p.qa, MROCE_WR_RDMA_READ, 15, la + 600000, 5000, mroce_mr_lkey(p.ma),
+			      (__u64)(unsigned long)(lb + 400000), mroce_mr_rkey(p.mb), 0), 0);
+	w->want_a = 5;
+	w->want_b = 3;
+	assert_int_equal(sim_run(p.net, p.da, p.db, collected, w, 10000000), 0);
+	for (int i = 0; i < 5; i++) {
+		assert_int_equal(w->wa[i].status, MROCE_WC_SUCCESS);
+		assert_int_equal(w->wa[i].wr_id, 11 + i);	/* ordered: posting order */
+	}
+	assert_int_equal(w->wa[1].opcode, MROCE_WC_SEND);
+	assert_int_equal(w->wa[4].opcode, MROCE_WC_RDMA_READ);
+	assert_int_equal(w->wa[4].byte_len, 5000);
+	assert_memory_equal(lb, la, 3000);
+	assert_memory_equal(lb + 100000, la + 100, 8000);
+	assert_memory_equal(lb + 50000, la + 7, 5555);
+	assert_memory_equal(la + 600000, lb + 400000, 5000);
+	assert_int_equal(w->wb[0].wr_id, 1);
+	assert_int_equal(w->wb[0].opcode, MROCE_WC_RECV);
+	assert_int_equal(w->wb[0].byte_len, 8000);
+	assert_int_equal(w->wb[0].wc_flags, 0);
+	assert_int_equal(w->wb[1].wr_id, 2);
+	assert_int_equal(w->wb[1].byte_len, 0);
+	assert_int_equal(w->wb[1].wc_flags, MROCE_WC_WITH_IMM);
+	assert_int_equal(w->wb[1].imm_data, 0xabcd);
+	assert_int_equal(w->wb[2].wr_id, 3);
+	assert_int_equal(w->wb[2].opcode, MROCE_WC_RECV_RDMA_WITH_IMM);
+	assert_int_equal(w->wb[2].imm_data, 0x1234);
+	assert_int_equal(w->wb[2].byte_len, 5555);
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(w->wb[i].status, MROCE_WC_SUCCESS);
+	free(w);
+	pair_close(&p);
+}
+
+/*
+ * Random traffic over a hostile wire, one seed at a time: a mix of WRITE,
+ * WRITE_IMM, SEND, SEND_IMM and READ with random sizes, over loss, jitter
+ * (reordering), duplication and corruption, sprayed over several paths.
+ * Every byte and every completion (order and status) is checked.
+ */
+#define OPS 24
+struct expect_op {
+	enum mroce_wr_opcode op;
+	__u32 len, loff, roff, imm;
+};
+
+static void run_seed(__u64 seed, enum mroce_order order, bool gbn)
+{
+	MROCE_OPTS(mroce_qp_attr, attr, .order = order, .go_back_n = gbn,
+		   .paths = 1 + (__u32)(seed % 8), .max_inflight = 32 + (__u32)(seed * 37 % 800));
+	struct pair p;
+	struct waiter *w = calloc(1, sizeof(*w));
+	struct expect_op ex[OPS];
+	int nrecv = 0;
+	__u64 recv_wr[OPS];
+	__u64 s = seed;
+
+	pair_open(&p, seed, &attr, NULL);
+	pair_connect(&p);
+	/* Start PSNs right below 2^32 every fourth seed, so the run wraps. */
+	if (seed % 4 == 0) {
+		p.qa->snd_una = p.qa->snd_nxt = 0xffffffffu - (__u32)(seed % 50);
+		mroce_rxwin_reset(p.qb->flow, p.qa->snd_nxt);
+	}
+	p.net->a.link = (struct sim_link){ .delay_us = 5, .path_step_us = (__u32)(seed % 3) * 10,
+					   .jitter_us = (__u32)(seed % 5) * 8,
+					   .loss_ppm = (__u32)(seed % 7) * 15000,
+					   .dup_ppm = (__u32)(seed % 3) * 10000,
+					   .corrupt_ppm = (__u32)(seed % 2) * 5000 };
+	p.net->b.link = p.net->a.link;
+	p.net->b.link.loss_ppm /= 2;
+	w->p = &p;
+	fill(p.la, BUF, (__u32)seed);
+	fill(p.lb, BUF, (__u32)seed + 99);
+	for (int i = 0; i < OPS; i++) {
+		s = s * 6364136223846793005ULL + 1442695040888963407ULL;
+		ex[i].op = (enum mroce_wr_opcode)((s >> 33) % 5);
+		ex[i].len = (__u32)((s >> 13) % (i % 5 == 0 ? 20000 : 3000));
+		/* Sources and WRITE targets in the lower halves, receive buffers and
+		 * READ targets in the upper halves: no two operations overlap. */
+		ex[i].loff = (__u32)(i * 20480);
+		ex[i].roff = (__u32)(i * 20480);
+		ex[i].imm = (__u32)(s >> 40);
+		if (ex[i].op == MROCE_WR_SEND || ex[i].op == MROCE_WR_SEND_WITH_IMM ||
+		    ex[i].op == MROCE_WR_RDMA_WRITE_WITH_IMM) {
+			recv_wr[nrecv++] = 1000 + (__u64)i;
+			/* receive buffer: in B's upper half, at the op's slot */
+			assert_int_equal(post_recv(p.qb, 1000 + (__u64)i, p.lb + BUF / 2 + ex[i].roff,
+						   20480, mroce_mr_lkey(p.mb)), 0);
+		}
+	}
+	for (int i = 0; i < OPS; i++) {
+		__u8 *l = p.la + ex[i].loff, *r = p.lb + ex[i].roff;
+
+		if (ex[i].op == MROCE_WR_RDMA_READ)
+			l = p.la + BUF / 2 + ex[i].loff;
+		assert_int_equal(post(p.qa, ex[i].op, (__u64)i, l, ex[i].len, mroce_mr_lkey(p.ma),
+				      (__u64)(unsigned long)r, mroce_mr_rkey(p.mb), ex[i].imm), 0);
+	}
+	w->want_a = OPS;
+	w->want_b = nrecv;
+	if (sim_run(p.net, p.da, p.db, collected, w, 60000000))
+		fail_msg("seed %llu: timed out with %d/%d and %d/%d completions", (unsigned long long)seed,
+			 w->na, OPS, w->nb, nrecv);
+	for (int i = 0; i < OPS; i++) {
+		const struct mroce_wc *c = &w->wa[i];
+
+		if (c->status != MROCE_WC_SUCCESS) {
+			for (int k = 0; k < w->na; k++)
+				fprintf(stderr, "  A wc %d: wr %llu %s\n", k, (unsigned long long)w->wa[k].wr_id,
+					mroce_wc_status_str(w->wa[k].status));
+			for (int k = 0; k < w->nb; k++)
+				fprintf(stderr, "  B wc %d: wr %llu %s\n", k, (unsigned long long)w->wb[k].wr_id,
+					mroce_wc_status_str(w->wb[k].status));
+			fail_msg("seed %llu: wr %llu %s", (unsigned long long)seed,
+				 (unsigned long long)c->wr_id, mroce_wc_status_str(c->status));
+		}
+		if (order == MROCE_ORDERED && c->wr_id != (__u64)i)
+			fail_msg("seed %llu: completion %d is wr %llu", (unsigned long long)seed, i,
+				 (unsigned long long)c->wr_id);
+	}
+	for (int i = 0; i < nrecv; i++) {
+		bool seen = false;
+
+		if (w->wb[i].status != MROCE_WC_SUCCESS)
+			fail_msg("seed %llu: recv %d: %s", (unsigned long long)seed, i,
+				 mroce_wc_status_str(w->wb[i].status));
+		if (order == MROCE_ORDERED && w->wb[i].wr_id != recv_wr[i])
+			fail_msg("seed %llu: recv completion %d is wr %llu, want %llu", (unsigned long long)seed,
+				 i, (unsigned long long)w->wb[i].wr_id, (unsigned long long)recv_wr[i]);
+		for (int k = 0; k < nrecv; k++)
+			seen |= w->wb[k].wr_id == recv_wr[i];
+		if (!seen)
+			fail_msg("seed %llu: no completion for recv %llu", (unsigned long long)seed,
+				 (unsigned long long)recv_wr[i]);
+	}
+	/* Data: recompute what each operation must have produced. */
+	{
+		__u8 *ra = calloc(1, BUF), *rb = calloc(1, BUF);
+
+		fill(ra, BUF, (__u32)seed);
+		fill(rb, BUF, (__u32)seed + 99);
+		for (int i = 0; i < OPS; i++) {
+			switch (ex[i].op) {
+			case MROCE_WR_RDMA_WRITE:
+				memcpy(rb + ex[i].roff, ra + ex[i].loff, ex[i].len);
+				break;
+			case MROCE_WR_RDMA_WRITE_WITH_IMM:
+				memcpy(rb + ex[i].roff, ra + ex[i].loff, ex[i].len);
+				break;
+			case MROCE_WR_SEND:
+			case MROCE_WR_SEND_WITH_IMM:
+				memcpy(rb + BUF / 2 + ex[i].roff, ra + ex[i].loff, ex[i].len);
+				break;
+			case MROCE_WR_RDMA_READ:
+				memcpy(ra + BUF / 2 + ex[i].loff, rb + ex[i].roff, ex[i].len);
+				break;
+			}
+		}
+		for (size_t off = 0; off < BUF; off++) {
+			if (ra[off] != p.la[off] || rb[off] != p.lb[off]) {
+				int op = -1;
+
+				for (int i = 0; i < OPS; i++)
+					if (off % (BUF / 2) >= ex[i].roff && off % (BUF / 2) < ex[i].roff + 20480)
+						op = i;
+				fail_msg("seed %llu: %s memory differs from the model at %zu (slot of op %d, "
+					 "opcode %d len %u)", (unsigned long long)seed,
+					 ra[off] != p.la[off] ? "A's" : "B's", off, op,
+					 op >= 0 ? (int)ex[op].op : -1, op >= 0 ? ex[op].len : 0);
+			}
+		}
+		free(ra);
+		free(rb);
+	}
+	free(w);
+	pair_close(&p);
+}
+
+static void test_random_seeds_ordered(void **state)
+{
+	(void)state;
+	for (__u64 seed = 1; seed <= 1000; seed++)
+		run_seed(seed, MROCE_ORDERED, false);
+}
+
+static void test_random_seeds_unordered(void **state)
+{
+	(void)state;
+	for (__u64 seed = 2001; seed <= 2600; seed++)
+		run_seed(seed, MROCE_UNORDERED, false);
+}
+
+static void test_random_seeds_go_back_n(void **state)
+{
+	(void)state;
+	for (__u64 seed = 4001; seed <= 4200; seed++)
+		run_seed(seed, MROCE_ORDERED, true);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_write_sizes),
+		cmocka_unit_test(test_every_operation),
+		cmocka_unit_test(test_random_seeds_ordered),
+		cmocka_unit_test(test_random_seeds_unordered),
+		cmocka_unit_test(test_random_seeds_go_back_n),
+	};
+
+	return cmocka_run_group_tests_name("transport", tests, NULL, NULL);
+}
