@@ -17,7 +17,7 @@ CFLAGS  ?= -O2 -g
 WARN    := -Wall -Wextra -Werror
 override CFLAGS   += -std=gnu11 $(WARN) -fPIC -fvisibility=hidden -MMD -MP
 override CPPFLAGS += -Iinclude -I$(BUILD)
-LDLIBS  := -lxdp -lbpf -lelf -lz
+LDLIBS  := -lxdp -lbpf -lelf -lz -lpthread
 MULTIARCH = $(shell $(CC) -print-multiarch 2>/dev/null)
 BPF_CFLAGS = -O2 -g -target bpf -std=gnu11 $(WARN) -Iinclude \
 	     -idirafter /usr/include/$(MULTIARCH) -MMD -MP
@@ -28,6 +28,8 @@ CLI_SRCS   := $(filter-out loader/main.c,$(wildcard loader/*.c))
 CLI_OBJS   := $(CLI_SRCS:%.c=$(BUILD)/%.o)
 TEST_SRCS  := $(wildcard tests/test_*.c)
 TEST_BINS  := $(TEST_SRCS:tests/%.c=$(BUILD)/tests/%)
+EX_SRCS    := $(wildcard examples/*.c)
+EX_BINS    := $(EX_SRCS:examples/%.c=$(BUILD)/examples/%)
 STEST_SRCS := $(wildcard selftests/*.c)
 STEST_BINS := $(STEST_SRCS:selftests/%.c=$(BUILD)/selftests/%) $(BUILD)/selftests/foreign.bpf.o
 
@@ -37,14 +39,15 @@ CLI     := $(BUILD)/mroce
 LIB_A   := $(BUILD)/libmroce.a
 LIB_SO  := $(BUILD)/libmroce.so
 
-.PHONY: all lib cli tests selftests asan test check demo deps install uninstall clean
+.PHONY: all lib cli examples tests selftests asan test check demo deps install uninstall clean
 .DELETE_ON_ERROR:
 .PRECIOUS: $(BUILD)/%/.dir
 
-all: $(BPF_OBJ) $(CLI) $(LIB_A) $(LIB_SO) tests selftests
+all: $(BPF_OBJ) $(CLI) $(LIB_A) $(LIB_SO) examples tests selftests
 lib: $(LIB_A) $(LIB_SO)
 cli: $(CLI)
 tests: $(TEST_BINS)
+examples: $(EX_BINS)
 selftests: $(STEST_BINS)
 
 $(BUILD)/%/.dir:
@@ -80,6 +83,9 @@ $(CLI): $(BUILD)/loader/main.o $(CLI_OBJS) $(LIB_A)
 $(BUILD)/tests/%: tests/%.c $(CLI_OBJS) $(LIB_A) | $(BUILD)/tests/.dir
 	$(CC) $(CPPFLAGS) -Iloader $(CFLAGS) $(LDFLAGS) -o $@ $< $(CLI_OBJS) $(LIB_A) -lcmocka $(LDLIBS)
 
+$(BUILD)/examples/%: examples/%.c $(LIB_A) | $(BUILD)/examples/.dir
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIB_A) $(LDLIBS) -lpthread
+
 $(BUILD)/selftests/prog_test: $(SKEL)
 
 $(BUILD)/selftests/%: selftests/%.c $(LIB_A) | $(BUILD)/selftests/.dir
@@ -88,7 +94,7 @@ $(BUILD)/selftests/%: selftests/%.c $(LIB_A) | $(BUILD)/selftests/.dir
 # Unit tests again under AddressSanitizer + UBSan, in their own build tree.
 asan:
 	$(MAKE) BUILD=build/asan CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer" \
-		LDFLAGS="-fsanitize=address,undefined" cli tests selftests
+		LDFLAGS="-fsanitize=address,undefined" cli examples tests selftests
 
 deps:
 	@scripts/deps.sh

@@ -450,6 +450,7 @@ int mroce_dp_flow_add(struct mroce_dp *dp, __u32 qpn, const struct mroce_flow_cf
 	f->token = mroce_be64(MROCE_OPT(cfg, token, 0));
 	f->peer_qpn = MROCE_OPT(cfg, peer_qpn, 0);
 	f->flags = MROCE_OPT(cfg, flags, 0);
+	f->owner_pid = (__u32)getpid();
 	mroce_rxwin_reset(f, MROCE_OPT(cfg, rx_psn, 0));
 	__atomic_store_n(&f->state, MROCE_FLOW_ACTIVE, __ATOMIC_RELEASE);
 	return 0;

@@ -228,6 +228,7 @@ void mroce_dev_xmit(struct mroce_dev *dev, void *buf, __u32 len);
 
 void mroce_cq_push(struct mroce_cq *cq, const struct mroce_wc *wc);
 void mroce_qp_fail(struct mroce_qp *qp, enum mroce_wc_status why);
+void mroce_qp_flush_ack(struct mroce_qp *qp);
 struct mroce_mr *mroce_mr_by_rkey(struct mroce_dev *dev, __u32 rkey);
 struct mroce_mr *mroce_mr_by_lkey(struct mroce_dev *dev, __u32 lkey);
 __u64 mroce_random64(void);

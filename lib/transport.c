@@ -525,6 +525,18 @@ static void pkt_acked(struct mroce_qp *qp, struct mroce_txpkt *rec)
 	}
 }
 
+/*
+ * IRN's two timeouts: a low one while few packets are in flight (a tail loss
+ * has nothing behind it to reveal it), a high one otherwise; never below a
+ * few measured RTTs, since a software path's RTT varies far more than a NIC's.
+ */
+static __u32 rto_base(const struct mroce_qp *qp, __u32 inflight)
+{
+	__u32 rto = inflight < 3 ? qp->attr.rto_low_us : qp->attr.rto_high_us;
+
+	return rto > 3 * qp->srtt_us ? rto : 3 * qp->srtt_us;
+}
+
 static void handle_ack(struct mroce_qp *qp, const struct mroce_hdr *h, __u64 now)
 {
 	__u32 cum = h->cum_psn, inflight;
@@ -571,7 +583,7 @@ static void handle_ack(struct mroce_qp *qp, const struct mroce_hdr *h, __u64 now
 	inflight = qp->snd_nxt - qp->snd_una;
 	if (progress) {
 		qp->last_progress_us = now;
-		qp->rto_us = inflight < 3 ? qp->attr.rto_low_us : qp->attr.rto_high_us;
+		qp->rto_us = rto_base(qp, inflight);
 		qp->rnr_count = 0;
 	}
 	/*
@@ -741,11 +753,21 @@ void mroce_engine_rx(void *ctx, const void *frame, __u32 len)
 	mroce_rxwin_mark(f, psn);
 	mroce_rxwin_advance(f);
 	qp->gbn_nak_sent = false;
-	if (++qp->unacked >= qp->attr.ack_every || (h.flags & MROCE_F_ACK_REQ) ||
+	/* The last packet of a message is acknowledged at once: its sender waits on it. */
+	if (++qp->unacked >= qp->attr.ack_every || (h.flags & (MROCE_F_ACK_REQ | MROCE_F_LAST)) ||
 	    qp->attr.go_back_n)
 		qp->ack_now = true;
 	else if (!qp->ack_due_us)
 		qp->ack_due_us = now + qp->attr.ack_delay_us;
+}
+
+/* Send an ACK that is still owed (before a QP goes away). dev->lock held. */
+void mroce_qp_flush_ack(struct mroce_qp *qp)
+{
+	if (qp->state == MROCE_QPS_RTS && (qp->ack_now || qp->ack_due_us || qp->unacked)) {
+		send_ack(qp);
+		qp->dev->ops->tx_flush(qp->dev->port);
+	}
 }
 
 /* ---- one round ----------------------------------------------------------- */

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/eventfd.h>
 #include <sys/random.h>
 #include <unistd.h>
@@ -213,6 +214,20 @@ const char *mroce_wc_status_str(enum mroce_wc_status s)
 
 #define DFLT(v, d) ((v) ? (v) : (d))
 
+/* A QPN is free on this interface unless a live process holds its flow. */
+static bool flow_reclaimable(struct mroce_dp *dp, __u32 qpn)
+{
+	struct mroce_flow *f = mroce_dp_flow(dp, qpn);
+
+	if (__atomic_load_n(&f->state, __ATOMIC_ACQUIRE) == MROCE_FLOW_FREE)
+		return true;
+	if (f->owner_pid && kill((pid_t)f->owner_pid, 0) && errno == ESRCH) {
+		mroce_dp_flow_del(dp, qpn);	/* left behind by a process that died */
+		return true;
+	}
+	return false;
+}
+
 int mroce_create_qp(struct mroce_dev *dev, const struct mroce_qp_attr *attr, struct mroce_qp **qpp)
 {
 	struct mroce_qp_attr a = {};
@@ -262,16 +277,15 @@ int mroce_create_qp(struct mroce_dev *dev, const struct mroce_qp_attr *attr, str
 	qp->state = MROCE_QPS_INIT;
 	qp->secret = mroce_random64();
 	qp->snd_una = qp->snd_nxt = (__u32)mroce_random64();
-	qp->rto_us = a.rto_low_us;
+	qp->rto_us = a.rto_high_us;	/* nothing measured yet */
 	pthread_mutex_lock(&dev->lock);
 	/* Start the search at a random QPN so numbers are not reused right away. */
 	for (__u32 n = 0, q = (__u32)mroce_random64() % (MROCE_MAX_QPS - 1) + 1;
 	     n < MROCE_MAX_QPS - 1; n++, q = q % (MROCE_MAX_QPS - 1) + 1) {
 		if (dev->qps[q])
 			continue;
-		if (dev->dp && __atomic_load_n(&mroce_dp_flow(dev->dp, q)->state,
-					       __ATOMIC_ACQUIRE) != MROCE_FLOW_FREE)
-			continue;	/* another process on this interface owns it */
+		if (dev->dp && !flow_reclaimable(dev->dp, q))
+			continue;	/* another live process on this interface owns it */
 		qp->qpn = q;
 		dev->qps[q] = qp;
 		err = 0;
@@ -369,6 +383,7 @@ int mroce_destroy_qp(struct mroce_qp *qp)
 		return -EINVAL;
 	dev = qp->dev;
 	pthread_mutex_lock(&dev->lock);
+	mroce_qp_flush_ack(qp);	/* the peer waits for it */
 	if (qp->state != MROCE_QPS_ERR)
 		mroce_qp_fail(qp, MROCE_WC_WR_FLUSH_ERR);
 	flush_all(qp, MROCE_WC_WR_FLUSH_ERR);

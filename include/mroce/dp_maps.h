@@ -51,7 +51,8 @@ struct mroce_flow {
 	__be64	token;		/* expected bth.token, kept in wire order */
 	__u32	rx_base;	/* every PSN before this one has been placed */
 	__u32	peer_qpn;	/* remote QPN, for tools */
-	__u64	rsvd;
+	__u32	owner_pid;	/* process that owns the QP, so a dead one's flows can be reclaimed */
+	__u32	rsvd;
 	__u64	rx_bits[MROCE_RXWIN_WORDS];	/* set: PSN placed */
 };
 _Static_assert(sizeof(struct mroce_flow) == 32 + 8 * MROCE_RXWIN_WORDS, "flow layout");

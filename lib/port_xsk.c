@@ -1,0 +1,342 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * The AF_XDP port: a UMEM split in two halves (receive buffers kept on the
+ * fill ring, transmit buffers on a free list), one socket bound to one
+ * receive queue, zero-copy when the driver allows it and copy mode when it
+ * does not, need_wakeup honoured in both directions.
+ *
+ * Ring ownership: only the thread that holds dev->lock touches the rings.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <ifaddrs.h>
+#include <net/if.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+#include <linux/if_xdp.h>
+#include <xdp/xsk.h>
+
+#include "engine.h"
+#include "internal.h"
+
+#define FRAME_SIZE	XSK_UMEM__DEFAULT_FRAME_SIZE	/* 4096 */
+#define RING_SIZE	4096
+
+struct xsk_port {
+	struct xsk_umem		*umem;
+	struct xsk_socket	*xsk;
+	struct xsk_ring_prod	fq, tx;
+	struct xsk_ring_cons	cq, rx;
+	__u8			*area;
+	size_t			area_len;
+	__u64			*free;		/* transmit frames not in flight */
+	__u32			nfree, ntx;	/* free now, transmit frames in all */
+	__u32			outstanding;	/* submitted, completion not reaped */
+	struct mroce_dp		*dp;
+	__u32			queue;
+	int			fd;
+	bool			tx_kick;
+};
+
+static void reap_completions(struct xsk_port *p)
+{
+	__u32 idx, n = xsk_ring_cons__peek(&p->cq, RING_SIZE, &idx);
+
+	for (__u32 i = 0; i < n; i++)
+		p->free[p->nfree++] = *xsk_ring_cons__comp_addr(&p->cq, idx + i);
+	if (n) {
+		xsk_ring_cons__release(&p->cq, n);
+		p->outstanding -= n;
+	}
+}
+
+/*
+ * Copy mode transmits from sendto(), at most a small batch per call (32 in
+ * current kernels), so keep kicking until the kernel has taken every
+ * descriptor or says "later" (EAGAIN/EBUSY/ENOBUFS: the next flush retries).
+ */
+static void kick_tx(struct xsk_port *p)
+{
+	if (!p->tx_kick)
+		return;
+	for (int i = 0; i < RING_SIZE / 32; i++) {
+		if (xsk_prod_nb_free(&p->tx, RING_SIZE) >= RING_SIZE)
+			break;	/* the kernel consumed everything */
+		if (!xsk_ring_prod__needs_wakeup(&p->tx))
+			break;	/* zero-copy driver is processing on its own */
+		if (sendto(p->fd, NULL, 0, MSG_DONTWAIT, NULL, 0) < 0 && errno != EAGAIN &&
+		    errno != EBUSY && errno != ENOBUFS && errno != ENETDOWN)
+			break;
+	}
+	p->tx_kick = false;
+}
+
+static void *xp_tx_buf(void *port, __u32 *cap)
+{
+	struct xsk_port *p = port;
+
+	if (!p->nfree)
+		reap_completions(p);
+	if (!p->nfree) {
+		kick_tx(p);
+		reap_completions(p);
+	}
+	if (!p->nfree || xsk_prod_nb_free(&p->tx, 1) < 1)
+		return NULL;
+	*cap = FRAME_SIZE;
+	return p->area + p->free[--p->nfree];
+}
+
+static void xp_tx_send(void *port, void *buf, __u32 len)
+{
+	struct xsk_port *p = port;
+	__u64 addr = (__u64)((__u8 *)buf - p->area);
+	struct xdp_desc *d;
+	__u32 idx;
+
+	if (!len || xsk_ring_prod__reserve(&p->tx, 1, &idx) != 1) {
+		p->free[p->nfree++] = addr;	/* nothing to send, or no slot: back to the pool */
+		return;
+	}
+	d = xsk_ring_prod__tx_desc(&p->tx, idx);
+	d->addr = addr;
+	d->len = len;
+	d->options = 0;
+	xsk_ring_prod__submit(&p->tx, 1);
+	p->outstanding++;
+	p->tx_kick = true;
+}
+
+static void xp_tx_flush(void *port)
+{
+	struct xsk_port *p = port;
+
+	kick_tx(p);
+	reap_completions(p);
+}
+
+static int xp_rx_burst(void *port, void (*cb)(void *, const void *, __u32), void *ctx, int budget)
+{
+	struct xsk_port *p = port;
+	__u32 idx_rx, idx_fq, n;
+
+	n = xsk_ring_cons__peek(&p->rx, (__u32)budget, &idx_rx);
+	if (!n) {
+		if (xsk_ring_prod__needs_wakeup(&p->fq))
+			recvfrom(p->fd, NULL, 0, MSG_DONTWAIT, NULL, NULL);
+		return 0;
+	}
+	for (__u32 i = 0; i < n; i++) {
+		const struct xdp_desc *d = xsk_ring_cons__rx_desc(&p->rx, idx_rx + i);
+
+		cb(ctx, xsk_umem__get_data(p->area, d->addr), d->len);
+	}
+	/* The fill ring has room for every receive frame, so this cannot fail. */
+	while (xsk_ring_prod__reserve(&p->fq, n, &idx_fq) != n)
+		;
+	for (__u32 i = 0; i < n; i++)
+		*xsk_ring_prod__fill_addr(&p->fq, idx_fq + i) =
+			xsk_umem__extract_addr(xsk_ring_cons__rx_desc(&p->rx, idx_rx + i)->addr);
+	xsk_ring_prod__submit(&p->fq, n);
+	xsk_ring_cons__release(&p->rx, n);
+	return (int)n;
+}
+
+static void xp_wait(void *port, int timeout_us)
+{
+	struct xsk_port *p = port;
+	struct pollfd pfd = { .fd = p->fd, .events = POLLIN };
+	struct timespec ts = { .tv_sec = timeout_us / 1000000, .tv_nsec = (timeout_us % 1000000) * 1000L };
+
+	ppoll(&pfd, 1, &ts, NULL);
+}
+
+static __u64 xp_now(void *port)
+{
+	struct timespec ts;
+
+	(void)port;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (__u64)ts.tv_sec * 1000000 + (__u64)ts.tv_nsec / 1000;
+}
+
+static void xp_close(void *port)
+{
+	struct xsk_port *p = port;
+
+	if (p->dp)
+		mroce_dp_xsk_clear(p->dp, p->queue);
+	if (p->xsk)
+		xsk_socket__delete(p->xsk);
+	if (p->umem)
+		xsk_umem__delete(p->umem);
+	if (p->area)
+		munmap(p->area, p->area_len);
+	mroce_dp_close(p->dp);
+	free(p->free);
+	free(p);
+}
+
+static const struct mroce_port_ops xsk_ops = {
+	.tx_buf = xp_tx_buf, .tx_send = xp_tx_send, .tx_flush = xp_tx_flush,
+	.rx_burst = xp_rx_burst, .wait = xp_wait, .now_us = xp_now, .close = xp_close,
+};
+
+/* The interface's MAC, MTU and first address (IPv4 preferred). */
+static int if_facts(const char *ifname, struct mroce_route *local, __u32 *mtu)
+{
+	struct ifreq ifr = {};
+	struct ifaddrs *ifa, *i;
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0), err = 0;
+
+	if (fd < 0)
+		return -errno;
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
+	if (ioctl(fd, SIOCGIFHWADDR, &ifr) < 0)
+		err = -errno;
+	else
+		memcpy(local->src_mac, ifr.ifr_hwaddr.sa_data, 6);
+	if (!err && ioctl(fd, SIOCGIFMTU, &ifr) < 0)
+		err = -errno;
+	else
+		*mtu = (__u32)ifr.ifr_mtu;
+	close(fd);
+	if (err)
+		return err;
+	if (getifaddrs(&ifa))
+		return -errno;
+	for (int pass = 0; pass < 2 && !local->family; pass++) {
+		for (i = ifa; i; i = i->ifa_next) {
+			if (!i->ifa_addr || strcmp(i->ifa_name, ifname))
+				continue;
+			if (pass == 0 && i->ifa_addr->sa_family == AF_INET) {
+				local->family = AF_INET;
+				local->src.v4 = ((struct sockaddr_in *)i->ifa_addr)->sin_addr;
+				break;
+			}
+			if (pass == 1 && i->ifa_addr->sa_family == AF_INET6 &&
+			    !IN6_IS_ADDR_LINKLOCAL(&((struct sockaddr_in6 *)i->ifa_addr)->sin6_addr)) {
+				local->family = AF_INET6;
+				local->src.v6 = ((struct sockaddr_in6 *)i->ifa_addr)->sin6_addr;
+				break;
+			}
+		}
+	}
+	freeifaddrs(ifa);
+	return local->family ? 0 : -EADDRNOTAVAIL;
+}
+
+int mroce_dev_open(const char *ifname, const struct mroce_dev_opts *opts, struct mroce_dev **devp)
+{
+	struct xsk_umem_config ucfg = {
+		.fill_size = RING_SIZE, .comp_size = RING_SIZE, .frame_size = FRAME_SIZE,
+	};
+	struct xsk_socket_config xcfg = {
+		.rx_size = RING_SIZE, .tx_size = RING_SIZE,
+		.libxdp_flags = XSK_LIBXDP_FLAGS__INHIBIT_PROG_LOAD,
+	};
+	struct mroce_route local = {};
+	struct mroce_dp_info info;
+	struct xsk_port *p;
+	struct mroce_dev *dev;
+	__u32 nframes, mtu = 0, idx;
+	bool zc = false;
+	int err;
+
+	if (!ifname || !devp || !mroce_opts_valid(opts, opts ? opts->sz : 0, sizeof(*opts)))
+		return -EINVAL;
+	nframes = MROCE_OPT(opts, umem_frames, 0) ? MROCE_OPT(opts, umem_frames, 0) : 2 * RING_SIZE;
+	if (nframes < 64 || nframes > 2 * RING_SIZE || (nframes & (nframes - 1)))
+		return -EINVAL;
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	p->queue = MROCE_OPT(opts, queue, 0);
+	p->fd = -1;
+
+	err = mroce_dp_open(ifname, &p->dp);
+	if (err == -MROCE_ERR_NOT_ATTACHED) {
+		MROCE_OPTS(mroce_attach_opts, ao, .mode = MROCE_OPT(opts, xdp_mode, MROCE_XDP_NATIVE),
+			   .udp_port = MROCE_OPT(opts, udp_port, 0));
+
+		err = mroce_dp_attach(ifname, &ao);
+		if (!err || err == -MROCE_ERR_ATTACHED)
+			err = mroce_dp_open(ifname, &p->dp);
+	}
+	if (!err)
+		err = mroce_dp_info(p->dp, &info);
+	if (!err)
+		err = if_facts(ifname, &local, &mtu);
+	if (err)
+		goto fail;
+	if (mtu + sizeof(struct ethhdr) > FRAME_SIZE) {
+		err = -EMSGSIZE;
+		goto fail;
+	}
+	local.dport = info.udp_port;
+
+	p->area_len = (size_t)nframes * FRAME_SIZE;
+	p->area = mmap(NULL, p->area_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p->area == MAP_FAILED) {
+		p->area = NULL;
+		err = -errno;
+		goto fail;
+	}
+	p->ntx = nframes / 2;
+	p->free = calloc(p->ntx, sizeof(*p->free));
+	if (!p->free) {
+		err = -ENOMEM;
+		goto fail;
+	}
+	for (__u32 i = 0; i < p->ntx; i++)
+		p->free[p->nfree++] = (__u64)(nframes / 2 + i) * FRAME_SIZE;
+	err = xsk_umem__create(&p->umem, p->area, p->area_len, &p->fq, &p->cq, &ucfg);
+	if (err)
+		goto fail;
+	if (!MROCE_OPT(opts, force_copy, false)) {
+		xcfg.bind_flags = XDP_ZEROCOPY | XDP_USE_NEED_WAKEUP;
+		err = xsk_socket__create(&p->xsk, ifname, p->queue, p->umem, &p->rx, &p->tx, &xcfg);
+		zc = !err;
+	}
+	if (!p->xsk) {	/* the driver refused zero-copy (veth always does): copy mode */
+		xcfg.bind_flags = XDP_COPY | XDP_USE_NEED_WAKEUP;
+		err = xsk_socket__create(&p->xsk, ifname, p->queue, p->umem, &p->rx, &p->tx, &xcfg);
+	}
+	if (err)
+		goto fail;
+	p->fd = xsk_socket__fd(p->xsk);
+	/* Every receive frame goes on the fill ring up front. */
+	if (xsk_ring_prod__reserve(&p->fq, nframes / 2, &idx) != nframes / 2) {
+		err = -ENOSPC;
+		goto fail;
+	}
+	for (__u32 i = 0; i < nframes / 2; i++)
+		*xsk_ring_prod__fill_addr(&p->fq, idx + i) = (__u64)i * FRAME_SIZE;
+	xsk_ring_prod__submit(&p->fq, nframes / 2);
+	err = mroce_dp_xsk_set(p->dp, p->queue, p->fd);
+	if (err)
+		goto fail;
+
+	err = mroce_dev_create(&xsk_ops, p, p->dp, &local, opts, &dev);
+	if (err)
+		goto fail;
+	pthread_mutex_lock(&dev->lock);
+	snprintf(dev->attr.ifname, sizeof(dev->attr.ifname), "%s", ifname);
+	dev->attr.ifindex = info.ifindex;
+	dev->attr.queue = p->queue;
+	dev->attr.mtu = mtu;
+	dev->attr.zero_copy = zc;
+	dev->attr.need_wakeup = true;
+	pthread_mutex_unlock(&dev->lock);
+	*devp = dev;
+	return 0;
+fail:
+	xp_close(p);
+	return err;
+}
