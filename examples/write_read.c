@@ -62,7 +62,7 @@ static double now_s(void)
 
 int main(int argc, char **argv)
 {
-	MROCE_OPTS(mroce_qp_attr, attr, .paths = 4, .max_inflight = 896);
+	MROCE_OPTS(mroce_qp_attr, attr, .paths = 4);
 	struct mroce_dev_attr da;
 	struct mroce_dev *dev;
 	struct mroce_cq *cq;

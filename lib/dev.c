@@ -7,6 +7,8 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
 
 #include "engine.h"
 #include "internal.h"
@@ -150,6 +152,15 @@ static void rx_faulty(void *ctx, const void *frame, __u32 len)
 
 /* ---- device ------------------------------------------------------------- */
 
+void mroce_dev_kick(struct mroce_dev *dev)
+{
+	__u64 one = 1;
+
+	if (dev->sleeping && write(dev->wake_fd, &one, sizeof(one)) < 0) {
+		/* the counter cannot overflow in practice; the thread wakes anyway on its timeout */
+	}
+}
+
 static void *progress_thread(void *arg)
 {
 	struct mroce_dev *dev = arg;
@@ -170,6 +181,12 @@ int mroce_dev_create(const struct mroce_port_ops *ops, void *port, struct mroce_
 	if (!dev)
 		return -ENOMEM;
 	pthread_mutex_init(&dev->lock, NULL);
+	dev->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (dev->wake_fd < 0) {
+		err = -errno;
+		free(dev);
+		return err;
+	}
 	dev->ops = ops;
 	dev->port = port;
 	dev->dp = dp;
@@ -183,6 +200,7 @@ int mroce_dev_create(const struct mroce_port_ops *ops, void *port, struct mroce_
 		if (!dev->txf || !dev->rxf) {
 			fault_free(dev->txf);
 			fault_free(dev->rxf);
+			close(dev->wake_fd);
 			free(dev);
 			return -ENOMEM;
 		}
@@ -192,6 +210,7 @@ int mroce_dev_create(const struct mroce_port_ops *ops, void *port, struct mroce_
 		if (err) {
 			fault_free(dev->txf);
 			fault_free(dev->rxf);
+			close(dev->wake_fd);
 			free(dev);
 			return err;
 		}
@@ -213,13 +232,19 @@ int mroce_dev_progress(struct mroce_dev *dev, int timeout_ms)
 	work = mroce_engine_run(dev, dev->rxf ? rx_faulty : mroce_engine_rx);
 	next = mroce_engine_next_timer(dev);
 	now = dev->ops->now_us(dev->port);
+	/* Posts made from now on must wake us: they see `sleeping` under the lock. */
+	dev->sleeping = !work && timeout_ms > 0 && next > now;
 	pthread_mutex_unlock(&dev->lock);
-	if (!work && timeout_ms > 0 && next > now) {
-		__u64 wait = (__u64)timeout_ms * 1000;
+	if (dev->sleeping) {
+		__u64 wait = (__u64)timeout_ms * 1000, v;
 
 		if (next - now < wait)
 			wait = next - now;
-		dev->ops->wait(dev->port, (int)wait);
+		dev->ops->wait(dev->port, (int)wait, dev->wake_fd);
+		if (read(dev->wake_fd, &v, sizeof(v)) < 0) {
+			/* EAGAIN: nobody rang */
+		}
+		__atomic_store_n(&dev->sleeping, false, __ATOMIC_RELAXED);
 	}
 	return work;
 }
@@ -240,6 +265,7 @@ void mroce_dev_close(struct mroce_dev *dev)
 		dev->ops->close(dev->port);
 	fault_free(dev->txf);
 	fault_free(dev->rxf);
+	close(dev->wake_fd);
 	pthread_mutex_destroy(&dev->lock);
 	free(dev);
 }

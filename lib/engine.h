@@ -40,8 +40,8 @@ struct mroce_port_ops {
 	/* Hand up to budget received frames to cb; returns how many. */
 	int	(*rx_burst)(void *port, void (*cb)(void *ctx, const void *frame, __u32 len),
 			    void *ctx, int budget);
-	/* Wait up to timeout_us for frames to arrive (0: just check). */
-	void	(*wait)(void *port, int timeout_us);
+	/* Wait up to timeout_us for frames to arrive or wake_fd to become readable. */
+	void	(*wait)(void *port, int timeout_us, int wake_fd);
 	__u64	(*now_us)(void *port);
 	void	(*close)(void *port);
 };
@@ -211,6 +211,8 @@ struct mroce_dev {
 	pthread_t		thread;
 	bool			thread_running;
 	volatile bool		stop;
+	int			wake_fd;	/* eventfd: new work for a sleeping progress thread */
+	bool			sleeping;	/* the progress thread is (about to be) waiting */
 };
 
 /* Create a device over any port (the AF_XDP one, or a simulated wire). */
@@ -227,6 +229,8 @@ void mroce_engine_rx(void *dev, const void *frame, __u32 len);
 void mroce_dev_xmit(struct mroce_dev *dev, void *buf, __u32 len);
 
 void mroce_cq_push(struct mroce_cq *cq, const struct mroce_wc *wc);
+/* New work was posted: wake the progress thread if it sleeps. dev->lock held. */
+void mroce_dev_kick(struct mroce_dev *dev);
 void mroce_qp_fail(struct mroce_qp *qp, enum mroce_wc_status why);
 void mroce_qp_flush_ack(struct mroce_qp *qp);
 struct mroce_mr *mroce_mr_by_rkey(struct mroce_dev *dev, __u32 rkey);

@@ -148,13 +148,13 @@ static int xp_rx_burst(void *port, void (*cb)(void *, const void *, __u32), void
 	return (int)n;
 }
 
-static void xp_wait(void *port, int timeout_us)
+static void xp_wait(void *port, int timeout_us, int wake_fd)
 {
 	struct xsk_port *p = port;
-	struct pollfd pfd = { .fd = p->fd, .events = POLLIN };
+	struct pollfd pfd[2] = { { .fd = p->fd, .events = POLLIN }, { .fd = wake_fd, .events = POLLIN } };
 	struct timespec ts = { .tv_sec = timeout_us / 1000000, .tv_nsec = (timeout_us % 1000000) * 1000L };
 
-	ppoll(&pfd, 1, &ts, NULL);
+	ppoll(pfd, 2, &ts, NULL);
 }
 
 static __u64 xp_now(void *port)

@@ -616,6 +616,7 @@ int mroce_post_send(struct mroce_qp *qp, const struct mroce_send_wr *wr)
 			qp->sq_msn++;	/* consumes one receive at the peer */
 	}
 	qp->sq_tail++;
+	mroce_dev_kick(qp->dev);
 	pthread_mutex_unlock(&qp->dev->lock);
 	return 0;
 }
@@ -642,6 +643,7 @@ int mroce_post_recv(struct mroce_qp *qp, const struct mroce_recv_wr *wr)
 		w->num_sge = (__u32)wr->num_sge;
 		memcpy(w->sge, wr->sg_list, sizeof(*w->sge) * (size_t)wr->num_sge);
 		qp->rq_tail++;
+		mroce_dev_kick(qp->dev);	/* a held RNR retry may now succeed */
 	}
 	pthread_mutex_unlock(&qp->dev->lock);
 	return err;

@@ -177,7 +177,7 @@ static int sim_rx_burst(void *port, void (*cb)(void *, const void *, __u32), voi
 	return n;
 }
 
-static void sim_wait(void *port, int us) { (void)port; (void)us; }
+static void sim_wait(void *port, int us, int wake_fd) { (void)port; (void)us; (void)wake_fd; }
 
 static __u64 sim_now(void *port) { return ((struct sim_port *)port)->net->now; }
 

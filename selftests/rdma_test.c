@@ -1,0 +1,652 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Both ends of the libmroce selftests over the real XDP + AF_XDP path.
+ *
+ *   rdma_test server --dev D --addr A --port P [--region BYTES] [--qps N] [--faults SPEC] [--umem N]
+ *   rdma_test client --dev D --addr SERVER --port P --sizes LIST [--qps N] [--faults SPEC]
+ *                    [--order unordered] [--paths N] [--gbn] [--bad-keys] [--until-killed]
+ *
+ * The server exposes one region (filled with a known pattern) and answers
+ * control messages (SEND/RECV) so the client can check, by content, what
+ * its one-sided operations did to the server's memory:
+ *   CHECK seed,off,len  -> RESULT: mismatching bytes in that range
+ *   EXPECT off,len      -> the server posts a receive there, then READY
+ *   (data received)     -> RECVD byte_len, imm, status
+ *   BYE
+ * Faults: "drop=10000,dup=0,reorder=50000,corrupt=0,seed=1" in parts per
+ * million, applied to both directions of the device (test-only).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <getopt.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <mroce/mroce.h>
+
+enum { CTL_HELLO = 1, CTL_CHECK, CTL_RESULT, CTL_EXPECT, CTL_READY, CTL_RECVD, CTL_BYE };
+
+struct ctl {
+	__u32	type;
+	__u32	seed;
+	__u64	addr;
+	__u64	off;
+	__u64	len;
+	__u32	rkey;
+	__u32	imm;
+	__u32	status;
+	__u32	pad;
+	__u64	value;
+};
+
+#define MAX_QPS		64
+#define CTL_SLOTS	8
+
+/*
+ * Two QPs per connection: control messages on one, data on the other, so a
+ * data SEND or WRITE_IMM consumes exactly the receive that EXPECT posted
+ * (receives are used in posting order, as in InfiniBand RC).
+ */
+struct conn {
+	struct mroce_qp	*qp;		/* data */
+	struct mroce_qp	*cqp;		/* control */
+	struct ctl	*rx;		/* CTL_SLOTS receive slots */
+	struct ctl	*tx;
+	struct ctl	hello;
+	struct ctl	pending[CTL_SLOTS];	/* replies that came while waiting for something else */
+	int		npending;
+	bool		bye;
+};
+
+static struct {
+	const char	*dev, *addr, *sizes, *faults;
+	int		port, qps, paths, umem;
+	size_t		region;
+	bool		server, unordered, gbn, bad_keys, until_killed;
+} o = { .port = 7471, .qps = 1, .paths = 4, .region = 130u << 20 };
+
+static struct mroce_dev *dev;
+static struct mroce_cq *cq;
+static struct mroce_mr *mr, *ctl_mr;
+static __u8 *region;
+static struct ctl *ctl_mem;
+static struct conn conns[MAX_QPS];
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void pattern(__u8 *p, size_t len, __u32 seed)
+{
+	__u64 x = seed * 0x9e3779b97f4a7c15ULL + 1;
+
+	for (size_t i = 0; i < len; i++) {
+		if (!(i & 7))
+			x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+		p[i] = (__u8)(x >> (8 * (i & 7)));
+	}
+}
+
+static size_t mismatches(const __u8 *p, size_t len, __u32 seed)
+{
+	static __u8 *want;
+	static size_t want_len;
+	size_t bad = 0;
+
+	if (len > want_len) {
+		free(want);
+		want = malloc(len);
+		want_len = len;
+	}
+	pattern(want, len, seed);
+	for (size_t i = 0; i < len; i++)
+		bad += p[i] != want[i];
+	return bad;
+}
+
+static int fail(const char *what, int err)
+{
+	char msg[128];
+
+	mroce_strerror(err, msg, sizeof(msg));
+	printf("rdma_test: FAIL: %s: %s\n", what, msg);
+	return 1;
+}
+
+static struct mroce_sge ctl_sge(struct ctl *c)
+{
+	return (struct mroce_sge){ (__u64)(unsigned long)c, sizeof(*c), mroce_mr_lkey(ctl_mr) };
+}
+
+static int post_ctl_recv(struct conn *c, int slot)
+{
+	struct mroce_sge sge = ctl_sge(&c->rx[slot]);
+	struct mroce_recv_wr wr = { .wr_id = (__u64)slot, .sg_list = &sge, .num_sge = 1 };
+
+	return mroce_post_recv(c->cqp, &wr);
+}
+
+static int send_ctl(struct conn *c, const struct ctl *m)
+{
+	struct mroce_sge sge = ctl_sge(c->tx);
+	struct mroce_send_wr wr = { .wr_id = 1000, .opcode = MROCE_WR_SEND, .sg_list = &sge,
+				    .num_sge = 1 };
+
+	*c->tx = *m;
+	return mroce_post_send(c->cqp, &wr);
+}
+
+/* Next completion of any kind, sleeping on the CQ fd. */
+static int next_wc(struct mroce_wc *wc, double timeout_s)
+{
+	struct pollfd pfd = { .fd = mroce_cq_fd(cq), .events = POLLIN };
+	double end = now_s() + timeout_s;
+	int n;
+
+	while ((n = mroce_poll_cq(cq, 1, wc)) == 0) {
+		if (now_s() > end)
+			return -ETIMEDOUT;
+		poll(&pfd, 1, 100);
+	}
+	return n < 0 ? n : 0;
+}
+
+static struct conn *conn_of(__u32 qpn)
+{
+	for (int i = 0; i < o.qps; i++)
+		if ((conns[i].qp && mroce_qp_num(conns[i].qp) == qpn) ||
+		    (conns[i].cqp && mroce_qp_num(conns[i].cqp) == qpn))
+			return &conns[i];
+	return NULL;
+}
+
+/* ---- server ------------------------------------------------------------- */
+
+static int server(void)
+{
+	struct mroce_listener *l;
+	int err, done = 0;
+	MROCE_OPTS(mroce_qp_attr, attr, .send_cq = cq, .recv_cq = cq, .sq_depth = 64, .rq_depth = 64);
+
+	pattern(region, o.region, 0);
+	err = mroce_listen(dev, o.addr, (__u16)o.port, &l);
+	if (err)
+		return fail("listen", err);
+	printf("server: listening on %s:%d, region %zu bytes\n", o.addr, o.port, o.region);
+	fflush(stdout);
+	for (int i = 0; i < o.qps; i++) {
+		struct conn *c = &conns[i];
+
+		err = mroce_accept(l, &attr, 60000, &c->cqp);
+		if (!err)
+			err = mroce_accept(l, &attr, 60000, &c->qp);
+		if (err)
+			return fail("accept", err);
+		for (int s = 0; s < CTL_SLOTS; s++)
+			if ((err = post_ctl_recv(c, s)))
+				return fail("post_recv", err);
+		c->hello = (struct ctl){ .type = CTL_HELLO, .addr = (__u64)(unsigned long)region,
+					 .len = o.region, .rkey = mroce_mr_rkey(mr) };
+		if ((err = send_ctl(c, &c->hello)))
+			return fail("hello", err);
+	}
+	mroce_listener_close(l);
+	while (done < o.qps) {
+		struct mroce_wc wc;
+		struct conn *c;
+		struct ctl m, r = {};
+
+		err = next_wc(&wc, 120);
+		if (err)
+			return fail("server waiting", err);
+		c = conn_of(wc.qp_num);
+		if (!c)
+			continue;
+		if (wc.opcode == MROCE_WC_SEND || wc.opcode == MROCE_WC_RDMA_WRITE)
+			continue;
+		if (wc.status != MROCE_WC_SUCCESS) {
+			/* A peer that failed on purpose (bad keys) takes its QP down; that QP is done. */
+			if (!c->bye) {
+				c->bye = true;
+				done++;
+			}
+			continue;
+		}
+		if (wc.wr_id >= CTL_SLOTS) {	/* a data receive (SEND or WRITE_IMM) */
+			r = (struct ctl){ .type = CTL_RECVD, .len = wc.byte_len, .imm = wc.imm_data,
+					  .status = wc.status, .value = wc.opcode };
+			send_ctl(c, &r);
+			continue;
+		}
+		m = c->rx[wc.wr_id];
+		post_ctl_recv(c, (int)wc.wr_id);
+		switch (m.type) {
+		case CTL_CHECK:
+			r.type = CTL_RESULT;
+			r.value = m.off + m.len <= o.region ? mismatches(region + m.off, m.len, m.seed) : ~0ULL;
+			break;
+		case CTL_EXPECT: {
+			struct mroce_sge sge = { (__u64)(unsigned long)(region + m.off), (__u32)m.len,
+						 mroce_mr_lkey(mr) };
+			struct mroce_recv_wr wr = { .wr_id = 100, .sg_list = &sge, .num_sge = m.len ? 1 : 0 };
+
+			r.type = CTL_READY;
+			r.status = (__u32)-mroce_post_recv(c->qp, &wr);
+			break;
+		}
+		case CTL_BYE:
+			if (m.value) {	/* "all done": QPs the client failed on purpose say nothing */
+				done = o.qps;
+				continue;
+			}
+			c->bye = true;
+			done++;
+			continue;
+		default:
+			continue;
+		}
+		if ((err = send_ctl(c, &r)))
+			return fail("reply", err);
+	}
+	printf("server: ok\n");
+	return 0;
+}
+
+/* ---- client ------------------------------------------------------------- */
+
+/*
+ * Wait for the completion of wr_id on conn c (~0: for the next control
+ * message). Control messages that arrive meanwhile are kept, in order: a
+ * reply can overtake the ACK that completes the request it answers.
+ */
+static int wait_for(struct conn *c, __u64 wr_id, struct ctl *reply, enum mroce_wc_status *st)
+{
+	if (wr_id == ~0ULL && c->npending) {
+		if (reply)
+			*reply = c->pending[0];
+		memmove(c->pending, c->pending + 1, sizeof(c->pending[0]) * (size_t)--c->npending);
+		return 0;
+	}
+	for (;;) {
+		struct mroce_wc wc;
+		int err = next_wc(&wc, 60);
+
+		if (err)
+			return err;
+		if (conn_of(wc.qp_num) != c)
+			continue;
+		if (wc.opcode == MROCE_WC_RECV && wc.wr_id < CTL_SLOTS && wc.status == MROCE_WC_SUCCESS &&
+		    mroce_qp_num(c->cqp) == wc.qp_num) {
+			struct ctl m = c->rx[wc.wr_id];
+
+			post_ctl_recv(c, (int)wc.wr_id);
+			if (wr_id == ~0ULL) {
+				if (reply)
+					*reply = m;
+				return 0;
+			}
+			if (c->npending < CTL_SLOTS)
+				c->pending[c->npending++] = m;
+			continue;
+		}
+		if (wc.wr_id == wr_id || wc.status != MROCE_WC_SUCCESS) {
+			if (st)
+				*st = wc.status;
+			return wc.status == MROCE_WC_SUCCESS || st ? 0 : -EIO;
+		}
+	}
+}
+
+static int rpc(struct conn *c, const struct ctl *m, struct ctl *reply)
+{
+	int err = send_ctl(c, m);
+
+	if (!err)
+		err = wait_for(c, 1000, NULL, NULL);
+	return err ? err : wait_for(c, ~0ULL, reply, NULL);
+}
+
+static int op(struct conn *c, enum mroce_wr_opcode opc, __u8 *local, size_t len, __u64 roff,
+	      __u32 rkey_xor, __u32 imm, enum mroce_wc_status *st)
+{
+	struct mroce_sge sge = { (__u64)(unsigned long)local, (__u32)len, mroce_mr_lkey(mr) };
+	struct mroce_send_wr wr = { .wr_id = 7, .opcode = opc, .sg_list = &sge, .num_sge = 1,
+				    .remote_addr = c->hello.addr + roff,
+				    .rkey = c->hello.rkey ^ rkey_xor, .imm_data = imm };
+	int err = mroce_post_send(c->qp, &wr);
+
+	return err ? err : wait_for(c, 7, NULL, st);
+}
+
+static int check(struct conn *c, __u32 seed, __u64 off, __u64 len, const char *what)
+{
+	struct ctl m = { .type = CTL_CHECK, .seed = seed, .off = off, .len = len }, r;
+	int err = rpc(c, &m, &r);
+
+	if (err)
+		return fail(what, err);
+	if (r.type != CTL_RESULT || r.value) {
+		printf("rdma_test: FAIL: %s: %llu bytes differ at the server\n", what, (unsigned long long)r.value);
+		return 1;
+	}
+	return 0;
+}
+
+static int expect_recv(struct conn *c, __u64 off, __u64 len)
+{
+	struct ctl m = { .type = CTL_EXPECT, .off = off, .len = len }, r;
+	int err = rpc(c, &m, &r);
+
+	return err ? err : r.type == CTL_READY && !r.status ? 0 : -EIO;
+}
+
+static int run_size(struct conn *c, size_t s, __u32 seed)
+{
+	__u8 *src = region, *dst = region + o.region / 2;
+	struct ctl r;
+	double t0, t1;
+	char what[96];
+	int err;
+
+	/* WRITE, verified at the server by content. */
+	pattern(src, s, seed);
+	t0 = now_s();
+	if ((err = op(c, MROCE_WR_RDMA_WRITE, src, s, 0, 0, 0, NULL)))
+		return fail("write", err);
+	t1 = now_s();
+	snprintf(what, sizeof(what), "WRITE %zu", s);
+	if (check(c, seed, 0, s, what))
+		return 1;
+	/* READ it back. */
+	memset(dst, 0, s);
+	if ((err = op(c, MROCE_WR_RDMA_READ, dst, s, 0, 0, 0, NULL)))
+		return fail("read", err);
+	if (mismatches(dst, s, seed)) {
+		printf("rdma_test: FAIL: READ %zu returned other bytes\n", s);
+		return 1;
+	}
+	/* WRITE with immediate: data plus a receive completion carrying the immediate. */
+	pattern(src, s, seed + 1);
+	if ((err = expect_recv(c, 0, 0)) ||
+	    (err = op(c, MROCE_WR_RDMA_WRITE_WITH_IMM, src, s, 0, 0, (__u32)s ^ 0x5a5a5a5a, NULL)) ||
+	    (err = wait_for(c, ~0ULL, &r, NULL)))
+		return fail("write with immediate", err);
+	if (r.type != CTL_RECVD || r.len != s || r.imm != ((__u32)s ^ 0x5a5a5a5a) ||
+	    r.value != MROCE_WC_RECV_RDMA_WITH_IMM) {
+		printf("rdma_test: FAIL: WRITE_IMM %zu: receiver saw len %llu imm %#x opcode %llu\n", s,
+		       (unsigned long long)r.len, r.imm, (unsigned long long)r.value);
+		return 1;
+	}
+	snprintf(what, sizeof(what), "WRITE_IMM %zu", s);
+	if (check(c, seed + 1, 0, s, what))
+		return 1;
+	/* SEND into a receive the server posted. */
+	pattern(src, s, seed + 2);
+	if ((err = expect_recv(c, 0, s)) ||
+	    (err = op(c, MROCE_WR_SEND, src, s, 0, 0, 0, NULL)) ||
+	    (err = wait_for(c, ~0ULL, &r, NULL)))
+		return fail("send", err);
+	if (r.type != CTL_RECVD || r.len != s || r.value != MROCE_WC_RECV) {
+		printf("rdma_test: FAIL: SEND %zu: receiver saw len %llu\n", s, (unsigned long long)r.len);
+		return 1;
+	}
+	snprintf(what, sizeof(what), "SEND %zu", s);
+	if (check(c, seed + 2, 0, s, what))
+		return 1;
+	printf("client: qp %u size %zu: WRITE %.3f ms (%.2f Gbit/s), READ, WRITE_IMM, SEND verified\n",
+	       mroce_qp_num(c->qp), s, (t1 - t0) * 1e3, s ? (double)s * 8 / (t1 - t0) / 1e9 : 0.0);
+	return 0;
+}
+
+/* Wrong key, address past the region, READ with a wrong key: refused, memory untouched. */
+static int bad_keys(void)
+{
+	struct conn *ok = &conns[0];
+	__u8 *src = region;
+	enum mroce_wc_status st;
+	struct {
+		const char *what;
+		enum mroce_wr_opcode op;
+		__u32 rkey_xor;
+		__u64 off;
+	} cases[] = {
+		{ "WRITE with a wrong rkey", MROCE_WR_RDMA_WRITE, 0x1000, 0 },
+		{ "WRITE past the region", MROCE_WR_RDMA_WRITE, 0, 0 },
+		{ "READ with a wrong rkey", MROCE_WR_RDMA_READ, 0x2000, 0 },
+	};
+
+	pattern(src, 65536, 4242);
+	if (op(ok, MROCE_WR_RDMA_WRITE, src, 65536, 0, 0, 0, NULL) || check(ok, 4242, 0, 65536, "baseline"))
+		return 1;
+	cases[1].off = ok->hello.len - 100;
+	for (int i = 0; i < 3; i++) {
+		struct conn *c = &conns[1 + i];
+
+		pattern(src, 4096, 9999);
+		if (op(c, cases[i].op, cases[i].op == MROCE_WR_RDMA_READ ? region + o.region / 2 : src,
+		       4096, cases[i].off, cases[i].rkey_xor, 0, &st))
+			return fail(cases[i].what, -EIO);
+		if (st != MROCE_WC_REM_ACCESS_ERR) {
+			printf("rdma_test: FAIL: %s completed with '%s'\n", cases[i].what, mroce_wc_status_str(st));
+			return 1;
+		}
+		if (mroce_qp_state(c->qp) != MROCE_QPS_ERR) {
+			printf("rdma_test: FAIL: %s: QP not in error state\n", cases[i].what);
+			return 1;
+		}
+		if (check(ok, 4242, 0, 65536, cases[i].what) ||
+		    check(ok, 0, ok->hello.len - 100, 100, "region tail"))
+			return 1;
+		printf("client: %s -> %s, QP in error, server memory untouched\n", cases[i].what,
+		       mroce_wc_status_str(st));
+	}
+	return 0;
+}
+
+/* Keep writing until the server dies; the QP must fail with retries exceeded, promptly. */
+static int until_killed(struct conn *c)
+{
+	enum mroce_wc_status st = MROCE_WC_SUCCESS;
+	double last_ok = now_s();
+	size_t s = 1 << 20;
+	int n = 0;
+
+	printf("client: writing until the server goes away\n");
+	fflush(stdout);
+	while (st == MROCE_WC_SUCCESS) {
+		pattern(region, s, (__u32)n);
+		if (op(c, MROCE_WR_RDMA_WRITE, region, s, 0, 0, 0, &st))
+			return fail("write", -EIO);
+		if (st == MROCE_WC_SUCCESS) {
+			last_ok = now_s();
+			n++;
+		}
+	}
+	printf("client: after %d writes: %s, %.0f ms after the last success; QP %s\n", n,
+	       mroce_wc_status_str(st), (now_s() - last_ok) * 1e3,
+	       mroce_qp_state(c->qp) == MROCE_QPS_ERR ? "in error" : "NOT in error");
+	return st == MROCE_WC_RETRY_EXC_ERR && mroce_qp_state(c->qp) == MROCE_QPS_ERR ? 0 : 1;
+}
+
+static int client(void)
+{
+	MROCE_OPTS(mroce_qp_attr, attr, .send_cq = cq, .recv_cq = cq, .sq_depth = 64, .rq_depth = 64,
+		   .order = o.unordered ? MROCE_UNORDERED : MROCE_ORDERED, .go_back_n = o.gbn,
+		   .paths = (__u32)o.paths);
+	size_t sizes[32];
+	int nsizes = 0, err;
+	char *list = strdup(o.sizes ? o.sizes : "0,1,4096"), *tok;
+
+	for (tok = strtok(list, ","); tok && nsizes < 32; tok = strtok(NULL, ","))
+		sizes[nsizes++] = strtoull(tok, NULL, 0);
+	free(list);
+	for (int i = 0; i < o.qps; i++) {
+		struct conn *c = &conns[i];
+
+		err = mroce_connect(dev, o.addr, (__u16)o.port, &attr, 10000, &c->cqp);
+		if (!err)
+			err = mroce_connect(dev, o.addr, (__u16)o.port, &attr, 10000, &c->qp);
+		if (err)
+			return fail("connect", err);
+		for (int s = 0; s < CTL_SLOTS; s++)
+			post_ctl_recv(c, s);
+		if ((err = wait_for(c, ~0ULL, &c->hello, NULL)) || c->hello.type != CTL_HELLO)
+			return fail("hello", err ? err : -EPROTO);
+	}
+	printf("client: %d QP%s connected, %s, %d path%s%s\n", o.qps, o.qps > 1 ? "s" : "",
+	       o.unordered ? "unordered" : "ordered", o.paths, o.paths > 1 ? "s" : "",
+	       o.gbn ? ", go-back-N" : "");
+	if (o.until_killed)
+		return until_killed(&conns[0]);
+	if (o.bad_keys) {
+		if (o.qps < 4)
+			return fail("--bad-keys needs --qps 4", -EINVAL);
+		if (bad_keys())
+			return 1;
+	} else {
+		for (int k = 0; k < nsizes; k++)
+			for (int i = 0; i < o.qps; i++)
+				if ((nsizes == 1 || o.qps == 1 || i == k % o.qps) &&
+				    run_size(&conns[i], sizes[k], (__u32)(k * 131 + i)))
+					return 1;
+	}
+	for (int i = 0; i < o.qps; i++) {
+		struct ctl bye = { .type = CTL_BYE, .value = o.bad_keys };
+
+		if (mroce_qp_state(conns[i].cqp) == MROCE_QPS_RTS) {
+			send_ctl(&conns[i], &bye);
+			wait_for(&conns[i], 1000, NULL, NULL);
+			if (o.bad_keys)
+				break;
+		}
+	}
+	printf("client: ok\n");
+	return 0;
+}
+
+static int parse_faults(const char *spec, struct mroce_faults *f)
+{
+	char *copy = strdup(spec), *tok;
+
+	memset(f, 0, sizeof(*f));
+	for (tok = strtok(copy, ","); tok; tok = strtok(NULL, ",")) {
+		unsigned long v;
+		char key[16];
+
+		if (sscanf(tok, "%15[a-z]=%lu", key, &v) != 2) {
+			free(copy);
+			return -EINVAL;
+		}
+		if (!strcmp(key, "drop"))
+			f->tx_drop_ppm = f->rx_drop_ppm = (__u32)v / 2;
+		else if (!strcmp(key, "dup"))
+			f->tx_dup_ppm = (__u32)v;
+		else if (!strcmp(key, "reorder"))
+			f->tx_reorder_ppm = f->rx_reorder_ppm = (__u32)v;
+		else if (!strcmp(key, "corrupt"))
+			f->rx_corrupt_ppm = (__u32)v;
+		else if (!strcmp(key, "seed"))
+			f->seed = (__u32)v;
+		else {
+			free(copy);
+			return -EINVAL;
+		}
+	}
+	free(copy);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "dev", 1, 0, 'd' }, { "addr", 1, 0, 'a' }, { "port", 1, 0, 'p' },
+		{ "sizes", 1, 0, 's' }, { "qps", 1, 0, 'q' }, { "faults", 1, 0, 'f' },
+		{ "order", 1, 0, 'o' }, { "paths", 1, 0, 'P' }, { "gbn", 0, 0, 'g' },
+		{ "bad-keys", 0, 0, 'b' }, { "until-killed", 0, 0, 'k' }, { "region", 1, 0, 'r' },
+		{ "umem", 1, 0, 'u' }, { 0, 0, 0, 0 },
+	};
+	struct mroce_faults faults;
+	int c, err, rc;
+
+	if (argc < 2 || (strcmp(argv[1], "server") && strcmp(argv[1], "client"))) {
+		fprintf(stderr, "usage: rdma_test server|client --dev DEV --addr ADDR [options]\n");
+		return 2;
+	}
+	o.server = !strcmp(argv[1], "server");
+	optind = 2;
+	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
+		switch (c) {
+		case 'd': o.dev = optarg; break;
+		case 'a': o.addr = optarg; break;
+		case 'p': o.port = atoi(optarg); break;
+		case 's': o.sizes = optarg; break;
+		case 'q': o.qps = atoi(optarg); break;
+		case 'f': o.faults = optarg; break;
+		case 'o': o.unordered = !strcmp(optarg, "unordered"); break;
+		case 'P': o.paths = atoi(optarg); break;
+		case 'g': o.gbn = true; break;
+		case 'b': o.bad_keys = true; break;
+		case 'k': o.until_killed = true; break;
+		case 'r': o.region = strtoull(optarg, NULL, 0); break;
+		case 'u': o.umem = atoi(optarg); break;
+		default: return 2;
+		}
+	}
+	if (!o.dev || !o.addr || o.qps < 1 || o.qps > MAX_QPS || (o.faults && parse_faults(o.faults, &faults)))
+		return 2;
+	{
+		MROCE_OPTS(mroce_dev_opts, dopts, .test_faults = o.faults ? &faults : NULL,
+			   .umem_frames = (__u32)o.umem);
+
+		err = mroce_dev_open(o.dev, &dopts, &dev);
+	}
+	if (err)
+		return fail(o.dev, err);
+	region = malloc(o.region);
+	ctl_mem = calloc(MAX_QPS * (CTL_SLOTS + 1), sizeof(*ctl_mem));
+	if (!region || !ctl_mem)
+		return fail("memory", -ENOMEM);
+	memset(region, 0, o.region);
+	for (int i = 0; i < MAX_QPS; i++) {
+		conns[i].rx = ctl_mem + i * (CTL_SLOTS + 1);
+		conns[i].tx = conns[i].rx + CTL_SLOTS;
+	}
+	if ((err = mroce_reg_mr(dev, region, o.region, MROCE_ACCESS_LOCAL_WRITE | MROCE_ACCESS_REMOTE_WRITE |
+				MROCE_ACCESS_REMOTE_READ, &mr)) ||
+	    (err = mroce_reg_mr(dev, ctl_mem, MAX_QPS * (CTL_SLOTS + 1) * sizeof(*ctl_mem),
+				MROCE_ACCESS_LOCAL_WRITE, &ctl_mr)) ||
+	    (err = mroce_create_cq(dev, 4096, &cq)))
+		return fail("setup", err);
+	rc = o.server ? server() : client();
+	{
+		struct mroce_dev_stats st;
+
+		mroce_dev_stats(dev, &st);
+		printf("%s: packets tx %llu rx %llu, retransmitted %llu, timeouts %llu, out of order %llu, "
+		       "duplicates %llu, bad %llu, injected faults %llu\n", o.server ? "server" : "client",
+		       (unsigned long long)st.tx_pkts, (unsigned long long)st.rx_pkts,
+		       (unsigned long long)st.retx_pkts, (unsigned long long)st.rto_events,
+		       (unsigned long long)st.ooo_pkts, (unsigned long long)st.dup_pkts,
+		       (unsigned long long)st.bad_pkts, (unsigned long long)st.faults);
+	}
+	for (int i = 0; i < o.qps; i++) {
+		if (conns[i].qp)
+			mroce_destroy_qp(conns[i].qp);
+		if (conns[i].cqp)
+			mroce_destroy_qp(conns[i].cqp);
+	}
+	mroce_destroy_cq(cq);
+	mroce_dereg_mr(mr);
+	mroce_dereg_mr(ctl_mr);
+	mroce_dev_close(dev);
+	free(region);
+	free(ctl_mem);
+	return rc;
+}
