@@ -114,6 +114,7 @@ enum { PKT_FREE, PKT_INFLIGHT, PKT_SACKED, PKT_LOST };
 #define PKT_RJOB	0x80000000u	/* wqe field names a READ job, not an SQ entry */
 struct mroce_txpkt {
 	__u64	sent_us;
+	__u32	tx_seq;		/* order of this transmission among all of the QP's */
 	__u32	wqe;		/* SQ sequence number, or PKT_RJOB | job index */
 	__u32	offset;		/* within the message */
 	__u16	len;
@@ -161,6 +162,9 @@ struct mroce_qp {
 	__u32			snd_nxt;	/* next new PSN */
 	__u32			high_sacked;	/* newest PSN known received (valid if have_sack) */
 	bool			have_sack;
+	__u32			tx_seq;		/* transmissions so far */
+	__u32			rack_seq;	/* newest transmission known delivered (RACK) */
+	__u64			rack_sent_us;	/* and when it was sent */
 	__u32			nlost;		/* records in PKT_LOST */
 	__u64			last_progress_us;
 	__u32			rto_us;		/* current, with backoff */

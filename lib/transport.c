@@ -222,6 +222,7 @@ static int qp_tx(struct mroce_qp *qp, __u64 now)
 			return sent;
 		rec->state = PKT_INFLIGHT;
 		rec->sent_us = now;
+		rec->tx_seq = qp->tx_seq++;
 		qp->nlost--;
 		qp->dev->stats.retx_pkts++;
 		sent++;
@@ -235,7 +236,7 @@ static int qp_tx(struct mroce_qp *qp, __u64 now)
 		rec = PKT(qp, qp->snd_nxt);
 		*rec = (struct mroce_txpkt){ .wqe = wqe, .offset = off, .len = (__u16)len,
 					     .state = PKT_INFLIGHT, .path = pick_path(qp),
-					     .sent_us = now };
+					     .sent_us = now, .tx_seq = qp->tx_seq };
 		if (send_psn(qp, qp->snd_nxt, rec)) {
 			rec->state = PKT_FREE;
 			break;
@@ -243,6 +244,7 @@ static int qp_tx(struct mroce_qp *qp, __u64 now)
 		if (qp->snd_nxt == qp->snd_una)
 			qp->last_progress_us = now;	/* the timer starts with the first packet */
 		qp->snd_nxt++;
+		qp->tx_seq++;
 		if (wqe & PKT_RJOB) {
 			struct mroce_rjob *j = &qp->rjobs[wqe & ~PKT_RJOB];
 
@@ -507,6 +509,11 @@ static int place_read_resp(struct mroce_qp *qp, const struct mroce_hdr *h, const
 
 static void pkt_acked(struct mroce_qp *qp, struct mroce_txpkt *rec)
 {
+	/* Newest transmission known delivered (for a resent packet, assume its last copy). */
+	if ((__s32)(rec->tx_seq - qp->rack_seq) > 0 || !qp->rack_sent_us) {
+		qp->rack_seq = rec->tx_seq;
+		qp->rack_sent_us = rec->sent_us;
+	}
 	if (rec->state == PKT_LOST)
 		qp->nlost--;
 	rec->state = PKT_SACKED;
@@ -587,21 +594,22 @@ static void handle_ack(struct mroce_qp *qp, const struct mroce_hdr *h, __u64 now
 		qp->rnr_count = 0;
 	}
 	/*
-	 * Holes: a packet is lost once one sent reorder_pkts later, or a full
-	 * RTT later, has arrived. Both allow for spraying over paths of
-	 * different delay; neither waits for three duplicate ACKs.
+	 * Holes, judged by transmission order (RACK), not PSN: a packet is lost
+	 * once a transmission made reorder_pkts later, or a full RTT later, has
+	 * been delivered. Both allow for spraying over paths of different delay;
+	 * neither waits for three duplicate ACKs; and a retransmission is only
+	 * judged by what was sent after it.
 	 */
 	if (qp->have_sack) {
-		const struct mroce_txpkt *hi = PKT(qp, qp->high_sacked);
 		__u32 allow = qp->srtt_us + 20;
 
 		for (__u32 psn = qp->snd_una; psn_before(psn, qp->high_sacked); psn++) {
 			struct mroce_txpkt *rec = PKT(qp, psn);
 
-			if (rec->state != PKT_INFLIGHT)
+			if (rec->state != PKT_INFLIGHT || (__s32)(qp->rack_seq - rec->tx_seq) <= 0)
 				continue;
-			if (qp->high_sacked - psn >= qp->attr.reorder_pkts ||
-			    (hi->sent_us > rec->sent_us && hi->sent_us - rec->sent_us > allow)) {
+			if (qp->rack_seq - rec->tx_seq >= qp->attr.reorder_pkts ||
+			    qp->rack_sent_us > rec->sent_us + allow) {
 				rec->state = PKT_LOST;
 				qp->nlost++;
 			}

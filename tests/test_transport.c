@@ -210,7 +210,14 @@ struct expect_op {
 	__u32 len, loff, roff, imm;
 };
 
+static void run_seed_faults(__u64 seed, enum mroce_order order, bool gbn, const struct mroce_faults *faults);
+
 static void run_seed(__u64 seed, enum mroce_order order, bool gbn)
+{
+	run_seed_faults(seed, order, gbn, NULL);
+}
+
+static void run_seed_faults(__u64 seed, enum mroce_order order, bool gbn, const struct mroce_faults *faults)
 {
 	MROCE_OPTS(mroce_qp_attr, attr, .order = order, .go_back_n = gbn,
 		   .paths = 1 + (__u32)(seed % 8), .max_inflight = 32 + (__u32)(seed * 37 % 800));
@@ -221,7 +228,7 @@ static void run_seed(__u64 seed, enum mroce_order order, bool gbn)
 	__u64 recv_wr[OPS];
 	__u64 s = seed;
 
-	pair_open(&p, seed, &attr, NULL);
+	pair_open(&p, seed, &attr, faults);
 	pair_connect(&p);
 	/* Start PSNs right below 2^32 every fourth seed, so the run wraps. */
 	if (seed % 4 == 0) {
@@ -272,6 +279,18 @@ static void run_seed(__u64 seed, enum mroce_order order, bool gbn)
 		const struct mroce_wc *c = &w->wa[i];
 
 		if (c->status != MROCE_WC_SUCCESS) {
+			struct mroce_dev_stats sa, sb;
+
+			mroce_dev_stats(p.da, &sa);
+			mroce_dev_stats(p.db, &sb);
+			fprintf(stderr, "  A: tx %llu rx %llu retx %llu rto %llu acks tx/rx %llu/%llu nacks tx/rx %llu/%llu dup %llu bad %llu win %llu\n",
+				sa.tx_pkts, sa.rx_pkts, sa.retx_pkts, sa.rto_events, sa.acks_tx, sa.acks_rx,
+				sa.nacks_tx, sa.nacks_rx, sa.dup_pkts, sa.bad_pkts, sa.rx_dropped_window);
+			fprintf(stderr, "  B: tx %llu rx %llu retx %llu rto %llu acks tx/rx %llu/%llu nacks tx/rx %llu/%llu dup %llu bad %llu win %llu\n",
+				sb.tx_pkts, sb.rx_pkts, sb.retx_pkts, sb.rto_events, sb.acks_tx, sb.acks_rx,
+				sb.nacks_tx, sb.nacks_rx, sb.dup_pkts, sb.bad_pkts, sb.rx_dropped_window);
+			for (int k = 0; k < OPS; k++)
+				fprintf(stderr, "  op %d: %d len %u\n", k, ex[k].op, ex[k].len);
 			for (int k = 0; k < w->na; k++)
 				fprintf(stderr, "  A wc %d: wr %llu %s\n", k, (unsigned long long)w->wa[k].wr_id,
 					mroce_wc_status_str(w->wa[k].status));
@@ -364,6 +383,19 @@ static void test_random_seeds_go_back_n(void **state)
 		run_seed(seed, MROCE_ORDERED, true);
 }
 
+/* The device's own test-only fault injection (what the veth selftests use). */
+static void test_device_fault_injection(void **state)
+{
+	(void)state;
+	for (__u64 seed = 6001; seed <= 6200; seed++) {
+		struct mroce_faults f = { .seed = (__u32)seed, .tx_drop_ppm = 5000, .rx_drop_ppm = 5000,
+					  .tx_reorder_ppm = 100000, .rx_reorder_ppm = 100000,
+					  .tx_dup_ppm = 20000, .rx_corrupt_ppm = 5000 };
+
+		run_seed_faults(seed, seed & 1 ? MROCE_UNORDERED : MROCE_ORDERED, false, &f);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -372,6 +404,7 @@ int main(void)
 		cmocka_unit_test(test_random_seeds_ordered),
 		cmocka_unit_test(test_random_seeds_unordered),
 		cmocka_unit_test(test_random_seeds_go_back_n),
+		cmocka_unit_test(test_device_fault_injection),
 	};
 
 	return cmocka_run_group_tests_name("transport", tests, NULL, NULL);
