@@ -72,7 +72,7 @@ int mroce_xdp(struct xdp_md *ctx)
 	const void *data_end = (const void *)(long)ctx->data_end;
 	struct mroce_pkt pkt;
 	struct mroce_flow *flow;
-	__u32 qpn, queue;
+	__u32 qpn, queue, stat = MROCE_STAT_RX;
 	int verdict;
 
 	verdict = mroce_parse(data, data_end, mroce_port(), &pkt);
@@ -95,11 +95,19 @@ int mroce_xdp(struct xdp_md *ctx)
 
 		switch (mroce_rxwin_check(flow, psn)) {
 		case MROCE_RXWIN_DUP:
-			return drop(MROCE_STAT_DUPLICATE);
+			/*
+			 * A resent copy of a placed packet means our ACK was lost:
+			 * let it through so user space acknowledges again. Plain
+			 * duplicates (the network's) die here.
+			 */
+			if (!(pkt.bth->flags & mroce_be16(MROCE_F_RETX)))
+				return drop(MROCE_STAT_DUPLICATE);
+			stat = MROCE_STAT_DUP_RETX;
+			break;
 		case MROCE_RXWIN_BEYOND:
 			return drop(MROCE_STAT_OUT_OF_WINDOW);
 		}
-		if ((flow->flags & MROCE_FLOW_GO_BACK_N) &&
+		if (stat == MROCE_STAT_RX && (flow->flags & MROCE_FLOW_GO_BACK_N) &&
 		    psn != MROCE_READ_ONCE(flow->rx_base))
 			return drop(MROCE_STAT_OUT_OF_ORDER);
 	}
@@ -109,8 +117,9 @@ int mroce_xdp(struct xdp_md *ctx)
 		return drop(MROCE_STAT_NO_XSK);
 	verdict = bpf_redirect_map(&mroce_xsks, queue, XDP_DROP);
 	if (verdict == XDP_REDIRECT) {
-		count(MROCE_STAT_RX, 1);
-		count(MROCE_STAT_RX_BYTES, data_end - data);
+		count(stat, 1);
+		if (stat == MROCE_STAT_RX)
+			count(MROCE_STAT_RX_BYTES, data_end - data);
 	} else {
 		count(MROCE_STAT_NO_XSK, 1);
 	}

@@ -55,6 +55,20 @@ static void fault_free(struct mroce_fault_state *fs)
 	}
 }
 
+static void release_held(struct mroce_dev *dev, struct mroce_fault_state *fs, __u32 k,
+			 void (*deliver)(struct mroce_dev *, const void *, __u32))
+{
+	__u8 tmp[MROCE_FRAME_MAX];
+	__u32 len = fs->held_len[k], last = fs->nheld - 1;
+
+	memcpy(tmp, fs->held[k], len);
+	memcpy(fs->held[k], fs->held[last], fs->held_len[last]);
+	fs->held_len[k] = fs->held_len[last];
+	fs->held_at[k] = fs->held_at[last];
+	fs->nheld--;
+	deliver(dev, tmp, len);
+}
+
 /*
  * Apply one direction's faults to a frame. deliver() is called for every
  * copy that goes on (zero, one or two, now or later, possibly corrupted).
@@ -91,8 +105,9 @@ static void fault_apply(struct mroce_dev *dev, struct mroce_fault_state *fs, boo
 			dev->stats.faults++;
 		}
 		if (roll(fs, reorder) && fs->nheld < MROCE_FAULT_HOLD) {
-			/* Held back; released after later frames. */
+			/* Held back; released after later frames, or after a while. */
 			memcpy(fs->held[fs->nheld], out, len);
+			fs->held_at[fs->nheld] = dev->ops->now_us(dev->port);
 			fs->held_len[fs->nheld++] = len;
 			dev->stats.faults++;
 			continue;
@@ -103,12 +118,23 @@ static void fault_apply(struct mroce_dev *dev, struct mroce_fault_state *fs, boo
 	while (fs->nheld && fault_rand(fs) % 4 == 0) {
 		__u32 k = fault_rand(fs) % fs->nheld;
 
-		memcpy(tmp, fs->held[k], fs->held_len[k]);
-		len = fs->held_len[k];
-		memmove(fs->held[k], fs->held[fs->nheld - 1], fs->held_len[fs->nheld - 1]);
-		fs->held_len[k] = fs->held_len[fs->nheld - 1];
-		fs->nheld--;
-		deliver(dev, tmp, len);
+		release_held(dev, fs, k, deliver);
+	}
+}
+
+/* A frame held back for reordering goes on after at most this long, traffic or not. */
+#define FAULT_HOLD_MAX_US	200
+
+static void fault_tick(struct mroce_dev *dev, struct mroce_fault_state *fs,
+		       void (*deliver)(struct mroce_dev *, const void *, __u32))
+{
+	__u64 now = dev->ops->now_us(dev->port);
+
+	for (__u32 k = 0; k < fs->nheld;) {
+		if (now - fs->held_at[k] >= FAULT_HOLD_MAX_US)
+			release_held(dev, fs, k, deliver);
+		else
+			k++;
 	}
 }
 
@@ -229,6 +255,10 @@ int mroce_dev_progress(struct mroce_dev *dev, int timeout_ms)
 	if (!dev)
 		return -EINVAL;
 	pthread_mutex_lock(&dev->lock);
+	if (dev->txf) {
+		fault_tick(dev, dev->txf, deliver_tx);
+		fault_tick(dev, dev->rxf, deliver_rx);
+	}
 	work = mroce_engine_run(dev, dev->rxf ? rx_faulty : mroce_engine_rx);
 	next = mroce_engine_next_timer(dev);
 	now = dev->ops->now_us(dev->port);

@@ -196,6 +196,7 @@ struct mroce_fault_state {
 	__u64			rng;
 	__u8			(*held)[MROCE_FRAME_MAX];
 	__u32			held_len[MROCE_FAULT_HOLD];
+	__u64			held_at[MROCE_FAULT_HOLD];
 	__u32			nheld;
 };
 

@@ -292,6 +292,11 @@ static void test_flow_checks(void **state)
 	assert_int_equal(bpf_map_update_elem(E.flows_fd, &qpn, &flow, BPF_ANY), 0);
 	fx_build(&f, AF_INET, MROCE_OP_SEND, FX_PSN + 5);
 	expect("duplicate", f.buf, f.len, XDP_DROP, MROCE_STAT_DUPLICATE);
+	fx_hdr(&h, MROCE_OP_SEND, FX_PSN + 5);
+	h.flags |= MROCE_F_RETX;
+	fx_build_hdr(&f, AF_INET6, &h);
+	expect("resent duplicate goes up to be acknowledged", f.buf, f.len, XDP_REDIRECT,
+	       MROCE_STAT_DUP_RETX);
 	fx_build(&f, AF_INET6, MROCE_OP_READ_REQ, FX_PSN + 4);
 	expect("neighbour of duplicate", f.buf, f.len, XDP_REDIRECT, MROCE_STAT_RX);
 	fx_build(&f, AF_INET, MROCE_OP_WRITE, FX_PSN - 1);

@@ -299,6 +299,9 @@ static int wait_for(struct conn *c, __u64 wr_id, struct ctl *reply, enum mroce_w
 		if (wc.wr_id == wr_id || wc.status != MROCE_WC_SUCCESS) {
 			if (st)
 				*st = wc.status;
+			else if (wc.status != MROCE_WC_SUCCESS)
+				printf("rdma_test: wr %llu on QP %u: %s\n", (unsigned long long)wc.wr_id,
+				       wc.qp_num, mroce_wc_status_str(wc.status));
 			return wc.status == MROCE_WC_SUCCESS || st ? 0 : -EIO;
 		}
 	}

@@ -81,6 +81,7 @@ struct mroce_cfg {
 	X(UNKNOWN_QP,    unknown_qp,     "drop: no flow for the destination QP") \
 	X(BAD_TOKEN,     bad_token,      "drop: wrong connection token") \
 	X(DUPLICATE,     duplicate,      "drop: PSN already placed") \
+	X(DUP_RETX,      dup_retx,       "resent duplicate passed up, to be acknowledged again") \
 	X(OUT_OF_WINDOW, out_of_window,  "drop: PSN beyond the receive window") \
 	X(OUT_OF_ORDER,  out_of_order,   "drop: go-back-N flow, PSN is not the next") \
 	X(NO_XSK,        no_xsk,         "drop: no AF_XDP socket on the receive queue")
