@@ -78,6 +78,7 @@ struct mroce_swqe {
 	__u32		msn;		/* RQ sequence (SEND*, WRITE_IMM) or SQ sequence (READ) */
 	__u32		rd_got;		/* READ: response bytes placed */
 	__u32		emitted;	/* packets sent for the first time */
+	__u32		first_psn;	/* PSN of its first packet (a READ's request) */
 	__u8		opcode;		/* MROCE_OP_* */
 	__u8		status;		/* enum mroce_wc_status once done */
 	__u8		done;		/* transport finished with it */
@@ -168,6 +169,7 @@ struct mroce_qp {
 	__u32			nlost;		/* records in PKT_LOST */
 	__u64			last_progress_us;
 	__u32			rto_us;		/* current, with backoff */
+	__u32			timeouts;	/* RTO expiries since the last progress */
 	__u32			srtt_us;
 	__u32			rnr_count;
 	__u64			rnr_until_us;	/* receiver not ready: hold until */

@@ -254,6 +254,8 @@ static int qp_tx(struct mroce_qp *qp, __u64 now)
 		} else {
 			struct mroce_swqe *w = SWQE(qp, wqe);
 
+			if (!w->emitted)
+				w->first_psn = qp->snd_nxt - 1;
 			w->sent += len;
 			w->emitted++;
 		}
@@ -487,6 +489,21 @@ static int place_read_req(struct mroce_qp *qp, const struct mroce_hdr *h)
 	return NOT_NOW;
 }
 
+static void pkt_acked(struct mroce_qp *qp, struct mroce_txpkt *rec);
+
+/*
+ * A READ is finished once all of its response is placed and its request is
+ * acknowledged: no in-flight record may still point at an SQ entry that
+ * completion is about to recycle.
+ */
+static void read_maybe_done(struct mroce_swqe *w)
+{
+	if (!w->done && w->rd_seen && w->rd_got == w->len && w->acked == w->npkts) {
+		w->done = 1;
+		w->status = MROCE_WC_SUCCESS;
+	}
+}
+
 static int place_read_resp(struct mroce_qp *qp, const struct mroce_hdr *h, const void *payload)
 {
 	struct mroce_swqe *w = SWQE(qp, h->msn);
@@ -498,10 +515,14 @@ static int place_read_resp(struct mroce_qp *qp, const struct mroce_hdr *h, const
 	sg_copy(w->sge, w->num_sge, h->offset, (void *)payload, h->payload_len, true);
 	w->rd_got += h->payload_len;
 	w->rd_seen = 1;
-	if (w->rd_got == w->len) {
-		w->done = 1;
-		w->status = MROCE_WC_SUCCESS;
+	/* A response proves the request arrived: count it acknowledged now. */
+	if (!w->acked && w->emitted && !psn_before(w->first_psn, qp->snd_una)) {
+		struct mroce_txpkt *rec = PKT(qp, w->first_psn);
+
+		if ((rec->state == PKT_INFLIGHT || rec->state == PKT_LOST) && rec->wqe == h->msn)
+			pkt_acked(qp, rec);
 	}
+	read_maybe_done(w);
 	return PLACED;
 }
 
@@ -528,6 +549,8 @@ static void pkt_acked(struct mroce_qp *qp, struct mroce_txpkt *rec)
 		if (++w->acked == w->npkts && w->opcode != MROCE_OP_READ_REQ && !w->done) {
 			w->done = 1;
 			w->status = MROCE_WC_SUCCESS;
+		} else if (w->opcode == MROCE_OP_READ_REQ) {
+			read_maybe_done(w);
 		}
 	}
 }
@@ -592,6 +615,7 @@ static void handle_ack(struct mroce_qp *qp, const struct mroce_hdr *h, __u64 now
 		qp->last_progress_us = now;
 		qp->rto_us = rto_base(qp, inflight);
 		qp->rnr_count = 0;
+		qp->timeouts = 0;
 	}
 	/*
 	 * Holes, judged by transmission order (RACK), not PSN: a packet is lost
@@ -788,13 +812,26 @@ static void qp_timers(struct mroce_qp *qp, __u64 now)
 		send_ack(qp);
 	if (qp->snd_nxt != qp->snd_una && now - qp->last_progress_us >= qp->rto_us &&
 	    now >= qp->rnr_until_us) {
-		/* Nothing acknowledged for an RTO: everything unacknowledged that old is lost. */
+		bool oldest = true;
+
+		/*
+		 * Nothing acknowledged for an RTO: everything unacknowledged that
+		 * old is resent. Only the oldest counts as a retry of its own;
+		 * the rest only follow it (they may have been discarded behind a
+		 * gap, as a go-back-N receiver does).
+		 */
 		qp->dev->stats.rto_events++;
+		if (++qp->timeouts > qp->attr.retry_cnt) {
+			fail_wqe_of(qp, PKT(qp, qp->snd_una), MROCE_WC_RETRY_EXC_ERR);
+			return;
+		}
 		for (__u32 psn = qp->snd_una; psn != qp->snd_nxt; psn++) {
 			struct mroce_txpkt *rec = PKT(qp, psn);
 
 			if (rec->state == PKT_INFLIGHT && now - rec->sent_us >= qp->rto_us) {
 				rec->state = PKT_LOST;
+				rec->gbn = !oldest;
+				oldest = false;
 				qp->nlost++;
 			}
 		}

@@ -83,32 +83,43 @@ static double now_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+/* Byte i of stream `seed` depends only on (seed, start + i): any range can be checked. */
+static void pattern_at(__u8 *p, size_t len, __u32 seed, __u64 start)
+{
+	for (size_t i = 0; i < len; i++) {
+		__u64 pos = start + i, z = ((__u64)seed << 40) ^ (pos >> 3);
+
+		z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+		z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+		z ^= z >> 31;
+		p[i] = (__u8)(z >> (8 * (pos & 7)));
+	}
+}
+
 static void pattern(__u8 *p, size_t len, __u32 seed)
 {
-	__u64 x = seed * 0x9e3779b97f4a7c15ULL + 1;
+	pattern_at(p, len, seed, 0);
+}
 
-	for (size_t i = 0; i < len; i++) {
-		if (!(i & 7))
-			x = x * 6364136223846793005ULL + 1442695040888963407ULL;
-		p[i] = (__u8)(x >> (8 * (i & 7)));
+/* Bytes of p that differ from stream `seed` at positions start.. */
+static size_t mismatches_at(const __u8 *p, size_t len, __u32 seed, __u64 start)
+{
+	__u8 want[4096];
+	size_t bad = 0;
+
+	for (size_t done = 0; done < len; done += sizeof(want)) {
+		size_t n = len - done < sizeof(want) ? len - done : sizeof(want);
+
+		pattern_at(want, n, seed, start + done);
+		for (size_t i = 0; i < n; i++)
+			bad += p[done + i] != want[i];
 	}
+	return bad;
 }
 
 static size_t mismatches(const __u8 *p, size_t len, __u32 seed)
 {
-	static __u8 *want;
-	static size_t want_len;
-	size_t bad = 0;
-
-	if (len > want_len) {
-		free(want);
-		want = malloc(len);
-		want_len = len;
-	}
-	pattern(want, len, seed);
-	for (size_t i = 0; i < len; i++)
-		bad += p[i] != want[i];
-	return bad;
+	return mismatches_at(p, len, seed, 0);
 }
 
 static int fail(const char *what, int err)
@@ -230,7 +241,8 @@ static int server(void)
 		switch (m.type) {
 		case CTL_CHECK:
 			r.type = CTL_RESULT;
-			r.value = m.off + m.len <= o.region ? mismatches(region + m.off, m.len, m.seed) : ~0ULL;
+			r.value = m.off + m.len <= o.region ?
+				  mismatches_at(region + m.off, m.len, m.seed, m.addr) : ~0ULL;
 			break;
 		case CTL_EXPECT: {
 			struct mroce_sge sge = { (__u64)(unsigned long)(region + m.off), (__u32)m.len,
@@ -328,9 +340,10 @@ static int op(struct conn *c, enum mroce_wr_opcode opc, __u8 *local, size_t len,
 	return err ? err : wait_for(c, 7, NULL, st);
 }
 
-static int check(struct conn *c, __u32 seed, __u64 off, __u64 len, const char *what)
+/* Does the server's [off, off + len) hold stream `seed` from position pos? */
+static int check_at(struct conn *c, __u32 seed, __u64 off, __u64 len, __u64 pos, const char *what)
 {
-	struct ctl m = { .type = CTL_CHECK, .seed = seed, .off = off, .len = len }, r;
+	struct ctl m = { .type = CTL_CHECK, .seed = seed, .off = off, .len = len, .addr = pos }, r;
 	int err = rpc(c, &m, &r);
 
 	if (err)
@@ -340,6 +353,11 @@ static int check(struct conn *c, __u32 seed, __u64 off, __u64 len, const char *w
 		return 1;
 	}
 	return 0;
+}
+
+static int check(struct conn *c, __u32 seed, __u64 off, __u64 len, const char *what)
+{
+	return check_at(c, seed, off, len, 0, what);
 }
 
 static int expect_recv(struct conn *c, __u64 off, __u64 len)
@@ -445,7 +463,7 @@ static int bad_keys(void)
 			return 1;
 		}
 		if (check(ok, 4242, 0, 65536, cases[i].what) ||
-		    check(ok, 0, ok->hello.len - 100, 100, "region tail"))
+		    check_at(ok, 0, ok->hello.len - 100, 100, ok->hello.len - 100, "region tail"))
 			return 1;
 		printf("client: %s -> %s, QP in error, server memory untouched\n", cases[i].what,
 		       mroce_wc_status_str(st));
