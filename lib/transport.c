@@ -778,8 +778,17 @@ void mroce_engine_rx(void *ctx, const void *frame, __u32 len)
 		send_nack(qp, MROCE_NAK_RNR, psn, h.msn);
 		return;
 	}
-	if (res > 0)
-		send_nack(qp, (__u8)res, psn, h.msn);	/* consumed: it will not be retried */
+	if (res > 0) {
+		/*
+		 * A request refused for good (bad key, range, rights; malformed):
+		 * NACK it, and stop this QP as an InfiniBand responder does, so
+		 * that requests already in flight behind it do not touch memory.
+		 */
+		send_nack(qp, (__u8)res, psn, h.msn);
+		dev->ops->tx_flush(dev->port);
+		mroce_qp_fail(qp, MROCE_WC_WR_FLUSH_ERR);
+		return;
+	}
 
 	/* Placed (or refused for good): only now does the PSN count as received. */
 	mroce_rxwin_mark(f, psn);

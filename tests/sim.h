@@ -29,6 +29,8 @@ struct sim_link {
 	__u32	jitter_us;	/* random extra delay */
 	__u32	loss_ppm, dup_ppm, corrupt_ppm;
 	bool	down;		/* black hole */
+	__u32	drop_psn;	/* drop the first transmission of this PSN ... */
+	bool	drop_armed;	/* ... while armed */
 };
 
 struct sim_net;
@@ -122,6 +124,16 @@ static inline void sim_wire(struct sim_port *p, const void *data, __u32 len)
 	int copies = 1;
 
 	p->sent++;
+	if (l->drop_armed && len >= mroce_l2l4_len(AF_INET) + sizeof(struct mroce_bth)) {
+		const struct mroce_bth *bth = (const void *)((const __u8 *)data + mroce_l2l4_len(AF_INET));
+
+		if (mroce_be32(bth->psn) == l->drop_psn && bth->opcode != MROCE_OP_ACK &&
+		    bth->opcode != MROCE_OP_NACK) {
+			p->link.drop_armed = false;
+			p->dropped++;
+			return;
+		}
+	}
 	if (l->down || sim_roll(net, l->loss_ppm)) {
 		p->dropped++;
 		return;

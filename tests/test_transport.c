@@ -8,6 +8,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <poll.h>
 #include <stdio.h>
 #include <setjmp.h>
 #include <cmocka.h>
@@ -57,8 +58,10 @@ static void pair_connect(struct pair *p)
 
 static void pair_close(struct pair *p)
 {
-	mroce_destroy_qp(p->qa);
-	mroce_destroy_qp(p->qb);
+	if (p->qa)
+		mroce_destroy_qp(p->qa);
+	if (p->qb)
+		mroce_destroy_qp(p->qb);
 	mroce_destroy_cq(p->cqa);
 	mroce_destroy_cq(p->cqb);
 	mroce_dev_close(p->da);
@@ -392,6 +395,325 @@ static void test_random_seeds_go_back_n(void **state)
 		run_seed(seed, MROCE_ORDERED, true);
 }
 
+static bool one_each(void *ctx)
+{
+	struct waiter *w = ctx;
+
+	return collected(ctx) && w->na >= w->want_a && w->nb >= w->want_b;
+}
+
+/* Wrong rkey, range past the region, READ without the right: refused, memory untouched. */
+static void test_protection(void **state)
+{
+	static const struct {
+		enum mroce_wr_opcode op;
+		__u32 rkey_xor;
+		__u64 off;
+		bool read_only_mr;
+	} cases[] = {
+		{ MROCE_WR_RDMA_WRITE, 0x1000, 0, false },
+		{ MROCE_WR_RDMA_WRITE, 0, BUF - 100, false },
+		{ MROCE_WR_RDMA_WRITE_WITH_IMM, 0, 1ULL << 40, false },
+		{ MROCE_WR_RDMA_READ, 0x2000, 0, false },
+		{ MROCE_WR_RDMA_READ, 0, BUF - 10, false },
+		{ MROCE_WR_RDMA_WRITE, 0, 0, true },	/* region has no remote write right */
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct pair p;
+		struct waiter *w = calloc(1, sizeof(*w));
+		struct mroce_mr *target;
+		__u8 *snapshot = malloc(BUF);
+		__u32 rkey;
+
+		pair_open(&p, 100 + i, NULL, NULL);
+		pair_connect(&p);
+		w->p = &p;
+		fill(p.lb, BUF, 77);
+		memcpy(snapshot, p.lb, BUF);
+		fill(p.la, BUF, 78);
+		rkey = mroce_mr_rkey(p.mb);
+		if (cases[i].read_only_mr) {
+			assert_int_equal(mroce_reg_mr(p.db, p.lb, BUF, MROCE_ACCESS_REMOTE_READ, &target), 0);
+			rkey = mroce_mr_rkey(target);
+		}
+		if (cases[i].op == MROCE_WR_RDMA_WRITE_WITH_IMM)
+			assert_int_equal(post_recv(p.qb, 1, p.lb, 16, mroce_mr_lkey(p.mb)), 0);
+		assert_int_equal(post(p.qa, cases[i].op, 1, p.la, 4096, mroce_mr_lkey(p.ma),
+				      (__u64)(unsigned long)p.lb + cases[i].off, rkey ^ cases[i].rkey_xor, 0), 0);
+		/* A later request must be flushed, not executed. */
+		assert_int_equal(post(p.qa, MROCE_WR_RDMA_WRITE, 2, p.la, 4096, mroce_mr_lkey(p.ma),
+				      (__u64)(unsigned long)p.lb, mroce_mr_rkey(p.mb), 0), 0);
+		w->want_a = 2;
+		assert_int_equal(sim_run(p.net, p.da, p.db, one_each, w, 10000000), 0);
+		if (w->wa[0].status != MROCE_WC_REM_ACCESS_ERR)
+			fail_msg("case %zu: %s", i, mroce_wc_status_str(w->wa[0].status));
+		assert_int_equal(w->wa[1].status, MROCE_WC_WR_FLUSH_ERR);
+		assert_int_equal(mroce_qp_state(p.qa), MROCE_QPS_ERR);
+		assert_int_equal(post(p.qa, MROCE_WR_RDMA_WRITE, 3, p.la, 1, mroce_mr_lkey(p.ma), 0, 0, 0), -EIO);
+		if (memcmp(p.lb, snapshot, BUF))
+			fail_msg("case %zu wrote into the target", i);
+		free(snapshot);
+		free(w);
+		pair_close(&p);
+	}
+}
+
+static void test_local_errors(void **state)
+{
+	struct pair p;
+	struct waiter *w = calloc(1, sizeof(*w));
+
+	(void)state;
+	pair_open(&p, 200, NULL, NULL);
+	/* Before connect: not connected. */
+	assert_int_equal(post(p.qa, MROCE_WR_SEND, 1, p.la, 1, mroce_mr_lkey(p.ma), 0, 0, 0), -ENOTCONN);
+	pair_connect(&p);
+	w->p = &p;
+	/* Malformed requests are refused at posting. */
+	assert_int_equal(post(p.qa, (enum mroce_wr_opcode)99, 1, p.la, 1, mroce_mr_lkey(p.ma), 0, 0, 0), -EINVAL);
+	{
+		struct mroce_sge sg[MROCE_MAX_SGE + 1] = {};
+		struct mroce_send_wr wr = { .opcode = MROCE_WR_SEND, .sg_list = sg, .num_sge = MROCE_MAX_SGE + 1 };
+
+		assert_int_equal(mroce_post_send(p.qa, &wr), -EINVAL);
+	}
+	/* A bad lkey or a range past the region: accepted, completed with a protection error. */
+	assert_int_equal(post(p.qa, MROCE_WR_RDMA_WRITE, 5, p.la + BUF - 10, 100, mroce_mr_lkey(p.ma),
+			      (__u64)(unsigned long)p.lb, mroce_mr_rkey(p.mb), 0), 0);
+	assert_int_equal(post(p.qa, MROCE_WR_RDMA_WRITE, 6, p.la, 100, mroce_mr_lkey(p.ma),
+			      (__u64)(unsigned long)p.lb, mroce_mr_rkey(p.mb), 0), 0);
+	w->want_a = 2;
+	assert_int_equal(sim_run(p.net, p.da, p.db, one_each, w, 10000000), 0);
+	assert_int_equal(w->wa[0].wr_id, 5);
+	assert_int_equal(w->wa[0].status, MROCE_WC_LOC_PROT_ERR);
+	assert_int_equal(w->wa[1].status, MROCE_WC_WR_FLUSH_ERR);
+	free(w);
+	pair_close(&p);
+}
+
+/* A full send queue says -EAGAIN and never blocks; completions make room again. */
+static void test_queue_full(void **state)
+{
+	MROCE_OPTS(mroce_qp_attr, attr, .sq_depth = 4);
+	struct pair p;
+	struct waiter *w = calloc(1, sizeof(*w));
+
+	(void)state;
+	pair_open(&p, 300, &attr, NULL);
+	pair_connect(&p);
+	w->p = &p;
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(post(p.qa, MROCE_WR_RDMA_WRITE, (__u64)i, p.la, 100, mroce_mr_lkey(p.ma),
+				      (__u64)(unsigned long)p.lb, mroce_mr_rkey(p.mb), 0), 0);
+	assert_int_equal(post(p.qa, MROCE_WR_RDMA_WRITE, 9, p.la, 100, mroce_mr_lkey(p.ma),
+			      (__u64)(unsigned long)p.lb, mroce_mr_rkey(p.mb), 0), -EAGAIN);
+	w->want_a = 4;
+	assert_int_equal(sim_run(p.net, p.da, p.db, one_each, w, 10000000), 0);
+	assert_int_equal(post(p.qa, MROCE_WR_RDMA_WRITE, 9, p.la, 100, mroce_mr_lkey(p.ma),
+			      (__u64)(unsigned long)p.lb, mroce_mr_rkey(p.mb), 0), 0);
+	free(w);
+	pair_close(&p);
+}
+
+/* No receive posted: RNR NACKs, retried; a receive posted in time saves it, none fails it. */
+static void test_receiver_not_ready(void **state)
+{
+	MROCE_OPTS(mroce_qp_attr, attr, .rnr_retry = 3, .rnr_timer_us = 500);
+	struct pair p;
+	struct waiter *w = calloc(1, sizeof(*w));
+
+	(void)state;
+	pair_open(&p, 400, &attr, NULL);
+	pair_connect(&p);
+	w->p = &p;
+	fill(p.la, 64, 5);
+	assert_int_equal(post(p.qa, MROCE_WR_SEND, 1, p.la, 64, mroce_mr_lkey(p.ma), 0, 0, 0), 0);
+	w->want_a = 1;
+	/* Let it bounce once, then post the receive. */
+	assert_int_equal(sim_run(p.net, p.da, p.db, one_each, w, 700), -ETIMEDOUT);
+	assert_true(p.db->stats.nacks_tx >= 1);
+	assert_int_equal(post_recv(p.qb, 7, p.lb, 64, mroce_mr_lkey(p.mb)), 0);
+	w->want_b = 1;
+	assert_int_equal(sim_run(p.net, p.da, p.db, one_each, w, 10000000), 0);
+	assert_int_equal(w->wa[0].status, MROCE_WC_SUCCESS);
+	assert_int_equal(w->wb[0].status, MROCE_WC_SUCCESS);
+	assert_memory_equal(p.lb, p.la, 64);
+	/* Now nobody posts: retries run out. */
+	assert_int_equal(post(p.qa, MROCE_WR_SEND, 2, p.la, 64, mroce_mr_lkey(p.ma), 0, 0, 0), 0);
+	w->want_a = 2;
+	w->want_b = 0;
+	assert_int_equal(sim_run(p.net, p.da, p.db, one_each, w, 10000000), 0);
+	assert_int_equal(w->wa[1].status, MROCE_WC_RNR_RETRY_EXC_ERR);
+	free(w);
+	pair_close(&p);
+}
+
+/* A receive buffer too small: length error there, invalid request at the sender. */
+static void test_receive_too_small(void **state)
+{
+	struct pair p;
+	struct waiter *w = calloc(1, sizeof(*w));
+
+	(void)state;
+	pair_open(&p, 500, NULL, NULL);
+	pair_connect(&p);
+	w->p = &p;
+	assert_int_equal(post_recv(p.qb, 7, p.lb, 100, mroce_mr_lkey(p.mb)), 0);
+	assert_int_equal(post(p.qa, MROCE_WR_SEND, 1, p.la, 101, mroce_mr_lkey(p.ma), 0, 0, 0), 0);
+	w->want_a = 1;
+	w->want_b = 1;
+	assert_int_equal(sim_run(p.net, p.da, p.db, one_each, w, 10000000), 0);
+	assert_int_equal(w->wa[0].status, MROCE_WC_REM_INV_REQ_ERR);
+	assert_int_equal(w->wb[0].wr_id, 7);
+	assert_int_equal(w->wb[0].status, MROCE_WC_LOC_LEN_ERR);
+	free(w);
+	pair_close(&p);
+}
+
+/*
+ * The peer disappears: that QP fails with retries exceeded, within the
+ * configured timeouts, and a second QP between the same devices is unharmed.
+ */
+static void test_retry_exhaustion_one_qp(void **state)
+{
+	MROCE_OPTS(mroce_qp_attr, attr, .retry_cnt = 5, .rto_low_us = 100, .rto_high_us = 200);
+	struct pair p;
+	struct waiter *w = calloc(1, sizeof(*w));
+	struct mroce_qp *qa2, *qb2;
+	__u64 t0;
+
+	(void)state;
+	pair_open(&p, 600, &attr, NULL);
+	pair_connect(&p);
+	attr.send_cq = attr.recv_cq = p.cqa;
+	assert_int_equal(mroce_create_qp(p.da, &attr, &qa2), 0);
+	attr.send_cq = attr.recv_cq = p.cqb;
+	assert_int_equal(mroce_create_qp(p.db, &attr, &qb2), 0);
+	assert_int_equal(sim_connect(qa2, qb2), 0);
+	w->p = &p;
+	mroce_destroy_qp(p.qb);	/* the peer QP is gone: its packets are dropped */
+	p.qb = NULL;
+	t0 = p.net->now;
+	assert_int_equal(post(p.qa, MROCE_WR_RDMA_WRITE, 1, p.la, 50000, mroce_mr_lkey(p.ma),
+			      (__u64)(unsigned long)p.lb, mroce_mr_rkey(p.mb), 0), 0);
+	assert_int_equal(post(qa2, MROCE_WR_RDMA_WRITE, 2, p.la, 50000, mroce_mr_lkey(p.ma),
+			      (__u64)(unsigned long)p.lb, mroce_mr_rkey(p.mb), 0), 0);
+	w->want_a = 2;
+	assert_int_equal(sim_run(p.net, p.da, p.db, one_each, w, 10000000), 0);
+	for (int i = 0; i < 2; i++) {
+		if (w->wa[i].wr_id == 1) {
+			assert_int_equal(w->wa[i].status, MROCE_WC_RETRY_EXC_ERR);
+		} else {
+			assert_int_equal(w->wa[i].status, MROCE_WC_SUCCESS);
+		}
+	}
+	assert_int_equal(mroce_qp_state(p.qa), MROCE_QPS_ERR);
+	assert_int_equal(mroce_qp_state(qa2), MROCE_QPS_RTS);
+	/* 5 timeouts doubling from 200 us: about 6.2 ms; allow for the first RTO. */
+	assert_true(p.net->now - t0 < 20000);
+	mroce_destroy_qp(qa2);
+	mroce_destroy_qp(qb2);
+	free(w);
+	pair_close(&p);
+}
+
+/* Ordered completes in message order; unordered as soon as each message is whole. */
+static void test_ordered_vs_unordered(void **state)
+{
+	(void)state;
+	for (int unordered = 0; unordered < 2; unordered++) {
+		MROCE_OPTS(mroce_qp_attr, attr, .order = unordered ? MROCE_UNORDERED : MROCE_ORDERED);
+		struct pair p;
+		struct waiter *w = calloc(1, sizeof(*w));
+
+		pair_open(&p, 700, &attr, NULL);
+		pair_connect(&p);
+		w->p = &p;
+		assert_int_equal(post_recv(p.qb, 1, p.lb, 10000, mroce_mr_lkey(p.mb)), 0);
+		assert_int_equal(post_recv(p.qb, 2, p.lb + 20000, 100, mroce_mr_lkey(p.mb)), 0);
+		/* The first message's first packet is lost: the second message is whole first. */
+		p.net->a.link.drop_psn = p.qa->snd_nxt;
+		p.net->a.link.drop_armed = true;
+		assert_int_equal(post(p.qa, MROCE_WR_SEND, 11, p.la, 5000, mroce_mr_lkey(p.ma), 0, 0, 0), 0);
+		assert_int_equal(post(p.qa, MROCE_WR_SEND, 12, p.la, 50, mroce_mr_lkey(p.ma), 0, 0, 0), 0);
+		w->want_a = 2;
+		w->want_b = 2;
+		assert_int_equal(sim_run(p.net, p.da, p.db, one_each, w, 10000000), 0);
+		assert_int_equal(w->wb[0].wr_id, unordered ? 2 : 1);
+		assert_int_equal(w->wb[1].wr_id, unordered ? 1 : 2);
+		assert_int_equal(w->wa[0].wr_id, unordered ? 12 : 11);
+		assert_true(p.da->stats.retx_pkts >= 1);
+		free(w);
+		pair_close(&p);
+	}
+}
+
+/* 256 QPs at once between two devices, each with its own transfer, window at its largest. */
+static void test_many_qps(void **state)
+{
+	MROCE_OPTS(mroce_qp_attr, attr, .max_inflight = MROCE_RXWIN_PSNS - 64, .sq_depth = 4, .rq_depth = 4);
+	struct pair p;
+	struct waiter *w = calloc(1, sizeof(*w));
+	struct mroce_qp *qa[256], *qb[256];
+
+	(void)state;
+	pair_open(&p, 800, NULL, NULL);
+	w->p = &p;
+	p.net->a.link.loss_ppm = 10000;
+	for (int i = 0; i < 256; i++) {
+		attr.send_cq = attr.recv_cq = p.cqa;
+		assert_int_equal(mroce_create_qp(p.da, &attr, &qa[i]), 0);
+		attr.send_cq = attr.recv_cq = p.cqb;
+		assert_int_equal(mroce_create_qp(p.db, &attr, &qb[i]), 0);
+		assert_int_equal(sim_connect(qa[i], qb[i]), 0);
+	}
+	fill(p.la, BUF, 3);
+	for (int i = 0; i < 256; i++)
+		assert_int_equal(post(qa[i], MROCE_WR_RDMA_WRITE, (__u64)i, p.la + i * 2048, i == 0 ? BUF / 2 : 2048,
+				      mroce_mr_lkey(p.ma), (__u64)(unsigned long)p.lb + (i ? BUF / 2 + i * 2048 : 0),
+				      mroce_mr_rkey(p.mb), 0), 0);
+	w->want_a = 256;
+	assert_int_equal(sim_run(p.net, p.da, p.db, one_each, w, 60000000), 0);
+	for (int i = 0; i < 256; i++)
+		assert_int_equal(w->wa[i].status, MROCE_WC_SUCCESS);
+	assert_memory_equal(p.lb, p.la, BUF / 2);
+	for (int i = 0; i < 256; i++) {
+		mroce_destroy_qp(qa[i]);
+		mroce_destroy_qp(qb[i]);
+	}
+	free(w);
+	pair_close(&p);
+}
+
+/* The CQ's file descriptor is readable exactly while completions wait. */
+static void test_cq_fd(void **state)
+{
+	struct pair p;
+	struct waiter *w = calloc(1, sizeof(*w));
+	struct pollfd pfd;
+	struct mroce_wc wc;
+
+	(void)state;
+	pair_open(&p, 900, NULL, NULL);
+	pair_connect(&p);
+	pfd = (struct pollfd){ .fd = mroce_cq_fd(p.cqa), .events = POLLIN };
+	assert_int_equal(poll(&pfd, 1, 0), 0);
+	assert_int_equal(post(p.qa, MROCE_WR_RDMA_WRITE, 1, p.la, 10, mroce_mr_lkey(p.ma),
+			      (__u64)(unsigned long)p.lb, mroce_mr_rkey(p.mb), 0), 0);
+	while (poll(&pfd, 1, 0) == 0) {
+		mroce_dev_progress(p.da, 0);
+		mroce_dev_progress(p.db, 0);
+		p.net->now += 5;
+	}
+	assert_int_equal(mroce_poll_cq(p.cqa, 1, &wc), 1);
+	assert_int_equal(wc.status, MROCE_WC_SUCCESS);
+	assert_int_equal(poll(&pfd, 1, 0), 0);
+	free(w);
+	pair_close(&p);
+}
+
 /* The device's own test-only fault injection (what the veth selftests use). */
 static void test_device_fault_injection(void **state)
 {
@@ -414,6 +736,15 @@ int main(void)
 		cmocka_unit_test(test_random_seeds_unordered),
 		cmocka_unit_test(test_random_seeds_go_back_n),
 		cmocka_unit_test(test_device_fault_injection),
+		cmocka_unit_test(test_protection),
+		cmocka_unit_test(test_local_errors),
+		cmocka_unit_test(test_queue_full),
+		cmocka_unit_test(test_receiver_not_ready),
+		cmocka_unit_test(test_receive_too_small),
+		cmocka_unit_test(test_retry_exhaustion_one_qp),
+		cmocka_unit_test(test_ordered_vs_unordered),
+		cmocka_unit_test(test_many_qps),
+		cmocka_unit_test(test_cq_fd),
 	};
 
 	return cmocka_run_group_tests_name("transport", tests, NULL, NULL);
