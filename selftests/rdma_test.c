@@ -86,13 +86,16 @@ static double now_s(void)
 /* Byte i of stream `seed` depends only on (seed, start + i): any range can be checked. */
 static void pattern_at(__u8 *p, size_t len, __u32 seed, __u64 start)
 {
-	for (size_t i = 0; i < len; i++) {
+	size_t i = 0;
+
+	while (i < len) {
 		__u64 pos = start + i, z = ((__u64)seed << 40) ^ (pos >> 3);
 
 		z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
 		z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
 		z ^= z >> 31;
-		p[i] = (__u8)(z >> (8 * (pos & 7)));
+		for (unsigned int b = (unsigned int)(pos & 7); b < 8 && i < len; b++, i++)
+			p[i] = (__u8)(z >> (8 * b));
 	}
 }
 

@@ -28,6 +28,11 @@ t_every_op_every_size() {
 	rdma_pair "" "--sizes $SIZES"
 }
 
+# The largest message the API promises: 1 GiB in one work request, each way.
+t_one_gib() {
+	rdma_pair "--region 1100000000" "--sizes 1073741824 --region 2200000000"
+}
+
 t_loss_1pct_reordering() {
 	rdma_pair "--faults drop=10000,reorder=100000,seed=2" \
 		"--sizes $SIZES --faults drop=10000,reorder=100000,seed=1"
@@ -83,6 +88,7 @@ t_peer_killed() {
 require_root verbs
 [ -x "$RT" ] || { echo "FAIL: verbs: $RT is not built"; exit 1; }
 run_test "WRITE, READ, WRITE_IMM, SEND at 0 B .. 64 MiB" t_every_op_every_size
+run_test "one 1 GiB message of every kind" t_one_gib
 run_test "the same under 1% loss and reordering" t_loss_1pct_reordering
 run_test "10% loss, reordering, duplication, corruption" t_loss_10pct_reordering
 run_test "unordered delivery and go-back-N under loss" t_unordered_and_go_back_n
