@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 #include <mroce/mroce.h>
 
 struct region {			/* what the server SENDs: where to WRITE and READ */
@@ -139,6 +140,8 @@ int main(int argc, char **argv)
 			if (err)
 				return die("wait for done", err);
 			printf("server: client is done; first bytes %02x %02x %02x\n", buf[0], buf[1], buf[2]);
+			/* Give a lost ACK of "done" the chance to be sent again before the QP goes. */
+			usleep(100000);
 		} else {
 			struct mroce_sge sge = { (__u64)(unsigned long)buf, (__u32)size, mroce_mr_lkey(mr) };
 			struct mroce_sge rsge = { (__u64)(unsigned long)(buf + size), (__u32)size, mroce_mr_lkey(mr) };
