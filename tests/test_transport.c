@@ -687,6 +687,54 @@ static void test_many_qps(void **state)
 	pair_close(&p);
 }
 
+/* Scatter-gather lists on both sides: gathered in order, scattered in order. */
+static void test_scatter_gather(void **state)
+{
+	struct pair p;
+	struct waiter *w = calloc(1, sizeof(*w));
+	__u32 lk, rk;
+
+	(void)state;
+	pair_open(&p, 950, NULL, NULL);
+	pair_connect(&p);
+	w->p = &p;
+	lk = mroce_mr_lkey(p.ma);
+	rk = mroce_mr_rkey(p.mb);
+	fill(p.la, BUF, 21);
+	{
+		struct mroce_sge src[3] = { { (__u64)(unsigned long)p.la, 100, lk },
+					    { (__u64)(unsigned long)p.la + 1000, 0, lk },
+					    { (__u64)(unsigned long)p.la + 2000, 5000, lk } };
+		struct mroce_sge dst[2] = { { (__u64)(unsigned long)p.lb, 3000, mroce_mr_lkey(p.mb) },
+					    { (__u64)(unsigned long)p.lb + 10000, 3000, mroce_mr_lkey(p.mb) } };
+		struct mroce_recv_wr rwr = { .wr_id = 1, .sg_list = dst, .num_sge = 2 };
+		struct mroce_send_wr swr = { .wr_id = 2, .opcode = MROCE_WR_SEND, .sg_list = src, .num_sge = 3 };
+		struct mroce_sge rd[2] = { { (__u64)(unsigned long)p.la + 100000, 1234, lk },
+					   { (__u64)(unsigned long)p.la + 200000, 4321, lk } };
+		struct mroce_send_wr rwr2 = { .wr_id = 3, .opcode = MROCE_WR_RDMA_READ, .sg_list = rd,
+					      .num_sge = 2, .remote_addr = (__u64)(unsigned long)p.lb + 50000,
+					      .rkey = rk };
+
+		fill(p.lb + 50000, 5555, 22);
+		assert_int_equal(mroce_post_recv(p.qb, &rwr), 0);
+		assert_int_equal(mroce_post_send(p.qa, &swr), 0);
+		assert_int_equal(mroce_post_send(p.qa, &rwr2), 0);
+	}
+	w->want_a = 2;
+	w->want_b = 1;
+	assert_int_equal(sim_run(p.net, p.da, p.db, one_each, w, 10000000), 0);
+	assert_int_equal(w->wa[0].status, MROCE_WC_SUCCESS);
+	assert_int_equal(w->wa[1].status, MROCE_WC_SUCCESS);
+	assert_int_equal(w->wb[0].byte_len, 5100);
+	assert_memory_equal(p.lb, p.la, 100);
+	assert_memory_equal(p.lb + 100, p.la + 2000, 2900);
+	assert_memory_equal(p.lb + 10000, p.la + 4900, 2100);
+	assert_memory_equal(p.la + 100000, p.lb + 50000, 1234);
+	assert_memory_equal(p.la + 200000, p.lb + 50000 + 1234, 4321);
+	free(w);
+	pair_close(&p);
+}
+
 /* The CQ's file descriptor is readable exactly while completions wait. */
 static void test_cq_fd(void **state)
 {
@@ -744,6 +792,7 @@ int main(void)
 		cmocka_unit_test(test_retry_exhaustion_one_qp),
 		cmocka_unit_test(test_ordered_vs_unordered),
 		cmocka_unit_test(test_many_qps),
+		cmocka_unit_test(test_scatter_gather),
 		cmocka_unit_test(test_cq_fd),
 	};
 
