@@ -873,6 +873,11 @@ int mroce_engine_run(struct mroce_dev *dev, void (*rx)(void *, const void *, __u
 	return work;
 }
 
+static __u64 mroce_now_hint(const struct mroce_qp *qp)
+{
+	return qp->dev->ops->now_us(qp->dev->port);
+}
+
 __u64 mroce_engine_next_timer(struct mroce_dev *dev)
 {
 	__u64 next = UINT64_MAX;
@@ -883,7 +888,17 @@ __u64 mroce_engine_next_timer(struct mroce_dev *dev)
 
 		if (!qp || qp->state != MROCE_QPS_RTS)
 			continue;
-		if (qp->ack_now || qp->nlost)
+		if (qp->ack_now)
+			return 0;
+		if (qp->ack_due_us && qp->ack_due_us < next)
+			next = qp->ack_due_us;
+		if (qp->rnr_until_us > mroce_now_hint(qp)) {
+			/* receiver not ready: nothing goes out before the RNR timer */
+			if (qp->rnr_until_us < next)
+				next = qp->rnr_until_us;
+			continue;
+		}
+		if (qp->nlost)
 			return 0;
 		if (qp->snd_nxt - qp->snd_una < qp->attr.max_inflight) {
 			__u32 w, o, l;
@@ -891,8 +906,6 @@ __u64 mroce_engine_next_timer(struct mroce_dev *dev)
 			if (next_new(qp, &w, &o, &l))
 				return 0;
 		}
-		if (qp->ack_due_us && qp->ack_due_us < next)
-			next = qp->ack_due_us;
 		if (qp->snd_nxt != qp->snd_una) {
 			t = qp->last_progress_us + qp->rto_us;
 			if (t < next)
