@@ -47,7 +47,11 @@ mac_of() { "$1" ip -o link show "$2" | grep -o 'link/ether [0-9a-f:]*' | cut -d'
 bg() { "$@" & BG_PIDS+=($!); }
 
 teardown_pair() {
-	local p
+	local p ns
+	# Whatever still runs inside the namespaces (a test that failed half way) goes first.
+	for ns in "$NS_A" "$NS_B"; do
+		for p in $(ip netns pids "$ns" 2>/dev/null); do kill -KILL "$p" 2>/dev/null; done
+	done
 	for p in "${BG_PIDS[@]+"${BG_PIDS[@]}"}"; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
 	BG_PIDS=()
 	ip netns del "$NS_A" 2>/dev/null

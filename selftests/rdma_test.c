@@ -193,7 +193,8 @@ static int server(void)
 	err = mroce_listen(dev, o.addr, (__u16)o.port, &l);
 	if (err)
 		return fail("listen", err);
-	printf("server: listening on %s:%d, region %zu bytes\n", o.addr, o.port, o.region);
+	printf("server: listening on %s:%d, region %zu bytes, pid %d\n", o.addr, o.port, o.region,
+	       (int)getpid());
 	fflush(stdout);
 	for (int i = 0; i < o.qps; i++) {
 		struct conn *c = &conns[i];

@@ -76,7 +76,9 @@ t_peer_killed() {
 	local cpid=$!
 	wait_for "$TMP/cli.log" "writing until" 30 || { cat "$TMP/cli.log"; return 1; }
 	sleep 0.5
-	pkill -KILL -f "rdma_test server --dev $IF_B" || kill -KILL "$spid"
+	local pid
+	pid=$(sed -n 's/.*, pid \([0-9]*\)$/\1/p' "$TMP/srv.log")
+	[ -n "$pid" ] && kill -KILL "$pid" || { echo "cannot find the server's pid"; return 1; }
 	local t0=$(date +%s%N)
 	wait "$cpid"
 	local rc=$? t1=$(date +%s%N)
