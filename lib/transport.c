@@ -96,7 +96,7 @@ static int emit(struct mroce_qp *qp, struct mroce_hdr *h, const struct mroce_sge
 }
 
 /* Rebuild the packet of a PSN from its record and send it. */
-static int send_psn(struct mroce_qp *qp, __u32 psn, struct mroce_txpkt *rec)
+static int send_psn(struct mroce_qp *qp, __u32 psn, struct mroce_txpkt *rec, bool resend)
 {
 	struct mroce_hdr h = { .psn = psn };
 	const struct mroce_sge *sg = NULL;
@@ -138,7 +138,7 @@ static int send_psn(struct mroce_qp *qp, __u32 psn, struct mroce_txpkt *rec)
 			nsge = w->num_sge;
 		}
 	}
-	if (rec->retx)
+	if (resend)
 		h.flags |= MROCE_F_RETX;
 	return emit(qp, &h, sg, nsge, rec->offset, lin, rec->path);
 }
@@ -214,12 +214,12 @@ static int qp_tx(struct mroce_qp *qp, __u64 now)
 			fail_wqe_of(qp, rec, MROCE_WC_RETRY_EXC_ERR);
 			return sent;
 		}
+		rec->path = (__u8)((rec->path + 1) % qp->attr.paths);	/* avoid the path that lost it */
+		if (send_psn(qp, psn, rec, true))
+			return sent;	/* no transmit buffer now: still lost, tried next round */
 		if (!rec->gbn)
 			rec->retx++;
 		rec->gbn = 0;
-		rec->path = (__u8)((rec->path + 1) % qp->attr.paths);	/* avoid the path that lost it */
-		if (send_psn(qp, psn, rec))
-			return sent;
 		rec->state = PKT_INFLIGHT;
 		rec->sent_us = now;
 		rec->tx_seq = qp->tx_seq++;
@@ -237,7 +237,7 @@ static int qp_tx(struct mroce_qp *qp, __u64 now)
 		*rec = (struct mroce_txpkt){ .wqe = wqe, .offset = off, .len = (__u16)len,
 					     .state = PKT_INFLIGHT, .path = pick_path(qp),
 					     .sent_us = now, .tx_seq = qp->tx_seq };
-		if (send_psn(qp, qp->snd_nxt, rec)) {
+		if (send_psn(qp, qp->snd_nxt, rec, false)) {
 			rec->state = PKT_FREE;
 			break;
 		}
