@@ -321,9 +321,7 @@ static void complete_sq(struct mroce_qp *qp)
 			return;
 		}
 		wc.status = MROCE_WC_SUCCESS;
-		wc.opcode = w->opcode == MROCE_OP_READ_REQ ? MROCE_WC_RDMA_READ :
-			    w->opcode == MROCE_OP_SEND || w->opcode == MROCE_OP_SEND_IMM ?
-			    MROCE_WC_SEND : MROCE_WC_RDMA_WRITE;
+		wc.opcode = mroce_send_wc_opcode(w->opcode);
 		wc.byte_len = w->len;
 		mroce_cq_push(qp->send_cq, &wc);
 		w->reported = 1;

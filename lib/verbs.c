@@ -313,12 +313,6 @@ __u32 mroce_qp_num(const struct mroce_qp *qp)
 	return qp ? qp->qpn : 0;
 }
 
-static enum mroce_wc_opcode send_wc_opcode(__u8 op)
-{
-	return op == MROCE_OP_READ_REQ ? MROCE_WC_RDMA_READ :
-	       op == MROCE_OP_SEND || op == MROCE_OP_SEND_IMM ? MROCE_WC_SEND : MROCE_WC_RDMA_WRITE;
-}
-
 /*
  * Report everything still queued: finished requests with their own status,
  * the first unfinished one with `why` (the reason the QP failed, unless a
@@ -337,7 +331,7 @@ static void flush_all(struct mroce_qp *qp, enum mroce_wc_status why)
 		if (w->reported)
 			continue;
 		wc.wr_id = w->wr_id;
-		wc.opcode = send_wc_opcode(w->opcode);
+		wc.opcode = mroce_send_wc_opcode(w->opcode);
 		wc.byte_len = w->done && !w->status ? w->len : 0;
 		if (w->done) {
 			wc.status = w->status;
