@@ -348,8 +348,6 @@ static void report_recv(struct mroce_qp *qp, struct mroce_msgslot *m)
 		wc.wc_flags = MROCE_WC_WITH_IMM;
 		wc.imm_data = m->imm;
 	}
-	if (m->opcode == MROCE_OP_WRITE_IMM)
-		wc.byte_len = m->len;
 	mroce_cq_push(qp->recv_cq, &wc);
 	r->reported = 1;
 }
