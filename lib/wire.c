@@ -145,16 +145,37 @@ void mroce_hdr_decode(const struct mroce_pkt *pkt, struct mroce_hdr *h)
 	}
 }
 
-/* One's-complement sum over a buffer, folded later (RFC 1071). */
+/*
+ * One's-complement sum of a buffer as big-endian 16-bit words (RFC 1071),
+ * to be folded later. Computed on native 32-bit loads: the one's-complement
+ * sum commutes with byte swapping, so swapping the folded native sum gives
+ * the big-endian one (RFC 1071, section 2(B)).
+ */
 static __u32 csum_add(__u32 sum, const void *data, size_t len)
 {
 	const __u8 *p = data;
+	__u64 acc = 0;
+	__u32 w32;
+	__u16 w16 = 0;
 
-	for (; len > 1; len -= 2, p += 2)
-		sum += (__u32)p[0] << 8 | p[1];
-	if (len)
-		sum += (__u32)p[0] << 8;
-	return sum;
+	for (; len >= 4; len -= 4, p += 4) {
+		memcpy(&w32, p, 4);
+		acc += w32;
+	}
+	if (len >= 2) {
+		memcpy(&w16, p, 2);
+		acc += w16;
+		p += 2;
+		len -= 2;
+	}
+	if (len) {
+		w16 = 0;
+		memcpy(&w16, p, 1);	/* the odd byte is the high byte of a zero-padded word */
+		acc += w16;
+	}
+	while (acc >> 16)
+		acc = (acc & 0xffff) + (acc >> 16);
+	return sum + mroce_be16((__u16)acc);
 }
 
 static __u16 csum_fold(__u32 sum)
