@@ -171,6 +171,13 @@ struct mroce_qp {
 	__u32			rto_us;		/* current, with backoff */
 	__u32			timeouts;	/* RTO expiries since the last progress */
 	__u32			srtt_us;
+	__u32			min_rtt_us;	/* lowest RTT sample: the path's base delay */
+	/* congestion control (cc_ecn / cc_delay); window in 1/256 packets */
+	__u32			cwnd_x256;
+	__u32			alpha_x1024;	/* DCTCP's moving CE fraction */
+	__u32			cc_ce, cc_pkts;	/* echoed marks since the epoch began */
+	__u32			cc_rtt_max;	/* largest RTT sample this epoch */
+	__u64			cc_epoch_us;
 	__u32			rnr_count;
 	__u64			rnr_until_us;	/* receiver not ready: hold until */
 	struct mroce_rjob	rjobs[MROCE_READ_JOBS];

@@ -198,6 +198,16 @@ static void fail_wqe_of(struct mroce_qp *qp, struct mroce_txpkt *rec, enum mroce
 	mroce_qp_fail(qp, st);
 }
 
+/* Packets the QP may have in flight: the BDP cap, or less while congestion control says so. */
+static __u32 qp_window(const struct mroce_qp *qp)
+{
+	__u32 cw = qp->cwnd_x256 / 256;
+
+	if (!qp->attr.cc_ecn && !qp->attr.cc_delay)
+		return qp->attr.max_inflight;
+	return cw < 1 ? 1 : cw < qp->attr.max_inflight ? cw : qp->attr.max_inflight;
+}
+
 static int qp_tx(struct mroce_qp *qp, __u64 now)
 {
 	int sent = 0;
@@ -227,7 +237,7 @@ static int qp_tx(struct mroce_qp *qp, __u64 now)
 		qp->dev->stats.retx_pkts++;
 		sent++;
 	}
-	while (sent < TX_BURST && qp->snd_nxt - qp->snd_una < qp->attr.max_inflight) {
+	while (sent < TX_BURST && qp->snd_nxt - qp->snd_una < qp_window(qp)) {
 		struct mroce_txpkt *rec;
 		__u32 wqe, off, len;
 
@@ -563,6 +573,54 @@ static __u32 rto_base(const struct mroce_qp *qp, __u32 inflight)
 	return rto > 3 * qp->srtt_us ? rto : 3 * qp->srtt_us;
 }
 
+/*
+ * Congestion control, once per RTT (an epoch): DCTCP cuts the window by half
+ * the moving fraction of CE-marked packets; Swift-like delay control cuts it
+ * in proportion to how far the RTT overshoots a target. Without a cut the
+ * window grows by one packet per RTT, up to the BDP cap.
+ */
+static void cc_on_ack(struct mroce_qp *qp, const struct mroce_hdr *h, __u32 rtt, __u64 now)
+{
+	__u32 cw = qp->cwnd_x256, floor = 2 * 256, cap = qp->attr.max_inflight * 256;
+	bool cut = false;
+
+	qp->cc_ce += h->ecn_ce;
+	qp->cc_pkts += h->ecn_pkts;
+	if (rtt > qp->cc_rtt_max)
+		qp->cc_rtt_max = rtt;
+	if (now - qp->cc_epoch_us < (qp->srtt_us > 20 ? qp->srtt_us : 20))
+		return;
+	if (qp->attr.cc_ecn && qp->cc_pkts) {
+		__u32 frac = qp->cc_ce * 1024 / qp->cc_pkts;
+
+		qp->alpha_x1024 = qp->alpha_x1024 - qp->alpha_x1024 / 16 + frac / 16;
+		if (qp->cc_ce) {
+			cw = (__u32)((__u64)cw * (2048 - qp->alpha_x1024) / 2048);
+			cut = true;
+		}
+	}
+	if (qp->attr.cc_delay && qp->cc_rtt_max) {
+		__u32 base = qp->min_rtt_us ? qp->min_rtt_us : qp->cc_rtt_max;
+		__u32 target = qp->attr.target_delay_us ? qp->attr.target_delay_us :
+			       3 * base > 50 ? 3 * base : 50;
+
+		if (qp->cc_rtt_max > target) {
+			__u32 over = (qp->cc_rtt_max - target) * 1024 / qp->cc_rtt_max;
+
+			/* at most halve per RTT */
+			cw = (__u32)((__u64)cw * (1024 - (over > 512 ? 512 : over)) / 1024);
+			cut = true;
+		}
+	}
+	if (cut)
+		qp->dev->stats.cc_cuts++;
+	else
+		cw += 256;
+	qp->cwnd_x256 = cw < floor ? floor : cw > cap ? cap : cw;
+	qp->cc_ce = qp->cc_pkts = qp->cc_rtt_max = 0;
+	qp->cc_epoch_us = now;
+}
+
 static void handle_ack(struct mroce_qp *qp, const struct mroce_hdr *h, __u64 now)
 {
 	__u32 cum = h->cum_psn, inflight;
@@ -603,8 +661,13 @@ static void handle_ack(struct mroce_qp *qp, const struct mroce_hdr *h, __u64 now
 	if (h->ts_echo) {
 		__u32 rtt = (__u32)now - h->ts_echo;
 
-		if (rtt < 10000000)
+		if (rtt < 10000000) {
 			qp->srtt_us = qp->srtt_us ? (7 * qp->srtt_us + rtt) / 8 : rtt;
+			if (!qp->min_rtt_us || rtt < qp->min_rtt_us)
+				qp->min_rtt_us = rtt;
+			if (qp->attr.cc_ecn || qp->attr.cc_delay)
+				cc_on_ack(qp, h, rtt, now);
+		}
 	}
 	inflight = qp->snd_nxt - qp->snd_una;
 	if (progress) {
@@ -747,6 +810,7 @@ void mroce_engine_rx(void *ctx, const void *frame, __u32 len)
 	}
 	qp->ecn_pkts++;
 	qp->ecn_ce += pkt.ecn == 3;
+	dev->stats.ecn_ce_rx += pkt.ecn == 3;
 	qp->ts_echo = h.ts;
 
 	switch (h.opcode) {
@@ -896,7 +960,7 @@ __u64 mroce_engine_next_timer(struct mroce_dev *dev)
 		}
 		if (qp->nlost)
 			return 0;
-		if (qp->snd_nxt - qp->snd_una < qp->attr.max_inflight) {
+		if (qp->snd_nxt - qp->snd_una < qp_window(qp)) {
 			__u32 w, o, l;
 
 			if (next_new(qp, &w, &o, &l))

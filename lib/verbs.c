@@ -278,6 +278,7 @@ int mroce_create_qp(struct mroce_dev *dev, const struct mroce_qp_attr *attr, str
 	qp->secret = mroce_random64();
 	qp->snd_una = qp->snd_nxt = (__u32)mroce_random64();
 	qp->rto_us = a.rto_high_us;	/* nothing measured yet */
+	qp->cwnd_x256 = a.max_inflight * 256;	/* start at the BDP cap, as IRN does */
 	pthread_mutex_lock(&dev->lock);
 	/* Start the search at a random QPN so numbers are not reused right away. */
 	for (__u32 n = 0, q = (__u32)mroce_random64() % (MROCE_MAX_QPS - 1) + 1;

@@ -31,6 +31,9 @@ struct sim_link {
 	bool	down;		/* black hole */
 	__u32	drop_psn;	/* drop the first transmission of this PSN ... */
 	bool	drop_armed;	/* ... while armed */
+	__u32	rate_mbps;	/* bottleneck rate; 0: unlimited (no queue) */
+	__u32	queue_bytes;	/* buffer in front of it: tail drop beyond */
+	__u32	ecn_bytes;	/* mark CE on ECN-capable packets above this queue depth */
 };
 
 struct sim_net;
@@ -42,7 +45,8 @@ struct sim_port {
 	__u32			n;
 	__u8			txbuf[MROCE_FRAME_MAX];
 	struct sim_link		link;		/* of frames this port sends */
-	__u64			sent, dropped;
+	__u64			sent, dropped, marked, queue_peak;
+	__u64			free_at_ns;	/* when the bottleneck has sent what is queued */
 };
 
 struct sim_net {
@@ -117,7 +121,7 @@ static inline void sim_free(struct sim_net *net, struct sim_frame *f)
 }
 
 /* Put a copy of a frame on the wire toward p->peer. */
-static inline void sim_wire(struct sim_port *p, const void *data, __u32 len)
+static inline void sim_wire(struct sim_port *p, void *data, __u32 len)
 {
 	struct sim_net *net = p->net;
 	const struct sim_link *l = &p->link;
@@ -140,6 +144,37 @@ static inline void sim_wire(struct sim_port *p, const void *data, __u32 len)
 	}
 	if (sim_roll(net, l->dup_ppm))
 		copies = 2;
+	if (l->rate_mbps) {
+		/* A rate-limited queue: tail drop when full, CE above the threshold. */
+		__u64 now_ns = net->now * 1000, depth;
+		mroce_iphdr_t *ip = (void *)((__u8 *)data + sizeof(struct ethhdr));
+
+		if (p->free_at_ns < now_ns)
+			p->free_at_ns = now_ns;
+		depth = (p->free_at_ns - now_ns) * l->rate_mbps / 8000;
+		if (depth > p->queue_peak)
+			p->queue_peak = depth;
+		if (depth + len > l->queue_bytes) {
+			p->dropped++;
+			return;
+		}
+		if (l->ecn_bytes && depth > l->ecn_bytes && (ip->tos & 3)) {
+			ip->tos |= 3;	/* CE; the IPv4 checksum covers TOS, so redo it */
+			ip->check = 0;
+			{
+				__u32 sum = 0;
+				const __u8 *b = (const __u8 *)ip;
+
+				for (int i = 0; i < 20; i += 2)
+					sum += (__u32)b[i] << 8 | b[i + 1];
+				while (sum >> 16)
+					sum = (sum & 0xffff) + (sum >> 16);
+				ip->check = htons((__u16)~sum);
+			}
+			p->marked++;
+		}
+		p->free_at_ns += (__u64)len * 8000 / l->rate_mbps;
+	}
 	for (int i = 0; i < copies; i++) {
 		struct sim_frame *f = sim_alloc(net);
 		__u16 sport;
@@ -151,7 +186,8 @@ static inline void sim_wire(struct sim_port *p, const void *data, __u32 len)
 		memcpy(f->data, data, len);
 		f->len = len;
 		memcpy(&sport, f->data + mroce_l2l4_len(AF_INET) - 8, 2);
-		f->at = net->now + l->delay_us + (mroce_be16(sport) % 16) * l->path_step_us +
+		f->at = (l->rate_mbps ? p->free_at_ns / 1000 : net->now) + l->delay_us +
+			(mroce_be16(sport) % 16) * l->path_step_us +
 			(l->jitter_us ? sim_rand(net) % l->jitter_us : 0);
 		f->seq = net->seq++;
 		if (sim_roll(net, l->corrupt_ppm) && len > 20)

@@ -735,6 +735,65 @@ static void test_scatter_gather(void **state)
 	pair_close(&p);
 }
 
+/*
+ * A 1 Gbit/s bottleneck with a 64 KiB buffer, far below what a 512-packet
+ * window puts in flight: without congestion control the queue overflows
+ * and packets are resent; with ECN (marks above 16 KiB) or delay control
+ * the window shrinks to fit, and far fewer packets are lost.
+ */
+static __u64 congested_write(bool ecn, bool delay, __u64 *cuts, __u64 *peak)
+{
+	MROCE_OPTS(mroce_qp_attr, attr, .max_inflight = 512, .cc_ecn = ecn, .cc_delay = delay);
+	struct pair p;
+	struct waiter *w = calloc(1, sizeof(*w));
+	__u64 retx;
+
+	pair_open(&p, 1000, &attr, NULL);
+	pair_connect(&p);
+	w->p = &p;
+	p.net->a.link = (struct sim_link){ .delay_us = 10, .rate_mbps = 1000, .queue_bytes = 65536,
+					   .ecn_bytes = 16384 };
+	fill(p.la, BUF, 31);
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(post(p.qa, MROCE_WR_RDMA_WRITE, (__u64)i, p.la, BUF, mroce_mr_lkey(p.ma),
+				      (__u64)(unsigned long)p.lb, mroce_mr_rkey(p.mb), 0), 0);
+	w->want_a = 4;
+	assert_int_equal(sim_run(p.net, p.da, p.db, one_each, w, 60000000), 0);
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(w->wa[i].status, MROCE_WC_SUCCESS);
+	assert_memory_equal(p.lb, p.la, BUF);
+	retx = p.da->stats.retx_pkts;
+	*cuts = p.da->stats.cc_cuts;
+	*peak = p.net->a.queue_peak;
+	if (ecn)
+		assert_true(p.db->stats.ecn_ce_rx > 0);
+	free(w);
+	pair_close(&p);
+	return retx;
+}
+
+static void test_congestion_control(void **state)
+{
+	__u64 cuts_none, cuts_ecn, cuts_delay, peak_none, peak_ecn, peak_delay;
+	__u64 none = congested_write(false, false, &cuts_none, &peak_none);
+	__u64 ecn = congested_write(true, false, &cuts_ecn, &peak_ecn);
+	__u64 delay = congested_write(false, true, &cuts_delay, &peak_delay);
+
+	(void)state;
+	printf("  4 MiB through 1 Gbit/s, 64 KiB buffer: resent %llu without CC, %llu with ECN, "
+	       "%llu with delay (window cuts %llu / %llu, queue peak %llu / %llu / %llu bytes)\n",
+	       (unsigned long long)none, (unsigned long long)ecn, (unsigned long long)delay,
+	       (unsigned long long)cuts_ecn, (unsigned long long)cuts_delay,
+	       (unsigned long long)peak_none, (unsigned long long)peak_ecn,
+	       (unsigned long long)peak_delay);
+	assert_int_equal(cuts_none, 0);
+	assert_true(none > 0);
+	assert_true(cuts_ecn > 0);
+	assert_true(cuts_delay > 0);
+	assert_true(ecn * 4 < none);
+	assert_true(delay * 4 < none);
+}
+
 /* The CQ's file descriptor is readable exactly while completions wait. */
 static void test_cq_fd(void **state)
 {
@@ -793,6 +852,7 @@ int main(void)
 		cmocka_unit_test(test_ordered_vs_unordered),
 		cmocka_unit_test(test_many_qps),
 		cmocka_unit_test(test_scatter_gather),
+		cmocka_unit_test(test_congestion_control),
 		cmocka_unit_test(test_cq_fd),
 	};
 

@@ -81,6 +81,8 @@ struct mroce_dev_stats {
 	__u64	bad_pkts;		/* failed validation or checksum in user space */
 	__u64	rx_dropped_window;	/* beyond the receive window */
 	__u64	faults;			/* frames hit by test fault injection */
+	__u64	ecn_ce_rx;		/* data packets that arrived CE-marked */
+	__u64	cc_cuts;		/* congestion window reductions (ECN or delay) */
 };
 MROCE_API int mroce_dev_stats(struct mroce_dev *dev, struct mroce_dev_stats *stats);
 
@@ -167,6 +169,9 @@ struct mroce_qp_attr {
 	__u32		ack_delay_us;	/* ... or this long after the first unacked one; 0: 50 */
 	__u32		reorder_pkts;	/* SACK distance that declares a hole lost; 0: 64 */
 	__u32		mtu;		/* 0: the interface's */
+	bool		cc_ecn;		/* DCTCP-like: cut the window by the CE-marked fraction */
+	bool		cc_delay;	/* Swift-like: back off while the RTT exceeds a target */
+	__u32		target_delay_us;/* cc_delay's target; 0: 3 x the lowest RTT seen, >= 50 us */
 	size_t		:0;
 };
 
