@@ -46,6 +46,17 @@ struct mroce_port_ops {
 	void	(*close)(void *port);
 };
 
+#define MROCE_MAX_PATHS		256
+#define MROCE_ENTROPY_SPACE	16384	/* source ports base .. base + this - 1 */
+
+/* Path scoreboard entry: one entropy value (UDP source port offset) a QP sprays over. */
+struct mroce_path {
+	__u16	entropy;	/* added to the QP's base source port */
+	__u16	rsvd;
+	__u32	sent;		/* transmissions this epoch */
+	__u32	lost;		/* of those, declared lost */
+};
+
 struct mroce_mr {
 	struct mroce_dev	*dev;
 	__u8			*addr;
@@ -123,6 +134,7 @@ struct mroce_txpkt {
 	__u8	retx;	/* times resent for its own sake (timer, SACK hole, NACK) */
 	__u8	path;
 	__u8	gbn;	/* queued again only because go-back-N resends everything after a gap */
+	__u16	entropy;	/* the path's entropy value when sent (losses charge only that) */
 };
 
 /* A message being received (SEND, SEND_IMM, WRITE_IMM). */
@@ -166,11 +178,13 @@ struct mroce_qp {
 	__u32			tx_seq;		/* transmissions so far */
 	__u32			rack_seq;	/* newest transmission known delivered (RACK) */
 	__u64			rack_sent_us;	/* and when it was sent */
+	__u64			rack_timer_us;	/* next time a hole may turn into a loss (0: none) */
 	__u32			nlost;		/* records in PKT_LOST */
 	__u64			last_progress_us;
 	__u32			rto_us;		/* current, with backoff */
 	__u32			timeouts;	/* RTO expiries since the last progress */
 	__u32			srtt_us;
+	__u32			rttvar_us;	/* mean deviation of RTT samples */
 	__u32			min_rtt_us;	/* lowest RTT sample: the path's base delay */
 	/* congestion control (cc_ecn / cc_delay); window in 1/256 packets */
 	__u32			cwnd_x256;
@@ -183,6 +197,9 @@ struct mroce_qp {
 	struct mroce_rjob	rjobs[MROCE_READ_JOBS];
 	__u32			rjob_next;	/* job being packetised, round robin */
 	__u32			next_path;
+	struct mroce_path	paths[MROCE_MAX_PATHS];
+	__u16			next_entropy;	/* next fresh entropy value */
+	__u64			path_epoch_us;
 
 	/* receive side */
 	struct mroce_flow	*flow;		/* receive window (the BPF map's entry) */

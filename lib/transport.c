@@ -30,6 +30,7 @@ enum place_result {
 };
 
 static inline bool psn_before(__u32 a, __u32 b) { return (__s32)(a - b) < 0; }
+static void path_scoreboard(struct mroce_qp *qp, __u64 now);
 
 /* Copy len bytes between a linear buffer and an SG list starting at byte off. */
 static void sg_copy(const struct mroce_sge *sg, __u32 n, __u32 off, void *lin, __u32 len, bool to_sg)
@@ -71,7 +72,8 @@ static int emit(struct mroce_qp *qp, struct mroce_hdr *h, const struct mroce_sge
 
 	if (!buf)
 		return -EAGAIN;
-	rt.sport = (__u16)(qp->route.sport + path);
+	/* Source port: the ephemeral range, at the QP's offset plus the path's entropy. */
+	rt.sport = (__u16)(49152 + (qp->route.sport + qp->paths[path].entropy) % MROCE_ENTROPY_SPACE);
 	rt.ecn = 2;	/* ECT(0) */
 	h->dqpn = qp->rqpn;
 	h->token = mroce_be64(qp->token_be);
@@ -227,6 +229,8 @@ static int qp_tx(struct mroce_qp *qp, __u64 now)
 		rec->path = (__u8)((rec->path + 1) % qp->attr.paths);	/* avoid the path that lost it */
 		if (send_psn(qp, psn, rec, true))
 			return sent;	/* no transmit buffer now: still lost, tried next round */
+		qp->paths[rec->path].sent++;
+		rec->entropy = qp->paths[rec->path].entropy;
 		if (!rec->gbn)
 			rec->retx++;
 		rec->gbn = 0;
@@ -251,6 +255,8 @@ static int qp_tx(struct mroce_qp *qp, __u64 now)
 			rec->state = PKT_FREE;
 			break;
 		}
+		qp->paths[rec->path].sent++;
+		rec->entropy = qp->paths[rec->path].entropy;
 		if (qp->snd_nxt == qp->snd_una)
 			qp->last_progress_us = now;	/* the timer starts with the first packet */
 		qp->snd_nxt++;
@@ -621,6 +627,41 @@ static void cc_on_ack(struct mroce_qp *qp, const struct mroce_hdr *h, __u32 rtt,
 	qp->cc_epoch_us = now;
 }
 
+/*
+ * Holes, judged by transmission order and time (RACK, RFC 8985), not PSN: a
+ * packet is lost once something transmitted after it (or with it) has been
+ * delivered and an RTT plus a reordering allowance has passed since it was
+ * sent. The allowance grows with the RTT's deviation, which is what
+ * spraying over paths of different delay produces; nothing waits for three
+ * duplicate ACKs; a retransmission is judged only by what was sent after it.
+ * Runs on every ACK and, for holes not yet ripe, on a timer.
+ */
+static void rack_detect(struct mroce_qp *qp, __u64 now)
+{
+	__u32 thresh = qp->srtt_us + 4 * qp->rttvar_us + 20;
+
+	qp->rack_timer_us = 0;
+	if (!qp->have_sack)
+		return;
+	for (__u32 psn = qp->snd_una; psn_before(psn, qp->high_sacked); psn++) {
+		struct mroce_txpkt *rec = PKT(qp, psn);
+
+		if (rec->state != PKT_INFLIGHT || (__s32)(qp->rack_seq - rec->tx_seq) <= 0)
+			continue;
+		if (now >= rec->sent_us + thresh &&
+		    (qp->rack_seq - rec->tx_seq >= qp->attr.reorder_pkts ||
+		     qp->rack_sent_us + qp->srtt_us / 2 >= rec->sent_us)) {
+			rec->state = PKT_LOST;
+			if (qp->paths[rec->path].entropy == rec->entropy)
+				qp->paths[rec->path].lost++;	/* a retired value is history */
+			qp->nlost++;
+		} else if (!qp->rack_timer_us || rec->sent_us + thresh < qp->rack_timer_us) {
+			qp->rack_timer_us = rec->sent_us + thresh;
+		}
+	}
+	path_scoreboard(qp, now);
+}
+
 static void handle_ack(struct mroce_qp *qp, const struct mroce_hdr *h, __u64 now)
 {
 	__u32 cum = h->cum_psn, inflight;
@@ -662,6 +703,9 @@ static void handle_ack(struct mroce_qp *qp, const struct mroce_hdr *h, __u64 now
 		__u32 rtt = (__u32)now - h->ts_echo;
 
 		if (rtt < 10000000) {
+			__u32 dev_us = rtt > qp->srtt_us ? rtt - qp->srtt_us : qp->srtt_us - rtt;
+
+			qp->rttvar_us = qp->srtt_us ? (3 * qp->rttvar_us + dev_us) / 4 : rtt / 2;
 			qp->srtt_us = qp->srtt_us ? (7 * qp->srtt_us + rtt) / 8 : rtt;
 			if (!qp->min_rtt_us || rtt < qp->min_rtt_us)
 				qp->min_rtt_us = rtt;
@@ -676,28 +720,7 @@ static void handle_ack(struct mroce_qp *qp, const struct mroce_hdr *h, __u64 now
 		qp->rnr_count = 0;
 		qp->timeouts = 0;
 	}
-	/*
-	 * Holes, judged by transmission order (RACK), not PSN: a packet is lost
-	 * once a transmission made reorder_pkts later, or a full RTT later, has
-	 * been delivered. Both allow for spraying over paths of different delay;
-	 * neither waits for three duplicate ACKs; and a retransmission is only
-	 * judged by what was sent after it.
-	 */
-	if (qp->have_sack) {
-		__u32 allow = qp->srtt_us + 20;
-
-		for (__u32 psn = qp->snd_una; psn_before(psn, qp->high_sacked); psn++) {
-			struct mroce_txpkt *rec = PKT(qp, psn);
-
-			if (rec->state != PKT_INFLIGHT || (__s32)(qp->rack_seq - rec->tx_seq) <= 0)
-				continue;
-			if (qp->rack_seq - rec->tx_seq >= qp->attr.reorder_pkts ||
-			    qp->rack_sent_us > rec->sent_us + allow) {
-				rec->state = PKT_LOST;
-				qp->nlost++;
-			}
-		}
-	}
+	rack_detect(qp, now);
 }
 
 static void handle_nack(struct mroce_qp *qp, const struct mroce_hdr *h, __u64 now)
@@ -873,12 +896,58 @@ void mroce_qp_flush_ack(struct mroce_qp *qp)
 
 /* ---- one round ----------------------------------------------------------- */
 
+/* Replace a path's entropy value with a fresh one no other slot holds. */
+static void path_retire(struct mroce_qp *qp, struct mroce_path *p)
+{
+	bool used;
+
+	do {
+		qp->next_entropy = (__u16)((qp->next_entropy + 1) % MROCE_ENTROPY_SPACE);
+		used = false;
+		for (__u32 k = 0; k < qp->attr.paths; k++)
+			used |= qp->paths[k].entropy == qp->next_entropy;
+	} while (used);
+	p->entropy = qp->next_entropy;
+	p->sent = p->lost = 0;
+	qp->dev->stats.paths_retired++;
+}
+
+/*
+ * Path scoreboard: a path that lost a quarter or more of what it carried
+ * this epoch (and at least 3 packets, as SACK holes prove) is retired at
+ * once and replaced by a fresh entropy value, so ECMP hashes that slot onto
+ * another route, as Ultra Ethernet rotates entropy and SRD steers around bad
+ * paths. Epochs last a few RTTs; counts start over with each.
+ */
+static void path_scoreboard(struct mroce_qp *qp, __u64 now)
+{
+	__u32 epoch = 4 * qp->srtt_us > 200 ? 4 * qp->srtt_us : 200;
+	bool new_epoch;
+
+	if (qp->attr.paths < 2)
+		return;
+	new_epoch = now - qp->path_epoch_us >= epoch;
+	for (__u32 i = 0; i < qp->attr.paths; i++) {
+		struct mroce_path *p = &qp->paths[i];
+
+		if (p->lost >= 3 && p->lost * 4 >= p->sent)
+			path_retire(qp, p);
+		else if (new_epoch)
+			p->sent = p->lost = 0;
+	}
+	if (new_epoch)
+		qp->path_epoch_us = now;
+}
+
 static void qp_timers(struct mroce_qp *qp, __u64 now)
 {
 	if (qp->state != MROCE_QPS_RTS)
 		return;
+	path_scoreboard(qp, now);
 	if (qp->ack_now || (qp->ack_due_us && now >= qp->ack_due_us))
 		send_ack(qp);
+	if (qp->rack_timer_us && now >= qp->rack_timer_us)
+		rack_detect(qp, now);
 	if (qp->snd_nxt != qp->snd_una && now - qp->last_progress_us >= qp->rto_us &&
 	    now >= qp->rnr_until_us) {
 		bool oldest = true;
@@ -898,6 +967,7 @@ static void qp_timers(struct mroce_qp *qp, __u64 now)
 			struct mroce_txpkt *rec = PKT(qp, psn);
 
 			if (rec->state == PKT_INFLIGHT && now - rec->sent_us >= qp->rto_us) {
+				/* not charged to the path: a timeout says nothing about which one */
 				rec->state = PKT_LOST;
 				rec->gbn = !oldest;
 				oldest = false;
@@ -952,6 +1022,8 @@ __u64 mroce_engine_next_timer(struct mroce_dev *dev)
 			return 0;
 		if (qp->ack_due_us && qp->ack_due_us < next)
 			next = qp->ack_due_us;
+		if (qp->rack_timer_us && qp->rack_timer_us < next)
+			next = qp->rack_timer_us;
 		if (qp->rnr_until_us > mroce_now_hint(qp)) {
 			/* receiver not ready: nothing goes out before the RNR timer */
 			if (qp->rnr_until_us < next)

@@ -279,6 +279,9 @@ int mroce_create_qp(struct mroce_dev *dev, const struct mroce_qp_attr *attr, str
 	qp->snd_una = qp->snd_nxt = (__u32)mroce_random64();
 	qp->rto_us = a.rto_high_us;	/* nothing measured yet */
 	qp->cwnd_x256 = a.max_inflight * 256;	/* start at the BDP cap, as IRN does */
+	for (__u32 i = 0; i < a.paths; i++)
+		qp->paths[i].entropy = (__u16)i;
+	qp->next_entropy = (__u16)a.paths;
 	pthread_mutex_lock(&dev->lock);
 	/* Start the search at a random QPN so numbers are not reused right away. */
 	for (__u32 n = 0, q = (__u32)mroce_random64() % (MROCE_MAX_QPS - 1) + 1;
@@ -469,8 +472,8 @@ int mroce_qp_connect_locked(struct mroce_qp *qp, const struct mroce_qp_info *r, 
 	else
 		qp->route.dst.v6 = r->addr;
 	qp->route.dport = r->udp_port ? r->udp_port : MROCE_DEFAULT_PORT;
-	/* Entropy base: spread QPs over the ephemeral range; path i adds i. */
-	qp->route.sport = (__u16)(49152 + (qp->qpn * 64) % 16000);
+	/* Entropy base: spread QPs over the ephemeral range; each path adds its entropy. */
+	qp->route.sport = (__u16)((qp->qpn * 64) % MROCE_ENTROPY_SPACE);	/* offset; see emit() */
 	if (r->mtu < qp->attr.mtu)
 		qp->attr.mtu = r->mtu;
 	hdr_room = (r->family == AF_INET ? sizeof(struct iphdr) : sizeof(struct ipv6hdr)) +

@@ -34,6 +34,7 @@ struct sim_link {
 	__u32	rate_mbps;	/* bottleneck rate; 0: unlimited (no queue) */
 	__u32	queue_bytes;	/* buffer in front of it: tail drop beyond */
 	__u32	ecn_bytes;	/* mark CE on ECN-capable packets above this queue depth */
+	__u16	dead_sport;	/* a failed path: frames with this UDP source port vanish */
 };
 
 struct sim_net;
@@ -45,7 +46,7 @@ struct sim_port {
 	__u32			n;
 	__u8			txbuf[MROCE_FRAME_MAX];
 	struct sim_link		link;		/* of frames this port sends */
-	__u64			sent, dropped, marked, queue_peak;
+	__u64			sent, dropped, marked, queue_peak, dead_drops;
 	__u64			free_at_ns;	/* when the bottleneck has sent what is queued */
 };
 
@@ -134,6 +135,16 @@ static inline void sim_wire(struct sim_port *p, void *data, __u32 len)
 		if (mroce_be32(bth->psn) == l->drop_psn && bth->opcode != MROCE_OP_ACK &&
 		    bth->opcode != MROCE_OP_NACK) {
 			p->link.drop_armed = false;
+			p->dropped++;
+			return;
+		}
+	}
+	if (l->dead_sport && len > mroce_l2l4_len(AF_INET)) {
+		__u16 sp;
+
+		memcpy(&sp, (const __u8 *)data + mroce_l2l4_len(AF_INET) - 8, 2);
+		if (mroce_be16(sp) == l->dead_sport) {
+			p->dead_drops++;
 			p->dropped++;
 			return;
 		}

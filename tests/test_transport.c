@@ -794,6 +794,45 @@ static void test_congestion_control(void **state)
 	assert_true(delay * 4 < none);
 }
 
+/*
+ * One of four paths dies: the scoreboard retires it within a few round
+ * trips and the transfer finishes on the others; resends use other paths.
+ */
+static void test_dead_path_retired(void **state)
+{
+	MROCE_OPTS(mroce_qp_attr, attr, .paths = 4);
+	struct pair p;
+	struct waiter *w = calloc(1, sizeof(*w));
+	__u64 pkts;
+
+	(void)state;
+	pair_open(&p, 1100, &attr, NULL);
+	pair_connect(&p);
+	w->p = &p;
+	p.net->a.link = (struct sim_link){ .delay_us = 10, .path_step_us = 5 };
+	p.net->a.link.dead_sport = (__u16)(49152 + (p.qa->route.sport + p.qa->paths[1].entropy) %
+					   MROCE_ENTROPY_SPACE);
+	fill(p.la, BUF, 41);
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(post(p.qa, MROCE_WR_RDMA_WRITE, (__u64)i, p.la, BUF, mroce_mr_lkey(p.ma),
+				      (__u64)(unsigned long)p.lb, mroce_mr_rkey(p.mb), 0), 0);
+	w->want_a = 4;
+	assert_int_equal(sim_run(p.net, p.da, p.db, one_each, w, 60000000), 0);
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(w->wa[i].status, MROCE_WC_SUCCESS);
+	assert_memory_equal(p.lb, p.la, BUF);
+	pkts = p.da->stats.tx_pkts;
+	printf("  dead path: %llu of %llu packets lost on it, %llu paths retired, %llu resent\n",
+	       (unsigned long long)p.net->a.dead_drops, (unsigned long long)pkts,
+	       (unsigned long long)p.da->stats.paths_retired, (unsigned long long)p.da->stats.retx_pkts);
+	/* That path, and only it, was replaced... */
+	assert_int_equal(p.da->stats.paths_retired, 1);
+	/* ...after no more than two windows' share of its packets were lost on it. */
+	assert_true(p.net->a.dead_drops <= 2 * 256 / 4);
+	free(w);
+	pair_close(&p);
+}
+
 /* The CQ's file descriptor is readable exactly while completions wait. */
 static void test_cq_fd(void **state)
 {
@@ -853,6 +892,7 @@ int main(void)
 		cmocka_unit_test(test_many_qps),
 		cmocka_unit_test(test_scatter_gather),
 		cmocka_unit_test(test_congestion_control),
+		cmocka_unit_test(test_dead_path_retired),
 		cmocka_unit_test(test_cq_fd),
 	};
 

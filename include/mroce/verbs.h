@@ -83,6 +83,7 @@ struct mroce_dev_stats {
 	__u64	faults;			/* frames hit by test fault injection */
 	__u64	ecn_ce_rx;		/* data packets that arrived CE-marked */
 	__u64	cc_cuts;		/* congestion window reductions (ECN or delay) */
+	__u64	paths_retired;		/* paths replaced by a fresh entropy value */
 };
 MROCE_API int mroce_dev_stats(struct mroce_dev *dev, struct mroce_dev_stats *stats);
 
