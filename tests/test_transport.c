@@ -679,6 +679,9 @@ static void test_many_qps(void **state)
 	for (int i = 0; i < 256; i++)
 		assert_int_equal(w->wa[i].status, MROCE_WC_SUCCESS);
 	assert_memory_equal(p.lb, p.la, BUF / 2);
+	/* Fixed per-QP state, as docs/transport.md quotes it. */
+	printf("  per-QP state: %zu bytes + %zu per send-queue entry + %zu per receive-queue entry\n",
+	       sizeof(struct mroce_qp), sizeof(struct mroce_swqe), sizeof(struct mroce_rwqe));
 	for (int i = 0; i < 256; i++) {
 		mroce_destroy_qp(qa[i]);
 		mroce_destroy_qp(qb[i]);
