@@ -168,7 +168,8 @@ struct mroce_qp_attr {
 	__u32		rnr_timer_us;	/* 0: 1000 */
 	__u32		ack_every;	/* ACK after this many packets; 0: 16 */
 	__u32		ack_delay_us;	/* ... or this long after the first unacked one; 0: 50 */
-	__u32		reorder_pkts;	/* SACK distance that declares a hole lost; 0: 64 */
+	__u32		reorder_pkts;	/* transmissions after a hole that, with the RTT elapsed,
+					 * declare it lost even if sent long before; 0: 64 */
 	__u32		mtu;		/* 0: the interface's */
 	bool		cc_ecn;		/* DCTCP-like: cut the window by the CE-marked fraction */
 	bool		cc_delay;	/* Swift-like: back off while the RTT exceeds a target */
