@@ -1003,14 +1003,9 @@ int mroce_engine_run(struct mroce_dev *dev, void (*rx)(void *, const void *, __u
 	return work;
 }
 
-static __u64 mroce_now_hint(const struct mroce_qp *qp)
-{
-	return qp->dev->ops->now_us(qp->dev->port);
-}
-
 __u64 mroce_engine_next_timer(struct mroce_dev *dev)
 {
-	__u64 next = UINT64_MAX;
+	__u64 next = UINT64_MAX, now = dev->ops->now_us(dev->port);	/* once, not per QP */
 
 	for (__u32 q = 1; q < MROCE_MAX_QPS; q++) {
 		struct mroce_qp *qp = dev->qps[q];
@@ -1024,7 +1019,7 @@ __u64 mroce_engine_next_timer(struct mroce_dev *dev)
 			next = qp->ack_due_us;
 		if (qp->rack_timer_us && qp->rack_timer_us < next)
 			next = qp->rack_timer_us;
-		if (qp->rnr_until_us > mroce_now_hint(qp)) {
+		if (qp->rnr_until_us > now) {
 			/* receiver not ready: nothing goes out before the RNR timer */
 			if (qp->rnr_until_us < next)
 				next = qp->rnr_until_us;
