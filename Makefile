@@ -31,7 +31,10 @@ TEST_BINS  := $(TEST_SRCS:tests/%.c=$(BUILD)/tests/%)
 EX_SRCS    := $(wildcard examples/*.c)
 EX_BINS    := $(EX_SRCS:examples/%.c=$(BUILD)/examples/%)
 STEST_SRCS := $(wildcard selftests/*.c)
-STEST_BINS := $(STEST_SRCS:selftests/%.c=$(BUILD)/selftests/%) $(BUILD)/selftests/foreign.bpf.o
+STEST_BINS := $(STEST_SRCS:selftests/%.c=$(BUILD)/selftests/%) $(BUILD)/selftests/foreign.bpf.o \
+	      $(BUILD)/selftests/fabric $(BUILD)/selftests/fabric.bpf.o
+FABRIC_SRCS := $(wildcard selftests/fabric/*.c)
+FABRIC_OBJS := $(patsubst selftests/fabric/%.c,$(BUILD)/fabric/%.o,$(filter-out %.bpf.c,$(FABRIC_SRCS)))
 
 BPF_OBJ := $(BUILD)/mroce.bpf.o
 SKEL    := $(BUILD)/mroce.skel.h
@@ -58,6 +61,15 @@ $(BPF_OBJ): bpf/mroce.bpf.c | $(BUILD)/lib/.dir
 
 $(BUILD)/selftests/foreign.bpf.o: selftests/bpf/foreign.bpf.c | $(BUILD)/selftests/.dir
 	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+$(BUILD)/selftests/fabric.bpf.o: selftests/fabric/fabric.bpf.c | $(BUILD)/selftests/.dir
+	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+$(BUILD)/fabric/%.o: selftests/fabric/%.c | $(BUILD)/fabric/.dir
+	$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
+
+$(BUILD)/selftests/fabric: $(FABRIC_OBJS)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 $(SKEL): $(BPF_OBJ)
 	$(BPFTOOL) gen skeleton $< name mroce_bpf > $@

@@ -11,6 +11,7 @@ PKGS=(
 	libcmocka-dev			# unit tests
 	iproute2 iputils-ping python3	# selftests and demo: netns, veth, ping, TCP echo
 	xdp-tools			# selftest: attach through libxdp's loader
+	ethtool				# fabric selftests: host checksum offload off
 	util-linux			# setpriv, for the not-root error test
 )
 

@@ -1,0 +1,438 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * fabric: the switch of the emulated fabric, and its control client.
+ *
+ *   fabric run --sock PATH --paths K [--seed N] [--slots N] IFNAME...
+ *       runs in the switch namespace; port i is the i-th interface
+ *   fabric ctl --sock PATH COMMAND...
+ *       path, pin, hash, show, stats [json], reset, stop (see docs/fabric.md)
+ *
+ * Frames reach the switch through XDP and AF_XDP (copy mode on veth), wait
+ * in user space for their path's serialisation and delay, and leave through
+ * the egress port's AF_XDP socket. One thread, sleeping in ppoll() until the
+ * next frame is due or a frame or command arrives.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <net/if.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+#include <linux/if_link.h>
+#include <linux/if_xdp.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <xdp/xsk.h>
+
+#include "switch.h"
+
+#define FRAME		XSK_UMEM__DEFAULT_FRAME_SIZE
+#define RING		2048
+#define RX_BATCH	64
+
+struct port {
+	char			name[IF_NAMESIZE];
+	int			ifindex, fd;
+	bool			attached, kick;
+	struct xsk_umem		*umem;
+	struct xsk_socket	*xsk;
+	struct xsk_ring_prod	fq, tx;
+	struct xsk_ring_cons	cq, rx;
+	__u8			*area;
+	__u64			free[RING];	/* transmit frames not in flight */
+	__u32			nfree;
+};
+
+struct fabric {
+	struct fab_switch	sw;
+	struct port		ports[FAB_MAX_PORTS];
+	__u32			nports;
+	struct bpf_object	*obj;
+	int			listen_fd;
+	const char		*sock_path;
+};
+
+static volatile sig_atomic_t stop_signal;
+
+static void on_signal(int sig)
+{
+	stop_signal = sig;
+}
+
+static __u64 now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (__u64)ts.tv_sec * 1000000000ULL + (__u64)ts.tv_nsec;
+}
+
+static void reap(struct port *p)
+{
+	__u32 idx, n = xsk_ring_cons__peek(&p->cq, RING, &idx);
+
+	for (__u32 i = 0; i < n; i++)
+		p->free[p->nfree++] = *xsk_ring_cons__comp_addr(&p->cq, idx + i);
+	if (n)
+		xsk_ring_cons__release(&p->cq, n);
+}
+
+/* Copy mode sends from sendto(), a small batch per call: kick until the ring is empty. */
+static void kick(struct port *p)
+{
+	for (int i = 0; p->kick && i < RING / 32; i++) {
+		if (xsk_prod_nb_free(&p->tx, RING) >= RING)
+			break;
+		if (sendto(p->fd, NULL, 0, MSG_DONTWAIT, NULL, 0) < 0 && errno != EAGAIN &&
+		    errno != EBUSY && errno != ENOBUFS)
+			break;
+	}
+	p->kick = false;
+	reap(p);
+}
+
+static int port_tx(void *ctx, __u32 port, const void *frame, __u32 len)
+{
+	struct port *p = &((struct fabric *)ctx)->ports[port];
+	struct xdp_desc *d;
+	__u32 idx;
+
+	if (!p->nfree)
+		reap(p);
+	if (!p->nfree) {
+		kick(p);
+		if (!p->nfree)
+			return -EAGAIN;
+	}
+	if (xsk_ring_prod__reserve(&p->tx, 1, &idx) != 1)
+		return -EAGAIN;
+	d = xsk_ring_prod__tx_desc(&p->tx, idx);
+	d->addr = p->free[--p->nfree];
+	d->len = len;
+	d->options = 0;
+	memcpy(p->area + d->addr, frame, len);
+	xsk_ring_prod__submit(&p->tx, 1);
+	p->kick = true;
+	return 0;
+}
+
+static int port_rx(struct fabric *f, __u32 i)
+{
+	struct port *p = &f->ports[i];
+	__u32 idx_rx, idx_fq, n = xsk_ring_cons__peek(&p->rx, RX_BATCH, &idx_rx);
+	__u64 now = now_ns();
+
+	for (__u32 k = 0; k < n; k++) {
+		const struct xdp_desc *d = xsk_ring_cons__rx_desc(&p->rx, idx_rx + k);
+
+		fab_ingress(&f->sw, i, xsk_umem__get_data(p->area, d->addr), d->len, now);
+	}
+	if (!n)
+		return 0;
+	while (xsk_ring_prod__reserve(&p->fq, n, &idx_fq) != n)
+		;	/* room for every receive frame: cannot stay full */
+	for (__u32 k = 0; k < n; k++)
+		*xsk_ring_prod__fill_addr(&p->fq, idx_fq + k) =
+			xsk_umem__extract_addr(xsk_ring_cons__rx_desc(&p->rx, idx_rx + k)->addr);
+	xsk_ring_prod__submit(&p->fq, n);
+	xsk_ring_cons__release(&p->rx, n);
+	return (int)n;
+}
+
+static int port_open(struct fabric *f, __u32 i, const char *name, int prog_fd, int ports_fd, int xsks_fd)
+{
+	struct xsk_umem_config ucfg = { .fill_size = RING, .comp_size = RING, .frame_size = FRAME };
+	struct xsk_socket_config xcfg = {
+		.rx_size = RING, .tx_size = RING, .bind_flags = XDP_COPY | XDP_USE_NEED_WAKEUP,
+		.libxdp_flags = XSK_LIBXDP_FLAGS__INHIBIT_PROG_LOAD,
+	};
+	struct port *p = &f->ports[i];
+	__u32 idx, slot = i;
+	int err;
+
+	snprintf(p->name, sizeof(p->name), "%s", name);
+	p->ifindex = (int)if_nametoindex(name);
+	if (!p->ifindex) {
+		fprintf(stderr, "fabric: no interface '%s'\n", name);
+		return -ENODEV;
+	}
+	p->area = mmap(NULL, 2 * RING * FRAME, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p->area == MAP_FAILED) {
+		p->area = NULL;
+		return -errno;
+	}
+	err = xsk_umem__create(&p->umem, p->area, 2 * RING * FRAME, &p->fq, &p->cq, &ucfg);
+	if (!err)
+		err = xsk_socket__create(&p->xsk, name, 0, p->umem, &p->rx, &p->tx, &xcfg);
+	if (err) {
+		fprintf(stderr, "fabric: AF_XDP socket on %s: %s\n", name, strerror(-err));
+		return err;
+	}
+	p->fd = xsk_socket__fd(p->xsk);
+	if (xsk_ring_prod__reserve(&p->fq, RING, &idx) != RING)
+		return -ENOSPC;
+	for (__u32 k = 0; k < RING; k++)
+		*xsk_ring_prod__fill_addr(&p->fq, idx + k) = (__u64)k * FRAME;
+	xsk_ring_prod__submit(&p->fq, RING);
+	for (__u32 k = 0; k < RING; k++)
+		p->free[p->nfree++] = (__u64)(RING + k) * FRAME;
+	if (bpf_map_update_elem(ports_fd, &p->ifindex, &slot, BPF_ANY) ||
+	    bpf_map_update_elem(xsks_fd, &slot, &p->fd, BPF_ANY))
+		return -errno;
+	err = bpf_xdp_attach(p->ifindex, prog_fd, XDP_FLAGS_DRV_MODE | XDP_FLAGS_UPDATE_IF_NOEXIST, NULL);
+	if (err) {
+		fprintf(stderr, "fabric: native XDP on %s: %s\n", name, strerror(-err));
+		return err;
+	}
+	p->attached = true;
+	return 0;
+}
+
+static void fabric_close(struct fabric *f)
+{
+	for (__u32 i = 0; i < FAB_MAX_PORTS; i++) {
+		struct port *p = &f->ports[i];
+
+		if (p->attached)
+			bpf_xdp_detach(p->ifindex, XDP_FLAGS_DRV_MODE, NULL);
+		if (p->xsk)
+			xsk_socket__delete(p->xsk);
+		if (p->umem)
+			xsk_umem__delete(p->umem);
+		if (p->area)
+			munmap(p->area, 2 * RING * FRAME);
+	}
+	if (f->listen_fd >= 0) {
+		close(f->listen_fd);
+		unlink(f->sock_path);
+	}
+	bpf_object__close(f->obj);
+	fab_switch_free(&f->sw);
+}
+
+static int unix_addr(const char *path, struct sockaddr_un *sa)
+{
+	memset(sa, 0, sizeof(*sa));
+	sa->sun_family = AF_UNIX;
+	if (strlen(path) >= sizeof(sa->sun_path))
+		return -ENAMETOOLONG;
+	strcpy(sa->sun_path, path);
+	return 0;
+}
+
+/* One connection, one command line, one reply. */
+static bool serve_command(struct fabric *f)
+{
+	char line[512], reply[8192];
+	int fd = accept4(f->listen_fd, NULL, NULL, SOCK_CLOEXEC), rc;
+	struct pollfd pfd = { .events = POLLIN };
+	ssize_t n = 0, r;
+
+	if (fd < 0)
+		return false;
+	pfd.fd = fd;
+	while (n < (ssize_t)sizeof(line) - 1 && !memchr(line, '\n', (size_t)n) && poll(&pfd, 1, 1000) > 0 &&
+	       (r = read(fd, line + n, sizeof(line) - 1 - (size_t)n)) > 0)
+		n += r;
+	line[n] = '\0';
+	rc = fab_command(&f->sw, line, now_ns(), reply, sizeof(reply));
+	if (write(fd, reply, strlen(reply)) < 0)
+		fprintf(stderr, "fabric: reply lost: %s\n", strerror(errno));
+	close(fd);
+	if (rc == 0 && strncmp(line, "stats", 5) && strncmp(line, "show", 4) && strncmp(line, "hash", 4)) {
+		printf("fabric: %s", reply);
+		printf("fabric: applied: %s%s", line, strchr(line, '\n') ? "" : "\n");
+		fflush(stdout);
+	}
+	return rc == 1;
+}
+
+static int run(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "sock", 1, 0, 's' }, { "paths", 1, 0, 'k' }, { "seed", 1, 0, 'r' },
+		{ "slots", 1, 0, 'n' }, { "bpf", 1, 0, 'b' }, { 0, 0, 0, 0 },
+	};
+	struct fabric *f = calloc(1, sizeof(*f));
+	__u32 npaths = 4, nslots = 32768;
+	__u64 seed = 1;
+	char bpf_path[PATH_MAX] = "";
+	struct sockaddr_un sa;
+	struct bpf_program *prog;
+	int c, err = 0, rc = 1;
+
+	if (!f)
+		return 1;
+	f->listen_fd = -1;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
+		switch (c) {
+		case 's': f->sock_path = optarg; break;
+		case 'k': npaths = (__u32)atoi(optarg); break;
+		case 'r': seed = strtoull(optarg, NULL, 0); break;
+		case 'n': nslots = (__u32)atoi(optarg); break;
+		case 'b': snprintf(bpf_path, sizeof(bpf_path), "%s", optarg); break;
+		default: return 2;
+		}
+	}
+	f->nports = (__u32)(argc - optind);
+	if (!f->sock_path || f->nports < 2 || f->nports > FAB_MAX_PORTS) {
+		fprintf(stderr, "usage: fabric run --sock PATH [--paths K] [--seed N] IFNAME IFNAME...\n"
+				"  (2 to %d ports)\n", FAB_MAX_PORTS);
+		return 2;
+	}
+	if (!bpf_path[0]) {	/* beside the binary, as the Makefile builds it */
+		ssize_t n = readlink("/proc/self/exe", bpf_path, sizeof(bpf_path) - 16);
+
+		if (n > 0) {
+			bpf_path[n] = '\0';
+			strcpy(strrchr(bpf_path, '/') + 1, "fabric.bpf.o");
+		}
+	}
+	err = fab_switch_init(&f->sw, f->nports, npaths, nslots, seed, port_tx, f);
+	if (err) {
+		fprintf(stderr, "fabric: bad switch size (1..%d paths, 2..%d ports): %s\n", FAB_MAX_PATHS,
+			FAB_MAX_PORTS, strerror(-err));
+		return 2;
+	}
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	signal(SIGPIPE, SIG_IGN);
+	/* Frames fall due microseconds apart: sleep no later than asked. */
+	prctl(PR_SET_TIMERSLACK, 1UL);
+
+	f->obj = bpf_object__open_file(bpf_path, NULL);
+	if (!f->obj || libbpf_get_error(f->obj)) {
+		fprintf(stderr, "fabric: cannot open %s\n", bpf_path);
+		f->obj = NULL;
+		goto out;
+	}
+	if ((err = bpf_object__load(f->obj))) {
+		fprintf(stderr, "fabric: cannot load %s: %s\n", bpf_path, strerror(-err));
+		goto out;
+	}
+	prog = bpf_object__find_program_by_name(f->obj, "fabric_ingress");
+	for (__u32 i = 0; i < f->nports; i++)
+		if (port_open(f, i, argv[optind + (int)i], bpf_program__fd(prog),
+			      bpf_object__find_map_fd_by_name(f->obj, "fabric_ports"),
+			      bpf_object__find_map_fd_by_name(f->obj, "fabric_xsks")))
+			goto out;
+	if ((err = unix_addr(f->sock_path, &sa))) {
+		fprintf(stderr, "fabric: socket path too long\n");
+		goto out;
+	}
+	unlink(f->sock_path);
+	f->listen_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (f->listen_fd < 0 || bind(f->listen_fd, (struct sockaddr *)&sa, sizeof(sa)) ||
+	    listen(f->listen_fd, 16)) {
+		fprintf(stderr, "fabric: control socket %s: %s\n", f->sock_path, strerror(errno));
+		goto out;
+	}
+	printf("fabric: ready: %u ports, %u paths, control socket %s\n", f->nports, npaths, f->sock_path);
+	fflush(stdout);
+
+	for (__u64 last_ctl = 0; !stop_signal;) {
+		struct pollfd pfd[FAB_MAX_PORTS + 1];
+		struct timespec ts;
+		__u64 next, now;
+		int got = 0;
+
+		for (__u32 i = 0; i < f->nports; i++)
+			got += port_rx(f, i);
+		now = now_ns();
+		next = fab_egress(&f->sw, now);
+		for (__u32 i = 0; i < f->nports; i++)
+			if (f->ports[i].kick)
+				kick(&f->ports[i]);
+		/* Commands are answered under full load too, within a millisecond. */
+		if (now - last_ctl > 1000000) {
+			last_ctl = now;
+			if (serve_command(f))
+				break;
+		}
+		if (got)
+			continue;	/* more may be waiting: drain before sleeping */
+		for (__u32 i = 0; i < f->nports; i++)
+			pfd[i] = (struct pollfd){ .fd = f->ports[i].fd, .events = POLLIN };
+		pfd[f->nports] = (struct pollfd){ .fd = f->listen_fd, .events = POLLIN };
+		now = now_ns();
+		if (next <= now + 2000)
+			continue;	/* due within 2 us: not worth a sleep */
+		next -= now;
+		if (next > 100000000)
+			next = 100000000;
+		ts = (struct timespec){ .tv_sec = (time_t)(next / 1000000000), .tv_nsec = (long)(next % 1000000000) };
+		if (ppoll(pfd, f->nports + 1, &ts, NULL) > 0 && pfd[f->nports].revents & POLLIN &&
+		    serve_command(f))
+			break;
+	}
+	rc = 0;
+	printf("fabric: stopping%s\n", stop_signal ? " on a signal" : "");
+out:
+	fabric_close(f);
+	free(f);
+	return rc;
+}
+
+static int ctl(int argc, char **argv)
+{
+	const char *sock = NULL;
+	char line[512] = "", buf[4096];
+	struct sockaddr_un sa;
+	size_t off = 0;
+	ssize_t n;
+	int i = 2, fd, rc = 0;
+
+	if (argc > 3 && !strcmp(argv[2], "--sock")) {
+		sock = argv[3];
+		i = 4;
+	}
+	if (!sock || i >= argc) {
+		fprintf(stderr, "usage: fabric ctl --sock PATH COMMAND...\n");
+		return 2;
+	}
+	for (; i < argc; i++)
+		off += (size_t)snprintf(line + off, sizeof(line) - off, "%s%s", argv[i], i + 1 < argc ? " " : "\n");
+	if (off >= sizeof(line) || unix_addr(sock, &sa)) {
+		fprintf(stderr, "fabric: command or socket path too long\n");
+		return 2;
+	}
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
+		fprintf(stderr, "fabric: no switch at %s: %s\n", sock, strerror(errno));
+		return 1;
+	}
+	if (write(fd, line, strlen(line)) < 0) {
+		fprintf(stderr, "fabric: %s\n", strerror(errno));
+		close(fd);
+		return 1;
+	}
+	while ((n = read(fd, buf, sizeof(buf))) > 0) {
+		fwrite(buf, 1, (size_t)n, stdout);
+		if (!strncmp(buf, "error:", 6))
+			rc = 1;
+	}
+	close(fd);
+	return rc;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc >= 2 && !strcmp(argv[1], "run"))
+		return run(argc - 1, argv + 1);
+	if (argc >= 2 && !strcmp(argv[1], "ctl"))
+		return ctl(argc, argv);
+	fprintf(stderr, "usage: fabric run --sock PATH [--paths K] [--seed N] IFNAME IFNAME...\n"
+			"       fabric ctl --sock PATH path|pin|hash|show|stats|reset|stop ...\n");
+	return 2;
+}

@@ -1,0 +1,86 @@
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+# The emulated fabric's topology: N hosts, each a network namespace with one
+# interface (eth0, 198.18.1.<i+1>/24, MAC 02:00:c6:12:01:<i+1>), cabled by
+# veth to port p<i> of a switch namespace where `fabric run` forwards over K
+# paths. Needs in_ns from ../lib.sh.
+#
+#   fabric_create NAME HOSTS PATHS [MTU] [SEED]   ->  FAB_SOCK, FAB_LOG set
+#   fabric_destroy NAME                            (idempotent)
+#   fab_host NAME I CMD...   run CMD in host I
+#   fab NAME CMD...          a control command (path, pin, hash, show, stats ...)
+
+FABRIC_BIN=${FABRIC_BIN:-$BUILD/selftests/fabric}
+FAB_RUN_DIR=${FAB_RUN_DIR:-/run/mroce-fabric}
+
+fab_ns_sw() { echo "mrf-$1-sw"; }
+fab_ns_host() { echo "mrf-$1-h$2"; }
+fab_ip() { echo "198.18.1.$(($1 + 1))"; }
+fab_mac() { printf '02:00:c6:12:01:%02x' $(($1 + 1)); }
+fab_sock() { echo "$FAB_RUN_DIR/$1.sock"; }
+fab_host() { local n=$1 i=$2; shift 2; in_ns "$(fab_ns_host "$n" "$i")" "$@"; }
+fab() { local n=$1; shift; "$FABRIC_BIN" ctl --sock "$(fab_sock "$n")" "$@"; }
+
+fabric_destroy() {
+	local n=$1 ns p
+	# The switch first (it detaches its XDP program on SIGTERM), then whatever still runs.
+	if [ -f "$FAB_RUN_DIR/$n.pid" ]; then
+		p=$(cat "$FAB_RUN_DIR/$n.pid")
+		kill -TERM "$p" 2>/dev/null
+		for _ in 1 2 3 4 5 6 7 8 9 10; do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
+		kill -KILL "$p" 2>/dev/null
+	fi
+	for ns in $(ip netns list 2>/dev/null | awk '{print $1}' | grep "^mrf-$n-"); do
+		for p in $(ip netns pids "$ns" 2>/dev/null); do kill -KILL "$p" 2>/dev/null; done
+		ip netns del "$ns" 2>/dev/null
+	done
+	rm -f "$FAB_RUN_DIR/$n.pid" "$FAB_RUN_DIR/$n.sock" "$FAB_RUN_DIR/$n.log"
+	rmdir "$FAB_RUN_DIR" 2>/dev/null
+	return 0
+}
+
+# fabric_create NAME HOSTS PATHS [MTU] [SEED]: on failure, nothing is left behind.
+fabric_create() {
+	local n=$1 hosts=$2 paths=$3 mtu=${4:-1500} seed=${5:-1} sw i hns ports=() p
+	sw=$(fab_ns_sw "$n")
+	if [ "$hosts" -lt 2 ] || [ "$hosts" -gt 16 ] || [ "$paths" -lt 1 ] || [ "$paths" -gt 16 ]; then
+		echo "fabric: 2-16 hosts and 1-16 paths" >&2
+		return 2
+	fi
+	[ -x "$FABRIC_BIN" ] || { echo "fabric: $FABRIC_BIN is not built (run make)" >&2; return 1; }
+	mkdir -p "$FAB_RUN_DIR"
+	if ! ip netns add "$sw"; then
+		echo "fabric: a fabric named '$n' exists already?" >&2
+		return 1
+	fi
+	if ! ip netns exec "$sw" true 2>/dev/null; then NETNS_EXEC=nsenter; fi
+	in_ns "$sw" ip link set lo up || { fabric_destroy "$n"; return 1; }
+	for ((i = 0; i < hosts; i++)); do
+		hns=$(fab_ns_host "$n" "$i")
+		ip netns add "$hns" &&
+		ip link add eth0 netns "$hns" numtxqueues 1 numrxqueues 1 address "$(fab_mac "$i")" type veth \
+			peer name "p$i" netns "$sw" numtxqueues 1 numrxqueues 1 &&
+		in_ns "$hns" ip link set lo up &&
+		in_ns "$hns" ip link set eth0 mtu "$mtu" up &&
+		# The switch forwards raw frames from AF_XDP: a checksum left for
+		# "hardware" to fill in would arrive unfilled, so hosts compute their own.
+		in_ns "$hns" ethtool -K eth0 tx off >/dev/null &&
+		in_ns "$hns" ip addr add "$(fab_ip "$i")/24" dev eth0 &&
+		in_ns "$sw" ip link set "p$i" mtu "$mtu" up || { fabric_destroy "$n"; return 1; }
+		ports+=("p$i")
+	done
+	in_ns "$sw" "$FABRIC_BIN" run --sock "$(fab_sock "$n")" --paths "$paths" --seed "$seed" \
+		"${ports[@]}" >"$FAB_RUN_DIR/$n.log" 2>&1 </dev/null &
+	p=$!
+	echo "$p" >"$FAB_RUN_DIR/$n.pid"
+	for ((i = 0; i < 500; i++)); do
+		grep -q "fabric: ready" "$FAB_RUN_DIR/$n.log" 2>/dev/null && break
+		kill -0 "$p" 2>/dev/null || break
+		sleep 0.01
+	done
+	if ! grep -q "fabric: ready" "$FAB_RUN_DIR/$n.log" 2>/dev/null; then
+		echo "fabric: the switch did not start:" >&2
+		cat "$FAB_RUN_DIR/$n.log" >&2
+		fabric_destroy "$n"
+		return 1
+	fi
+}
