@@ -451,6 +451,7 @@ int mroce_dp_flow_add(struct mroce_dp *dp, __u32 qpn, const struct mroce_flow_cf
 	f->peer_qpn = MROCE_OPT(cfg, peer_qpn, 0);
 	f->flags = MROCE_OPT(cfg, flags, 0);
 	f->owner_pid = (__u32)getpid();
+	memset(&f->tx, 0, sizeof(f->tx));	/* a previous QP's counters are not this one's */
 	mroce_rxwin_reset(f, MROCE_OPT(cfg, rx_psn, 0));
 	__atomic_store_n(&f->state, MROCE_FLOW_ACTIVE, __ATOMIC_RELEASE);
 	return 0;

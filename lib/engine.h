@@ -48,6 +48,7 @@ struct mroce_port_ops {
 
 #define MROCE_MAX_PATHS		256
 #define MROCE_ENTROPY_SPACE	16384	/* source ports base .. base + this - 1 */
+#define MROCE_ACK_PATHS		4	/* ACKs spread over at least this many source ports */
 
 /* Path scoreboard entry: one entropy value (UDP source port offset) a QP sprays over. */
 struct mroce_path {
@@ -55,6 +56,8 @@ struct mroce_path {
 	__u16	rsvd;
 	__u32	sent;		/* transmissions this epoch */
 	__u32	lost;		/* of those, declared lost */
+	__u32	srtt_us;	/* smoothed RTT of first transmissions on this entropy value */
+	__u32	samples;	/* RTT samples this epoch */
 };
 
 struct mroce_mr {
@@ -197,9 +200,12 @@ struct mroce_qp {
 	struct mroce_rjob	rjobs[MROCE_READ_JOBS];
 	__u32			rjob_next;	/* job being packetised, round robin */
 	__u32			next_path;
+	__u32			ack_path;	/* ACK/NACK slot, round robin */
+	__u8			good_path;	/* slot that last delivered a first transmission */
 	struct mroce_path	paths[MROCE_MAX_PATHS];
 	__u16			next_entropy;	/* next fresh entropy value */
 	__u64			path_epoch_us;
+	struct mroce_qp_stats	st;		/* what mroce_qp_query_stats reports */
 
 	/* receive side */
 	struct mroce_flow	*flow;		/* receive window (the BPF map's entry) */

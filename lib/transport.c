@@ -142,7 +142,11 @@ static int send_psn(struct mroce_qp *qp, __u32 psn, struct mroce_txpkt *rec, boo
 	}
 	if (resend)
 		h.flags |= MROCE_F_RETX;
-	return emit(qp, &h, sg, nsge, rec->offset, lin, rec->path);
+	if (emit(qp, &h, sg, nsge, rec->offset, lin, rec->path))
+		return -EAGAIN;
+	qp->st.tx_pkts++;
+	qp->st.retx_pkts += resend;
+	return 0;
 }
 
 static __u8 pick_path(struct mroce_qp *qp)
@@ -226,7 +230,12 @@ static int qp_tx(struct mroce_qp *qp, __u64 now)
 			fail_wqe_of(qp, rec, MROCE_WC_RETRY_EXC_ERR);
 			return sent;
 		}
-		rec->path = (__u8)((rec->path + 1) % qp->attr.paths);	/* avoid the path that lost it */
+		/*
+		 * Resend on another path: the one that last delivered a first
+		 * transmission, known to work now; else the next slot.
+		 */
+		rec->path = qp->good_path != rec->path && qp->good_path < qp->attr.paths ?
+			    qp->good_path : (__u8)((rec->path + 1) % qp->attr.paths);
 		if (send_psn(qp, psn, rec, true))
 			return sent;	/* no transmit buffer now: still lost, tried next round */
 		qp->paths[rec->path].sent++;
@@ -280,6 +289,19 @@ static int qp_tx(struct mroce_qp *qp, __u64 now)
 	return sent;
 }
 
+/*
+ * ACKs are sprayed too, round robin over at least MROCE_ACK_PATHS source
+ * ports: on one fixed path, a failure of that path would silence every ACK
+ * and fail the sender's QP although data still gets through. Each ACK
+ * repeats the whole SACK state, so losing a share of them costs little.
+ */
+static __u8 ack_path(struct mroce_qp *qp)
+{
+	__u32 n = qp->attr.paths > MROCE_ACK_PATHS ? qp->attr.paths : MROCE_ACK_PATHS;
+
+	return (__u8)(qp->ack_path++ % n);
+}
+
 static void send_ack(struct mroce_qp *qp)
 {
 	const struct mroce_flow *f = qp->flow;
@@ -297,7 +319,7 @@ static void send_ack(struct mroce_qp *qp)
 		h.flags |= MROCE_F_ECN_ECHO;
 	h.ack_msn = qp->rq_head;
 	h.rwnd = MROCE_RXWIN_PSNS;
-	if (emit(qp, &h, NULL, 0, 0, NULL, 0))
+	if (emit(qp, &h, NULL, 0, 0, NULL, ack_path(qp)))
 		return;	/* no TX buffer: the ACK stays due */
 	qp->dev->stats.acks_tx++;
 	qp->unacked = 0;
@@ -311,7 +333,7 @@ static void send_nack(struct mroce_qp *qp, __u8 code, __u32 psn, __u32 msn)
 	struct mroce_hdr h = { .opcode = MROCE_OP_NACK, .psn = qp->snd_nxt, .nak_code = code,
 			       .nak_psn = psn, .nak_msn = msn };
 
-	if (!emit(qp, &h, NULL, 0, 0, NULL, 0))
+	if (!emit(qp, &h, NULL, 0, 0, NULL, ack_path(qp)))
 		qp->dev->stats.nacks_tx++;
 }
 
@@ -501,7 +523,7 @@ static int place_read_req(struct mroce_qp *qp, const struct mroce_hdr *h)
 	return NOT_NOW;
 }
 
-static void pkt_acked(struct mroce_qp *qp, struct mroce_txpkt *rec);
+static void pkt_acked(struct mroce_qp *qp, struct mroce_txpkt *rec, __u64 now);
 
 /*
  * A READ is finished once all of its response is placed and its request is
@@ -532,7 +554,7 @@ static int place_read_resp(struct mroce_qp *qp, const struct mroce_hdr *h, const
 		struct mroce_txpkt *rec = PKT(qp, w->first_psn);
 
 		if ((rec->state == PKT_INFLIGHT || rec->state == PKT_LOST) && rec->wqe == h->msn)
-			pkt_acked(qp, rec);
+			pkt_acked(qp, rec, qp->dev->ops->now_us(qp->dev->port));
 	}
 	read_maybe_done(w);
 	return PLACED;
@@ -540,8 +562,23 @@ static int place_read_resp(struct mroce_qp *qp, const struct mroce_hdr *h, const
 
 /* ---- receive: acknowledgements ------------------------------------------ */
 
-static void pkt_acked(struct mroce_qp *qp, struct mroce_txpkt *rec)
+/*
+ * First acknowledgement of a PSN. A first transmission whose path slot
+ * still holds the same entropy value is an RTT sample for that path (Karn:
+ * a resend's sample could belong to either copy).
+ */
+static void pkt_acked(struct mroce_qp *qp, struct mroce_txpkt *rec, __u64 now)
 {
+	struct mroce_path *p = &qp->paths[rec->path];
+
+	qp->st.acked_bytes += rec->len;
+	if (!rec->retx && !rec->gbn && p->entropy == rec->entropy && now >= rec->sent_us) {
+		__u32 rtt = (__u32)(now - rec->sent_us);
+
+		p->srtt_us = p->srtt_us ? (7 * p->srtt_us + rtt) / 8 : rtt;
+		p->samples++;
+		qp->good_path = rec->path;
+	}
 	/* Newest transmission known delivered (for a resent packet, assume its last copy). */
 	if ((__s32)(rec->tx_seq - qp->rack_seq) > 0 || !qp->rack_sent_us) {
 		qp->rack_seq = rec->tx_seq;
@@ -592,6 +629,7 @@ static void cc_on_ack(struct mroce_qp *qp, const struct mroce_hdr *h, __u32 rtt,
 
 	qp->cc_ce += h->ecn_ce;
 	qp->cc_pkts += h->ecn_pkts;
+	qp->st.ecn_ce += h->ecn_ce;
 	if (rtt > qp->cc_rtt_max)
 		qp->cc_rtt_max = rtt;
 	if (now - qp->cc_epoch_us < (qp->srtt_us > 20 ? qp->srtt_us : 20))
@@ -618,8 +656,10 @@ static void cc_on_ack(struct mroce_qp *qp, const struct mroce_hdr *h, __u32 rtt,
 			cut = true;
 		}
 	}
-	if (cut)
+	if (cut) {
 		qp->dev->stats.cc_cuts++;
+		qp->st.cc_cuts++;
+	}
 	else
 		cw += 256;
 	qp->cwnd_x256 = cw < floor ? floor : cw > cap ? cap : cw;
@@ -675,7 +715,7 @@ static void handle_ack(struct mroce_qp *qp, const struct mroce_hdr *h, __u64 now
 		struct mroce_txpkt *rec = PKT(qp, qp->snd_una);
 
 		if (rec->state == PKT_INFLIGHT || rec->state == PKT_LOST)
-			pkt_acked(qp, rec);
+			pkt_acked(qp, rec, now);
 		rec->state = PKT_FREE;
 		progress = true;
 	}
@@ -689,7 +729,7 @@ static void handle_ack(struct mroce_qp *qp, const struct mroce_hdr *h, __u64 now
 			break;
 		rec = PKT(qp, psn);
 		if (rec->state == PKT_INFLIGHT || rec->state == PKT_LOST) {
-			pkt_acked(qp, rec);
+			pkt_acked(qp, rec, now);
 			progress = true;
 		}
 		if (!qp->have_sack || psn_before(qp->high_sacked, psn)) {
@@ -908,35 +948,77 @@ static void path_retire(struct mroce_qp *qp, struct mroce_path *p)
 			used |= qp->paths[k].entropy == qp->next_entropy;
 	} while (used);
 	p->entropy = qp->next_entropy;
-	p->sent = p->lost = 0;
+	p->sent = p->lost = p->samples = p->srtt_us = 0;
 	qp->dev->stats.paths_retired++;
+	qp->st.paths_retired++;
 }
 
 /*
- * Path scoreboard: a path that lost a quarter or more of what it carried
- * this epoch (and at least 3 packets, as SACK holes prove) is retired at
- * once and replaced by a fresh entropy value, so ECMP hashes that slot onto
- * another route, as Ultra Ethernet rotates entropy and SRD steers around bad
- * paths. Epochs last a few RTTs; counts start over with each.
+ * Path scoreboard: a path slot is retired at once and given a fresh entropy
+ * value, so ECMP hashes it onto another route (as Ultra Ethernet rotates
+ * entropy and SRD steers around bad paths), when this epoch it
+ *  - lost a quarter or more of what it carried (at least 3 packets, as SACK
+ *    holes prove): a dead or lossy route;
+ *  - or, at the epoch's end, has a smoothed RTT more than twice the best
+ *    slot's plus 100 us over at least 4 samples: a congested or slow route.
+ *    Relative, so a fabric that is slow everywhere (incast) retires nothing,
+ *    and paths of different but sane delays are all kept.
+ * Epochs last a few RTTs; counts start over with each.
  */
 static void path_scoreboard(struct mroce_qp *qp, __u64 now)
 {
-	__u32 epoch = 4 * qp->srtt_us > 200 ? 4 * qp->srtt_us : 200;
+	__u32 epoch = 4 * qp->srtt_us > 200 ? 4 * qp->srtt_us : 200, best = 0;
 	bool new_epoch;
 
 	if (qp->attr.paths < 2)
 		return;
 	new_epoch = now - qp->path_epoch_us >= epoch;
+	if (new_epoch)
+		for (__u32 i = 0; i < qp->attr.paths; i++)
+			if (qp->paths[i].samples >= 4 && (!best || qp->paths[i].srtt_us < best))
+				best = qp->paths[i].srtt_us;
 	for (__u32 i = 0; i < qp->attr.paths; i++) {
 		struct mroce_path *p = &qp->paths[i];
 
-		if (p->lost >= 3 && p->lost * 4 >= p->sent)
+		if (p->lost >= 3 && p->lost * 4 >= p->sent) {
 			path_retire(qp, p);
-		else if (new_epoch)
-			p->sent = p->lost = 0;
+		} else if (new_epoch) {
+			if (best && p->samples >= 4 && p->srtt_us > 2 * best + 100)
+				path_retire(qp, p);
+			else
+				p->sent = p->lost = p->samples = 0;
+		}
 	}
 	if (new_epoch)
 		qp->path_epoch_us = now;
+}
+
+/* Fill in what mroce_qp_query_stats and the flows map report. */
+static void qp_stats_update(struct mroce_qp *qp)
+{
+	struct mroce_qp_stats *st = &qp->st;
+	struct mroce_flow_tx *tx = &qp->flow->tx;
+
+	st->srtt_us = qp->srtt_us;
+	st->min_rtt_us = qp->min_rtt_us;
+	st->cwnd_pkts = qp_window(qp);
+	st->inflight_pkts = qp->snd_nxt - qp->snd_una;
+	st->paths = qp->attr.paths;
+	st->worst_path_srtt_us = 0;
+	for (__u32 i = 0; i < qp->attr.paths; i++)
+		if (qp->paths[i].srtt_us > st->worst_path_srtt_us)
+			st->worst_path_srtt_us = qp->paths[i].srtt_us;
+	/* Plain stores: tools read these racily, one counter at a time. */
+	tx->tx_pkts = st->tx_pkts;
+	tx->retx_pkts = st->retx_pkts;
+	tx->acked_bytes = st->acked_bytes;
+	tx->ecn_ce = st->ecn_ce;
+	tx->cc_cuts = (__u32)st->cc_cuts;
+	tx->paths_retired = (__u32)st->paths_retired;
+	tx->srtt_us = st->srtt_us;
+	tx->cwnd_pkts = st->cwnd_pkts;
+	tx->paths = st->paths;
+	tx->worst_path_srtt_us = st->worst_path_srtt_us;
 }
 
 static void qp_timers(struct mroce_qp *qp, __u64 now)
@@ -944,6 +1026,7 @@ static void qp_timers(struct mroce_qp *qp, __u64 now)
 	if (qp->state != MROCE_QPS_RTS)
 		return;
 	path_scoreboard(qp, now);
+	qp_stats_update(qp);
 	if (qp->ack_now || (qp->ack_due_us && now >= qp->ack_due_us))
 		send_ack(qp);
 	if (qp->rack_timer_us && now >= qp->rack_timer_us)
@@ -959,6 +1042,7 @@ static void qp_timers(struct mroce_qp *qp, __u64 now)
 		 * gap, as a go-back-N receiver does).
 		 */
 		qp->dev->stats.rto_events++;
+		qp->st.rto_events++;
 		if (++qp->timeouts > qp->attr.retry_cnt) {
 			fail_wqe_of(qp, PKT(qp, qp->snd_una), MROCE_WC_RETRY_EXC_ERR);
 			return;

@@ -256,7 +256,7 @@ int mroce_create_qp(struct mroce_dev *dev, const struct mroce_qp_attr *attr, str
 	if (a.sq_depth > 65536 || a.rq_depth > 65536 || a.paths > 256 ||
 	    a.max_inflight > MROCE_RXWIN_PSNS - 64 || a.rto_low_us > a.rto_high_us ||
 	    a.retry_cnt > 255 || a.mtu < 256 || a.mtu > MROCE_FRAME_MAX - sizeof(struct ethhdr) ||
-	    a.ack_every > MROCE_RXWIN_PSNS / 2)
+	    a.ack_every > MROCE_RXWIN_PSNS / 2 || (a.udp_sport && a.udp_sport < 49152))
 		return -EINVAL;
 
 	qp = calloc(1, sizeof(*qp));
@@ -279,9 +279,10 @@ int mroce_create_qp(struct mroce_dev *dev, const struct mroce_qp_attr *attr, str
 	qp->snd_una = qp->snd_nxt = (__u32)mroce_random64();
 	qp->rto_us = a.rto_high_us;	/* nothing measured yet */
 	qp->cwnd_x256 = a.max_inflight * 256;	/* start at the BDP cap, as IRN does */
-	for (__u32 i = 0; i < a.paths; i++)
+	/* Slots past a.paths carry only ACKs (see ack_path()). */
+	for (__u32 i = 0; i < a.paths || i < MROCE_ACK_PATHS; i++)
 		qp->paths[i].entropy = (__u16)i;
-	qp->next_entropy = (__u16)a.paths;
+	qp->next_entropy = (__u16)(a.paths > MROCE_ACK_PATHS ? a.paths : MROCE_ACK_PATHS);
 	pthread_mutex_lock(&dev->lock);
 	/* Start the search at a random QPN so numbers are not reused right away. */
 	for (__u32 n = 0, q = (__u32)mroce_random64() % (MROCE_MAX_QPS - 1) + 1;
@@ -473,7 +474,8 @@ int mroce_qp_connect_locked(struct mroce_qp *qp, const struct mroce_qp_info *r, 
 		qp->route.dst.v6 = r->addr;
 	qp->route.dport = r->udp_port ? r->udp_port : MROCE_DEFAULT_PORT;
 	/* Entropy base: spread QPs over the ephemeral range; each path adds its entropy. */
-	qp->route.sport = (__u16)((qp->qpn * 64) % MROCE_ENTROPY_SPACE);	/* offset; see emit() */
+	qp->route.sport = qp->attr.udp_sport ? (__u16)(qp->attr.udp_sport - 49152) :
+			  (__u16)((qp->qpn * 64) % MROCE_ENTROPY_SPACE);	/* offset; see emit() */
 	if (r->mtu < qp->attr.mtu)
 		qp->attr.mtu = r->mtu;
 	hdr_room = (r->family == AF_INET ? sizeof(struct iphdr) : sizeof(struct ipv6hdr)) +
@@ -645,4 +647,18 @@ int mroce_post_recv(struct mroce_qp *qp, const struct mroce_recv_wr *wr)
 	}
 	pthread_mutex_unlock(&qp->dev->lock);
 	return err;
+}
+
+int mroce_qp_query_stats(struct mroce_qp *qp, struct mroce_qp_stats *stats)
+{
+	size_t sz;
+
+	if (!qp || !stats || stats->sz < sizeof(stats->sz))
+		return -EINVAL;
+	sz = stats->sz < sizeof(*stats) ? stats->sz : sizeof(*stats);
+	pthread_mutex_lock(&qp->dev->lock);
+	memcpy((char *)stats + sizeof(stats->sz), (char *)&qp->st + sizeof(stats->sz),
+	       sz - sizeof(stats->sz));
+	pthread_mutex_unlock(&qp->dev->lock);
+	return 0;
 }

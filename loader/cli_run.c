@@ -60,8 +60,41 @@ static int cmd_detach(const struct mroce_cli *cli, FILE *out, FILE *errout)
 	return MROCE_EXIT_OK;
 }
 
+/*
+ * The transport's counters, summed over the active flows: the libraries that
+ * own them publish them in the flows map (struct mroce_flow_tx).
+ */
+#define TRANSPORT_TOTALS(X)						\
+	X(tx_pkts,       "data packets sent by this interface's QPs")	\
+	X(retx_pkts,     "of those, resends")				\
+	X(acked_bytes,   "payload bytes acknowledged by peers")		\
+	X(ecn_ce,        "CE marks echoed by peers")			\
+	X(cc_cuts,       "congestion window reductions")		\
+	X(paths_retired, "path slots moved to a fresh entropy value")
+
+struct transport_totals {
+#define X(n, d) __u64 n;
+	TRANSPORT_TOTALS(X)
+#undef X
+};
+
+static void transport_totals(struct mroce_dp *dp, struct transport_totals *t)
+{
+	memset(t, 0, sizeof(*t));
+	for (__u32 q = 1; q < MROCE_MAX_QPS; q++) {
+		const struct mroce_flow *f = mroce_dp_flow(dp, q);
+
+		if (__atomic_load_n(&f->state, __ATOMIC_ACQUIRE) != MROCE_FLOW_ACTIVE)
+			continue;
+#define X(n, d) t->n += f->tx.n;
+		TRANSPORT_TOTALS(X)
+#undef X
+	}
+}
+
 static int cmd_status(const struct mroce_cli *cli, struct mroce_dp *dp, FILE *out, FILE *errout)
 {
+	struct transport_totals tt;
 	struct mroce_dp_info info;
 	__u64 stats[MROCE_STAT_MAX];
 	int err;
@@ -79,6 +112,14 @@ static int cmd_status(const struct mroce_cli *cli, struct mroce_dp *dp, FILE *ou
 		for (int s = 0; s < MROCE_STAT_MAX; s++)
 			fprintf(out, "%s\"%s\":%llu", s ? "," : "", mroce_stat_name(s),
 				(unsigned long long)stats[s]);
+		fprintf(out, "},\"transport\":{");
+		transport_totals(dp, &tt);
+		{
+			const char *sep = "";
+#define X(n, d) fprintf(out, "%s\"" #n "\":%llu", sep, (unsigned long long)tt.n); sep = ",";
+			TRANSPORT_TOTALS(X)
+#undef X
+		}
 		fprintf(out, "}}\n");
 		return MROCE_EXIT_OK;
 	}
@@ -89,6 +130,11 @@ static int cmd_status(const struct mroce_cli *cli, struct mroce_dp *dp, FILE *ou
 	for (int s = 0; s < MROCE_STAT_MAX; s++)
 		fprintf(out, "  %-14s %12llu  %s\n", mroce_stat_name(s),
 			(unsigned long long)stats[s], mroce_stat_desc(s));
+	transport_totals(dp, &tt);
+	fprintf(out, "transport, summed over the active flows:\n");
+#define X(n, d) fprintf(out, "  %-14s %12llu  %s\n", #n, (unsigned long long)tt.n, d);
+	TRANSPORT_TOTALS(X)
+#undef X
 	return MROCE_EXIT_OK;
 }
 
@@ -99,7 +145,9 @@ static int cmd_flows(const struct mroce_cli *cli, struct mroce_dp *dp, FILE *out
 	if (cli->json)
 		fprintf(out, "[");
 	else
-		fprintf(out, "%6s %10s %8s %10s %7s\n", "qpn", "peer_qpn", "mode", "rx_base", "placed");
+		fprintf(out, "%6s %10s %5s %10s %7s %10s %8s %10s %8s %6s %6s %5s %8s %8s\n", "qpn",
+			"peer_qpn", "mode", "rx_base", "placed", "tx_pkts", "retx", "acked_MiB", "ecn_ce",
+			"cuts", "retire", "cwnd", "srtt_us", "worst_us");
 	for (__u32 q = 1; q < MROCE_MAX_QPS; q++) {
 		const struct mroce_flow *f = mroce_dp_flow(dp, q);
 		const char *mode;
@@ -111,11 +159,21 @@ static int cmd_flows(const struct mroce_cli *cli, struct mroce_dp *dp, FILE *out
 		base = __atomic_load_n(&f->rx_base, __ATOMIC_ACQUIRE);
 		if (cli->json)
 			fprintf(out, "%s{\"qpn\":%u,\"peer_qpn\":%u,\"mode\":\"%s\",\"rx_base\":%u,"
-				"\"placed\":%u}", first ? "" : ",", q, f->peer_qpn, mode, base,
-				mroce_rxwin_count(f));
+				"\"placed\":%u,\"tx_pkts\":%llu,\"retx_pkts\":%llu,\"acked_bytes\":%llu,"
+				"\"ecn_ce\":%llu,\"cc_cuts\":%u,\"paths_retired\":%u,\"paths\":%u,"
+				"\"cwnd_pkts\":%u,\"srtt_us\":%u,\"worst_path_srtt_us\":%u}",
+				first ? "" : ",", q, f->peer_qpn, mode, base, mroce_rxwin_count(f),
+				(unsigned long long)f->tx.tx_pkts, (unsigned long long)f->tx.retx_pkts,
+				(unsigned long long)f->tx.acked_bytes, (unsigned long long)f->tx.ecn_ce,
+				f->tx.cc_cuts, f->tx.paths_retired, f->tx.paths, f->tx.cwnd_pkts,
+				f->tx.srtt_us, f->tx.worst_path_srtt_us);
 		else
-			fprintf(out, "%6u %10u %8s %10u %7u\n", q, f->peer_qpn, mode, base,
-				mroce_rxwin_count(f));
+			fprintf(out, "%6u %10u %5s %10u %7u %10llu %8llu %10.1f %8llu %6u %6u %5u %8u %8u\n",
+				q, f->peer_qpn, mode, base, mroce_rxwin_count(f),
+				(unsigned long long)f->tx.tx_pkts, (unsigned long long)f->tx.retx_pkts,
+				(double)f->tx.acked_bytes / (1 << 20), (unsigned long long)f->tx.ecn_ce,
+				f->tx.cc_cuts, f->tx.paths_retired, f->tx.cwnd_pkts, f->tx.srtt_us,
+				f->tx.worst_path_srtt_us);
 		first = false;
 	}
 	if (cli->json)

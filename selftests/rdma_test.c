@@ -5,6 +5,15 @@
  *   rdma_test server --dev D --addr A --port P [--region BYTES] [--qps N] [--faults SPEC] [--umem N]
  *   rdma_test client --dev D --addr SERVER --port P --sizes LIST [--qps N] [--faults SPEC]
  *                    [--order unordered] [--paths N] [--gbn] [--bad-keys] [--until-killed]
+ *                    [--cc ecn|delay|both] [--sports P1,P2,...]
+ *                    [--stream BYTES [--roff OFF] [--go-file F] [--timeline F] [--linger-ms N]]
+ *
+ * --stream: every data QP WRITEs BYTES at once (QP i to remote offset
+ * roff + i * BYTES), after F exists if --go-file is given (a start barrier
+ * across hosts); each QP's start, end and rate are printed, the server's
+ * memory is checked, and --timeline records "t_ns acked_bytes" every
+ * millisecond (CLOCK_MONOTONIC, comparable across namespaces); --linger-ms
+ * keeps the QPs open that long afterwards, so tools can read their counters.
  *
  * The server exposes one region (filled with a known pattern) and answers
  * control messages (SEND/RECV) so the client can check, by content, what
@@ -62,9 +71,10 @@ struct conn {
 };
 
 static struct {
-	const char	*dev, *addr, *sizes, *faults;
-	int		port, qps, paths, umem;
-	size_t		region;
+	const char	*dev, *addr, *sizes, *faults, *sports, *go_file, *timeline;
+	int		port, qps, paths, umem, linger_ms;
+	size_t		region, stream, roff;
+	bool		cc_ecn, cc_delay;
 	bool		server, unordered, gbn, bad_keys, until_killed;
 } o = { .port = 7471, .qps = 1, .paths = 4, .region = 130u << 20 };
 
@@ -506,22 +516,148 @@ static int until_killed(struct conn *c)
 	return st == MROCE_WC_RETRY_EXC_ERR && mroce_qp_state(c->qp) == MROCE_QPS_ERR ? 0 : 1;
 }
 
+static __u64 now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (__u64)ts.tv_sec * 1000000000ULL + (__u64)ts.tv_nsec;
+}
+
+static __u64 acked_bytes(void)
+{
+	__u64 sum = 0;
+
+	for (int i = 0; i < o.qps; i++) {
+		struct mroce_qp_stats st = { .sz = sizeof(st) };
+
+		if (!mroce_qp_query_stats(conns[i].qp, &st))
+			sum += st.acked_bytes;
+	}
+	return sum;
+}
+
+/* Every data QP WRITEs o.stream bytes at once; see the header comment. */
+static int stream(void)
+{
+	__u64 t0, t_end[MAX_QPS] = {}, last_sample = 0;
+	enum mroce_wc_status st[MAX_QPS];
+	size_t s = o.stream;
+	FILE *tl = NULL;
+	int left = o.qps, err;
+
+	if ((size_t)o.qps * s > o.region || s > 1u << 30)
+		return fail("--stream: QPs x BYTES must fit the client's --region", -EINVAL);
+	for (int i = 0; i < o.qps; i++) {
+		if (o.roff + (i + 1) * s > conns[i].hello.len)
+			return fail("--stream: past the server's region", -EINVAL);
+		pattern(region + i * s, s, 7000 + (__u32)i);
+	}
+	if (o.timeline && !(tl = fopen(o.timeline, "w")))
+		return fail("--timeline", -errno);
+	printf("client: streaming, ready\n");
+	fflush(stdout);
+	while (o.go_file && access(o.go_file, F_OK))
+		usleep(200);
+	t0 = now_ns();
+	for (int i = 0; i < o.qps; i++) {
+		struct mroce_sge sge = { (__u64)(unsigned long)(region + i * s), (__u32)s, mroce_mr_lkey(mr) };
+		struct mroce_send_wr wr = { .wr_id = 7, .opcode = MROCE_WR_RDMA_WRITE, .sg_list = &sge,
+					    .num_sge = 1, .remote_addr = conns[i].hello.addr + o.roff + i * s,
+					    .rkey = conns[i].hello.rkey };
+
+		if ((err = mroce_post_send(conns[i].qp, &wr)))
+			return fail("stream write", err);
+	}
+	while (left) {
+		struct pollfd pfd = { .fd = mroce_cq_fd(cq), .events = POLLIN };
+		struct mroce_wc wc;
+		__u64 now = now_ns();
+		struct conn *c;
+		int n;
+
+		if (tl && now - last_sample >= 1000000) {
+			fprintf(tl, "%llu %llu\n", (unsigned long long)now, (unsigned long long)acked_bytes());
+			last_sample = now;
+		}
+		n = mroce_poll_cq(cq, 1, &wc);
+		if (n < 0)
+			return fail("poll", n);
+		if (!n) {
+			if (now - t0 > 120000000000ULL)
+				return fail("stream", -ETIMEDOUT);
+			poll(&pfd, 1, 1);
+			continue;
+		}
+		c = conn_of(wc.qp_num);
+		if (!c || wc.wr_id != 7 || mroce_qp_num(c->qp) != wc.qp_num)
+			continue;
+		t_end[c - conns] = now_ns();
+		st[c - conns] = wc.status;
+		left--;
+	}
+	if (tl) {
+		fprintf(tl, "%llu %llu\n", (unsigned long long)now_ns(), (unsigned long long)acked_bytes());
+		fclose(tl);
+	}
+	for (int i = 0; i < o.qps; i++) {
+		struct mroce_qp_stats qs = { .sz = sizeof(qs) };
+		char what[64];
+
+		mroce_qp_query_stats(conns[i].qp, &qs);
+		if (st[i] != MROCE_WC_SUCCESS) {
+			printf("rdma_test: FAIL: stream on QP %u: %s\n", mroce_qp_num(conns[i].qp),
+			       mroce_wc_status_str(st[i]));
+			return 1;
+		}
+		printf("client: stream qp %u: %zu bytes start_ns %llu end_ns %llu: %.3f ms, %.3f Gbit/s; "
+		       "sent %llu resent %llu, paths retired %llu, ECN echoed %llu, window cuts %llu, "
+		       "srtt %u us, slowest path %u us\n", mroce_qp_num(conns[i].qp), s,
+		       (unsigned long long)t0, (unsigned long long)t_end[i], (double)(t_end[i] - t0) / 1e6,
+		       (double)s * 8 / (double)(t_end[i] - t0), (unsigned long long)qs.tx_pkts,
+		       (unsigned long long)qs.retx_pkts, (unsigned long long)qs.paths_retired,
+		       (unsigned long long)qs.ecn_ce, (unsigned long long)qs.cc_cuts, qs.srtt_us,
+		       qs.worst_path_srtt_us);
+		snprintf(what, sizeof(what), "stream on QP %u", mroce_qp_num(conns[i].qp));
+		if (check(&conns[i], 7000 + (__u32)i, o.roff + i * s, s, what))
+			return 1;
+	}
+	printf("client: stream verified at the server\n");
+	if (o.linger_ms) {
+		printf("client: lingering %d ms\n", o.linger_ms);
+		fflush(stdout);
+		usleep((useconds_t)o.linger_ms * 1000);
+	}
+	return 0;
+}
+
 static int client(void)
 {
 	MROCE_OPTS(mroce_qp_attr, attr, .send_cq = cq, .recv_cq = cq, .sq_depth = 64, .rq_depth = 64,
 		   .order = o.unordered ? MROCE_UNORDERED : MROCE_ORDERED, .go_back_n = o.gbn,
-		   .paths = (__u32)o.paths);
+		   .paths = (__u32)o.paths, .cc_ecn = o.cc_ecn, .cc_delay = o.cc_delay);
 	size_t sizes[32];
+	__u16 sports[MAX_QPS] = {};
 	int nsizes = 0, err;
 	char *list = strdup(o.sizes ? o.sizes : "0,1,4096"), *tok;
 
 	for (tok = strtok(list, ","); tok && nsizes < 32; tok = strtok(NULL, ","))
 		sizes[nsizes++] = strtoull(tok, NULL, 0);
 	free(list);
+	if (o.sports) {
+		int n = 0;
+
+		list = strdup(o.sports);
+		for (tok = strtok(list, ","); tok && n < MAX_QPS; tok = strtok(NULL, ","))
+			sports[n++] = (__u16)atoi(tok);
+		free(list);
+	}
 	for (int i = 0; i < o.qps; i++) {
 		struct conn *c = &conns[i];
 
+		attr.udp_sport = 0;
 		err = mroce_connect(dev, o.addr, (__u16)o.port, &attr, 10000, &c->cqp);
+		attr.udp_sport = sports[i];
 		if (!err)
 			err = mroce_connect(dev, o.addr, (__u16)o.port, &attr, 10000, &c->qp);
 		if (err)
@@ -536,6 +672,11 @@ static int client(void)
 	       o.gbn ? ", go-back-N" : "");
 	if (o.until_killed)
 		return until_killed(&conns[0]);
+	if (o.stream) {
+		if (stream())
+			return 1;
+		nsizes = 0;
+	}
 	if (o.bad_keys) {
 		if (o.qps < 4)
 			return fail("--bad-keys needs --qps 4", -EINVAL);
@@ -601,7 +742,9 @@ int main(int argc, char **argv)
 		{ "sizes", 1, 0, 's' }, { "qps", 1, 0, 'q' }, { "faults", 1, 0, 'f' },
 		{ "order", 1, 0, 'o' }, { "paths", 1, 0, 'P' }, { "gbn", 0, 0, 'g' },
 		{ "bad-keys", 0, 0, 'b' }, { "until-killed", 0, 0, 'k' }, { "region", 1, 0, 'r' },
-		{ "umem", 1, 0, 'u' }, { 0, 0, 0, 0 },
+		{ "umem", 1, 0, 'u' }, { "cc", 1, 0, 'c' }, { "sports", 1, 0, 'S' },
+		{ "stream", 1, 0, 'w' }, { "roff", 1, 0, 'R' }, { "go-file", 1, 0, 'G' },
+		{ "timeline", 1, 0, 'T' }, { "linger-ms", 1, 0, 'L' }, { 0, 0, 0, 0 },
 	};
 	struct mroce_faults faults;
 	int c, err, rc;
@@ -627,6 +770,20 @@ int main(int argc, char **argv)
 		case 'k': o.until_killed = true; break;
 		case 'r': o.region = strtoull(optarg, NULL, 0); break;
 		case 'u': o.umem = atoi(optarg); break;
+		case 'c':
+			o.cc_ecn = !strcmp(optarg, "ecn") || !strcmp(optarg, "both");
+			o.cc_delay = !strcmp(optarg, "delay") || !strcmp(optarg, "both");
+			if (!o.cc_ecn && !o.cc_delay) {
+				fprintf(stderr, "rdma_test: --cc ecn|delay|both\n");
+				return 2;
+			}
+			break;
+		case 'S': o.sports = optarg; break;
+		case 'w': o.stream = strtoull(optarg, NULL, 0); break;
+		case 'R': o.roff = strtoull(optarg, NULL, 0); break;
+		case 'G': o.go_file = optarg; break;
+		case 'T': o.timeline = optarg; break;
+		case 'L': o.linger_ms = atoi(optarg); break;
 		default: return 2;
 		}
 	}

@@ -54,8 +54,19 @@ struct mroce_flow {
 	__u32	owner_pid;	/* process that owns the QP, so a dead one's flows can be reclaimed */
 	__u32	rsvd;
 	__u64	rx_bits[MROCE_RXWIN_WORDS];	/* set: PSN placed */
+	/*
+	 * The sending side's counters, published by the owning library for
+	 * tools (mroce flows / status); XDP never reads them.
+	 */
+	struct mroce_flow_tx {
+		__u64	tx_pkts, retx_pkts, acked_bytes, ecn_ce;
+		__u32	cc_cuts, paths_retired;
+		__u32	srtt_us, cwnd_pkts;
+		__u32	paths, worst_path_srtt_us;
+	} tx;
 };
-_Static_assert(sizeof(struct mroce_flow) == 32 + 8 * MROCE_RXWIN_WORDS, "flow layout");
+_Static_assert(sizeof(struct mroce_flow_tx) == 56, "flow tx layout");
+_Static_assert(sizeof(struct mroce_flow) == 32 + 8 * MROCE_RXWIN_WORDS + 56, "flow layout");
 
 /* Value of the config map (array, one entry), written by the loader. */
 struct mroce_cfg {

@@ -174,6 +174,9 @@ struct mroce_qp_attr {
 	bool		cc_ecn;		/* DCTCP-like: cut the window by the CE-marked fraction */
 	bool		cc_delay;	/* Swift-like: back off while the RTT exceeds a target */
 	__u32		target_delay_us;/* cc_delay's target; 0: 3 x the lowest RTT seen, >= 50 us */
+	__u16		udp_sport;	/* UDP source port of path 0, 49152..65535 (path k adds k,
+					 * wrapping in that range), like ibv_modify_qp_udp_sport;
+					 * 0: chosen from the QPN */
 	size_t		:0;
 };
 
@@ -188,6 +191,25 @@ enum mroce_qp_state {
 	MROCE_QPS_ERR	= 2,	/* failed; everything outstanding was flushed */
 };
 MROCE_API enum mroce_qp_state mroce_qp_state(const struct mroce_qp *qp);
+
+/* A QP's transport counters; also published to the flows map for `mroce flows`. */
+struct mroce_qp_stats {
+	size_t	sz;
+	__u64	tx_pkts;		/* data packets sent, first copies and resends */
+	__u64	retx_pkts;		/* of those, resends */
+	__u64	acked_bytes;		/* payload the peer acknowledged: goodput */
+	__u64	rto_events;		/* retransmission timer expiries */
+	__u64	ecn_ce;			/* CE marks the peer echoed */
+	__u64	cc_cuts;		/* congestion window reductions */
+	__u64	paths_retired;		/* path slots given a fresh entropy value */
+	__u32	srtt_us;		/* smoothed RTT over all paths */
+	__u32	min_rtt_us;
+	__u32	cwnd_pkts;		/* congestion window (max_inflight without CC) */
+	__u32	inflight_pkts;
+	__u32	paths;			/* path slots sprayed over */
+	__u32	worst_path_srtt_us;	/* slowest path slot's smoothed RTT */
+};
+MROCE_API int mroce_qp_query_stats(struct mroce_qp *qp, struct mroce_qp_stats *stats);
 MROCE_API __u32 mroce_qp_num(const struct mroce_qp *qp);
 
 /* What two QPs exchange to connect (like ibv_modify_qp to RTR/RTS). */

@@ -1,0 +1,256 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+# Root selftests on the emulated fabric (selftests/fabric, docs/fabric.md):
+# 4 hosts, 4 ECMP paths, a fresh fabric per test. Every operation under
+# mixed path delays, loss and duplication; a path failing mid-WRITE; incast;
+# a slow path, sprayed vs single-path; kernel TCP through the same chaos.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/fabric/lib.sh"
+
+RT=$BUILD/selftests/rdma_test
+FAB=t$$
+HOSTS=4
+PATHS=4
+SIZES=0,1,4095,4096,4097,1048576,16777216
+trap 'fabric_destroy "$FAB"; cleanup_all' EXIT
+
+h() { fab_host "$FAB" "$@"; }
+f() { fab "$FAB" "$@"; }
+
+# The four paths' delays: packets of one message arrive heavily reordered.
+mixed_delays() {
+	f path 0 delay=10 >/dev/null && f path 1 delay=20 >/dev/null &&
+	f path 2 delay=50 >/dev/null && f path 3 delay=100 >/dev/null
+}
+
+# path_stat PATH NAME: one per-path counter.
+path_stat() {
+	f stats json | python3 -c "import json,sys; print(json.load(sys.stdin)['paths'][$1]['$2'])"
+}
+total_stat() {
+	f stats json | python3 -c "import json,sys; print(sum(p['$1'] for p in json.load(sys.stdin)['paths']))"
+}
+
+# fab_rdma SERVER CLIENT "server args" "client args": one verified exchange.
+fab_rdma() {
+	local s=$1 c=$2 log=$TMP/srv.log spid rc src
+	rm -f "$log"
+	bg h "$s" "$RT" server --dev eth0 --addr "$(fab_ip "$s")" $3 >"$log" 2>&1
+	spid=$!
+	wait_for "$log" listening 30 || { cat "$log"; return 1; }
+	h "$c" "$RT" client --dev eth0 --addr "$(fab_ip "$s")" $4
+	rc=$?
+	wait "$spid"
+	src=$?
+	sed 's/^/    /' "$log"
+	[ $rc -eq 0 ] && [ $src -eq 0 ]
+}
+
+t_ops_mixed_delays() {
+	mixed_delays || return 1
+	h 0 ping -c 3 -i 0.2 -W 2 "$(fab_ip 3)" >/dev/null || { echo "ping across the fabric failed"; return 1; }
+	fab_rdma 1 0 "" "--sizes $SIZES --paths 8" || return 1
+	f stats
+	local ooo
+	ooo=$(sed -n 's/.*server: .*out of order \([0-9]*\),.*/\1/p' "$TMP/srv.log")
+	echo "server saw $ooo packets out of order"
+	[ "${ooo:-0}" -gt 0 ] || { echo "no reordering: the delays did not act"; return 1; }
+}
+
+t_ops_loss_1pct() {
+	mixed_delays && f path all loss=1% >/dev/null || return 1
+	fab_rdma 1 0 "" "--sizes $SIZES --paths 8" || return 1
+	f stats
+	local lost
+	lost=$(total_stat drop_loss)
+	echo "the fabric dropped $lost packets"
+	[ "$lost" -gt 0 ] || { echo "no loss happened"; return 1; }
+}
+
+t_ops_duplication() {
+	mixed_delays && f path all dup=2% >/dev/null || return 1
+	fab_rdma 2 3 "" "--sizes $SIZES --paths 8" || return 1
+	f stats
+	local dups
+	dups=$(total_stat duplicated)
+	echo "the fabric duplicated $dups packets"
+	[ "$dups" -gt 0 ] || { echo "no duplication happened"; return 1; }
+}
+
+# Kernel TCP through the same delays, loss and duplication, checked by SHA-256.
+t_tcp_same_fabric() {
+	mixed_delays && f path all loss=1% dup=1% >/dev/null || return 1
+	h 0 ping -c 3 -i 0.2 -W 2 "$(fab_ip 1)" >/dev/null || { echo "ping failed"; return 1; }
+	rm -f "$TMP/tcp.log"
+	bg h 1 python3 "$ROOT/selftests/fabric/tcp_bulk.py" server "$(fab_ip 1)" 5201 >"$TMP/tcp.log" 2>&1
+	local spid=$!
+	wait_for "$TMP/tcp.log" listening 10 || return 1
+	h 0 python3 "$ROOT/selftests/fabric/tcp_bulk.py" client "$(fab_ip 1)" 5201 33554432 || return 1
+	wait "$spid" || { cat "$TMP/tcp.log"; return 1; }
+	cat "$TMP/tcp.log"
+	f stats
+}
+
+# The path that forwarded the most so far.
+busiest_path() {
+	f stats json | python3 -c "
+import json, sys
+p = json.load(sys.stdin)['paths']
+print(max(range(len(p)), key=lambda i: p[i]['fwd_pkts']))"
+}
+
+# 384 MiB WRITE; after 0.5 s the busiest path goes down. Data must be intact
+# and goodput back to 80% of its level within 50 ms.
+t_path_down_mid_write() {
+	local s=402653184 clog=$TMP/client.log out t_down path cpid spid
+	rm -f "$TMP/srv.log" "$TMP/go"
+	bg h 1 "$RT" server --dev eth0 --addr "$(fab_ip 1)" --region 420000000 >"$TMP/srv.log" 2>&1
+	spid=$!
+	wait_for "$TMP/srv.log" listening 30 || return 1
+	bg h 0 "$RT" client --dev eth0 --addr "$(fab_ip 1)" --paths 8 --stream $s --region 420000000 \
+		--go-file "$TMP/go" --timeline "$TMP/timeline" >"$clog" 2>&1
+	cpid=$!
+	wait_for "$clog" "streaming, ready" 30 || { cat "$clog"; return 1; }
+	touch "$TMP/go"
+	sleep 0.5
+	path=$(busiest_path)
+	out=$(f path "$path" down) || return 1
+	t_down=$(echo "$out" | sed -n 's/^ok t_ns=\([0-9]*\)/\1/p')
+	echo "path $path down at t_ns=$t_down"
+	wait "$cpid"
+	local rc=$?
+	wait "$spid"
+	cat "$clog"
+	f stats
+	[ $rc -eq 0 ] || return 1
+	grep -q "stream verified" "$clog" || return 1
+	[ "$(path_stat "$path" drop_down)" -gt 0 ] || { echo "the failed path dropped nothing: the failure missed the transfer"; return 1; }
+	python3 "$ROOT/selftests/fabric/recovery.py" "$TMP/timeline" "$t_down" 50
+}
+
+# Incast: hosts 1-3 WRITE to host 0 at once, all through one 1 Gbit/s path
+# with ECN marking; DCTCP-like control on. Aggregate >= 80% of the
+# bottleneck, Jain's index >= 0.9, every transfer complete and intact.
+t_incast() {
+	local s=33554432 i logs=() pids=() spid
+	f pin 0 0 >/dev/null && f path 0 rate=1g buffer=512k ecn=64k >/dev/null || return 1
+	rm -f "$TMP/srv.log" "$TMP/go"
+	bg h 0 "$RT" server --dev eth0 --addr "$(fab_ip 0)" --qps 3 --region $((3 * s + 4096)) >"$TMP/srv.log" 2>&1
+	spid=$!
+	wait_for "$TMP/srv.log" listening 30 || return 1
+	for i in 1 2 3; do
+		logs+=("$TMP/client$i.log")
+		bg h "$i" "$RT" client --dev eth0 --addr "$(fab_ip 0)" --paths 4 --cc ecn --stream $s \
+			--roff $(((i - 1) * s)) --region $s --go-file "$TMP/go" >"$TMP/client$i.log" 2>&1
+		pids+=($!)
+		# One at a time: the server pairs each client's two QPs in order.
+		wait_for "$TMP/client$i.log" "streaming, ready" 30 || { cat "$TMP/client$i.log"; return 1; }
+	done
+	touch "$TMP/go"
+	local rc=0
+	for i in 0 1 2; do wait "${pids[$i]}" || rc=1; done
+	wait "$spid" || rc=1
+	cat "${logs[@]}"
+	f stats
+	[ $rc -eq 0 ] || return 1
+	cat "${logs[@]}" | python3 -c "
+import re, sys
+runs = [tuple(map(int, m)) for m in re.findall(r'stream qp \d+: (\d+) bytes start_ns (\d+) end_ns (\d+)', sys.stdin.read())]
+assert len(runs) == 3, runs
+rates = [b * 8 / (e - s) for b, s, e in runs]
+agg = sum(b for b, _, _ in runs) * 8 / (max(e for _, _, e in runs) - min(s for _, s, _ in runs))
+jain = sum(rates) ** 2 / (len(rates) * sum(r * r for r in rates))
+print('incast: senders ' + ', '.join(f'{r:.3f}' for r in rates) + f' Gbit/s; aggregate {agg:.3f} Gbit/s '
+      f'= {agg / 1.0:.0%} of the 1 Gbit/s bottleneck (>= 80%); Jain index {jain:.3f} (>= 0.9)')
+sys.exit(0 if agg >= 0.8 and jain >= 0.9 else 1)"
+}
+
+# Four flows from host 0 to host 1 whose source ports all hash onto path 2,
+# which runs at 100 Mbit/s: as single-path ECMP flows, and sprayed with the
+# path scoreboard. The sprayed set must finish first.
+t_slow_path() {
+	local sports=() port run
+	f path 2 rate=100m >/dev/null || return 1
+	for ((port = 49152; ${#sports[@]} < 4 && port < 50000; port++)); do
+		[ "$(f hash "$(fab_ip 0)" "$(fab_ip 1)" udp $port 4792)" = "path 2" ] && sports+=($port)
+	done
+	[ ${#sports[@]} -eq 4 ] || { echo "no colliding source ports found"; return 1; }
+	local list
+	list=$(IFS=,; echo "${sports[*]}")
+	echo "source ports $list all hash onto path 2 (100 Mbit/s; the others unlimited)"
+	for run in single spray; do
+		local paths=1 extra=""
+		[ $run = spray ] && paths=8 && extra="--linger-ms 1500"
+		rm -f "$TMP/srv.log" "$TMP/$run.log"
+		bg h 1 "$RT" server --dev eth0 --addr "$(fab_ip 1)" --qps 4 --region 33558528 >"$TMP/srv.log" 2>&1
+		local spid=$!
+		wait_for "$TMP/srv.log" listening 30 || return 1
+		bg h 0 "$RT" client --dev eth0 --addr "$(fab_ip 1)" --qps 4 --paths $paths --sports "$list" \
+			--stream 8388608 --region 33554432 $extra >"$TMP/$run.log" 2>&1
+		local cpid=$!
+		if [ $run = spray ]; then
+			# While the QPs live, the CLI shows what the library published.
+			wait_for "$TMP/$run.log" lingering 60 || { cat "$TMP/$run.log"; return 1; }
+			h 0 "$MROCE" flows eth0
+			h 0 "$MROCE" status eth0 | sed -n '/^transport/,$p'
+			h 0 "$MROCE" status eth0 --json >"$TMP/status.json"
+		fi
+		wait "$cpid" || { cat "$TMP/$run.log"; return 1; }
+		wait "$spid" || { cat "$TMP/srv.log"; return 1; }
+		cat "$TMP/$run.log"
+	done
+	f stats
+	python3 - "$TMP/single.log" "$TMP/spray.log" "$TMP/status.json" <<'PY'
+import json, re, sys
+def span(path):
+    runs = [tuple(map(int, m)) for m in re.findall(r'start_ns (\d+) end_ns (\d+)', open(path).read())]
+    assert len(runs) == 4, runs
+    return (max(e for _, e in runs) - min(s for s, _ in runs)) / 1e6
+single, spray = span(sys.argv[1]), span(sys.argv[2])
+t = json.load(open(sys.argv[3]))['transport']
+print(f"slow path: 4 x 8 MiB completed in {single:.1f} ms single-path ECMP vs {spray:.1f} ms sprayed "
+      f"({single / spray:.1f}x faster); mroce status: paths_retired {t['paths_retired']}, tx_pkts {t['tx_pkts']}")
+sys.exit(0 if spray < single and t['paths_retired'] > 0 and t['tx_pkts'] > 0 else 1)
+PY
+}
+
+# run_fabric_test NAME FUNCTION: a fresh fabric for every test.
+run_fabric_test() {
+	local name=$1 fn=$2 out rc
+	if ! fabric_create "$FAB" $HOSTS $PATHS 1500 >"$TMP/setup.log" 2>&1; then
+		echo "FAIL: $name: could not build the fabric"
+		sed 's/^/    /' "$TMP/setup.log"
+		FAILED=$((FAILED + 1))
+		return
+	fi
+	out=$("$fn" 2>&1)
+	rc=$?
+	if [ $rc -eq 0 ]; then
+		echo "PASS: $name"
+		PASSED=$((PASSED + 1))
+	else
+		echo "FAIL: $name"
+		FAILED=$((FAILED + 1))
+	fi
+	# Figures are the point of these tests: always shown.
+	printf '%s\n' "$out" | grep -E "^(client: (qp|stream)|recovery|incast|slow path|tcp:|path [0-9]+ down|the fabric|server saw|source ports)" | sed 's/^/    /'
+	[ $rc -ne 0 ] || [ -n "${VERBOSE:-}" ] && printf '%s\n' "$out" | sed 's/^/    | /'
+	fabric_destroy "$FAB"
+	for p in "${BG_PIDS[@]+"${BG_PIDS[@]}"}"; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
+	BG_PIDS=()
+}
+
+require_root test_fabric
+[ -x "$FABRIC_BIN" ] || { echo "FAIL: test_fabric: $FABRIC_BIN is not built (run make)"; exit 1; }
+if [ $# -gt 0 ]; then
+	for t in "$@"; do run_fabric_test "$t" "t_$t"; done
+else
+	run_fabric_test "every op, paths delayed 10/20/50/100 us" t_ops_mixed_delays
+	run_fabric_test "every op, 1% loss on mixed delays" t_ops_loss_1pct
+	run_fabric_test "every op, 2% duplication on mixed delays" t_ops_duplication
+	run_fabric_test "kernel TCP through the same fabric" t_tcp_same_fabric
+	run_fabric_test "path down in the middle of a 384 MiB WRITE" t_path_down_mid_write
+	run_fabric_test "incast 3 to 1 through one 1 Gbit/s path" t_incast
+	run_fabric_test "slow path: spraying vs single-path ECMP" t_slow_path
+fi
+summary test_fabric
