@@ -42,7 +42,7 @@ CLI     := $(BUILD)/mroce
 LIB_A   := $(BUILD)/libmroce.a
 LIB_SO  := $(BUILD)/libmroce.so
 
-.PHONY: all lib cli examples tests selftests asan test check demo deps install uninstall clean
+.PHONY: all lib cli examples tests selftests asan test check test-fabric demo deps install uninstall clean
 .DELETE_ON_ERROR:
 .PRECIOUS: $(BUILD)/%/.dir
 
@@ -95,6 +95,9 @@ $(CLI): $(BUILD)/loader/main.o $(CLI_OBJS) $(LIB_A)
 $(BUILD)/tests/%: tests/%.c $(CLI_OBJS) $(LIB_A) | $(BUILD)/tests/.dir
 	$(CC) $(CPPFLAGS) -Iloader $(CFLAGS) $(LDFLAGS) -o $@ $< $(CLI_OBJS) $(LIB_A) -lcmocka $(LDLIBS)
 
+$(BUILD)/tests/test_fabric: tests/test_fabric.c $(FABRIC_OBJS) | $(BUILD)/tests/.dir
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(filter-out %/fabric.o,$(FABRIC_OBJS)) -lcmocka
+
 $(BUILD)/examples/%: examples/%.c $(LIB_A) | $(BUILD)/examples/.dir
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIB_A) $(LDLIBS) -lpthread
 
@@ -115,6 +118,11 @@ deps:
 test check: deps
 	$(MAKE) all asan
 	scripts/run-tests.sh
+
+# The emulated-fabric selftests alone (also part of make test).
+test-fabric: deps
+	$(MAKE) all asan
+	scripts/run-tests.sh fabric
 
 # The README's demo command.
 demo: deps

@@ -18,7 +18,7 @@ const char mroce_cli_usage[] =
 "                      UDP port 4792, the object built into the tool)\n"
 "  detach DEV          detach it; never touches another XDP program\n"
 "  status DEV [--json] program, mode, port, flows and drop counters\n"
-"  flows DEV [--json]  active flows with their receive windows\n"
+"  flows DEV [--json]  active flows: receive windows and transport counters\n"
 "  flow add DEV QPN --token HEX [--psn N] [--peer-qpn N] [--go-back-n]\n"
 "  flow del DEV QPN    add or remove a flow by hand (tests, debugging)\n"
 "\n"

@@ -3,8 +3,12 @@
 # Run every test tier (make test builds first) and close with one line:
 #   tests: N passed, N failed, N skipped
 # Tiers: cmocka unit tests (no root), the same under ASan/UBSan, the XDP
-# program under BPF_PROG_TEST_RUN (root), and the veth/netns selftests (root),
-# the latter also with the sanitizer-built tools.
+# program under BPF_PROG_TEST_RUN (root), the veth/netns selftests (root),
+# the latter also with the sanitizer-built tools, and the emulated fabric
+# (root; its functional tests again with the sanitizer-built tools, its
+# timing bounds only with the optimised build).
+#   scripts/run-tests.sh           every tier
+#   scripts/run-tests.sh fabric    the fabric tier alone (make test-fabric)
 set -u
 cd "$(dirname "$0")/.."
 
@@ -41,9 +45,10 @@ run_cmocka() {
 
 # A selftest script: its PASS/FAIL/SKIP lines, then its own summary line.
 run_script() {
-	local script=$1 tag=$2 log rc p f s
+	local script=$1 tag=$2 build=${3:-build} log rc p f s
+	shift 3
 	log="$LOGDIR/$tag-$(basename "$script").log"
-	BUILD=${3:-build} bash "$script" >"$log" 2>&1
+	BUILD=$build FABRIC_BIN=$PWD/build/selftests/fabric bash "$script" "$@" >"$log" 2>&1
 	rc=$?
 	grep -E '^(PASS|FAIL|SKIP): |^    ' "$log" | sed "s/^\(PASS\|FAIL\|SKIP\): /\1: $tag /"
 	read -r p f s < <(sed -n 's/^[a-z_-]*: \([0-9]*\) passed, \([0-9]*\) failed, \([0-9]*\) skipped$/\1 \2 \3/p' "$log" | tail -n 1)
@@ -56,6 +61,22 @@ run_script() {
 	PASS=$((PASS + p)) FAIL=$((FAIL + f)) SKIPPED=$((SKIPPED + s))
 	[ $rc -ne 0 ] && [ "$f" -eq 0 ] && FAIL=$((FAIL + 1))
 }
+
+fabric_tier() {
+	echo "== selftests on the emulated fabric: 4 hosts, 4 paths (root)"
+	run_script selftests/test_fabric.sh fabric "$PWD/build"
+	echo "== fabric selftests with the sanitizer-built tools (functional ones)"
+	run_script selftests/test_fabric.sh fabric-asan "$PWD/build/asan" \
+		ops_mixed_delays ops_loss_1pct ops_duplication
+}
+
+if [ "${1:-}" = fabric ]; then
+	fabric_tier
+	echo
+	echo "tests: $PASS passed, $FAIL failed, $SKIPPED skipped"
+	[ "$FAIL" -eq 0 ] && [ "$PASS" -gt 0 ]
+	exit
+fi
 
 echo "== unit tests (cmocka, no root)"
 for t in build/tests/test_*; do
@@ -71,15 +92,18 @@ echo "== XDP program under BPF_PROG_TEST_RUN (root)"
 run_cmocka build/selftests/prog_test bpf
 run_cmocka build/asan/selftests/prog_test asan-bpf
 
+VETH_TESTS=(selftests/test_datapath.sh selftests/test_verbs.sh)
 echo "== selftests on veth pairs in network namespaces (root)"
-for s in selftests/test_*.sh; do
+for s in "${VETH_TESTS[@]}"; do
 	run_script "$s" veth "$PWD/build"
 done
 
 echo "== selftests with the sanitizer-built tools"
-for s in selftests/test_*.sh; do
+for s in "${VETH_TESTS[@]}"; do
 	run_script "$s" veth-asan "$PWD/build/asan"
 done
+
+fabric_tier
 
 echo
 echo "tests: $PASS passed, $FAIL failed, $SKIPPED skipped"

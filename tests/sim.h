@@ -35,6 +35,8 @@ struct sim_link {
 	__u32	queue_bytes;	/* buffer in front of it: tail drop beyond */
 	__u32	ecn_bytes;	/* mark CE on ECN-capable packets above this queue depth */
 	__u16	dead_sport;	/* a failed path: frames with this UDP source port vanish */
+	__u16	slow_sport;	/* a slow path: frames with this source port take ... */
+	__u32	slow_extra_us;	/* ... this much longer */
 };
 
 struct sim_net;
@@ -46,7 +48,7 @@ struct sim_port {
 	__u32			n;
 	__u8			txbuf[MROCE_FRAME_MAX];
 	struct sim_link		link;		/* of frames this port sends */
-	__u64			sent, dropped, marked, queue_peak, dead_drops;
+	__u64			sent, dropped, marked, queue_peak, dead_drops, slow_frames;
 	__u64			free_at_ns;	/* when the bottleneck has sent what is queued */
 };
 
@@ -200,6 +202,10 @@ static inline void sim_wire(struct sim_port *p, void *data, __u32 len)
 		f->at = (l->rate_mbps ? p->free_at_ns / 1000 : net->now) + l->delay_us +
 			(mroce_be16(sport) % 16) * l->path_step_us +
 			(l->jitter_us ? sim_rand(net) % l->jitter_us : 0);
+		if (l->slow_sport && mroce_be16(sport) == l->slow_sport) {
+			f->at += l->slow_extra_us;
+			p->slow_frames++;
+		}
 		f->seq = net->seq++;
 		if (sim_roll(net, l->corrupt_ppm) && len > 20)
 			f->data[14 + sim_rand(net) % (len - 14)] ^= 0x40;

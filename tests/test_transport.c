@@ -836,6 +836,66 @@ static void test_dead_path_retired(void **state)
 	pair_close(&p);
 }
 
+/*
+ * The scoreboard's delay rule. Paths 10..100 us apart are all kept; a path
+ * 2 ms slower than the rest is retired, and stops getting packets.
+ */
+static void test_slow_path_retired(void **state)
+{
+	MROCE_OPTS(mroce_qp_attr, attr, .paths = 4);
+	struct pair p;
+	struct waiter *w = calloc(1, sizeof(*w));
+	__u64 slow_before;
+
+	(void)state;
+	pair_open(&p, 1200, &attr, NULL);
+	pair_connect(&p);
+	w->p = &p;
+	/* Sane spread: paths 0, 30, 60, 90 us slower than the fastest. */
+	p.net->a.link = (struct sim_link){ .delay_us = 10, .path_step_us = 30 };
+	fill(p.la, BUF, 51);
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(post(p.qa, MROCE_WR_RDMA_WRITE, (__u64)i, p.la, BUF, mroce_mr_lkey(p.ma),
+				      (__u64)(unsigned long)p.lb, mroce_mr_rkey(p.mb), 0), 0);
+	w->want_a = 4;
+	assert_int_equal(sim_run(p.net, p.da, p.db, one_each, w, 60000000), 0);
+	assert_memory_equal(p.lb, p.la, BUF);
+	assert_int_equal(p.da->stats.paths_retired, 0);
+
+	/* Now path slot 2 is 2 ms slower than the others. */
+	p.net->a.link.slow_extra_us = 2000;
+	p.net->a.link.slow_sport = (__u16)(49152 + (p.qa->route.sport + p.qa->paths[2].entropy) %
+					   MROCE_ENTROPY_SPACE);
+	memset(w, 0, sizeof(*w));
+	w->p = &p;
+	fill(p.la, BUF, 52);
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(post(p.qa, MROCE_WR_RDMA_WRITE, (__u64)(10 + i), p.la, BUF,
+				      mroce_mr_lkey(p.ma), (__u64)(unsigned long)p.lb, mroce_mr_rkey(p.mb), 0), 0);
+	w->want_a = 4;
+	assert_int_equal(sim_run(p.net, p.da, p.db, one_each, w, 60000000), 0);
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(w->wa[i].status, MROCE_WC_SUCCESS);
+	assert_memory_equal(p.lb, p.la, BUF);
+	printf("  slow path: %llu frames took it, %llu paths retired, %llu resent\n",
+	       (unsigned long long)p.net->a.slow_frames, (unsigned long long)p.da->stats.paths_retired,
+	       (unsigned long long)p.da->stats.retx_pkts);
+	assert_true(p.da->stats.paths_retired >= 1);
+	/* Once retired, the slow source port is never used again. */
+	slow_before = p.net->a.slow_frames;
+	assert_int_not_equal(p.qa->paths[2].entropy, 2);
+	fill(p.la, BUF, 53);
+	memset(w, 0, sizeof(*w));
+	w->p = &p;
+	assert_int_equal(post(p.qa, MROCE_WR_RDMA_WRITE, 20, p.la, BUF, mroce_mr_lkey(p.ma),
+			      (__u64)(unsigned long)p.lb, mroce_mr_rkey(p.mb), 0), 0);
+	w->want_a = 1;
+	assert_int_equal(sim_run(p.net, p.da, p.db, one_each, w, 60000000), 0);
+	assert_int_equal(p.net->a.slow_frames, slow_before);
+	free(w);
+	pair_close(&p);
+}
+
 /* The CQ's file descriptor is readable exactly while completions wait. */
 static void test_cq_fd(void **state)
 {
@@ -896,6 +956,7 @@ int main(void)
 		cmocka_unit_test(test_scatter_gather),
 		cmocka_unit_test(test_congestion_control),
 		cmocka_unit_test(test_dead_path_retired),
+		cmocka_unit_test(test_slow_path_retired),
 		cmocka_unit_test(test_cq_fd),
 	};
 

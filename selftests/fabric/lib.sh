@@ -2,7 +2,7 @@
 # The emulated fabric's topology: N hosts, each a network namespace with one
 # interface (eth0, 198.18.1.<i+1>/24, MAC 02:00:c6:12:01:<i+1>), cabled by
 # veth to port p<i> of a switch namespace where `fabric run` forwards over K
-# paths. Needs in_ns from ../lib.sh.
+# paths.
 #
 #   fabric_create NAME HOSTS PATHS [MTU] [SEED]   ->  FAB_SOCK, FAB_LOG set
 #   fabric_destroy NAME                            (idempotent)
@@ -10,6 +10,20 @@
 #   fab NAME CMD...          a control command (path, pin, hash, show, stats ...)
 
 FABRIC_BIN=${FABRIC_BIN:-$BUILD/selftests/fabric}
+NETNS_EXEC=${NETNS_EXEC:-ipnetns}
+
+# ../lib.sh has the same: `ip netns exec`, or nsenter where a chroot refuses its remount.
+if ! declare -F in_ns >/dev/null; then
+	in_ns() {
+		local ns=$1
+		shift
+		if [ "$NETNS_EXEC" = ipnetns ]; then
+			ip netns exec "$ns" "$@"
+		else
+			nsenter --net="/run/netns/$ns" "$@"
+		fi
+	}
+fi
 FAB_RUN_DIR=${FAB_RUN_DIR:-/run/mroce-fabric}
 
 fab_ns_sw() { echo "mrf-$1-sw"; }

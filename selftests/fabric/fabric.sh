@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+# The emulated fabric, by hand (docs/fabric.md). Needs root and `make`.
+#
+#   fabric.sh up NAME [--hosts N] [--paths K] [--mtu M] [--seed S]
+#   fabric.sh ctl NAME COMMAND...       path / pin / hash / show / stats [json] / reset
+#   fabric.sh exec NAME HOST CMD...     run CMD in host HOST (0..N-1)
+#   fabric.sh down NAME                 remove everything `up` made
+#   fabric.sh list
+#
+# Host i is 198.18.1.<i+1> on eth0. The fabric stays up until `down`;
+# a failed or interrupted `up` leaves nothing behind.
+set -u
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+BUILD=${BUILD:-$ROOT/build}
+. "$ROOT/selftests/fabric/lib.sh"
+
+usage() {
+	sed -n '3,12p' "$0" | sed 's/^# \{0,1\}//' >&2
+	exit 2
+}
+
+[ $# -ge 1 ] || usage
+cmd=$1
+shift
+case $cmd in
+up)
+	[ $# -ge 1 ] || usage
+	name=$1 hosts=4 paths=4 mtu=1500 seed=1
+	shift
+	while [ $# -gt 0 ]; do
+		case $1 in
+		--hosts) hosts=$2 ;;
+		--paths) paths=$2 ;;
+		--mtu) mtu=$2 ;;
+		--seed) seed=$2 ;;
+		*) usage ;;
+		esac
+		shift 2 || usage
+	done
+	[ "$(id -u)" = 0 ] || { echo "fabric: needs root (network namespaces, XDP)" >&2; exit 1; }
+	trap 'fabric_destroy "$name"; exit 130' INT TERM
+	fabric_create "$name" "$hosts" "$paths" "$mtu" "$seed" || exit 1
+	echo "fabric '$name': $hosts hosts (198.18.1.1-$hosts on eth0), $paths paths; switch log $FAB_RUN_DIR/$name.log"
+	;;
+down)
+	[ $# -eq 1 ] || usage
+	fabric_destroy "$1"
+	;;
+ctl)
+	[ $# -ge 2 ] || usage
+	fab "$@"
+	;;
+exec)
+	[ $# -ge 3 ] || usage
+	fab_host "$@"
+	;;
+list)
+	ip netns list 2>/dev/null | awk '{print $1}' | sed -n 's/^mrf-\(.*\)-sw$/\1/p'
+	;;
+*)
+	usage
+	;;
+esac
