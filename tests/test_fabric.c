@@ -22,6 +22,10 @@
 
 #define MAXTX 64
 
+typedef struct ethhdr	eth_u __attribute__((aligned(1)));
+typedef struct iphdr	ip_u __attribute__((aligned(1)));
+typedef struct udphdr	udp_u __attribute__((aligned(1)));
+
 struct txlog {
 	int	n;
 	__u32	port[MAXTX];
@@ -48,13 +52,13 @@ static const __u8 mac_of[4][6] = {
 	{ 2, 0, 0xc6, 0x12, 1, 3 }, { 2, 0, 0xc6, 0x12, 1, 4 },
 };
 
-static __u16 ip_csum(const struct iphdr *ip)
+static __u16 ip_csum(const ip_u *ip)
 {
-	const __u16 *w = (const __u16 *)ip;
+	const __u8 *b = (const __u8 *)ip;
 	__u32 sum = 0;
 
-	for (int i = 0; i < ip->ihl * 2; i++)
-		sum += w[i];
+	for (int i = 0; i < ip->ihl * 4; i += 2)
+		sum += (__u32)(b[i] | b[i + 1] << 8);	/* native order, as the stored field */
 	while (sum >> 16)
 		sum = (sum & 0xffff) + (sum >> 16);
 	return (__u16)~sum;
@@ -63,9 +67,9 @@ static __u16 ip_csum(const struct iphdr *ip)
 /* An IPv4/UDP frame of len bytes from host s to host d. */
 static __u32 frame(__u8 *f, __u32 len, int s, int d, __u16 sport, __u8 tos)
 {
-	struct ethhdr *eth = (void *)f;
-	struct iphdr *ip = (void *)(eth + 1);
-	struct udphdr *udp = (void *)(ip + 1);
+	eth_u *eth = (void *)f;
+	ip_u *ip = (void *)(f + sizeof(*eth));
+	udp_u *udp = (void *)(f + sizeof(*eth) + sizeof(*ip));
 
 	memset(f, 0, len);
 	memcpy(eth->h_dest, mac_of[d], 6);
@@ -220,7 +224,7 @@ static void test_ecn_marks_keep_checksum(void **state)
 	fab_egress(&sw, 1000000000);
 	assert_int_equal(t.n, 4);
 	for (int i = 0; i < 4; i++) {
-		const struct iphdr *ip = (const void *)(t.frame[i] + sizeof(struct ethhdr));
+		const ip_u *ip = (const void *)(t.frame[i] + sizeof(struct ethhdr));
 
 		assert_int_equal(ip->tos & 3, i == 2 ? 3 : i == 3 ? 0 : 2);
 		assert_int_equal(ip_csum(ip), 0);	/* still valid */

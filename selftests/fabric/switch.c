@@ -19,6 +19,11 @@
 
 #define FAB_NIL	0xffffffffu
 
+/* Frames sit at any offset (UMEM, 14-byte Ethernet header): no alignment assumed. */
+typedef struct ethhdr	eth_u __attribute__((aligned(1)));
+typedef struct iphdr	ip_u __attribute__((aligned(1)));
+typedef struct ipv6hdr	ip6_u __attribute__((aligned(1)));
+
 struct fab_slot {
 	__u64	due_ns;
 	__u32	next;
@@ -147,7 +152,7 @@ static void flood(struct fab_switch *sw, __u32 in, const __u8 *frame, __u32 len)
 static int classify(const struct fab_switch *sw, const __u8 *f, __u32 len, __u32 egress,
 		    __u8 **tos)
 {
-	const struct ethhdr *eth = (const void *)f;
+	const eth_u *eth = (const void *)f;
 	__u16 sport = 0, dport = 0;
 	const __u8 *l4;
 	__u8 proto;
@@ -156,7 +161,7 @@ static int classify(const struct fab_switch *sw, const __u8 *f, __u32 len, __u32
 	if (len < sizeof(*eth))
 		return -1;
 	if (eth->h_proto == htons(ETH_P_IP)) {
-		const struct iphdr *ip = (const void *)(f + sizeof(*eth));
+		const ip_u *ip = (const void *)(f + sizeof(*eth));
 		__u32 ihl;
 
 		if (len < sizeof(*eth) + sizeof(*ip) || ip->version != 4 || ip->ihl < 5)
@@ -173,7 +178,7 @@ static int classify(const struct fab_switch *sw, const __u8 *f, __u32 len, __u32
 		h = fab_hash(&ip->saddr, &ip->daddr, 4, proto, sport, dport);
 		*tos = (__u8 *)&ip->tos;
 	} else if (eth->h_proto == htons(ETH_P_IPV6)) {
-		const struct ipv6hdr *ip6 = (const void *)(f + sizeof(*eth));
+		const ip6_u *ip6 = (const void *)(f + sizeof(*eth));
 
 		if (len < sizeof(*eth) + sizeof(*ip6) || ip6->version != 6)
 			return -1;
@@ -195,10 +200,10 @@ static int classify(const struct fab_switch *sw, const __u8 *f, __u32 len, __u32
 /* Set CE if the packet is ECN-capable. Returns true if it was marked. */
 static bool mark_ce(__u8 *f, __u8 *tos)
 {
-	const struct ethhdr *eth = (const void *)f;
+	const eth_u *eth = (const void *)f;
 
 	if (eth->h_proto == htons(ETH_P_IP)) {
-		struct iphdr *ip = (struct iphdr *)(f + sizeof(*eth));
+		ip_u *ip = (ip_u *)(f + sizeof(*eth));
 		__u16 old = htons((__u16)(ip->version << 12 | ip->ihl << 8 | ip->tos)), new;
 		__u32 sum;
 
@@ -260,7 +265,7 @@ static void enqueue(struct fab_switch *sw, __u32 path, __u32 egress, const __u8 
 
 void fab_ingress(struct fab_switch *sw, __u32 in, const __u8 *frame, __u32 len, __u64 now)
 {
-	const struct ethhdr *eth = (const void *)frame;
+	const eth_u *eth = (const void *)frame;
 	struct fab_path_stats *st;
 	struct fab_path_cfg *c;
 	__u8 buf[FAB_MAX_FRAME], *tos = NULL;
