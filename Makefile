@@ -39,6 +39,7 @@ FABRIC_OBJS := $(patsubst selftests/fabric/%.c,$(BUILD)/fabric/%.o,$(filter-out 
 BPF_OBJ := $(BUILD)/mroce.bpf.o
 SKEL    := $(BUILD)/mroce.skel.h
 CLI     := $(BUILD)/mroce
+PERF    := $(BUILD)/mroce-perf
 LIB_A   := $(BUILD)/libmroce.a
 LIB_SO  := $(BUILD)/libmroce.so
 
@@ -46,7 +47,7 @@ LIB_SO  := $(BUILD)/libmroce.so
 .DELETE_ON_ERROR:
 .PRECIOUS: $(BUILD)/%/.dir
 
-all: $(BPF_OBJ) $(CLI) $(LIB_A) $(LIB_SO) examples tests selftests
+all: $(BPF_OBJ) $(CLI) $(PERF) $(LIB_A) $(LIB_SO) examples tests selftests
 lib: $(LIB_A) $(LIB_SO)
 cli: $(CLI)
 tests: $(TEST_BINS)
@@ -94,6 +95,15 @@ $(CLI): $(BUILD)/loader/main.o $(CLI_OBJS) $(LIB_A)
 
 $(BUILD)/tests/%: tests/%.c $(CLI_OBJS) $(LIB_A) | $(BUILD)/tests/.dir
 	$(CC) $(CPPFLAGS) -Iloader $(CFLAGS) $(LDFLAGS) -o $@ $< $(CLI_OBJS) $(LIB_A) -lcmocka $(LDLIBS)
+
+$(BUILD)/perf/%.o: perf/%.c | $(BUILD)/perf/.dir
+	$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
+
+$(PERF): $(BUILD)/perf/main.o $(BUILD)/perf/args.o $(LIB_A)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/tests/test_perf_args: tests/test_perf_args.c $(BUILD)/perf/args.o | $(BUILD)/tests/.dir
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/perf/args.o -lcmocka
 
 $(BUILD)/tests/test_fabric: tests/test_fabric.c $(FABRIC_OBJS) | $(BUILD)/tests/.dir
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(filter-out %/fabric.o,$(FABRIC_OBJS)) -lcmocka

@@ -131,6 +131,11 @@ void mroce_listener_close(struct mroce_listener *l)
 	}
 }
 
+int mroce_listener_fd(const struct mroce_listener *l)
+{
+	return l ? l->fd : -EINVAL;
+}
+
 /* Both sides: resolve the peer's next hop and connect the QP. */
 static int finish(struct mroce_qp *qp, const __u8 *wire)
 {

@@ -1,0 +1,560 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * mroce-perf: perftest-style bandwidth and latency tests over libmroce.
+ *
+ * Each connection is two QPs: a control QP (small SEND messages: START a
+ * test, STOP it, the server's counters back) and a data QP. The server
+ * exposes one region; in latency tests it answers every ping (WRITE_IMM or
+ * SEND) with a pong of the same size. Latency tests report half the round
+ * trip (as perftest's *_lat do), except read_lat, whose unit is one READ.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+#include <mroce/mroce.h>
+
+#include "args.h"
+
+enum { MSG_HELLO = 1, MSG_START, MSG_READY, MSG_STOP, MSG_DONE };
+
+struct msg {
+	__u32	type;
+	__u32	test;
+	__u32	size;
+	__u32	rkey;
+	__u64	addr, len;
+};
+
+#define CTL_SLOTS	4
+#define RX_DEPTH	128	/* data receives kept posted by each side for SEND / WRITE_IMM */
+#define REGION		(PERF_MAX_SIZE + 4096)
+#define WR_CTL		(1ULL << 62)
+#define LAT_MAX		(1u << 22)	/* latency samples kept per size */
+
+struct conn {
+	struct mroce_qp	*cqp, *qp;
+	struct msg	*rx, *tx;	/* CTL_SLOTS receive slots, CTL_SLOTS send slots */
+	__u32		tx_next;	/* sends read application memory when they go out: rotate */
+	struct msg	peer;		/* the server's HELLO */
+	__u64		posted, done;	/* data requests */
+};
+
+struct perf {
+	struct perf_args	a;
+	struct mroce_dev	*dev;
+	struct mroce_cq		*cq;
+	struct mroce_mr		*mr, *ctl_mr;
+	__u8			*region, *ctl;
+	struct conn		conns[PERF_MAX_QPS];
+	__u32			nconns;
+	double			*lat;
+	__u64			nlat;
+};
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static double cpu_s(void)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_SELF, &ru);
+	return (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
+	       (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
+}
+
+/*
+ * Let the transport run until something may have happened: in poll mode
+ * this thread runs it (busy, or sleeping up to 1 ms once idle for a while),
+ * otherwise the library's thread does and we sleep on the CQ's fd.
+ */
+static void pump(struct perf *p, bool idle, int extra_fd)
+{
+	if (p->a.poll) {
+		mroce_dev_progress(p->dev, idle ? 1 : 0);
+		if (idle && extra_fd >= 0) {
+			struct pollfd pfd = { .fd = extra_fd, .events = POLLIN };
+
+			poll(&pfd, 1, 0);
+		}
+		return;
+	}
+	struct pollfd pfd[2] = { { .fd = mroce_cq_fd(p->cq), .events = POLLIN },
+				 { .fd = extra_fd, .events = POLLIN } };
+
+	poll(pfd, extra_fd >= 0 ? 2 : 1, 1);
+}
+
+static int die(const char *what, int err)
+{
+	char m[128];
+
+	mroce_strerror(err, m, sizeof(m));
+	fprintf(stderr, "mroce-perf: %s: %s\n", what, m);
+	return 1;
+}
+
+static int post_ctl_recv(struct perf *p, struct conn *c, __u64 slot)
+{
+	struct mroce_sge sge = { (__u64)(unsigned long)&c->rx[slot], sizeof(struct msg), mroce_mr_lkey(p->ctl_mr) };
+	struct mroce_recv_wr wr = { .wr_id = WR_CTL | slot, .sg_list = &sge, .num_sge = 1 };
+
+	return mroce_post_recv(c->cqp, &wr);
+}
+
+static int send_ctl(struct perf *p, struct conn *c, const struct msg *m)
+{
+	struct msg *slot = &c->tx[c->tx_next++ % CTL_SLOTS];
+	struct mroce_sge sge = { (__u64)(unsigned long)slot, sizeof(*m), mroce_mr_lkey(p->ctl_mr) };
+	struct mroce_send_wr wr = { .wr_id = WR_CTL | 99, .opcode = MROCE_WR_SEND, .sg_list = &sge, .num_sge = 1 };
+
+	*slot = *m;
+	return mroce_post_send(c->cqp, &wr);
+}
+
+static int post_data_recv(struct perf *p, struct conn *c, __u32 size)
+{
+	struct mroce_sge sge = { (__u64)(unsigned long)p->region, size, mroce_mr_lkey(p->mr) };
+	struct mroce_recv_wr wr = { .wr_id = 1, .sg_list = &sge, .num_sge = 1 };
+
+	return mroce_post_recv(c->qp, &wr);
+}
+
+static int post_data(struct perf *p, struct conn *c, enum mroce_wr_opcode op, __u32 size)
+{
+	struct mroce_sge sge = { (__u64)(unsigned long)(p->region + (op == MROCE_WR_RDMA_READ ? 0 : 4096)),
+				 size, mroce_mr_lkey(p->mr) };
+	struct mroce_send_wr wr = { .wr_id = 2, .opcode = op, .sg_list = &sge, .num_sge = 1,
+				    .remote_addr = c->peer.addr, .rkey = c->peer.rkey };
+	int err = mroce_post_send(c->qp, &wr);
+
+	if (!err)
+		c->posted++;
+	return err;
+}
+
+static struct conn *conn_of(struct perf *p, __u32 qpn, bool *ctl)
+{
+	for (__u32 i = 0; i < p->nconns; i++) {
+		if (!p->conns[i].qp)
+			continue;	/* a server slot not in use */
+		if (mroce_qp_num(p->conns[i].qp) == qpn || mroce_qp_num(p->conns[i].cqp) == qpn) {
+			*ctl = mroce_qp_num(p->conns[i].cqp) == qpn;
+			return &p->conns[i];
+		}
+	}
+	return NULL;
+}
+
+/* Wait for a control message of `type` on c; data completions meanwhile are an error. */
+static int wait_ctl(struct perf *p, struct conn *c, __u32 type, struct msg *out)
+{
+	double end = now_s() + 10;
+
+	while (now_s() < end) {
+		struct mroce_wc wc;
+		bool ctl;
+		int n = mroce_poll_cq(p->cq, 1, &wc);
+
+		if (n < 0)
+			return n;
+		if (!n) {
+			pump(p, false, -1);
+			continue;
+		}
+		if (wc.status != MROCE_WC_SUCCESS)
+			return -EIO;
+		if (conn_of(p, wc.qp_num, &ctl) != c || !ctl || wc.opcode != MROCE_WC_RECV)
+			continue;
+		*out = c->rx[wc.wr_id & ~WR_CTL];
+		post_ctl_recv(p, c, wc.wr_id & ~WR_CTL);
+		if (out->type == type)
+			return 0;
+	}
+	return -ETIMEDOUT;
+}
+
+static int setup(struct perf *p)
+{
+	int err;
+
+	p->region = aligned_alloc(4096, REGION);
+	p->ctl = aligned_alloc(4096, 65536);
+	if (!p->region || !p->ctl)
+		return die("memory", -ENOMEM);
+	memset(p->region, 0x5a, REGION);
+	memset(p->ctl, 0, 65536);
+	MROCE_OPTS(mroce_dev_opts, o, .no_thread = p->a.poll);
+
+	if ((err = mroce_dev_open(p->a.dev, &o, &p->dev)))
+		return die(p->a.dev, err);
+	if ((err = mroce_create_cq(p->dev, 8192, &p->cq)) ||
+	    (err = mroce_reg_mr(p->dev, p->region, REGION, MROCE_ACCESS_LOCAL_WRITE |
+				MROCE_ACCESS_REMOTE_WRITE | MROCE_ACCESS_REMOTE_READ, &p->mr)) ||
+	    (err = mroce_reg_mr(p->dev, p->ctl, 65536, MROCE_ACCESS_LOCAL_WRITE, &p->ctl_mr)))
+		return die("setup", err);
+	return 0;
+}
+
+static void conn_bufs(struct perf *p, struct conn *c, __u32 i)
+{
+	c->rx = (struct msg *)(p->ctl + i * 512);
+	c->tx = c->rx + CTL_SLOTS;
+}
+
+/* ---- server -------------------------------------------------------------- */
+
+/*
+ * One event loop: connections (a control and a data QP each) are accepted
+ * whenever the listener is readable, so a polling server never blocks in
+ * accept while its QPs need the transport. A STOP ends its connection.
+ */
+static int server(struct perf *p)
+{
+	MROCE_OPTS(mroce_qp_attr, attr, .send_cq = p->cq, .recv_cq = p->cq, .sq_depth = 256,
+		   .rq_depth = 256, .paths = 4);
+	struct msg hello = { .type = MSG_HELLO, .addr = (__u64)(unsigned long)p->region,
+			     .len = REGION, .rkey = mroce_mr_rkey(p->mr) };
+	double closing[PERF_MAX_QPS] = {}, last_work = now_s();
+	__u32 test = 0, size = 0;
+	struct mroce_listener *l;
+	int err;
+
+	if ((err = mroce_listen(p->dev, p->a.addr, p->a.port, &l)))
+		return die("listen", err);
+	printf("mroce-perf: server listening on %s port %u (%s)\n", p->a.addr, p->a.port,
+	       p->a.poll ? "busy-polling" : "progress thread");
+	fflush(stdout);
+	p->nconns = PERF_MAX_QPS;
+	for (;;) {
+		struct pollfd lp = { .fd = mroce_listener_fd(l), .events = POLLIN };
+		struct mroce_wc wc[32];
+		double now = now_s();
+		int n;
+
+		if (poll(&lp, 1, 0) == 1) {
+			struct conn *c = NULL;
+			__u32 i;
+
+			for (i = 0; i < PERF_MAX_QPS && !c; i++)
+				if (!p->conns[i].qp && !p->conns[i].cqp)
+					c = &p->conns[i];
+			i--;
+			if (!c || (err = mroce_accept(l, &attr, 10000, &c->cqp)) ||
+			    (err = mroce_accept(l, &attr, 10000, &c->qp))) {
+				fprintf(stderr, "mroce-perf: accept: %s\n", c ? strerror(-err) : "too many connections");
+				if (c && c->cqp)
+					mroce_destroy_qp(c->cqp);
+				if (c)
+					c->cqp = NULL;
+			} else {
+				conn_bufs(p, c, i);
+				for (__u64 s = 0; s < CTL_SLOTS; s++)
+					post_ctl_recv(p, c, s);
+				for (int r = 0; r < RX_DEPTH; r++)
+					post_data_recv(p, c, PERF_MAX_SIZE);
+				send_ctl(p, c, &hello);
+				closing[i] = 0;
+			}
+			last_work = now;
+		}
+		n = mroce_poll_cq(p->cq, 32, wc);
+		for (int i = 0; i < n; i++) {
+			bool ctl;
+			struct conn *k = conn_of(p, wc[i].qp_num, &ctl);
+
+			if (!k)
+				continue;
+			if (wc[i].status != MROCE_WC_SUCCESS) {
+				if (wc[i].status != MROCE_WC_WR_FLUSH_ERR)
+					fprintf(stderr, "mroce-perf: QP %u: %s\n", wc[i].qp_num,
+						mroce_wc_status_str(wc[i].status));
+				if (!closing[k - p->conns])
+					closing[k - p->conns] = now;	/* the client went away */
+				continue;
+			}
+			if (ctl && wc[i].opcode == MROCE_WC_RECV) {
+				struct msg m = k->rx[wc[i].wr_id & ~WR_CTL], r = { .type = MSG_READY };
+
+				post_ctl_recv(p, k, wc[i].wr_id & ~WR_CTL);
+				if (m.type == MSG_HELLO) {
+					k->peer = m;	/* where latency tests' pongs go */
+					continue;
+				}
+				if (m.type == MSG_START) {
+					test = m.test;
+					size = m.size;
+				} else if (m.type == MSG_STOP) {
+					r.type = MSG_DONE;
+					closing[k - p->conns] = now;
+				} else {
+					continue;
+				}
+				send_ctl(p, k, &r);
+				continue;
+			}
+			if (ctl || (wc[i].opcode != MROCE_WC_RECV && wc[i].opcode != MROCE_WC_RECV_RDMA_WITH_IMM))
+				continue;
+			post_data_recv(p, k, PERF_MAX_SIZE);
+			/* Latency tests: answer each ping with a pong of the same kind. */
+			if (test == PERF_WRITE_LAT)
+				post_data(p, k, MROCE_WR_RDMA_WRITE_WITH_IMM, size);
+			else if (test == PERF_SEND_LAT)
+				post_data(p, k, MROCE_WR_SEND, size);
+		}
+		/* A finished connection lingers 100 ms: its last ACKs may need resending. */
+		for (__u32 i = 0; i < PERF_MAX_QPS; i++) {
+			if (!closing[i] || now - closing[i] < 0.1)
+				continue;
+			mroce_destroy_qp(p->conns[i].qp);
+			mroce_destroy_qp(p->conns[i].cqp);
+			memset(&p->conns[i], 0, sizeof(p->conns[i]));
+			closing[i] = 0;
+			printf("mroce-perf: connection %u closed\n", i);
+			fflush(stdout);
+		}
+		if (n > 0)
+			last_work = now;
+		if (n <= 0)
+			pump(p, now - last_work > 1.0, mroce_listener_fd(l));
+	}
+	return 0;
+}
+
+/* ---- client -------------------------------------------------------------- */
+
+static int cmp_double(const void *x, const void *y)
+{
+	double a = *(const double *)x, b = *(const double *)y;
+
+	return a < b ? -1 : a > b;
+}
+
+static double pct(double *v, __u64 n, double q)
+{
+	return n ? v[(__u64)(q * (double)(n - 1))] : 0;
+}
+
+static void report(struct perf *p, __u32 size, __u64 ops, double secs, double cpu,
+		   const struct mroce_dev_stats *s0, const struct mroce_dev_stats *s1)
+{
+	const struct perf_args *a = &p->a;
+	double bytes = (double)ops * size, gbps = bytes * 8 / secs / 1e9, mops = (double)ops / secs / 1e6;
+	double p50, p99, p999;
+	__u64 retx = s1->retx_pkts - s0->retx_pkts, ooo = s1->ooo_pkts - s0->ooo_pkts,
+	      dup = s1->dup_pkts - s0->dup_pkts;
+
+	qsort(p->lat, p->nlat, sizeof(double), cmp_double);
+	p50 = pct(p->lat, p->nlat, 0.5);
+	p99 = pct(p->lat, p->nlat, 0.99);
+	p999 = pct(p->lat, p->nlat, 0.999);
+	if (a->json) {
+		printf("{\"test\":\"%s\",\"size\":%u,\"qps\":%u,\"paths\":%u,\"mode\":\"%s\",\"ops\":%" PRIu64
+		       ",\"seconds\":%.6f,\"gbit_s\":%.4f,\"mops\":%.6f,\"lat_us\":{\"p50\":%.3f,\"p99\":%.3f,"
+		       "\"p999\":%.3f},\"retransmitted\":%llu,\"out_of_order\":%llu,\"duplicates\":%llu,"
+		       "\"cpu_s_per_gb\":%.4f}\n", perf_test_name(a->test), size, a->qps, a->paths,
+		       a->go_back_n ? "gbn" : a->unordered ? "unordered" : "ordered", (uint64_t)ops, secs,
+		       gbps, mops, p50, p99, p999, (unsigned long long)retx, (unsigned long long)ooo,
+		       (unsigned long long)dup, bytes ? cpu / (bytes / 1e9) : 0);
+	} else {
+		printf("%-9s %9u B  %10" PRIu64 " ops  %8.3f Gbit/s  %8.4f Mop/s  lat p50 %8.2f p99 %8.2f "
+		       "p99.9 %8.2f us  retx %llu ooo %llu dup %llu  cpu %.2f s/GB\n",
+		       perf_test_name(a->test), size, (uint64_t)ops, gbps, mops, p50, p99, p999,
+		       (unsigned long long)retx, (unsigned long long)ooo, (unsigned long long)dup,
+		       bytes ? cpu / (bytes / 1e9) : 0);
+	}
+	fflush(stdout);
+}
+
+static __u64 posted_total(const struct perf *p)
+{
+	__u64 n = 0;
+
+	for (__u32 i = 0; i < p->nconns; i++)
+		n += p->conns[i].posted;
+	return n;
+}
+
+/* One size: run until the duration or iteration count is reached. */
+static int run_size(struct perf *p, __u32 size)
+{
+	const struct perf_args *a = &p->a;
+	enum perf_test t = a->test;
+	enum mroce_wr_opcode op = t == PERF_WRITE_BW ? MROCE_WR_RDMA_WRITE :
+				  t == PERF_READ_BW || t == PERF_READ_LAT ? MROCE_WR_RDMA_READ :
+				  t == PERF_SEND_BW || t == PERF_SEND_LAT ? MROCE_WR_SEND :
+				  MROCE_WR_RDMA_WRITE_WITH_IMM;
+	bool bw = perf_test_is_bw(t);
+	struct mroce_dev_stats s0, s1;
+	double t0, tick, end, cpu0, last_tick_ops = 0, sent_at = 0;
+	__u64 ops = 0, target = a->iters;
+	int err;
+
+	for (__u32 i = 0; i < p->nconns; i++) {
+		struct msg m = { .type = MSG_START, .test = t, .size = size }, r;
+
+		if ((err = send_ctl(p, &p->conns[i], &m)) || (err = wait_ctl(p, &p->conns[i], MSG_READY, &r)))
+			return die("start", err);
+		p->conns[i].posted = p->conns[i].done = 0;
+	}
+	p->nlat = 0;
+	mroce_dev_stats(p->dev, &s0);
+	cpu0 = cpu_s();
+	t0 = tick = now_s();
+	end = t0 + a->duration_s;
+	/* Bandwidth: keep depth requests in flight on every QP. Latency: one at a time on QP 0. */
+	for (__u32 i = 0; i < (bw ? p->nconns : 1); i++)
+		for (__u32 d = 0; d < (bw ? a->depth : 1) && (!target || posted_total(p) < target); d++) {
+			if ((err = post_data(p, &p->conns[i], op, size)))
+				return die("post", err);
+			sent_at = now_s();
+		}
+	for (;;) {
+		struct mroce_wc wc[64];
+		double now;
+		int n = mroce_poll_cq(p->cq, 64, wc);
+
+		if (n < 0)
+			return die("poll", n);
+		now = now_s();
+		for (int k = 0; k < n; k++) {
+			bool ctl;
+			struct conn *c = conn_of(p, wc[k].qp_num, &ctl);
+			bool done_one;
+
+			if (!c || ctl)
+				continue;
+			if (wc[k].status != MROCE_WC_SUCCESS) {
+				fprintf(stderr, "mroce-perf: QP %u: %s\n", wc[k].qp_num, mroce_wc_status_str(wc[k].status));
+				return 1;
+			}
+			/* A ping-pong is done when the pong arrives; READ when it completes. */
+			if (t == PERF_WRITE_LAT || t == PERF_SEND_LAT) {
+				if (wc[k].opcode != MROCE_WC_RECV && wc[k].opcode != MROCE_WC_RECV_RDMA_WITH_IMM)
+					continue;
+				post_data_recv(p, c, PERF_MAX_SIZE);
+				done_one = true;
+			} else {
+				done_one = wc[k].opcode != MROCE_WC_RECV && wc[k].opcode != MROCE_WC_RECV_RDMA_WITH_IMM;
+			}
+			if (!done_one)
+				continue;
+			c->done++;
+			ops++;
+			if (!bw && p->nlat < LAT_MAX)
+				p->lat[p->nlat++] = (now - sent_at) * 1e6 / (t == PERF_READ_LAT ? 1 : 2);
+			if (target ? posted_total(p) >= target : now >= end)
+				continue;	/* draining */
+			if ((err = post_data(p, c, op, size)))
+				return die("post", err);
+			sent_at = now;
+		}
+		if (now - tick >= 1.0 && !a->json) {
+			printf("  [%5.1f s] %s %u B: %.3f Gbit/s, %.4f Mop/s\n", now - t0, perf_test_name(t), size,
+			       ((double)ops - last_tick_ops) * size * 8 / (now - tick) / 1e9,
+			       ((double)ops - last_tick_ops) / (now - tick) / 1e6);
+			fflush(stdout);
+			last_tick_ops = (double)ops;
+			tick = now;
+		}
+		{
+			__u64 outstanding = 0;
+
+			for (__u32 i = 0; i < p->nconns; i++)
+				outstanding += p->conns[i].posted - p->conns[i].done;
+			if (!outstanding && ((target && ops >= target) || (!target && now >= end)))
+				break;
+		}
+		if (!n)
+			pump(p, false, -1);
+		if (now - t0 > a->duration_s + 60)
+			return die("run", -ETIMEDOUT);
+	}
+	mroce_dev_stats(p->dev, &s1);
+	report(p, size, ops, now_s() - t0, cpu_s() - cpu0, &s0, &s1);
+	return 0;
+}
+
+static int client(struct perf *p)
+{
+	const struct perf_args *a = &p->a;
+	MROCE_OPTS(mroce_qp_attr, attr, .send_cq = p->cq, .recv_cq = p->cq, .sq_depth = 256,
+		   .rq_depth = 256, .paths = a->paths, .go_back_n = a->go_back_n,
+		   .order = a->unordered ? MROCE_UNORDERED : MROCE_ORDERED);
+	int err;
+
+	p->lat = calloc(LAT_MAX, sizeof(double));
+	if (!p->lat)
+		return die("memory", -ENOMEM);
+	for (__u32 i = 0; i < a->qps; i++) {
+		struct conn *c = &p->conns[i];
+
+		conn_bufs(p, c, i);
+		if ((err = mroce_connect(p->dev, a->addr, a->port, &attr, 10000, &c->cqp)) ||
+		    (err = mroce_connect(p->dev, a->addr, a->port, &attr, 10000, &c->qp)))
+			return die("connect", err);
+		p->nconns = i + 1;
+		for (__u64 s = 0; s < CTL_SLOTS; s++)
+			post_ctl_recv(p, c, s);
+		for (int r = 0; r < RX_DEPTH; r++)
+			post_data_recv(p, c, PERF_MAX_SIZE);
+		if ((err = wait_ctl(p, c, MSG_HELLO, &c->peer)))
+			return die("hello", err);
+		{	/* and ours, where the server's pongs land */
+			struct msg me = { .type = MSG_HELLO, .addr = (__u64)(unsigned long)p->region,
+					  .len = REGION, .rkey = mroce_mr_rkey(p->mr) };
+
+			if ((err = send_ctl(p, c, &me)))
+				return die("hello", err);
+		}
+	}
+	if (!a->json)
+		printf("mroce-perf: %s to %s, %u QP%s, %u path%s, %s%s\n", perf_test_name(a->test), a->addr,
+		       a->qps, a->qps > 1 ? "s" : "", a->paths, a->paths > 1 ? "s" : "",
+		       a->go_back_n ? "go-back-N" : a->unordered ? "unordered" : "ordered",
+		       perf_test_is_bw(a->test) ? "" : "; latency is half the round trip (read_lat: one READ)");
+	for (__u32 s = 0; s < a->nsizes; s++)
+		if (run_size(p, a->sizes[s]))
+			return 1;
+	for (__u32 i = 0; i < p->nconns; i++) {
+		struct msg m = { .type = MSG_STOP, .len = 1 }, r;
+
+		send_ctl(p, &p->conns[i], &m);
+		wait_ctl(p, &p->conns[i], MSG_DONE, &r);
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct perf *p = calloc(1, sizeof(*p));
+	char err[256];
+	int rc;
+
+	if (!p)
+		return 1;
+	rc = perf_parse_args(argc, argv, &p->a, err, sizeof(err));
+	if (rc) {
+		if (rc < 0)
+			fprintf(stderr, "mroce-perf: %s\n", err);
+		fputs(perf_usage, rc < 0 ? stderr : stdout);
+		return rc < 0 ? 2 : 0;
+	}
+	if (setup(p))
+		return 1;
+	rc = p->a.server ? server(p) : client(p);
+	mroce_dev_close(p->dev);
+	return rc;
+}
