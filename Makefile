@@ -32,9 +32,10 @@ EX_SRCS    := $(wildcard examples/*.c)
 EX_BINS    := $(EX_SRCS:examples/%.c=$(BUILD)/examples/%)
 STEST_SRCS := $(wildcard selftests/*.c)
 STEST_BINS := $(STEST_SRCS:selftests/%.c=$(BUILD)/selftests/%) $(BUILD)/selftests/foreign.bpf.o \
-	      $(BUILD)/selftests/fabric $(BUILD)/selftests/fabric.bpf.o
+	      $(BUILD)/selftests/fabric $(BUILD)/selftests/fabric.bpf.o $(BUILD)/selftests/xsk_raw
 FABRIC_SRCS := $(wildcard selftests/fabric/*.c)
 FABRIC_OBJS := $(patsubst selftests/fabric/%.c,$(BUILD)/fabric/%.o,$(filter-out %.bpf.c,$(FABRIC_SRCS)))
+SWITCH_OBJS := $(BUILD)/fabric/switch.o $(BUILD)/fabric/ctl.o
 
 BPF_OBJ := $(BUILD)/mroce.bpf.o
 SKEL    := $(BUILD)/mroce.skel.h
@@ -72,6 +73,9 @@ $(BUILD)/fabric/%.o: selftests/fabric/%.c | $(BUILD)/fabric/.dir
 $(BUILD)/selftests/fabric: $(FABRIC_OBJS)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
+$(BUILD)/selftests/xsk_raw: selftests/bench/xsk_raw.c $(BUILD)/fabric/port.o | $(BUILD)/selftests/.dir
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
 $(SKEL): $(BPF_OBJ)
 	$(BPFTOOL) gen skeleton $< name mroce_bpf > $@
 
@@ -105,8 +109,8 @@ $(PERF): $(BUILD)/perf/main.o $(BUILD)/perf/args.o $(LIB_A)
 $(BUILD)/tests/test_perf_args: tests/test_perf_args.c $(BUILD)/perf/args.o | $(BUILD)/tests/.dir
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/perf/args.o -lcmocka
 
-$(BUILD)/tests/test_fabric: tests/test_fabric.c $(FABRIC_OBJS) | $(BUILD)/tests/.dir
-	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(filter-out %/fabric.o,$(FABRIC_OBJS)) -lcmocka
+$(BUILD)/tests/test_fabric: tests/test_fabric.c $(SWITCH_OBJS) | $(BUILD)/tests/.dir
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(SWITCH_OBJS) -lcmocka
 
 $(BUILD)/examples/%: examples/%.c $(LIB_A) | $(BUILD)/examples/.dir
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIB_A) $(LDLIBS) -lpthread

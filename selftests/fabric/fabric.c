@@ -15,49 +15,27 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <getopt.h>
-#include <limits.h>
-#include <net/if.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
-#include <linux/if_link.h>
-#include <linux/if_xdp.h>
-#include <bpf/bpf.h>
-#include <bpf/libbpf.h>
-#include <xdp/xsk.h>
 
+#include "port.h"
 #include "switch.h"
 
-#define FRAME		XSK_UMEM__DEFAULT_FRAME_SIZE
-#define RING		2048
 #define RX_BATCH	64
-
-struct port {
-	char			name[IF_NAMESIZE];
-	int			ifindex, fd;
-	bool			attached, kick;
-	struct xsk_umem		*umem;
-	struct xsk_socket	*xsk;
-	struct xsk_ring_prod	fq, tx;
-	struct xsk_ring_cons	cq, rx;
-	__u8			*area;
-	__u64			free[RING];	/* transmit frames not in flight */
-	__u32			nfree;
-};
 
 struct fabric {
 	struct fab_switch	sw;
-	struct port		ports[FAB_MAX_PORTS];
+	struct xport		ports[FAB_MAX_PORTS];
 	__u32			nports;
-	struct bpf_object	*obj;
+	struct xport_ingress	in;
 	int			listen_fd;
 	const char		*sock_path;
 };
@@ -77,146 +55,40 @@ static __u64 now_ns(void)
 	return (__u64)ts.tv_sec * 1000000000ULL + (__u64)ts.tv_nsec;
 }
 
-static void reap(struct port *p)
-{
-	__u32 idx, n = xsk_ring_cons__peek(&p->cq, RING, &idx);
-
-	for (__u32 i = 0; i < n; i++)
-		p->free[p->nfree++] = *xsk_ring_cons__comp_addr(&p->cq, idx + i);
-	if (n)
-		xsk_ring_cons__release(&p->cq, n);
-}
-
-/* Copy mode sends from sendto(), a small batch per call: kick until the ring is empty. */
-static void kick(struct port *p)
-{
-	for (int i = 0; p->kick && i < RING / 32; i++) {
-		if (xsk_prod_nb_free(&p->tx, RING) >= RING)
-			break;
-		if (sendto(p->fd, NULL, 0, MSG_DONTWAIT, NULL, 0) < 0 && errno != EAGAIN &&
-		    errno != EBUSY && errno != ENOBUFS)
-			break;
-	}
-	p->kick = false;
-	reap(p);
-}
-
 static int port_tx(void *ctx, __u32 port, const void *frame, __u32 len)
 {
-	struct port *p = &((struct fabric *)ctx)->ports[port];
-	struct xdp_desc *d;
-	__u32 idx;
+	return xport_tx(&((struct fabric *)ctx)->ports[port], frame, len);
+}
 
-	if (!p->nfree)
-		reap(p);
-	if (!p->nfree) {
-		kick(p);
-		if (!p->nfree)
-			return -EAGAIN;
-	}
-	if (xsk_ring_prod__reserve(&p->tx, 1, &idx) != 1)
-		return -EAGAIN;
-	d = xsk_ring_prod__tx_desc(&p->tx, idx);
-	d->addr = p->free[--p->nfree];
-	d->len = len;
-	d->options = 0;
-	memcpy(p->area + d->addr, frame, len);
-	xsk_ring_prod__submit(&p->tx, 1);
-	p->kick = true;
-	return 0;
+struct rx_ctx {
+	struct fabric	*f;
+	__u32		port;
+	__u64		now;
+};
+
+static void on_frame(void *ctx, const __u8 *frame, __u32 len)
+{
+	struct rx_ctx *r = ctx;
+
+	fab_ingress(&r->f->sw, r->port, frame, len, r->now);
 }
 
 static int port_rx(struct fabric *f, __u32 i)
 {
-	struct port *p = &f->ports[i];
-	__u32 idx_rx, idx_fq, n = xsk_ring_cons__peek(&p->rx, RX_BATCH, &idx_rx);
-	__u64 now = now_ns();
+	struct rx_ctx r = { f, i, now_ns() };
 
-	for (__u32 k = 0; k < n; k++) {
-		const struct xdp_desc *d = xsk_ring_cons__rx_desc(&p->rx, idx_rx + k);
-
-		fab_ingress(&f->sw, i, xsk_umem__get_data(p->area, d->addr), d->len, now);
-	}
-	if (!n)
-		return 0;
-	while (xsk_ring_prod__reserve(&p->fq, n, &idx_fq) != n)
-		;	/* room for every receive frame: cannot stay full */
-	for (__u32 k = 0; k < n; k++)
-		*xsk_ring_prod__fill_addr(&p->fq, idx_fq + k) =
-			xsk_umem__extract_addr(xsk_ring_cons__rx_desc(&p->rx, idx_rx + k)->addr);
-	xsk_ring_prod__submit(&p->fq, n);
-	xsk_ring_cons__release(&p->rx, n);
-	return (int)n;
-}
-
-static int port_open(struct fabric *f, __u32 i, const char *name, int prog_fd, int ports_fd, int xsks_fd)
-{
-	struct xsk_umem_config ucfg = { .fill_size = RING, .comp_size = RING, .frame_size = FRAME };
-	struct xsk_socket_config xcfg = {
-		.rx_size = RING, .tx_size = RING, .bind_flags = XDP_COPY | XDP_USE_NEED_WAKEUP,
-		.libxdp_flags = XSK_LIBXDP_FLAGS__INHIBIT_PROG_LOAD,
-	};
-	struct port *p = &f->ports[i];
-	__u32 idx, slot = i;
-	int err;
-
-	snprintf(p->name, sizeof(p->name), "%s", name);
-	p->ifindex = (int)if_nametoindex(name);
-	if (!p->ifindex) {
-		fprintf(stderr, "fabric: no interface '%s'\n", name);
-		return -ENODEV;
-	}
-	p->area = mmap(NULL, 2 * RING * FRAME, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (p->area == MAP_FAILED) {
-		p->area = NULL;
-		return -errno;
-	}
-	err = xsk_umem__create(&p->umem, p->area, 2 * RING * FRAME, &p->fq, &p->cq, &ucfg);
-	if (!err)
-		err = xsk_socket__create(&p->xsk, name, 0, p->umem, &p->rx, &p->tx, &xcfg);
-	if (err) {
-		fprintf(stderr, "fabric: AF_XDP socket on %s: %s\n", name, strerror(-err));
-		return err;
-	}
-	p->fd = xsk_socket__fd(p->xsk);
-	if (xsk_ring_prod__reserve(&p->fq, RING, &idx) != RING)
-		return -ENOSPC;
-	for (__u32 k = 0; k < RING; k++)
-		*xsk_ring_prod__fill_addr(&p->fq, idx + k) = (__u64)k * FRAME;
-	xsk_ring_prod__submit(&p->fq, RING);
-	for (__u32 k = 0; k < RING; k++)
-		p->free[p->nfree++] = (__u64)(RING + k) * FRAME;
-	if (bpf_map_update_elem(ports_fd, &p->ifindex, &slot, BPF_ANY) ||
-	    bpf_map_update_elem(xsks_fd, &slot, &p->fd, BPF_ANY))
-		return -errno;
-	err = bpf_xdp_attach(p->ifindex, prog_fd, XDP_FLAGS_DRV_MODE | XDP_FLAGS_UPDATE_IF_NOEXIST, NULL);
-	if (err) {
-		fprintf(stderr, "fabric: native XDP on %s: %s\n", name, strerror(-err));
-		return err;
-	}
-	p->attached = true;
-	return 0;
+	return xport_rx(&f->ports[i], on_frame, &r, RX_BATCH);
 }
 
 static void fabric_close(struct fabric *f)
 {
-	for (__u32 i = 0; i < FAB_MAX_PORTS; i++) {
-		struct port *p = &f->ports[i];
-
-		if (p->attached)
-			bpf_xdp_detach(p->ifindex, XDP_FLAGS_DRV_MODE, NULL);
-		if (p->xsk)
-			xsk_socket__delete(p->xsk);
-		if (p->umem)
-			xsk_umem__delete(p->umem);
-		if (p->area)
-			munmap(p->area, 2 * RING * FRAME);
-	}
+	for (__u32 i = 0; i < FAB_MAX_PORTS; i++)
+		xport_close(&f->ports[i]);
 	if (f->listen_fd >= 0) {
 		close(f->listen_fd);
 		unlink(f->sock_path);
 	}
-	bpf_object__close(f->obj);
+	xport_ingress_close(&f->in);
 	fab_switch_free(&f->sw);
 }
 
@@ -266,9 +138,8 @@ static int run(int argc, char **argv)
 	struct fabric *f = calloc(1, sizeof(*f));
 	__u32 npaths = 4, nslots = 32768;
 	__u64 seed = 1;
-	char bpf_path[PATH_MAX] = "";
+	const char *bpf_path = NULL;
 	struct sockaddr_un sa;
-	struct bpf_program *prog;
 	int c, err = 0, rc = 1;
 
 	if (!f)
@@ -281,7 +152,7 @@ static int run(int argc, char **argv)
 		case 'k': npaths = (__u32)atoi(optarg); break;
 		case 'r': seed = strtoull(optarg, NULL, 0); break;
 		case 'n': nslots = (__u32)atoi(optarg); break;
-		case 'b': snprintf(bpf_path, sizeof(bpf_path), "%s", optarg); break;
+		case 'b': bpf_path = optarg; break;
 		default: return 2;
 		}
 	}
@@ -290,14 +161,6 @@ static int run(int argc, char **argv)
 		fprintf(stderr, "usage: fabric run --sock PATH [--paths K] [--seed N] IFNAME IFNAME...\n"
 				"  (2 to %d ports)\n", FAB_MAX_PORTS);
 		return 2;
-	}
-	if (!bpf_path[0]) {	/* beside the binary, as the Makefile builds it */
-		ssize_t n = readlink("/proc/self/exe", bpf_path, sizeof(bpf_path) - 16);
-
-		if (n > 0) {
-			bpf_path[n] = '\0';
-			strcpy(strrchr(bpf_path, '/') + 1, "fabric.bpf.o");
-		}
 	}
 	err = fab_switch_init(&f->sw, f->nports, npaths, nslots, seed, port_tx, f);
 	if (err) {
@@ -311,21 +174,10 @@ static int run(int argc, char **argv)
 	/* Frames fall due microseconds apart: sleep no later than asked. */
 	prctl(PR_SET_TIMERSLACK, 1UL);
 
-	f->obj = bpf_object__open_file(bpf_path, NULL);
-	if (!f->obj || libbpf_get_error(f->obj)) {
-		fprintf(stderr, "fabric: cannot open %s\n", bpf_path);
-		f->obj = NULL;
+	if (xport_ingress_load(&f->in, bpf_path))
 		goto out;
-	}
-	if ((err = bpf_object__load(f->obj))) {
-		fprintf(stderr, "fabric: cannot load %s: %s\n", bpf_path, strerror(-err));
-		goto out;
-	}
-	prog = bpf_object__find_program_by_name(f->obj, "fabric_ingress");
 	for (__u32 i = 0; i < f->nports; i++)
-		if (port_open(f, i, argv[optind + (int)i], bpf_program__fd(prog),
-			      bpf_object__find_map_fd_by_name(f->obj, "fabric_ports"),
-			      bpf_object__find_map_fd_by_name(f->obj, "fabric_xsks")))
+		if (xport_open(&f->ports[i], argv[optind + (int)i], i, &f->in))
 			goto out;
 	if ((err = unix_addr(f->sock_path, &sa))) {
 		fprintf(stderr, "fabric: socket path too long\n");
@@ -353,7 +205,7 @@ static int run(int argc, char **argv)
 		next = fab_egress(&f->sw, now);
 		for (__u32 i = 0; i < f->nports; i++)
 			if (f->ports[i].kick)
-				kick(&f->ports[i]);
+				xport_kick(&f->ports[i]);
 		/* Commands are answered under full load too, within a millisecond. */
 		if (now - last_ctl > 1000000) {
 			last_ctl = now;

@@ -1,0 +1,214 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * xsk_raw: the bare datapath's ceiling, no transport logic. One AF_XDP
+ * sender blasts identical UDP frames of a given size; one AF_XDP receiver
+ * behind an XDP redirect counts them. What it measures is what any
+ * transport on this datapath (copy-mode AF_XDP on veth here) can at best
+ * reach at that frame size.
+ *
+ *   xsk_raw rx --dev DEV [--seconds T]
+ *   xsk_raw tx --dev DEV --dst-mac MAC --src IP --dst IP --size BYTES [--seconds T]
+ *
+ * rx prints, once the flow has stopped for 200 ms (or T has passed):
+ *   rx: FRAMES frames BYTES bytes in SECONDS s: MPPS Mpps, GBPS Gbit/s
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <getopt.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <arpa/inet.h>
+#include <net/if.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <unistd.h>
+#include <linux/if_ether.h>
+#include <linux/ip.h>
+#include <linux/udp.h>
+
+#include "../fabric/port.h"
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+struct count {
+	__u64	frames, bytes;
+};
+
+static void on_frame(void *ctx, const __u8 *frame, __u32 len)
+{
+	struct count *c = ctx;
+
+	(void)frame;
+	c->frames++;
+	c->bytes += len;
+}
+
+static int rx(const char *dev, double seconds)
+{
+	struct xport_ingress in;
+	struct xport p;
+	struct count c = {};
+	double first = 0, last = 0, start = now_s();
+	int err;
+
+	if ((err = xport_ingress_load(&in, NULL)) || (err = xport_open(&p, dev, 0, &in))) {
+		xport_close(&p);
+		xport_ingress_close(&in);
+		return 1;
+	}
+	printf("rx: ready on %s\n", dev);
+	fflush(stdout);
+	for (;;) {
+		__u64 before = c.frames;
+		double now;
+
+		xport_rx(&p, on_frame, &c, 256);
+		now = now_s();
+		if (c.frames != before) {
+			if (!first)
+				first = now;
+			last = now;
+		} else {
+			struct pollfd pfd = { .fd = p.fd, .events = POLLIN };
+
+			if ((first && now - last > 0.2) || now - start > seconds + 10)
+				break;
+			poll(&pfd, 1, 1);
+		}
+		if (first && now - first > seconds)
+			break;
+	}
+	xport_close(&p);
+	xport_ingress_close(&in);
+	if (!c.frames) {
+		printf("rx: nothing arrived\n");
+		return 1;
+	}
+	printf("rx: %llu frames %llu bytes in %.3f s: %.4f Mpps, %.3f Gbit/s\n",
+	       (unsigned long long)c.frames, (unsigned long long)c.bytes, last - first,
+	       (double)c.frames / (last - first) / 1e6, (double)c.bytes * 8 / (last - first) / 1e9);
+	return 0;
+}
+
+static int tx(const char *dev, const char *mac, const char *src, const char *dst, __u32 size,
+	      double seconds)
+{
+	static __u8 frame[XPORT_FRAME];
+	struct ethhdr *eth;
+	struct iphdr *ip;
+	struct udphdr *udp;
+	struct ifreq ifr = {};
+	struct xport p;
+	__u64 sent = 0;
+	double start, end;
+	int fd;
+
+	if (size < 64 || size > XPORT_FRAME) {
+		fprintf(stderr, "xsk_raw: --size %u: 64..%u\n", size, XPORT_FRAME);
+		return 2;
+	}
+	eth = (void *)frame;
+	ip = (void *)(frame + sizeof(*eth));
+	udp = (void *)((__u8 *)ip + sizeof(*ip));
+	if (sscanf(mac, "%hhx:%hhx:%hhx:%hhx:%hhx:%hhx", &eth->h_dest[0], &eth->h_dest[1], &eth->h_dest[2],
+		   &eth->h_dest[3], &eth->h_dest[4], &eth->h_dest[5]) != 6 ||
+	    inet_pton(AF_INET, src, &ip->saddr) != 1 || inet_pton(AF_INET, dst, &ip->daddr) != 1) {
+		fprintf(stderr, "xsk_raw: bad --dst-mac, --src or --dst\n");
+		return 2;
+	}
+	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", dev);
+	if (fd < 0 || ioctl(fd, SIOCGIFHWADDR, &ifr) < 0) {
+		fprintf(stderr, "xsk_raw: %s: %s\n", dev, strerror(errno));
+		return 1;
+	}
+	close(fd);
+	memcpy(eth->h_source, ifr.ifr_hwaddr.sa_data, 6);
+	eth->h_proto = htons(ETH_P_IP);
+	ip->version = 4;
+	ip->ihl = 5;
+	ip->ttl = 64;
+	ip->protocol = IPPROTO_UDP;
+	ip->tot_len = htons((__u16)(size - sizeof(*eth)));
+	{
+		const __u8 *b = (const __u8 *)ip;
+		__u32 sum = 0;
+
+		for (int i = 0; i < 20; i += 2)
+			sum += (__u32)(b[i] << 8 | b[i + 1]);
+		while (sum >> 16)
+			sum = (sum & 0xffff) + (sum >> 16);
+		ip->check = htons((__u16)~sum);
+	}
+	udp->source = htons(9);
+	udp->dest = htons(9);
+	udp->len = htons((__u16)(size - sizeof(*eth) - sizeof(*ip)));
+	if (xport_open(&p, dev, 0, NULL)) {
+		xport_close(&p);
+		return 1;
+	}
+	start = now_s();
+	end = start + seconds;
+	while (now_s() < end) {
+		for (int i = 0; i < 64; i++) {
+			if (xport_tx(&p, frame, size))
+				break;
+			sent++;
+		}
+		xport_kick(&p);
+	}
+	xport_close(&p);
+	printf("tx: %llu frames of %u bytes in %.3f s: %.4f Mpps offered\n", (unsigned long long)sent, size,
+	       seconds, (double)sent / seconds / 1e6);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "dev", 1, 0, 'd' }, { "dst-mac", 1, 0, 'm' }, { "src", 1, 0, 's' }, { "dst", 1, 0, 't' },
+		{ "size", 1, 0, 'z' }, { "seconds", 1, 0, 'T' }, { 0, 0, 0, 0 },
+	};
+	const char *dev = NULL, *mac = NULL, *src = NULL, *dst = NULL;
+	double seconds = 2;
+	__u32 size = 0;
+	int c;
+
+	if (argc < 2 || (strcmp(argv[1], "rx") && strcmp(argv[1], "tx"))) {
+		fprintf(stderr, "usage: xsk_raw rx --dev DEV [--seconds T]\n"
+				"       xsk_raw tx --dev DEV --dst-mac MAC --src IP --dst IP --size BYTES [--seconds T]\n");
+		return 2;
+	}
+	optind = 2;
+	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
+		switch (c) {
+		case 'd': dev = optarg; break;
+		case 'm': mac = optarg; break;
+		case 's': src = optarg; break;
+		case 't': dst = optarg; break;
+		case 'z': size = (__u32)atoi(optarg); break;
+		case 'T': seconds = atof(optarg); break;
+		default: return 2;
+		}
+	}
+	if (!dev || seconds <= 0) {
+		fprintf(stderr, "xsk_raw: --dev is required, --seconds must be positive\n");
+		return 2;
+	}
+	if (!strcmp(argv[1], "rx"))
+		return rx(dev, seconds);
+	if (!mac || !src || !dst || !size) {
+		fprintf(stderr, "xsk_raw: tx needs --dst-mac, --src, --dst and --size\n");
+		return 2;
+	}
+	return tx(dev, mac, src, dst, size, seconds);
+}
