@@ -727,6 +727,13 @@ static void handle_ack(struct mroce_qp *qp, const struct mroce_hdr *h, __u64 now
 			continue;
 		if (!psn_before(psn, qp->snd_nxt))
 			break;
+		/*
+		 * A late ACK (they take different paths) may name PSNs already
+		 * behind snd_una, whose ring slots now hold PSNs 1024 later: those
+		 * must not be taken as delivered.
+		 */
+		if (psn_before(psn, qp->snd_una))
+			continue;
 		rec = PKT(qp, psn);
 		if (rec->state == PKT_INFLIGHT || rec->state == PKT_LOST) {
 			pkt_acked(qp, rec, now);
@@ -739,7 +746,13 @@ static void handle_ack(struct mroce_qp *qp, const struct mroce_hdr *h, __u64 now
 	}
 	if (qp->have_sack && psn_before(qp->high_sacked, qp->snd_una))
 		qp->have_sack = false;
-	if (h->ts_echo) {
+	/*
+	 * An RTT sample only from an ACK that acknowledges something new: one
+	 * sent again for a duplicate echoes the newest packet's time, which may
+	 * be long past while the sender only resends, and would inflate the RTT
+	 * until loss detection waits for ever.
+	 */
+	if (h->ts_echo && progress) {
 		__u32 rtt = (__u32)now - h->ts_echo;
 
 		if (rtt < 10000000) {

@@ -15,9 +15,10 @@ const char perf_usage[] =
 "tests: write_bw write_lat read_bw read_lat send_bw send_lat\n"
 "  --size BYTES       message size, 8 B .. 64 MiB (suffix k, m: KiB, MiB); default 65536 (bw), 8 (lat)\n"
 "  --sweep            sizes 8 B, 64 B, 512 B, 4 KiB, 64 KiB, 1 MiB, 16 MiB, 64 MiB\n"
-"  --qps N            queue pairs, 1..64 (default 1)\n"
+"  --qps N            connections (a data QP each, plus a control QP), 1..128 (default 1)\n"
 "  --paths N          UDP source ports each QP sprays over, 1..256 (default 4)\n"
 "  --depth N          bandwidth tests: requests in flight per QP, 1..256 (default 16)\n"
+"  --window N         packets in flight per QP, 16..896 (default: the library's)\n"
 "  --order ordered|unordered\n"
 "  --gbn              go-back-N (RoCEv2-like) instead of selective repeat\n"
 "  --duration S       seconds per size (default 2), or\n"
@@ -85,7 +86,7 @@ int perf_parse_args(int argc, char **argv, struct perf_args *a, char *err, size_
 		{ "qps", 1, 0, 'q' }, { "paths", 1, 0, 'P' }, { "depth", 1, 0, 'D' },
 		{ "order", 1, 0, 'o' }, { "gbn", 0, 0, 'g' }, { "duration", 1, 0, 'u' },
 		{ "iters", 1, 0, 'n' }, { "json", 0, 0, 'j' }, { "help", 0, 0, 'h' },
-		{ "progress", 1, 0, 'm' },
+		{ "progress", 1, 0, 'm' }, { "window", 1, 0, 'W' },
 		{ 0, 0, 0, 0 },
 	};
 	static const __u32 sweep[] = { 8, 64, 512, 4096, 65536, 1 << 20, 16 << 20, 64 << 20 };
@@ -165,6 +166,11 @@ int perf_parse_args(int argc, char **argv, struct perf_args *a, char *err, size_
 			a->unordered = !strcmp(optarg, "unordered");
 			break;
 		case 'g': a->go_back_n = true; break;
+		case 'W':
+			if (number(optarg, 16, 896, false, &v))
+				return bad(err, errlen, "--window: '%s' is not 16..896", optarg);
+			a->window = (__u32)v;
+			break;
 		case 'u': {
 			char *end;
 

@@ -12,7 +12,7 @@ enum perf_test {
 	PERF_TESTS
 };
 
-#define PERF_MAX_QPS	64
+#define PERF_MAX_QPS	128
 #define PERF_MAX_SIZES	32
 #define PERF_MIN_SIZE	8
 #define PERF_MAX_SIZE	(64u << 20)
@@ -28,6 +28,7 @@ struct perf_args {
 	__u32		qps;
 	__u32		paths;
 	__u32		depth;		/* bandwidth tests: requests in flight per QP */
+	__u32		window;		/* packets in flight per QP (max_inflight); 0: library default */
 	bool		unordered;
 	bool		go_back_n;
 	double		duration_s;	/* per size, unless iters is set */

@@ -97,6 +97,21 @@ static void pump(struct perf *p, bool idle, int extra_fd)
 	poll(pfd, extra_fd >= 0 ? 2 : 1, 1);
 }
 
+/* Resident set size, KiB (/proc/self/status VmRSS). */
+static long rss_kb(void)
+{
+	char line[128];
+	long kb = -1;
+	FILE *f = fopen("/proc/self/status", "r");
+
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "VmRSS: %ld", &kb) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return kb;
+}
+
 static int die(const char *what, int err)
 {
 	char m[128];
@@ -354,7 +369,8 @@ static void report(struct perf *p, __u32 size, __u64 ops, double secs, double cp
 	double bytes = (double)ops * size, gbps = bytes * 8 / secs / 1e9, mops = (double)ops / secs / 1e6;
 	double p50, p99, p999;
 	__u64 retx = s1->retx_pkts - s0->retx_pkts, ooo = s1->ooo_pkts - s0->ooo_pkts,
-	      dup = s1->dup_pkts - s0->dup_pkts;
+	      dup = s1->dup_pkts - s0->dup_pkts, rto = s1->rto_events - s0->rto_events,
+	      retired = s1->paths_retired - s0->paths_retired, pkts = s1->tx_pkts - s0->tx_pkts;
 
 	qsort(p->lat, p->nlat, sizeof(double), cmp_double);
 	p50 = pct(p->lat, p->nlat, 0.5);
@@ -364,15 +380,18 @@ static void report(struct perf *p, __u32 size, __u64 ops, double secs, double cp
 		printf("{\"test\":\"%s\",\"size\":%u,\"qps\":%u,\"paths\":%u,\"mode\":\"%s\",\"ops\":%" PRIu64
 		       ",\"seconds\":%.6f,\"gbit_s\":%.4f,\"mops\":%.6f,\"lat_us\":{\"p50\":%.3f,\"p99\":%.3f,"
 		       "\"p999\":%.3f},\"retransmitted\":%llu,\"out_of_order\":%llu,\"duplicates\":%llu,"
-		       "\"cpu_s_per_gb\":%.4f}\n", perf_test_name(a->test), size, a->qps, a->paths,
+		       "\"cpu_s_per_gb\":%.4f,\"rss_kb\":%ld,\"tx_pkts\":%llu,\"rto_events\":%llu,"
+		       "\"paths_retired\":%llu}\n", perf_test_name(a->test), size, a->qps, a->paths,
 		       a->go_back_n ? "gbn" : a->unordered ? "unordered" : "ordered", (uint64_t)ops, secs,
 		       gbps, mops, p50, p99, p999, (unsigned long long)retx, (unsigned long long)ooo,
-		       (unsigned long long)dup, bytes ? cpu / (bytes / 1e9) : 0);
+		       (unsigned long long)dup, bytes ? cpu / (bytes / 1e9) : 0, rss_kb(), (unsigned long long)pkts,
+		       (unsigned long long)rto, (unsigned long long)retired);
 	} else {
 		printf("%-9s %9u B  %10" PRIu64 " ops  %8.3f Gbit/s  %8.4f Mop/s  lat p50 %8.2f p99 %8.2f "
-		       "p99.9 %8.2f us  retx %llu ooo %llu dup %llu  cpu %.2f s/GB\n",
+		       "p99.9 %8.2f us  sent %llu retx %llu ooo %llu dup %llu rto %llu retired %llu  cpu %.2f s/GB\n",
 		       perf_test_name(a->test), size, (uint64_t)ops, gbps, mops, p50, p99, p999,
-		       (unsigned long long)retx, (unsigned long long)ooo, (unsigned long long)dup,
+		       (unsigned long long)pkts, (unsigned long long)retx, (unsigned long long)ooo,
+		       (unsigned long long)dup, (unsigned long long)rto, (unsigned long long)retired,
 		       bytes ? cpu / (bytes / 1e9) : 0);
 	}
 	fflush(stdout);
@@ -491,7 +510,7 @@ static int client(struct perf *p)
 {
 	const struct perf_args *a = &p->a;
 	MROCE_OPTS(mroce_qp_attr, attr, .send_cq = p->cq, .recv_cq = p->cq, .sq_depth = 256,
-		   .rq_depth = 256, .paths = a->paths, .go_back_n = a->go_back_n,
+		   .rq_depth = 256, .paths = a->paths, .go_back_n = a->go_back_n, .max_inflight = a->window,
 		   .order = a->unordered ? MROCE_UNORDERED : MROCE_ORDERED);
 	int err;
 

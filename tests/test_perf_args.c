@@ -89,7 +89,7 @@ static void test_bad_arguments(void **state)
 		{ "--size: '-8'", { "mroce-perf", "client", "--dev", "e", "--addr", "x", "--test", "write_bw", "--size", "-8", NULL } },
 		{ "choose one", { "mroce-perf", "client", "--dev", "e", "--addr", "x", "--test", "write_bw", "--size", "8", "--sweep", NULL } },
 		{ "--qps: '0'", { "mroce-perf", "client", "--dev", "e", "--addr", "x", "--test", "write_bw", "--qps", "0", NULL } },
-		{ "--qps: '65'", { "mroce-perf", "client", "--dev", "e", "--addr", "x", "--test", "write_bw", "--qps", "65", NULL } },
+		{ "--qps: '129'", { "mroce-perf", "client", "--dev", "e", "--addr", "x", "--test", "write_bw", "--qps", "129", NULL } },
 		{ "--paths: '257'", { "mroce-perf", "client", "--dev", "e", "--addr", "x", "--test", "write_bw", "--paths", "257", NULL } },
 		{ "--depth: 'many'", { "mroce-perf", "client", "--dev", "e", "--addr", "x", "--test", "write_bw", "--depth", "many", NULL } },
 		{ "--order: 'random'", { "mroce-perf", "client", "--dev", "e", "--addr", "x", "--test", "write_bw", "--order", "random", NULL } },

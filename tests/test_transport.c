@@ -896,6 +896,43 @@ static void test_slow_path_retired(void **state)
 	pair_close(&p);
 }
 
+/*
+ * The largest window the receive window allows, sprayed over 8 paths of
+ * different delay, 1% loss: a stream of 1 MiB WRITEs must keep going (a hole
+ * at the window's start must not stall the QP into retry exhaustion).
+ */
+static void test_large_window_under_loss(void **state)
+{
+	MROCE_OPTS(mroce_qp_attr, attr, .paths = 8, .max_inflight = MROCE_RXWIN_PSNS - 64);
+	struct pair p;
+	struct waiter *w = calloc(1, sizeof(*w));
+	struct mroce_dev_stats sa;
+
+	(void)state;
+	pair_open(&p, 1300, &attr, NULL);
+	pair_connect(&p);
+	w->p = &p;
+	p.net->a.link = (struct sim_link){ .delay_us = 10, .path_step_us = 30, .jitter_us = 10,
+					   .loss_ppm = 10000 };
+	p.net->b.link = (struct sim_link){ .delay_us = 10, .path_step_us = 30, .loss_ppm = 5000 };
+	fill(p.la, BUF, 61);
+	for (int i = 0; i < 16; i++)
+		assert_int_equal(post(p.qa, MROCE_WR_RDMA_WRITE, (__u64)i, p.la, BUF, mroce_mr_lkey(p.ma),
+				      (__u64)(unsigned long)p.lb, mroce_mr_rkey(p.mb), 0), 0);
+	w->want_a = 16;
+	assert_int_equal(sim_run(p.net, p.da, p.db, one_each, w, 60000000), 0);
+	mroce_dev_stats(p.da, &sa);
+	mroce_dev_stats(p.da, &sa);
+	printf("  window 896, 8 paths, 1%% loss: %llu packets, %llu resent, %llu timeouts, %llu paths retired\n",
+	       (unsigned long long)sa.tx_pkts, (unsigned long long)sa.retx_pkts,
+	       (unsigned long long)sa.rto_events, (unsigned long long)sa.paths_retired);
+	for (int i = 0; i < 16; i++)
+		assert_int_equal(w->wa[i].status, MROCE_WC_SUCCESS);
+	assert_memory_equal(p.lb, p.la, BUF);
+	free(w);
+	pair_close(&p);
+}
+
 /* The CQ's file descriptor is readable exactly while completions wait. */
 static void test_cq_fd(void **state)
 {
@@ -957,6 +994,7 @@ int main(void)
 		cmocka_unit_test(test_congestion_control),
 		cmocka_unit_test(test_dead_path_retired),
 		cmocka_unit_test(test_slow_path_retired),
+		cmocka_unit_test(test_large_window_under_loss),
 		cmocka_unit_test(test_cq_fd),
 	};
 
