@@ -31,6 +31,7 @@ enum place_result {
 
 static inline bool psn_before(__u32 a, __u32 b) { return (__s32)(a - b) < 0; }
 static void path_scoreboard(struct mroce_qp *qp, __u64 now);
+static __u64 head_due(const struct mroce_qp *qp, const struct mroce_txpkt *rec);
 
 /* Copy len bytes between a linear buffer and an SG list starting at byte off. */
 static void sg_copy(const struct mroce_sge *sg, __u32 n, __u32 off, void *lin, __u32 len, bool to_sg)
@@ -247,6 +248,9 @@ static int qp_tx(struct mroce_qp *qp, __u64 now)
 		rec->sent_us = now;
 		rec->tx_seq = qp->tx_seq++;
 		qp->nlost--;
+		if (psn == qp->snd_una && rec->retx &&
+		    (!qp->rack_timer_us || head_due(qp, rec) < qp->rack_timer_us))
+			qp->rack_timer_us = head_due(qp, rec);
 		qp->dev->stats.retx_pkts++;
 		sent++;
 	}
@@ -676,11 +680,43 @@ static void cc_on_ack(struct mroce_qp *qp, const struct mroce_hdr *h, __u32 rtt,
  * duplicate ACKs; a retransmission is judged only by what was sent after it.
  * Runs on every ACK and, for holes not yet ripe, on a timer.
  */
+/*
+ * The head of the window, once resent, can only be proven lost again by
+ * something transmitted after it; with the window full, nothing is. So it
+ * gets a timer of its own, two RTTs plus the reordering allowance after its
+ * last copy, doubling with each resend (retry_cnt still bounds how often):
+ * waiting for the RTO instead would resend the whole window, most of it
+ * already delivered beyond what one SACK bitmap can tell.
+ */
+static __u64 head_due(const struct mroce_qp *qp, const struct mroce_txpkt *rec)
+{
+	__u32 base = 2 * qp->srtt_us + 4 * qp->rttvar_us + 20;
+
+	return rec->sent_us + ((__u64)base << (rec->retx > 10 ? 10 : rec->retx - 1));
+}
+
+static void head_timer(struct mroce_qp *qp, __u64 now)
+{
+	struct mroce_txpkt *rec = PKT(qp, qp->snd_una);
+	__u64 due;
+
+	if (qp->snd_una == qp->snd_nxt || rec->state != PKT_INFLIGHT || !rec->retx || rec->gbn)
+		return;
+	due = head_due(qp, rec);
+	if (now >= due) {
+		rec->state = PKT_LOST;
+		qp->nlost++;
+	} else if (!qp->rack_timer_us || due < qp->rack_timer_us) {
+		qp->rack_timer_us = due;
+	}
+}
+
 static void rack_detect(struct mroce_qp *qp, __u64 now)
 {
 	__u32 thresh = qp->srtt_us + 4 * qp->rttvar_us + 20;
 
 	qp->rack_timer_us = 0;
+	head_timer(qp, now);
 	if (!qp->have_sack)
 		return;
 	for (__u32 psn = qp->snd_una; psn_before(psn, qp->high_sacked); psn++) {
@@ -1049,10 +1085,13 @@ static void qp_timers(struct mroce_qp *qp, __u64 now)
 		bool oldest = true;
 
 		/*
-		 * Nothing acknowledged for an RTO: everything unacknowledged that
+		 * Nothing acknowledged for an RTO: what is unacknowledged and that
 		 * old is resent. Only the oldest counts as a retry of its own;
-		 * the rest only follow it (they may have been discarded behind a
-		 * gap, as a go-back-N receiver does).
+		 * the rest only follow it. A go-back-N receiver discarded
+		 * everything behind the gap, so all of it goes again; a selective
+		 * one kept what arrived, and beyond the reach of one SACK bitmap
+		 * the sender cannot tell what that was: only that reach is resent,
+		 * the next ACK's bitmap shows the rest.
 		 */
 		qp->dev->stats.rto_events++;
 		qp->st.rto_events++;
@@ -1063,6 +1102,8 @@ static void qp_timers(struct mroce_qp *qp, __u64 now)
 		for (__u32 psn = qp->snd_una; psn != qp->snd_nxt; psn++) {
 			struct mroce_txpkt *rec = PKT(qp, psn);
 
+			if (!qp->attr.go_back_n && psn - qp->snd_una > 64 * MROCE_SACK_WORDS)
+				break;
 			if (rec->state == PKT_INFLIGHT && now - rec->sent_us >= qp->rto_us) {
 				/* not charged to the path: a timeout says nothing about which one */
 				rec->state = PKT_LOST;
