@@ -44,7 +44,7 @@ PERF    := $(BUILD)/mroce-perf
 LIB_A   := $(BUILD)/libmroce.a
 LIB_SO  := $(BUILD)/libmroce.so
 
-.PHONY: all lib cli examples tests selftests asan test check test-fabric demo deps install uninstall clean
+.PHONY: all lib cli examples tests selftests asan test check test-fabric bench demo deps install uninstall clean
 .DELETE_ON_ERROR:
 .PRECIOUS: $(BUILD)/%/.dir
 
@@ -137,6 +137,13 @@ test check: deps
 test-fabric: deps
 	$(MAKE) all asan
 	scripts/run-tests.sh fabric
+
+# The benchmark suite (root, ~10 min): mroce next to raw AF_XDP, TCP, UCX and
+# libfabric; writes docs/benchmarks.md and docs/bench/*.png.
+bench: deps
+	scripts/deps.sh bench
+	$(MAKE) all
+	selftests/bench/bench.py $(if $(RUNS),--runs $(RUNS))
 
 # The README's demo command.
 demo: deps

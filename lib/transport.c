@@ -232,10 +232,12 @@ static int qp_tx(struct mroce_qp *qp, __u64 now)
 			return sent;
 		}
 		/*
-		 * Resend on another path: the one that last delivered a first
-		 * transmission, known to work now; else the next slot.
+		 * Resend on another path: first on the one that last delivered a
+		 * first transmission, known to work lately; if that fails too,
+		 * on each next slot in turn, so that retries reach every path
+		 * rather than bounce between two that may share a dead route.
 		 */
-		rec->path = qp->good_path != rec->path && qp->good_path < qp->attr.paths ?
+		rec->path = !rec->retx && qp->good_path != rec->path && qp->good_path < qp->attr.paths ?
 			    qp->good_path : (__u8)((rec->path + 1) % qp->attr.paths);
 		if (send_psn(qp, psn, rec, true))
 			return sent;	/* no transmit buffer now: still lost, tried next round */
@@ -1098,6 +1100,19 @@ static void qp_timers(struct mroce_qp *qp, __u64 now)
 		if (++qp->timeouts > qp->attr.retry_cnt) {
 			fail_wqe_of(qp, PKT(qp, qp->snd_una), MROCE_WC_RETRY_EXC_ERR);
 			return;
+		}
+		/*
+		 * Two timeouts in a row: the head's path slot may sit on a dead
+		 * route, and for a single-path QP it is the only slot. It gets a
+		 * fresh entropy value, as PLB and Ultra Ethernet rotate entropy on
+		 * timeouts. A route that is merely slow keeps its ACKs coming and
+		 * never gets here.
+		 */
+		if (qp->timeouts >= 2) {
+			struct mroce_txpkt *head = PKT(qp, qp->snd_una);
+
+			if (head->path < qp->attr.paths && qp->paths[head->path].entropy == head->entropy)
+				path_retire(qp, &qp->paths[head->path]);
 		}
 		for (__u32 psn = qp->snd_una; psn != qp->snd_nxt; psn++) {
 			struct mroce_txpkt *rec = PKT(qp, psn);

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 # Install the Debian 12 packages mroce needs to build, test and demo, when missing.
+#   scripts/deps.sh          build, tests, demo
+#   scripts/deps.sh bench    also what the benchmark suite compares against and plots with
 set -euo pipefail
 
 PKGS=(
@@ -14,6 +16,16 @@ PKGS=(
 	ethtool				# fabric selftests: host checksum offload off
 	util-linux			# setpriv, for the not-root error test
 )
+
+if [ "${1:-}" = bench ]; then
+	PKGS=(
+		iperf3 sockperf			# kernel TCP: bulk, ping-pong latency
+		ucx-utils			# UCX's ucx_perftest over TCP
+		libfabric-bin			# libfabric's fi_pingpong (tcp, udp;ofi_rxd)
+		gnuplot-nox			# the plots
+		linux-perf			# where the time goes
+	)
+fi
 
 missing=()
 for p in "${PKGS[@]}"; do

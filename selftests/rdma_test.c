@@ -5,7 +5,7 @@
  *   rdma_test server --dev D --addr A --port P [--region BYTES] [--qps N] [--faults SPEC] [--umem N]
  *   rdma_test client --dev D --addr SERVER --port P --sizes LIST [--qps N] [--faults SPEC]
  *                    [--order unordered] [--paths N] [--gbn] [--bad-keys] [--until-killed]
- *                    [--cc ecn|delay|both] [--sports P1,P2,...]
+ *                    [--cc ecn|delay|both] [--sports P1,P2,...] [--window PKTS]
  *                    [--stream BYTES [--roff OFF] [--go-file F] [--timeline F] [--linger-ms N]]
  *
  * --stream: every data QP WRITEs BYTES at once (QP i to remote offset
@@ -72,7 +72,7 @@ struct conn {
 
 static struct {
 	const char	*dev, *addr, *sizes, *faults, *sports, *go_file, *timeline;
-	int		port, qps, paths, umem, linger_ms;
+	int		port, qps, paths, umem, linger_ms, window;
 	size_t		region, stream, roff;
 	bool		cc_ecn, cc_delay;
 	bool		server, unordered, gbn, bad_keys, until_killed;
@@ -635,7 +635,8 @@ static int client(void)
 {
 	MROCE_OPTS(mroce_qp_attr, attr, .send_cq = cq, .recv_cq = cq, .sq_depth = 64, .rq_depth = 64,
 		   .order = o.unordered ? MROCE_UNORDERED : MROCE_ORDERED, .go_back_n = o.gbn,
-		   .paths = (__u32)o.paths, .cc_ecn = o.cc_ecn, .cc_delay = o.cc_delay);
+		   .paths = (__u32)o.paths, .cc_ecn = o.cc_ecn, .cc_delay = o.cc_delay,
+		   .max_inflight = (__u32)o.window);
 	size_t sizes[32];
 	__u16 sports[MAX_QPS] = {};
 	int nsizes = 0, err;
@@ -744,7 +745,8 @@ int main(int argc, char **argv)
 		{ "bad-keys", 0, 0, 'b' }, { "until-killed", 0, 0, 'k' }, { "region", 1, 0, 'r' },
 		{ "umem", 1, 0, 'u' }, { "cc", 1, 0, 'c' }, { "sports", 1, 0, 'S' },
 		{ "stream", 1, 0, 'w' }, { "roff", 1, 0, 'R' }, { "go-file", 1, 0, 'G' },
-		{ "timeline", 1, 0, 'T' }, { "linger-ms", 1, 0, 'L' }, { 0, 0, 0, 0 },
+		{ "timeline", 1, 0, 'T' }, { "linger-ms", 1, 0, 'L' }, { "window", 1, 0, 'W' },
+		{ 0, 0, 0, 0 },
 	};
 	struct mroce_faults faults;
 	int c, err, rc;
@@ -784,6 +786,7 @@ int main(int argc, char **argv)
 		case 'G': o.go_file = optarg; break;
 		case 'T': o.timeline = optarg; break;
 		case 'L': o.linger_ms = atoi(optarg); break;
+		case 'W': o.window = atoi(optarg); break;
 		default: return 2;
 		}
 	}

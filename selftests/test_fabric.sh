@@ -107,7 +107,7 @@ t_path_down_mid_write() {
 	bg h 1 "$RT" server --dev eth0 --addr "$(fab_ip 1)" --region 420000000 >"$TMP/srv.log" 2>&1
 	spid=$!
 	wait_for "$TMP/srv.log" listening 30 || return 1
-	bg h 0 "$RT" client --dev eth0 --addr "$(fab_ip 1)" --paths 8 --stream $s --region 420000000 \
+	bg h 0 "$RT" client --dev eth0 --addr "$(fab_ip 1)" --paths 8 --window 896 --stream $s --region 420000000 \
 		--go-file "$TMP/go" --timeline "$TMP/timeline" >"$clog" 2>&1
 	cpid=$!
 	wait_for "$clog" "streaming, ready" 30 || { cat "$clog"; return 1; }

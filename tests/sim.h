@@ -35,6 +35,7 @@ struct sim_link {
 	__u32	queue_bytes;	/* buffer in front of it: tail drop beyond */
 	__u32	ecn_bytes;	/* mark CE on ECN-capable packets above this queue depth */
 	__u16	dead_sport;	/* a failed path: frames with this UDP source port vanish */
+	__u16	dead_mod;	/* a failed route: frames whose source port % dead_mod == 0 vanish */
 	__u16	slow_sport;	/* a slow path: frames with this source port take ... */
 	__u32	slow_extra_us;	/* ... this much longer */
 };
@@ -141,11 +142,11 @@ static inline void sim_wire(struct sim_port *p, void *data, __u32 len)
 			return;
 		}
 	}
-	if (l->dead_sport && len > mroce_l2l4_len(AF_INET)) {
+	if ((l->dead_sport || l->dead_mod) && len > mroce_l2l4_len(AF_INET)) {
 		__u16 sp;
 
 		memcpy(&sp, (const __u8 *)data + mroce_l2l4_len(AF_INET) - 8, 2);
-		if (mroce_be16(sp) == l->dead_sport) {
+		if (mroce_be16(sp) == l->dead_sport || (l->dead_mod && mroce_be16(sp) % l->dead_mod == 0)) {
 			p->dead_drops++;
 			p->dropped++;
 			return;

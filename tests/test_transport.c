@@ -939,6 +939,98 @@ static void test_large_window_under_loss(void **state)
 	pair_close(&p);
 }
 
+/*
+ * A route dies in the middle of a stream: every source port that hashes onto
+ * it (a quarter of them, fresh entropy values included, ACKs included) is
+ * lost from then on. The stream must go on to the end on the other routes.
+ */
+static bool kill_route_later(void *ctx)
+{
+	struct waiter *w = ctx;
+
+	if (w->na >= 4 && !w->p->net->a.link.dead_mod) {
+		w->p->net->a.link.dead_mod = 4;
+		w->p->net->b.link.dead_mod = 4;
+	}
+	return one_each(ctx);
+}
+
+static void test_route_dies_mid_stream(void **state)
+{
+	MROCE_OPTS(mroce_qp_attr, attr, .paths = 8);
+	struct pair p;
+	struct waiter *w = calloc(1, sizeof(*w));
+	struct mroce_dev_stats sa;
+
+	(void)state;
+	pair_open(&p, 1400, &attr, NULL);
+	pair_connect(&p);
+	w->p = &p;
+	p.net->a.link = (struct sim_link){ .delay_us = 10, .path_step_us = 10, .jitter_us = 5 };
+	p.net->b.link = p.net->a.link;
+	fill(p.la, BUF, 71);
+	for (int i = 0; i < 24; i++)
+		assert_int_equal(post(p.qa, MROCE_WR_RDMA_WRITE, (__u64)i, p.la, BUF, mroce_mr_lkey(p.ma),
+				      (__u64)(unsigned long)p.lb, mroce_mr_rkey(p.mb), 0), 0);
+	w->want_a = 24;
+	assert_int_equal(sim_run(p.net, p.da, p.db, kill_route_later, w, 60000000), 0);
+	mroce_dev_stats(p.da, &sa);
+	printf("  route dies mid-stream: %llu lost on it, %llu resent, %llu timeouts, %llu paths retired\n",
+	       (unsigned long long)p.net->a.dead_drops, (unsigned long long)sa.retx_pkts,
+	       (unsigned long long)sa.rto_events, (unsigned long long)sa.paths_retired);
+	for (int i = 0; i < 24; i++)
+		assert_int_equal(w->wa[i].status, MROCE_WC_SUCCESS);
+	assert_memory_equal(p.lb, p.la, BUF);
+	free(w);
+	pair_close(&p);
+}
+
+/*
+ * A single-path QP whose one route dies: no other slot to spray on, so after
+ * two timeouts in a row it takes a fresh entropy value (a new source port,
+ * hence another ECMP route) and the stream completes.
+ */
+static bool kill_sport_later(void *ctx)
+{
+	struct waiter *w = ctx;
+	struct mroce_qp *qa = w->p->qa;
+
+	if (w->na >= 2 && !w->p->net->a.link.dead_sport)
+		w->p->net->a.link.dead_sport = (__u16)(49152 + (qa->route.sport + qa->paths[0].entropy) %
+							MROCE_ENTROPY_SPACE);
+	return one_each(ctx);
+}
+
+static void test_single_path_rotates_entropy(void **state)
+{
+	MROCE_OPTS(mroce_qp_attr, attr, .paths = 1);
+	struct pair p;
+	struct waiter *w = calloc(1, sizeof(*w));
+
+	(void)state;
+	pair_open(&p, 1500, &attr, NULL);
+	pair_connect(&p);
+	w->p = &p;
+	p.net->a.link = (struct sim_link){ .delay_us = 10 };
+	p.net->b.link = p.net->a.link;
+	fill(p.la, BUF, 81);
+	for (int i = 0; i < 8; i++)
+		assert_int_equal(post(p.qa, MROCE_WR_RDMA_WRITE, (__u64)i, p.la, BUF, mroce_mr_lkey(p.ma),
+				      (__u64)(unsigned long)p.lb, mroce_mr_rkey(p.mb), 0), 0);
+	w->want_a = 8;
+	assert_int_equal(sim_run(p.net, p.da, p.db, kill_sport_later, w, 60000000), 0);
+	printf("  single path dies: %llu lost on it, %llu timeouts, entropy rotated %llu time(s)\n",
+	       (unsigned long long)p.net->a.dead_drops, (unsigned long long)p.da->stats.rto_events,
+	       (unsigned long long)p.da->stats.paths_retired);
+	for (int i = 0; i < 8; i++)
+		assert_int_equal(w->wa[i].status, MROCE_WC_SUCCESS);
+	assert_memory_equal(p.lb, p.la, BUF);
+	assert_true(p.net->a.dead_drops > 0);
+	assert_int_equal(p.da->stats.paths_retired, 1);
+	free(w);
+	pair_close(&p);
+}
+
 /* The CQ's file descriptor is readable exactly while completions wait. */
 static void test_cq_fd(void **state)
 {
@@ -1001,6 +1093,8 @@ int main(void)
 		cmocka_unit_test(test_dead_path_retired),
 		cmocka_unit_test(test_slow_path_retired),
 		cmocka_unit_test(test_large_window_under_loss),
+		cmocka_unit_test(test_route_dies_mid_stream),
+		cmocka_unit_test(test_single_path_rotates_entropy),
 		cmocka_unit_test(test_cq_fd),
 	};
 

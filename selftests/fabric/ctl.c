@@ -237,10 +237,10 @@ static void cmd_stats(const struct fab_switch *sw, bool json, struct out *o)
 		}
 		say(o, "],\"ports\":[");
 		for (__u32 e = 0; e < sw->nports; e++)
-			say(o, "%s{\"port\":%u,\"rx_pkts\":%llu,\"flooded\":%llu,\"tx_pkts\":%llu,\"tx_drop\":%llu}",
-			    e ? "," : "", e, (unsigned long long)sw->port[e].rx_pkts,
+			say(o, "%s{\"port\":%u,\"rx_pkts\":%llu,\"flooded\":%llu,\"tx_pkts\":%llu,\"tx_drop\":%llu,"
+			    "\"tx_busy\":%llu}", e ? "," : "", e, (unsigned long long)sw->port[e].rx_pkts,
 			    (unsigned long long)sw->port[e].flooded, (unsigned long long)sw->port[e].tx_pkts,
-			    (unsigned long long)sw->port[e].tx_drop);
+			    (unsigned long long)sw->port[e].tx_drop, (unsigned long long)sw->port[e].tx_busy);
 		say(o, "],\"nomem\":%llu}\n", (unsigned long long)sw->nomem);
 		return;
 	}
@@ -256,11 +256,11 @@ static void cmd_stats(const struct fab_switch *sw, bool json, struct out *o)
 #undef X
 		say(o, "\n");
 	}
-	say(o, "%-4s %12s %12s %12s %12s\n", "port", "rx_pkts", "flooded", "tx_pkts", "tx_drop");
+	say(o, "%-4s %12s %12s %12s %12s %12s\n", "port", "rx_pkts", "flooded", "tx_pkts", "tx_drop", "tx_busy");
 	for (__u32 e = 0; e < sw->nports; e++)
-		say(o, "%-4u %12llu %12llu %12llu %12llu\n", e, (unsigned long long)sw->port[e].rx_pkts,
+		say(o, "%-4u %12llu %12llu %12llu %12llu %12llu\n", e, (unsigned long long)sw->port[e].rx_pkts,
 		    (unsigned long long)sw->port[e].flooded, (unsigned long long)sw->port[e].tx_pkts,
-		    (unsigned long long)sw->port[e].tx_drop);
+		    (unsigned long long)sw->port[e].tx_drop, (unsigned long long)sw->port[e].tx_busy);
 	if (sw->nomem)
 		say(o, "dropped for want of queue slots: %llu\n", (unsigned long long)sw->nomem);
 }

@@ -337,6 +337,7 @@ __u64 fab_egress(struct fab_switch *sw, __u64 now)
 					break;
 				}
 				if (sw->tx(sw->tx_ctx, e, sw->data + (size_t)i * FAB_MAX_FRAME, s->len)) {
+					sw->port[e].tx_busy++;
 					next = now;	/* ring full: retry once the port drains */
 					break;
 				}

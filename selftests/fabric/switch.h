@@ -55,6 +55,7 @@ struct fab_port_stats {
 	__u64	flooded;	/* copies sent out by flooding (ARP, broadcast, unknown) */
 	__u64	tx_pkts;	/* frames handed to the port's transmit ring */
 	__u64	tx_drop;	/* frames the port could not transmit */
+	__u64	tx_busy;	/* times a due frame found the transmit ring full (it waited) */
 };
 
 struct fab_queue {
