@@ -58,6 +58,7 @@ struct mroce_path {
 	__u32	lost;		/* of those, declared lost */
 	__u32	srtt_us;	/* smoothed RTT of first transmissions on this entropy value */
 	__u32	samples;	/* RTT samples this epoch */
+	__u32	marks;		/* CE marks echoed for it this epoch */
 };
 
 struct mroce_mr {
@@ -202,6 +203,7 @@ struct mroce_qp {
 	__u32			next_path;
 	__u32			ack_path;	/* ACK/NACK slot, round robin */
 	__u8			good_path;	/* slot that last delivered a first transmission */
+	__u8			echo_path;	/* receiving: path slot of the newest data packet */
 	struct mroce_path	paths[MROCE_MAX_PATHS];
 	__u16			next_entropy;	/* next fresh entropy value */
 	__u64			path_epoch_us;

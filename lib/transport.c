@@ -79,7 +79,9 @@ static int emit(struct mroce_qp *qp, struct mroce_hdr *h, const struct mroce_sge
 	h->dqpn = qp->rqpn;
 	h->token = mroce_be64(qp->token_be);
 	h->ts = (__u32)dev->ops->now_us(dev->port);
-	h->path = path;
+	/* ACKs and NACKs carry the path slot of the newest data packet they cover, set by the caller. */
+	if (h->opcode != MROCE_OP_ACK && h->opcode != MROCE_OP_NACK)
+		h->path = path;
 	hdr = mroce_frame_hdrs(buf, cap, &rt, h);
 	if (hdr < 0) {
 		dev->ops->tx_send(dev->port, buf, 0);	/* give the buffer back */
@@ -319,6 +321,7 @@ static void send_ack(struct mroce_qp *qp)
 		if (mroce_rxwin_check(f, base + 1 + i) == MROCE_RXWIN_DUP)
 			h.sack[i / 64] |= 1ULL << (i % 64);
 	h.ts_echo = qp->ts_echo;
+	h.path = qp->echo_path;
 	h.ecn_ce = qp->ecn_ce;
 	h.ecn_pkts = qp->ecn_pkts;
 	if (qp->ecn_ce)
@@ -635,7 +638,7 @@ static void cc_on_ack(struct mroce_qp *qp, const struct mroce_hdr *h, __u32 rtt,
 
 	qp->cc_ce += h->ecn_ce;
 	qp->cc_pkts += h->ecn_pkts;
-	qp->st.ecn_ce += h->ecn_ce;
+
 	if (rtt > qp->cc_rtt_max)
 		qp->cc_rtt_max = rtt;
 	if (now - qp->cc_epoch_us < (qp->srtt_us > 20 ? qp->srtt_us : 20))
@@ -749,6 +752,10 @@ static void handle_ack(struct mroce_qp *qp, const struct mroce_hdr *h, __u64 now
 	/* Ignore what acknowledges PSNs we never sent. */
 	if (psn_before(qp->snd_nxt, cum))
 		return;
+	/* Marks count for the path scoreboard whether or not congestion control is on. */
+	qp->st.ecn_ce += h->ecn_ce;
+	if (h->ecn_ce && h->path < qp->attr.paths)
+		qp->paths[h->path].marks += h->ecn_ce;
 	for (; psn_before(qp->snd_una, cum); qp->snd_una++) {
 		struct mroce_txpkt *rec = PKT(qp, qp->snd_una);
 
@@ -926,6 +933,7 @@ void mroce_engine_rx(void *ctx, const void *frame, __u32 len)
 	qp->ecn_ce += pkt.ecn == 3;
 	dev->stats.ecn_ce_rx += pkt.ecn == 3;
 	qp->ts_echo = h.ts;
+	qp->echo_path = h.path;
 
 	switch (h.opcode) {
 	case MROCE_OP_WRITE:
@@ -968,10 +976,19 @@ void mroce_engine_rx(void *ctx, const void *frame, __u32 len)
 	mroce_rxwin_mark(f, psn);
 	mroce_rxwin_advance(f);
 	qp->gbn_nak_sent = false;
-	/* The last packet of a message is acknowledged at once: its sender waits on it. */
-	if (++qp->unacked >= qp->attr.ack_every || (h.flags & (MROCE_F_ACK_REQ | MROCE_F_LAST)) ||
-	    qp->attr.go_back_n)
+	/*
+	 * The last packet of a message is acknowledged at once: its sender
+	 * waits on it. So is a CE-marked one (as a DCTCP receiver does): each
+	 * ACK then carries at most one mark, on the packet whose path slot it
+	 * echoes, and the sender can charge marks to paths.
+	 */
+	if (pkt.ecn == 3) {
+		qp->unacked++;
+		send_ack(qp);	/* now, before another packet changes the slot it echoes */
+	} else if (++qp->unacked >= qp->attr.ack_every || (h.flags & (MROCE_F_ACK_REQ | MROCE_F_LAST)) ||
+		   qp->attr.go_back_n) {
 		qp->ack_now = true;
+	}
 	else if (!qp->ack_due_us)
 		qp->ack_due_us = now + qp->attr.ack_delay_us;
 }
@@ -999,7 +1016,7 @@ static void path_retire(struct mroce_qp *qp, struct mroce_path *p)
 			used |= qp->paths[k].entropy == qp->next_entropy;
 	} while (used);
 	p->entropy = qp->next_entropy;
-	p->sent = p->lost = p->samples = p->srtt_us = 0;
+	p->sent = p->lost = p->samples = p->srtt_us = p->marks = 0;
 	qp->dev->stats.paths_retired++;
 	qp->st.paths_retired++;
 }
@@ -1011,33 +1028,40 @@ static void path_retire(struct mroce_qp *qp, struct mroce_path *p)
  *  - lost a quarter or more of what it carried (at least 3 packets, as SACK
  *    holes prove): a dead or lossy route;
  *  - or, at the epoch's end, has a smoothed RTT more than twice the best
- *    slot's plus 100 us over at least 4 samples: a congested or slow route.
- *    Relative, so a fabric that is slow everywhere (incast) retires nothing,
- *    and paths of different but sane delays are all kept.
+ *    slot's plus 100 us over at least 4 samples: a congested or slow route;
+ *  - or, at the epoch's end, had at least 4 of its packets come back
+ *    CE-marked, a marked fraction more than twice the QP's: a route whose
+ *    queue builds while the others' do not.
+ *    Both relative, so a fabric slow or marking everywhere (incast) retires
+ *    nothing, and paths of different but sane delays are all kept.
  * Epochs last a few RTTs; counts start over with each.
  */
 static void path_scoreboard(struct mroce_qp *qp, __u64 now)
 {
-	__u32 epoch = 4 * qp->srtt_us > 200 ? 4 * qp->srtt_us : 200, best = 0;
+	__u32 epoch = 4 * qp->srtt_us > 200 ? 4 * qp->srtt_us : 200, best = 0, marks = 0, sent = 0;
 	bool new_epoch;
 
 	if (qp->attr.paths < 2)
 		return;
 	new_epoch = now - qp->path_epoch_us >= epoch;
 	if (new_epoch)
-		for (__u32 i = 0; i < qp->attr.paths; i++)
+		for (__u32 i = 0; i < qp->attr.paths; i++) {
 			if (qp->paths[i].samples >= 4 && (!best || qp->paths[i].srtt_us < best))
 				best = qp->paths[i].srtt_us;
+			marks += qp->paths[i].marks;
+			sent += qp->paths[i].sent;
+		}
 	for (__u32 i = 0; i < qp->attr.paths; i++) {
 		struct mroce_path *p = &qp->paths[i];
 
 		if (p->lost >= 3 && p->lost * 4 >= p->sent) {
 			path_retire(qp, p);
 		} else if (new_epoch) {
-			if (best && p->samples >= 4 && p->srtt_us > 2 * best + 100)
+			if ((best && p->samples >= 4 && p->srtt_us > 2 * best + 100) ||
+			    (p->marks >= 4 && (__u64)p->marks * sent > 2ULL * marks * p->sent))
 				path_retire(qp, p);
 			else
-				p->sent = p->lost = p->samples = 0;
+				p->sent = p->lost = p->samples = p->marks = 0;
 		}
 	}
 	if (new_epoch)

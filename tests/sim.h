@@ -38,6 +38,7 @@ struct sim_link {
 	__u16	dead_mod;	/* a failed route: frames whose source port % dead_mod == 0 vanish */
 	__u16	slow_sport;	/* a slow path: frames with this source port take ... */
 	__u32	slow_extra_us;	/* ... this much longer */
+	__u16	mark_sport;	/* a congested path: ECT frames with this source port get CE */
 };
 
 struct sim_net;
@@ -188,6 +189,25 @@ static inline void sim_wire(struct sim_port *p, void *data, __u32 len)
 			p->marked++;
 		}
 		p->free_at_ns += (__u64)len * 8000 / l->rate_mbps;
+	}
+	if (l->mark_sport && len > mroce_l2l4_len(AF_INET)) {
+		mroce_iphdr_t *ip = (void *)((__u8 *)data + sizeof(struct ethhdr));
+		__u16 sp;
+
+		memcpy(&sp, (const __u8 *)data + mroce_l2l4_len(AF_INET) - 8, 2);
+		if (mroce_be16(sp) == l->mark_sport && (ip->tos & 3) && (ip->tos & 3) != 3) {
+			__u32 sum;
+
+			ip->tos |= 3;
+			ip->check = 0;
+			sum = 0;
+			for (int i = 0; i < 20; i += 2)
+				sum += (__u32)((const __u8 *)ip)[i] << 8 | ((const __u8 *)ip)[i + 1];
+			while (sum >> 16)
+				sum = (sum & 0xffff) + (sum >> 16);
+			ip->check = htons((__u16)~sum);
+			p->marked++;
+		}
 	}
 	for (int i = 0; i < copies; i++) {
 		struct sim_frame *f = sim_alloc(net);

@@ -1031,6 +1031,47 @@ static void test_single_path_rotates_entropy(void **state)
 	pair_close(&p);
 }
 
+/*
+ * The scoreboard's marks rule: one path slot's packets all come back
+ * CE-marked (its queue builds), the others' never: that slot is retired,
+ * and the new entropy value is not marked.
+ */
+static void test_marked_path_retired(void **state)
+{
+	MROCE_OPTS(mroce_qp_attr, attr, .paths = 4);
+	struct pair p;
+	struct waiter *w = calloc(1, sizeof(*w));
+	__u16 marked;
+
+	(void)state;
+	pair_open(&p, 1600, &attr, NULL);
+	pair_connect(&p);
+	w->p = &p;
+	marked = (__u16)(49152 + (p.qa->route.sport + p.qa->paths[3].entropy) % MROCE_ENTROPY_SPACE);
+	/* 10 Gbit/s: the transfer lasts many scoreboard epochs */
+	p.net->a.link = (struct sim_link){ .delay_us = 10, .mark_sport = marked, .rate_mbps = 10000,
+					   .queue_bytes = 1 << 22 };
+	fill(p.la, BUF, 91);
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(post(p.qa, MROCE_WR_RDMA_WRITE, (__u64)i, p.la, BUF, mroce_mr_lkey(p.ma),
+				      (__u64)(unsigned long)p.lb, mroce_mr_rkey(p.mb), 0), 0);
+	w->want_a = 4;
+	assert_int_equal(sim_run(p.net, p.da, p.db, one_each, w, 60000000), 0);
+	printf("  marked path: %llu packets marked, %llu echoed, %llu paths retired\n",
+	       (unsigned long long)p.net->a.marked, (unsigned long long)p.qa->st.ecn_ce,
+	       (unsigned long long)p.da->stats.paths_retired);
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(w->wa[i].status, MROCE_WC_SUCCESS);
+	assert_memory_equal(p.lb, p.la, BUF);
+	assert_true(p.da->stats.paths_retired >= 1);
+	assert_int_not_equal(p.qa->paths[3].entropy, 3);
+	/* Every mark was seen by the sender, and there were few: the slot moved early. */
+	assert_int_equal(p.qa->st.ecn_ce, p.net->a.marked);
+	assert_true(p.net->a.marked < 3043 / 8);
+	free(w);
+	pair_close(&p);
+}
+
 /* The CQ's file descriptor is readable exactly while completions wait. */
 static void test_cq_fd(void **state)
 {
@@ -1095,6 +1136,7 @@ int main(void)
 		cmocka_unit_test(test_large_window_under_loss),
 		cmocka_unit_test(test_route_dies_mid_stream),
 		cmocka_unit_test(test_single_path_rotates_entropy),
+		cmocka_unit_test(test_marked_path_retired),
 		cmocka_unit_test(test_cq_fd),
 	};
 
