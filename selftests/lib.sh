@@ -26,19 +26,7 @@ FAILED=0
 SKIPPED=0
 BG_PIDS=()
 
-# `ip netns exec` also gives the command its own /sys; where it cannot (a
-# chroot whose / is no mount point refuses the remount), enter just the
-# network namespace. Nothing here reads /sys/class/net for that reason.
-NETNS_EXEC=${MROCE_NETNS_EXEC:-ipnetns}
-in_ns() {
-	local ns=$1
-	shift
-	if [ "$NETNS_EXEC" = ipnetns ]; then
-		ip netns exec "$ns" "$@"
-	else
-		nsenter --net="/run/netns/$ns" "$@"
-	fi
-}
+. "$ROOT/selftests/netns.sh"
 a() { in_ns "$NS_A" "$@"; }
 b() { in_ns "$NS_B" "$@"; }
 mac_of() { "$1" ip -o link show "$2" | grep -o 'link/ether [0-9a-f:]*' | cut -d' ' -f2; }
@@ -60,6 +48,7 @@ teardown_pair() {
 }
 
 cleanup_all() {
+	[ -n "${TEST_PID:-}" ] && kill "$TEST_PID" 2>/dev/null
 	teardown_pair
 	rm -rf "$TMP"
 }
@@ -110,18 +99,26 @@ counter() {
 	b "$MROCE" status "$1" --json | sed -n "s/.*\"$2\":\([0-9]*\).*/\1/p"
 }
 
-# run_test NAME FUNCTION [MTU]: fresh namespaces for every test.
+# run_test NAME FUNCTION [MTU]: fresh hosts for every test, built by
+# $TEST_SETUP (default: the veth pair) and removed by $TEST_TEARDOWN. Lines
+# of the test's output matching $FIGURES (a regex) are always shown.
 run_test() {
 	local name=$1 fn=$2 out rc
-	if ! setup_pair "${3:-1500}" >"$TMP/setup.log" 2>&1; then
-		echo "FAIL: $name: could not create the namespaces and veth pair"
+	if ! "${TEST_SETUP:-setup_pair}" "${3:-1500}" >"$TMP/setup.log" 2>&1; then
+		echo "FAIL: $name: could not create the test hosts"
 		sed 's/^/    /' "$TMP/setup.log"
 		FAILED=$((FAILED + 1))
-		teardown_pair
+		"${TEST_TEARDOWN:-teardown_pair}"
 		return
 	fi
-	out=$("$fn" 2>&1)
+	# In the background, so that an interrupt runs the traps at once
+	# (`wait` returns on a signal; a command substitution would not).
+	"$fn" >"$TMP/test.out" 2>&1 &
+	TEST_PID=$!
+	wait "$TEST_PID"
 	rc=$?
+	TEST_PID=
+	out=$(cat "$TMP/test.out")
 	if [ $rc -eq 0 ]; then
 		echo "PASS: $name"
 		PASSED=$((PASSED + 1))
@@ -130,11 +127,13 @@ run_test() {
 		SKIPPED=$((SKIPPED + 1))
 	else
 		echo "FAIL: $name"
-		printf '%s\n' "$out" | sed 's/^/    /'
 		FAILED=$((FAILED + 1))
 	fi
-	[ -n "${VERBOSE:-}" ] && [ $rc -eq 0 ] && printf '%s\n' "$out" | sed 's/^/    /'
-	teardown_pair
+	[ -n "${FIGURES:-}" ] && printf '%s\n' "$out" | grep -E "$FIGURES" | sed 's/^/    /'
+	if [ $rc -ne 0 ] && [ $rc -ne $SKIP ] || [ -n "${VERBOSE:-}" ]; then
+		printf '%s\n' "$out" | sed "s/^/    ${FIGURES:+| }/"
+	fi
+	"${TEST_TEARDOWN:-teardown_pair}"
 }
 
 summary() {

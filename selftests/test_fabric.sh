@@ -57,25 +57,19 @@ t_ops_mixed_delays() {
 	[ "${ooo:-0}" -gt 0 ] || { echo "no reordering: the delays did not act"; return 1; }
 }
 
-t_ops_loss_1pct() {
-	mixed_delays && f path all loss=1% >/dev/null || return 1
-	fab_rdma 1 0 "" "--sizes $SIZES --paths 8" || return 1
+# ops_impaired SETTING COUNTER WHAT SERVER CLIENT: every operation verified on
+# mixed delays plus SETTING on all paths, which must have acted (COUNTER > 0).
+ops_impaired() {
+	mixed_delays && f path all "$1" >/dev/null || return 1
+	fab_rdma "$4" "$5" "" "--sizes $SIZES --paths 8" || return 1
 	f stats
-	local lost
-	lost=$(total_stat drop_loss)
-	echo "the fabric dropped $lost packets"
-	[ "$lost" -gt 0 ] || { echo "no loss happened"; return 1; }
+	local n
+	n=$(total_stat "$2")
+	echo "the fabric $3 $n packets"
+	[ "$n" -gt 0 ] || { echo "the fabric $3 nothing: the setting did not act"; return 1; }
 }
-
-t_ops_duplication() {
-	mixed_delays && f path all dup=2% >/dev/null || return 1
-	fab_rdma 2 3 "" "--sizes $SIZES --paths 8" || return 1
-	f stats
-	local dups
-	dups=$(total_stat duplicated)
-	echo "the fabric duplicated $dups packets"
-	[ "$dups" -gt 0 ] || { echo "no duplication happened"; return 1; }
-}
+t_ops_loss_1pct() { ops_impaired loss=1% drop_loss dropped 1 0; }
+t_ops_duplication() { ops_impaired dup=2% duplicated duplicated 2 3; }
 
 # Kernel TCP through the same delays, loss and duplication, checked by SHA-256.
 t_tcp_same_fabric() {
@@ -214,43 +208,29 @@ sys.exit(0 if spray < single and t['paths_retired'] > 0 and t['tx_pkts'] > 0 els
 PY
 }
 
-# run_fabric_test NAME FUNCTION: a fresh fabric for every test.
-run_fabric_test() {
-	local name=$1 fn=$2 out rc
-	if ! fabric_create "$FAB" $HOSTS $PATHS 1500 >"$TMP/setup.log" 2>&1; then
-		echo "FAIL: $name: could not build the fabric"
-		sed 's/^/    /' "$TMP/setup.log"
-		FAILED=$((FAILED + 1))
-		return
-	fi
-	out=$("$fn" 2>&1)
-	rc=$?
-	if [ $rc -eq 0 ]; then
-		echo "PASS: $name"
-		PASSED=$((PASSED + 1))
-	else
-		echo "FAIL: $name"
-		FAILED=$((FAILED + 1))
-	fi
-	# Figures are the point of these tests: always shown.
-	printf '%s\n' "$out" | grep -E "^(client: (qp|stream)|recovery|incast|slow path|tcp:|path [0-9]+ down|the fabric|server saw|source ports)" | sed 's/^/    /'
-	[ $rc -ne 0 ] || [ -n "${VERBOSE:-}" ] && printf '%s\n' "$out" | sed 's/^/    | /'
+# A fresh fabric for every test (run_test in lib.sh); its figures always shown.
+fabric_setup() { fabric_create "$FAB" $HOSTS $PATHS 1500; }
+fabric_teardown() {
+	local p
 	fabric_destroy "$FAB"
 	for p in "${BG_PIDS[@]+"${BG_PIDS[@]}"}"; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
 	BG_PIDS=()
 }
+TEST_SETUP=fabric_setup
+TEST_TEARDOWN=fabric_teardown
+FIGURES='^(client: (qp|stream)|recovery|incast|slow path|tcp:|path [0-9]+ down|the fabric|server saw|source ports)'
 
 require_root test_fabric
 [ -x "$FABRIC_BIN" ] || { echo "FAIL: test_fabric: $FABRIC_BIN is not built (run make)"; exit 1; }
 if [ $# -gt 0 ]; then
-	for t in "$@"; do run_fabric_test "$t" "t_$t"; done
+	for t in "$@"; do run_test "$t" "t_$t"; done
 else
-	run_fabric_test "every op, paths delayed 10/20/50/100 us" t_ops_mixed_delays
-	run_fabric_test "every op, 1% loss on mixed delays" t_ops_loss_1pct
-	run_fabric_test "every op, 2% duplication on mixed delays" t_ops_duplication
-	run_fabric_test "kernel TCP through the same fabric" t_tcp_same_fabric
-	run_fabric_test "path down in the middle of a 384 MiB WRITE" t_path_down_mid_write
-	run_fabric_test "incast 3 to 1 through one 500 Mbit/s path" t_incast
-	run_fabric_test "slow path: spraying vs single-path ECMP" t_slow_path
+	run_test "every op, paths delayed 10/20/50/100 us" t_ops_mixed_delays
+	run_test "every op, 1% loss on mixed delays" t_ops_loss_1pct
+	run_test "every op, 2% duplication on mixed delays" t_ops_duplication
+	run_test "kernel TCP through the same fabric" t_tcp_same_fabric
+	run_test "path down in the middle of a 384 MiB WRITE" t_path_down_mid_write
+	run_test "incast 3 to 1 through one 500 Mbit/s path" t_incast
+	run_test "slow path: spraying vs single-path ECMP" t_slow_path
 fi
 summary test_fabric

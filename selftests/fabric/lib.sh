@@ -10,20 +10,7 @@
 #   fab NAME CMD...          a control command (path, pin, hash, show, stats ...)
 
 FABRIC_BIN=${FABRIC_BIN:-$BUILD/selftests/fabric}
-NETNS_EXEC=${NETNS_EXEC:-ipnetns}
-
-# ../lib.sh has the same: `ip netns exec`, or nsenter where a chroot refuses its remount.
-if ! declare -F in_ns >/dev/null; then
-	in_ns() {
-		local ns=$1
-		shift
-		if [ "$NETNS_EXEC" = ipnetns ]; then
-			ip netns exec "$ns" "$@"
-		else
-			nsenter --net="/run/netns/$ns" "$@"
-		fi
-	}
-fi
+. "$(dirname "${BASH_SOURCE[0]}")/../netns.sh"
 FAB_RUN_DIR=${FAB_RUN_DIR:-/run/mroce-fabric}
 
 fab_ns_sw() { echo "mrf-$1-sw"; }
