@@ -208,6 +208,7 @@ struct mroce_qp {
 	__u16			next_entropy;	/* next fresh entropy value */
 	__u64			path_epoch_us;
 	struct mroce_qp_stats	st;		/* what mroce_qp_query_stats reports */
+	__u64			stats_at_us;	/* last published to the flows map */
 
 	/* receive side */
 	struct mroce_flow	*flow;		/* receive window (the BPF map's entry) */
@@ -279,6 +280,7 @@ static inline enum mroce_wc_opcode mroce_send_wc_opcode(__u8 op)
 void mroce_dev_kick(struct mroce_dev *dev);
 void mroce_qp_fail(struct mroce_qp *qp, enum mroce_wc_status why);
 void mroce_qp_flush_ack(struct mroce_qp *qp);
+void mroce_qp_stats_update(struct mroce_qp *qp);
 struct mroce_mr *mroce_mr_by_rkey(struct mroce_dev *dev, __u32 rkey);
 struct mroce_mr *mroce_mr_by_lkey(struct mroce_dev *dev, __u32 lkey);
 __u64 mroce_random64(void);

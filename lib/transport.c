@@ -1068,8 +1068,8 @@ static void path_scoreboard(struct mroce_qp *qp, __u64 now)
 		qp->path_epoch_us = now;
 }
 
-/* Fill in what mroce_qp_query_stats and the flows map report. */
-static void qp_stats_update(struct mroce_qp *qp)
+/* Fill in what mroce_qp_query_stats and the flows map report. dev->lock held. */
+void mroce_qp_stats_update(struct mroce_qp *qp)
 {
 	struct mroce_qp_stats *st = &qp->st;
 	struct mroce_flow_tx *tx = &qp->flow->tx;
@@ -1101,7 +1101,11 @@ static void qp_timers(struct mroce_qp *qp, __u64 now)
 	if (qp->state != MROCE_QPS_RTS)
 		return;
 	path_scoreboard(qp, now);
-	qp_stats_update(qp);
+	/* Tools read the flows map at human speed: once a millisecond is plenty. */
+	if (now - qp->stats_at_us >= 1000) {
+		mroce_qp_stats_update(qp);
+		qp->stats_at_us = now;
+	}
 	if (qp->ack_now || (qp->ack_due_us && now >= qp->ack_due_us))
 		send_ack(qp);
 	if (qp->rack_timer_us && now >= qp->rack_timer_us)

@@ -657,6 +657,8 @@ int mroce_qp_query_stats(struct mroce_qp *qp, struct mroce_qp_stats *stats)
 		return -EINVAL;
 	sz = stats->sz < sizeof(*stats) ? stats->sz : sizeof(*stats);
 	pthread_mutex_lock(&qp->dev->lock);
+	if (qp->state == MROCE_QPS_RTS)
+		mroce_qp_stats_update(qp);
 	memcpy((char *)stats + sizeof(stats->sz), (char *)&qp->st + sizeof(stats->sz),
 	       sz - sizeof(stats->sz));
 	pthread_mutex_unlock(&qp->dev->lock);
