@@ -154,10 +154,29 @@ void mroce_hdr_decode(const struct mroce_pkt *pkt, struct mroce_hdr *h)
 static __u32 csum_add(__u32 sum, const void *data, size_t len)
 {
 	const __u8 *p = data;
-	__u64 acc = 0;
+	__u64 acc = 0, s[4] = { 0, 0, 0, 0 };
 	__u32 w32;
 	__u16 w16 = 0;
 
+	/*
+	 * The payload is most of a frame: 32 bytes a step into four independent
+	 * sums of 32-bit halves, so the adds do not wait on each other (one
+	 * accumulator allows about one add per cycle). Each sum grows by less
+	 * than 2^33 a step: no overflow below 2^31 steps.
+	 */
+	for (; len >= 32; len -= 32, p += 32) {
+		for (int i = 0; i < 4; i++) {
+			__u64 w;
+
+			memcpy(&w, p + 8 * i, 8);
+			s[i] += (w & 0xffffffffu) + (w >> 32);
+		}
+	}
+	for (int i = 0; i < 4; i++) {
+		while (s[i] >> 32)
+			s[i] = (s[i] & 0xffffffffu) + (s[i] >> 32);
+		acc += s[i];
+	}
 	for (; len >= 4; len -= 4, p += 4) {
 		memcpy(&w32, p, 4);
 		acc += w32;

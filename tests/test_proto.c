@@ -153,19 +153,19 @@ static void test_frame_checksums(void **state)
 {
 	(void)state;
 	for (int fam = 0; fam < 2; fam++) {
-		for (size_t i = 0; i < FX_NOPCODES + 3; i++) {
+		for (size_t i = 0; i < FX_NOPCODES + 5; i++) {
 			struct fx_frame f;
 			struct mroce_hdr h;
 			int l4, udp_len;
 			__u32 sum;
 
-			/* every opcode, then odd payload lengths (1, 63, 1001 bytes) */
+			/* every opcode, then odd and even payload lengths (1 .. 1900 bytes) */
 			fx_hdr(&h, i < FX_NOPCODES ? fx_opcodes[i] : MROCE_OP_WRITE, 77);
 			if (i >= FX_NOPCODES) {
-				static const __u32 odd[] = { 1, 63, 1001 };
+				static const __u32 odd[] = { 1, 63, 1001, 1024, 1900 };
 
 				h.payload_len = odd[i - FX_NOPCODES];
-				h.msg_len = 3000;
+				h.msg_len = 4000;
 			}
 			assert_int_equal(fx_build_hdr(&f, fam ? AF_INET6 : AF_INET, &h), 0);
 			l4 = fx_l4_off(&f);
