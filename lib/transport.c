@@ -1041,7 +1041,7 @@ static void path_scoreboard(struct mroce_qp *qp, __u64 now)
 	__u32 epoch = 4 * qp->srtt_us > 200 ? 4 * qp->srtt_us : 200, best = 0, marks = 0, sent = 0;
 	bool new_epoch;
 
-	if (qp->attr.paths < 2)
+	if (qp->attr.paths < 2 || qp->attr.static_paths)
 		return;
 	new_epoch = now - qp->path_epoch_us >= epoch;
 	if (new_epoch)
@@ -1136,7 +1136,7 @@ static void qp_timers(struct mroce_qp *qp, __u64 now)
 		 * timeouts. A route that is merely slow keeps its ACKs coming and
 		 * never gets here.
 		 */
-		if (qp->timeouts >= 2) {
+		if (qp->timeouts >= 2 && !qp->attr.static_paths) {
 			struct mroce_txpkt *head = PKT(qp, qp->snd_una);
 
 			if (head->path < qp->attr.paths && qp->paths[head->path].entropy == head->entropy)

@@ -5,7 +5,7 @@
  *   rdma_test server --dev D --addr A --port P [--region BYTES] [--qps N] [--faults SPEC] [--umem N]
  *   rdma_test client --dev D --addr SERVER --port P --sizes LIST [--qps N] [--faults SPEC]
  *                    [--order unordered] [--paths N] [--gbn] [--bad-keys] [--until-killed]
- *                    [--cc ecn|delay|both] [--sports P1,P2,...] [--window PKTS]
+ *                    [--cc ecn|delay|both] [--sports P1,P2,...] [--window PKTS] [--static-paths]
  *                    [--stream BYTES [--roff OFF] [--go-file F] [--timeline F] [--linger-ms N]]
  *
  * --stream: every data QP WRITEs BYTES at once (QP i to remote offset
@@ -74,7 +74,7 @@ static struct {
 	const char	*dev, *addr, *sizes, *faults, *sports, *go_file, *timeline;
 	int		port, qps, paths, umem, linger_ms, window;
 	size_t		region, stream, roff;
-	bool		cc_ecn, cc_delay;
+	bool		cc_ecn, cc_delay, static_paths;
 	bool		server, unordered, gbn, bad_keys, until_killed;
 } o = { .port = 7471, .qps = 1, .paths = 4, .region = 130u << 20 };
 
@@ -636,7 +636,7 @@ static int client(void)
 	MROCE_OPTS(mroce_qp_attr, attr, .send_cq = cq, .recv_cq = cq, .sq_depth = 64, .rq_depth = 64,
 		   .order = o.unordered ? MROCE_UNORDERED : MROCE_ORDERED, .go_back_n = o.gbn,
 		   .paths = (__u32)o.paths, .cc_ecn = o.cc_ecn, .cc_delay = o.cc_delay,
-		   .max_inflight = (__u32)o.window);
+		   .max_inflight = (__u32)o.window, .static_paths = o.static_paths);
 	size_t sizes[32];
 	__u16 sports[MAX_QPS] = {};
 	int nsizes = 0, err;
@@ -746,6 +746,7 @@ int main(int argc, char **argv)
 		{ "umem", 1, 0, 'u' }, { "cc", 1, 0, 'c' }, { "sports", 1, 0, 'S' },
 		{ "stream", 1, 0, 'w' }, { "roff", 1, 0, 'R' }, { "go-file", 1, 0, 'G' },
 		{ "timeline", 1, 0, 'T' }, { "linger-ms", 1, 0, 'L' }, { "window", 1, 0, 'W' },
+		{ "static-paths", 0, 0, 'X' },
 		{ 0, 0, 0, 0 },
 	};
 	struct mroce_faults faults;
@@ -787,6 +788,7 @@ int main(int argc, char **argv)
 		case 'T': o.timeline = optarg; break;
 		case 'L': o.linger_ms = atoi(optarg); break;
 		case 'W': o.window = atoi(optarg); break;
+		case 'X': o.static_paths = true; break;
 		default: return 2;
 		}
 	}

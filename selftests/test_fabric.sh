@@ -160,8 +160,9 @@ sys.exit(0 if agg >= 0.8 * 0.5 and jain >= 0.9 else 1)"
 }
 
 # Four flows from host 0 to host 1 whose source ports all hash onto path 2,
-# which runs at 100 Mbit/s: as single-path ECMP flows, and sprayed with the
-# path scoreboard. The sprayed set must finish first.
+# which runs at 100 Mbit/s: as single-path ECMP flows with fixed ports (as in
+# RoCEv2), and sprayed with the path scoreboard. The sprayed set must finish
+# first.
 t_slow_path() {
 	local sports=() port run
 	f path 2 rate=100m >/dev/null || return 1
@@ -173,7 +174,7 @@ t_slow_path() {
 	list=$(IFS=,; echo "${sports[*]}")
 	echo "source ports $list all hash onto path 2 (100 Mbit/s; the others unlimited)"
 	for run in single spray; do
-		local paths=1 extra=""
+		local paths=1 extra="--static-paths"	# single-path ECMP as RoCEv2 does it: fixed
 		[ $run = spray ] && paths=8 && extra="--linger-ms 1500"
 		rm -f "$TMP/srv.log" "$TMP/$run.log"
 		bg h 1 "$RT" server --dev eth0 --addr "$(fab_ip 1)" --qps 4 --region 33558528 >"$TMP/srv.log" 2>&1

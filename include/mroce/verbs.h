@@ -177,6 +177,9 @@ struct mroce_qp_attr {
 	__u16		udp_sport;	/* UDP source port of path 0, 49152..65535 (path k adds k,
 					 * wrapping in that range), like ibv_modify_qp_udp_sport;
 					 * 0: chosen from the QPN */
+	bool		static_paths;	/* never give a path slot a fresh entropy value: ECMP
+					 * routes stay fixed, as in RoCEv2 (for comparisons);
+					 * a dead route then fails the QP */
 	size_t		:0;
 };
 
