@@ -998,6 +998,39 @@ static void test_single_path_rotates_entropy(void **state)
 }
 
 /*
+ * static_paths keeps the route as ECMP chose it (RoCEv2's behaviour): when
+ * that route dies, the QP fails with retries exceeded after its timeouts
+ * instead of moving, and nothing is ever retired.
+ */
+static void test_static_paths_never_rotate(void **state)
+{
+	MROCE_OPTS(mroce_qp_attr, attr, .paths = 1, .static_paths = true, .retry_cnt = 4);
+	struct pair p;
+	struct waiter *w = calloc(1, sizeof(*w));
+	int failed = 0;
+
+	(void)state;
+	pair_open(&p, 1700, &attr, NULL);
+	pair_connect(&p);
+	w->p = &p;
+	p.net->a.link = (struct sim_link){ .delay_us = 10 };
+	fill(p.la, BUF, 95);
+	for (int i = 0; i < 8; i++)
+		assert_int_equal(post(p.qa, MROCE_WR_RDMA_WRITE, (__u64)i, p.la, BUF, mroce_mr_lkey(p.ma),
+				      (__u64)(unsigned long)p.lb, mroce_mr_rkey(p.mb), 0), 0);
+	w->want_a = 8;
+	assert_int_equal(sim_run(p.net, p.da, p.db, kill_sport_later, w, 60000000), 0);
+	for (int i = 0; i < 8; i++)
+		failed += w->wa[i].status != MROCE_WC_SUCCESS;
+	assert_true(failed > 0);
+	assert_int_equal(w->wa[2].status, MROCE_WC_RETRY_EXC_ERR);	/* the first after the route died */
+	assert_int_equal(mroce_qp_state(p.qa), MROCE_QPS_ERR);
+	assert_int_equal(p.da->stats.paths_retired, 0);
+	free(w);
+	pair_close(&p);
+}
+
+/*
  * The scoreboard's marks rule: one path slot's packets all come back
  * CE-marked (its queue builds), the others' never: that slot is retired,
  * and the new entropy value is not marked.
@@ -1095,6 +1128,7 @@ int main(void)
 		cmocka_unit_test(test_route_dies_mid_stream),
 		cmocka_unit_test(test_single_path_rotates_entropy),
 		cmocka_unit_test(test_marked_path_retired),
+		cmocka_unit_test(test_static_paths_never_rotate),
 		cmocka_unit_test(test_cq_fd),
 	};
 
