@@ -306,7 +306,14 @@ int mroce_dev_open(const char *ifname, const struct mroce_dev_opts *opts, struct
 	}
 	if (!p->xsk) {	/* the driver refused zero-copy (veth always does): copy mode */
 		xcfg.bind_flags = XDP_COPY | XDP_USE_NEED_WAKEUP;
-		err = xsk_socket__create(&p->xsk, ifname, p->queue, p->umem, &p->rx, &p->tx, &xcfg);
+		/* A socket closed a moment ago on this queue (a restarted application) is
+		 * released by the kernel asynchronously: EBUSY for a while, up to 1 s. */
+		for (int tries = 0;; tries++) {
+			err = xsk_socket__create(&p->xsk, ifname, p->queue, p->umem, &p->rx, &p->tx, &xcfg);
+			if (err != -EBUSY || tries == 100)
+				break;
+			usleep(10000);
+		}
 	}
 	if (err)
 		goto fail;

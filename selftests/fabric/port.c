@@ -81,8 +81,14 @@ int xport_open(struct xport *p, const char *name, __u32 slot, const struct xport
 		return -errno;
 	}
 	err = xsk_umem__create(&p->umem, p->area, AREA, &p->fq, &p->cq, &ucfg);
-	if (!err)
+	/* A socket closed a moment ago on this queue is released by the kernel
+	 * asynchronously: EBUSY for a while after its process has exited. */
+	for (int tries = 0; !err; tries++) {
 		err = xsk_socket__create(&p->xsk, name, 0, p->umem, &p->rx, &p->tx, &xcfg);
+		if (err != -EBUSY || tries == 100)
+			break;
+		usleep(10000);
+	}
 	if (err) {
 		fprintf(stderr, "AF_XDP socket on %s: %s\n", name, strerror(-err));
 		return err;
