@@ -119,7 +119,15 @@ def repeat(n, f):
 # ---- the cases ---------------------------------------------------------------
 
 def raw_ceiling(mac_b, size, secs):
-    srv = start_in(NS_B, [RAW, "rx", "--dev", "vb", "--seconds", str(secs)], ready="ready")
+    # The socket of the run before may still be held by the kernel (EBUSY): try again.
+    for attempt in range(3):
+        try:
+            srv = start_in(NS_B, [RAW, "rx", "--dev", "vb", "--seconds", str(secs)], ready="ready")
+            break
+        except RuntimeError:
+            if attempt == 2:
+                raise
+            time.sleep(1)
     run_in(NS_A, [RAW, "tx", "--dev", "va", "--dst-mac", mac_b, "--src", IP_A, "--dst", IP_B,
                   "--size", str(size), "--seconds", str(secs)])
     srv.wait(30)
@@ -253,7 +261,8 @@ def plots(r, outdir):
     png = os.path.join(outdir, "throughput_vs_size.png")
     script = f"""set terminal pngcairo size 900,520; set output '{png}'
 set logscale x 2; set xlabel 'message size (bytes)'; set ylabel 'Gbit/s'; set key top left; set grid
-set title 'WRITE throughput against message size (veth, MTU {MTU}, same run)'
+set xtics ("8" 8, "64" 64, "512" 512, "4K" 4096, "64K" 65536, "1M" 1048576, "16M" 16777216, "64M" 67108864)
+set title 'WRITE throughput against message size (veth, MTU {MTU}, one run per point)'
 plot '{dat}' u 1:2 w lp lw 2 t 'mroce write\\_bw (selective repeat)', \\
      '{dat}' u 1:3 w lp lw 2 t 'mroce write\\_bw (go-back-N)', \\
      {r['tcp_gbps'] or 0} w l dt 2 lw 2 t 'kernel TCP (iperf3, bulk)', \\
@@ -330,6 +339,7 @@ def report(r, out):
         L.append(f"| libfabric 1.17 `fi_pingpong` {name}, 1 MiB ping-pong | {fmt(v['gbps'] if v else None)} Gbit/s (one message in flight) | {fmt(v['usec'] / 2 if v else None)} (1 MiB, half of one transfer) | |")
     L.append("")
     L.append("## mroce against message size\n")
+    L.append("One run of 1 s per size (the medians are in the table above).\n")
     L.append("| size | write_bw Gbit/s (selective repeat) | write_bw Gbit/s (go-back-N) | Mop/s | CPU s/GB | resent |\n|---|---|---|---|---|---|")
     for row_ in r["sweep"]:
         L.append(f"| {row_['size']} | {row_['gbit_s']:.3f} | {row_.get('gbn', 0):.3f} | {row_['mops']:.4f} | {row_['cpu_s_per_gb']:.2f} | {row_['retransmitted']} |")
