@@ -154,6 +154,7 @@ install: all
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR)/pkgconfig \
 		$(DESTDIR)$(INCLUDEDIR)/mroce $(DESTDIR)$(LIBDIR)/mroce
 	install -m 0755 $(CLI) $(DESTDIR)$(BINDIR)/mroce
+	install -m 0755 $(PERF) $(DESTDIR)$(BINDIR)/mroce-perf
 	install -m 0644 $(LIB_A) $(DESTDIR)$(LIBDIR)/libmroce.a
 	install -m 0755 $(LIB_SO) $(DESTDIR)$(LIBDIR)/libmroce.so.$(VERSION)
 	ln -sf libmroce.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libmroce.so.0
@@ -165,7 +166,7 @@ install: all
 	    lib/mroce.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/mroce.pc
 
 uninstall:
-	rm -f $(DESTDIR)$(BINDIR)/mroce $(DESTDIR)$(LIBDIR)/libmroce.* \
+	rm -f $(DESTDIR)$(BINDIR)/mroce $(DESTDIR)$(BINDIR)/mroce-perf $(DESTDIR)$(LIBDIR)/libmroce.* \
 	      $(DESTDIR)$(LIBDIR)/pkgconfig/mroce.pc
 	rm -rf $(DESTDIR)$(INCLUDEDIR)/mroce $(DESTDIR)$(LIBDIR)/mroce
 
