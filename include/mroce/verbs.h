@@ -174,9 +174,9 @@ struct mroce_qp_attr {
 	bool		cc_ecn;		/* DCTCP-like: cut the window by the CE-marked fraction */
 	bool		cc_delay;	/* Swift-like: back off while the RTT exceeds a target */
 	__u32		target_delay_us;/* cc_delay's target; 0: 3 x the lowest RTT seen, >= 50 us */
-	__u16		udp_sport;	/* UDP source port of path 0, 49152..65535 (path k adds k,
-					 * wrapping in that range), like ibv_modify_qp_udp_sport;
-					 * 0: chosen from the QPN */
+	__u16		udp_sport;	/* UDP source port of path 0, 49152..65535 (path k starts at
+					 * +k, wrapping in that range; a retired path moves on),
+					 * like ibv_modify_qp_udp_sport; 0: chosen from the QPN */
 	bool		static_paths;	/* never give a path slot a fresh entropy value: ECMP
 					 * routes stay fixed, as in RoCEv2 (for comparisons);
 					 * a dead route then fails the QP */
