@@ -984,7 +984,8 @@ void mroce_engine_rx(void *ctx, const void *frame, __u32 len)
 	 */
 	if (pkt.ecn == 3) {
 		qp->unacked++;
-		send_ack(qp);	/* now, before another packet changes the slot it echoes */
+		qp->ack_now = true;	/* stays due if no transmit buffer is free now */
+		send_ack(qp);		/* now, before another packet changes the slot it echoes */
 	} else if (++qp->unacked >= qp->attr.ack_every || (h.flags & (MROCE_F_ACK_REQ | MROCE_F_LAST)) ||
 		   qp->attr.go_back_n) {
 		qp->ack_now = true;
