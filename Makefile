@@ -138,7 +138,7 @@ test-fabric: deps
 	$(MAKE) all asan
 	scripts/run-tests.sh fabric
 
-# The benchmark suite (root, ~10 min): mroce next to raw AF_XDP, TCP, UCX and
+# The benchmark suite (root, ~5 min): mroce next to raw AF_XDP, TCP, UCX and
 # libfabric; writes docs/benchmarks.md and docs/bench/*.png.
 bench: deps
 	scripts/deps.sh bench
