@@ -77,6 +77,9 @@ struct mroce_cq {
 	__u32			size;		/* power of two */
 	__u32			head, tail;	/* consumer, producer */
 	int			efd;		/* eventfd: readable while not empty */
+	bool			signaled;	/* efd holds a count: a syscall per
+						 * empty-to-not-empty change, not per entry */
+	bool			quiet;		/* mroce_cq_set_notify(cq, false) */
 	bool			overflow;
 };
 

@@ -162,8 +162,11 @@ void mroce_cq_push(struct mroce_cq *cq, const struct mroce_wc *wc)
 		return;
 	}
 	cq->ring[cq->tail++ & (cq->size - 1)] = *wc;
-	if (write(cq->efd, &one, sizeof(one)) < 0) {
-		/* counter saturation is impossible at 2^64 - 1; nothing to do */
+	if (!cq->signaled && !cq->quiet) {
+		cq->signaled = true;
+		if (write(cq->efd, &one, sizeof(one)) < 0) {
+			/* counter saturation is impossible at 2^64 - 1; nothing to do */
+		}
 	}
 }
 
@@ -181,8 +184,11 @@ int mroce_poll_cq(struct mroce_cq *cq, int n, struct mroce_wc *wc)
 	}
 	while (got < n && cq->head != cq->tail)
 		wc[got++] = cq->ring[cq->head++ & (cq->size - 1)];
-	if (cq->head == cq->tail && read(cq->efd, &v, sizeof(v)) < 0) {
-		/* EAGAIN: already clear */
+	if (cq->head == cq->tail && cq->signaled) {
+		cq->signaled = false;
+		if (read(cq->efd, &v, sizeof(v)) < 0) {
+			/* EAGAIN: already clear */
+		}
 	}
 	pthread_mutex_unlock(&cq->dev->lock);
 	return got;
@@ -191,6 +197,24 @@ int mroce_poll_cq(struct mroce_cq *cq, int n, struct mroce_wc *wc)
 int mroce_cq_fd(const struct mroce_cq *cq)
 {
 	return cq ? cq->efd : -EINVAL;
+}
+
+int mroce_cq_set_notify(struct mroce_cq *cq, bool on)
+{
+	__u64 one = 1;
+
+	if (!cq)
+		return -EINVAL;
+	pthread_mutex_lock(&cq->dev->lock);
+	cq->quiet = !on;
+	if (on && !cq->signaled && cq->head != cq->tail) {
+		cq->signaled = true;
+		if (write(cq->efd, &one, sizeof(one)) < 0) {
+			/* cannot saturate */
+		}
+	}
+	pthread_mutex_unlock(&cq->dev->lock);
+	return 0;
 }
 
 const char *mroce_wc_status_str(enum mroce_wc_status s)

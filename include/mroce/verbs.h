@@ -143,6 +143,9 @@ MROCE_API int mroce_destroy_cq(struct mroce_cq *cq);
 MROCE_API int mroce_poll_cq(struct mroce_cq *cq, int n, struct mroce_wc *wc);
 /* Readable (poll/epoll) while completions wait; mroce_poll_cq() rearms it. */
 MROCE_API int mroce_cq_fd(const struct mroce_cq *cq);
+/* Notification through mroce_cq_fd() is on by default. A caller that only
+ * busy-polls turns it off and saves two system calls per completion. */
+MROCE_API int mroce_cq_set_notify(struct mroce_cq *cq, bool on);
 
 /* ---- queue pairs --------------------------------------------------------- */
 
