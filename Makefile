@@ -17,7 +17,7 @@ CFLAGS  ?= -O2 -g
 WARN    := -Wall -Wextra -Werror
 override CFLAGS   += -std=gnu11 $(WARN) -fPIC -fvisibility=hidden -MMD -MP
 override CPPFLAGS += -Iinclude -I$(BUILD)
-LDLIBS  := -lxdp -lbpf -lelf -lz -lpthread
+LDLIBS  := -lxdp -lbpf -lelf -lz -lpthread -lm
 MULTIARCH = $(shell $(CC) -print-multiarch 2>/dev/null)
 BPF_CFLAGS = -O2 -g -target bpf -std=gnu11 $(WARN) -Iinclude \
 	     -idirafter /usr/include/$(MULTIARCH) -MMD -MP
@@ -41,14 +41,15 @@ BPF_OBJ := $(BUILD)/mroce.bpf.o
 SKEL    := $(BUILD)/mroce.skel.h
 CLI     := $(BUILD)/mroce
 PERF    := $(BUILD)/mroce-perf
+COLLPERF := $(BUILD)/mroce-coll-perf
 LIB_A   := $(BUILD)/libmroce.a
 LIB_SO  := $(BUILD)/libmroce.so
 
-.PHONY: all lib cli examples tests selftests asan test check test-fabric bench demo deps install uninstall clean
+.PHONY: all lib cli examples tests selftests asan test check test-fabric test-coll bench demo deps install uninstall clean
 .DELETE_ON_ERROR:
 .PRECIOUS: $(BUILD)/%/.dir
 
-all: $(BPF_OBJ) $(CLI) $(PERF) $(LIB_A) $(LIB_SO) examples tests selftests
+all: $(BPF_OBJ) $(CLI) $(PERF) $(COLLPERF) $(LIB_A) $(LIB_SO) examples tests selftests
 lib: $(LIB_A) $(LIB_SO)
 cli: $(CLI)
 tests: $(TEST_BINS)
@@ -106,6 +107,9 @@ $(BUILD)/perf/%.o: perf/%.c | $(BUILD)/perf/.dir
 $(PERF): $(BUILD)/perf/main.o $(BUILD)/perf/args.o $(LIB_A)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
+$(COLLPERF): $(BUILD)/perf/coll_perf.o $(LIB_A)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
 $(BUILD)/tests/test_perf_args: tests/test_perf_args.c $(BUILD)/perf/args.o | $(BUILD)/tests/.dir
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/perf/args.o -lcmocka
 
@@ -138,6 +142,11 @@ test-fabric: deps
 	$(MAKE) all asan
 	scripts/run-tests.sh fabric
 
+# The collectives selftests alone: 2-8 rank jobs in namespaces (also part of make test).
+test-coll: deps
+	$(MAKE) all asan
+	scripts/run-tests.sh coll
+
 # The benchmark suite (root, ~5 min): mroce next to raw AF_XDP, TCP, UCX and
 # libfabric; writes docs/benchmarks.md and docs/bench/*.png.
 bench: deps
@@ -155,6 +164,7 @@ install: all
 		$(DESTDIR)$(INCLUDEDIR)/mroce $(DESTDIR)$(LIBDIR)/mroce
 	install -m 0755 $(CLI) $(DESTDIR)$(BINDIR)/mroce
 	install -m 0755 $(PERF) $(DESTDIR)$(BINDIR)/mroce-perf
+	install -m 0755 $(COLLPERF) $(DESTDIR)$(BINDIR)/mroce-coll-perf
 	install -m 0644 $(LIB_A) $(DESTDIR)$(LIBDIR)/libmroce.a
 	install -m 0755 $(LIB_SO) $(DESTDIR)$(LIBDIR)/libmroce.so.$(VERSION)
 	ln -sf libmroce.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libmroce.so.0
@@ -166,7 +176,8 @@ install: all
 	    lib/mroce.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/mroce.pc
 
 uninstall:
-	rm -f $(DESTDIR)$(BINDIR)/mroce $(DESTDIR)$(BINDIR)/mroce-perf $(DESTDIR)$(LIBDIR)/libmroce.* \
+	rm -f $(DESTDIR)$(BINDIR)/mroce $(DESTDIR)$(BINDIR)/mroce-perf \
+	      $(DESTDIR)$(BINDIR)/mroce-coll-perf $(DESTDIR)$(LIBDIR)/libmroce.* \
 	      $(DESTDIR)$(LIBDIR)/pkgconfig/mroce.pc
 	rm -rf $(DESTDIR)$(INCLUDEDIR)/mroce $(DESTDIR)$(LIBDIR)/mroce
 

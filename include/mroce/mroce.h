@@ -205,6 +205,9 @@ MROCE_API int mroce_dp_xsk_clear(struct mroce_dp *dp, __u32 queue);
 /* ---- verbs: memory regions, queues, work requests, connections ---------- */
 #include "verbs.h"
 
+/* ---- collectives over a communicator of N ranks ------------------------ */
+#include "coll.h"
+
 #ifdef __cplusplus
 }
 #endif

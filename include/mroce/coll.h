@@ -1,0 +1,149 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * libmroce collectives: all-reduce, reduce-scatter, all-gather, broadcast,
+ * all-to-all and barrier over a communicator of N ranks, each rank one
+ * process with its own device. Shaped after NCCL/MPI: every rank calls the
+ * same operations in the same order with matching arguments.
+ * Include <mroce/mroce.h>, not this file. docs/collectives.md explains the
+ * algorithms, the reduction order and the failure rules.
+ */
+#ifndef MROCE_COLL_H
+#define MROCE_COLL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <linux/types.h>
+
+struct mroce_coll_comm;	/* a communicator: N ranks fully connected by QPs */
+struct mroce_coll_req;	/* a started non-blocking operation */
+
+enum mroce_coll_dtype {
+	MROCE_COLL_FLOAT32,
+	MROCE_COLL_FLOAT64,
+	MROCE_COLL_INT32,
+	MROCE_COLL_INT64,
+	MROCE_COLL_UINT8,
+	__MROCE_COLL_DTYPE_MAX
+};
+
+enum mroce_coll_redop {
+	MROCE_COLL_SUM,
+	MROCE_COLL_PROD,
+	MROCE_COLL_MIN,
+	MROCE_COLL_MAX,
+	__MROCE_COLL_REDOP_MAX
+};
+
+/*
+ * How to join a communicator. Unset fields come from the environment, the
+ * way torchrun launches jobs:
+ *   RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT (29500)  rendezvous
+ *   MROCE_IFNAME            interface (default: the one that routes to MASTER_ADDR)
+ *   MROCE_COLL_TIMEOUT_MS   failure timeout (default 30000)
+ * Rank 0 listens on MASTER_ADDR:MASTER_PORT (TCP), collects every rank's
+ * queue-pair and buffer info and hands the whole table out; then every pair
+ * of ranks is connected by one QP.
+ */
+struct mroce_coll_opts {
+	size_t		sz;
+	int		rank;		/* -1: $RANK */
+	int		world_size;	/* 0: $WORLD_SIZE */
+	const char	*master_addr;	/* NULL: $MASTER_ADDR (IPv4 literal) */
+	__u16		master_port;	/* 0: $MASTER_PORT, else 29500 */
+	const char	*ifname;	/* NULL: $MROCE_IFNAME, else the route to the master */
+	struct mroce_dev *dev;		/* use this open device instead of opening ifname */
+	__u32		timeout_ms;	/* 0: $MROCE_COLL_TIMEOUT_MS, else 30000; covers the
+					 * rendezvous and, in operations, the longest wait
+					 * without any completion */
+	__u32		paths;		/* UDP source ports each QP sprays over; 0: 8 */
+	__u32		chunk_bytes;	/* pipeline unit, multiple of 64, 4 KiB..1 MiB; 0: 64 KiB */
+	size_t		small_bytes;	/* all-reduce/broadcast up to this size use the
+					 * latency algorithms; 0: 16 KiB; SIZE_MAX: always */
+	bool		ring_only;	/* never use the latency algorithms (tests) */
+	const struct mroce_faults *test_faults;	/* fault injection on the opened device */
+	size_t		:0;
+};
+
+/* Join: blocks until every rank has joined or the timeout passes. */
+MROCE_API int mroce_coll_comm_create(const struct mroce_coll_opts *opts,
+				     struct mroce_coll_comm **comm);
+/* Waits for started operations, then closes QPs and the device it opened. */
+MROCE_API void mroce_coll_comm_destroy(struct mroce_coll_comm *comm);
+MROCE_API int mroce_coll_rank(const struct mroce_coll_comm *comm);
+MROCE_API int mroce_coll_size(const struct mroce_coll_comm *comm);
+/* 0, or the error that broke the communicator: every later operation returns it. */
+MROCE_API int mroce_coll_error(const struct mroce_coll_comm *comm);
+/* The device the communicator runs on (for stats). */
+MROCE_API struct mroce_dev *mroce_coll_dev(const struct mroce_coll_comm *comm);
+
+MROCE_API size_t mroce_coll_dtype_size(enum mroce_coll_dtype dtype);
+MROCE_API const char *mroce_coll_dtype_str(enum mroce_coll_dtype dtype);
+MROCE_API const char *mroce_coll_redop_str(enum mroce_coll_redop op);
+
+/*
+ * Blocking operations. Return 0 or a negative errno: -EINVAL for bad
+ * arguments (nothing is sent), -ETIMEDOUT when nothing completed for the
+ * timeout, -ECONNABORTED when another rank reported a failure, -EIO when a
+ * queue pair failed (a peer is gone). After a failure the communicator is
+ * broken on every rank that notices it and must be destroyed.
+ *
+ * In place: all-reduce and broadcast with sendbuf == recvbuf; all-gather
+ * with sendbuf == recvbuf + rank * count; reduce-scatter with recvbuf ==
+ * sendbuf + rank * count; all-to-all with sendbuf == recvbuf.
+ * Counts are in elements; all-gather, reduce-scatter and all-to-all count
+ * per rank (NCCL's convention).
+ */
+MROCE_API int mroce_coll_allreduce(struct mroce_coll_comm *comm, const void *sendbuf,
+				   void *recvbuf, size_t count, enum mroce_coll_dtype dtype,
+				   enum mroce_coll_redop op);
+MROCE_API int mroce_coll_reduce_scatter(struct mroce_coll_comm *comm, const void *sendbuf,
+					void *recvbuf, size_t recvcount,
+					enum mroce_coll_dtype dtype, enum mroce_coll_redop op);
+MROCE_API int mroce_coll_allgather(struct mroce_coll_comm *comm, const void *sendbuf,
+				   void *recvbuf, size_t sendcount, enum mroce_coll_dtype dtype);
+MROCE_API int mroce_coll_broadcast(struct mroce_coll_comm *comm, void *buf, size_t count,
+				   enum mroce_coll_dtype dtype, int root);
+MROCE_API int mroce_coll_alltoall(struct mroce_coll_comm *comm, const void *sendbuf,
+				  void *recvbuf, size_t count, enum mroce_coll_dtype dtype);
+MROCE_API int mroce_coll_barrier(struct mroce_coll_comm *comm);
+
+/*
+ * Non-blocking: start returns at once (argument errors are returned here);
+ * the operation runs on the communicator's worker thread, in start order,
+ * while the caller computes. Buffers stay the caller's to keep untouched
+ * until the operation finishes. wait blocks and frees req; test returns
+ * -EINPROGRESS while it runs, else the result, and then frees req.
+ */
+MROCE_API int mroce_coll_iallreduce(struct mroce_coll_comm *comm, const void *sendbuf,
+				    void *recvbuf, size_t count, enum mroce_coll_dtype dtype,
+				    enum mroce_coll_redop op, struct mroce_coll_req **req);
+MROCE_API int mroce_coll_ireduce_scatter(struct mroce_coll_comm *comm, const void *sendbuf,
+					 void *recvbuf, size_t recvcount,
+					 enum mroce_coll_dtype dtype, enum mroce_coll_redop op,
+					 struct mroce_coll_req **req);
+MROCE_API int mroce_coll_iallgather(struct mroce_coll_comm *comm, const void *sendbuf,
+				    void *recvbuf, size_t sendcount,
+				    enum mroce_coll_dtype dtype, struct mroce_coll_req **req);
+MROCE_API int mroce_coll_ibroadcast(struct mroce_coll_comm *comm, void *buf, size_t count,
+				    enum mroce_coll_dtype dtype, int root,
+				    struct mroce_coll_req **req);
+MROCE_API int mroce_coll_ialltoall(struct mroce_coll_comm *comm, const void *sendbuf,
+				   void *recvbuf, size_t count, enum mroce_coll_dtype dtype,
+				   struct mroce_coll_req **req);
+MROCE_API int mroce_coll_ibarrier(struct mroce_coll_comm *comm, struct mroce_coll_req **req);
+MROCE_API int mroce_coll_wait(struct mroce_coll_req *req);
+MROCE_API int mroce_coll_test(struct mroce_coll_req *req);
+
+/* Which algorithm an operation of this many bytes (per rank's full vector) uses. */
+enum mroce_coll_kind {
+	MROCE_COLL_ALLREDUCE,
+	MROCE_COLL_REDUCE_SCATTER,
+	MROCE_COLL_ALLGATHER,
+	MROCE_COLL_BROADCAST,
+	MROCE_COLL_ALLTOALL,
+	MROCE_COLL_BARRIER,
+};
+MROCE_API const char *mroce_coll_algo(const struct mroce_coll_comm *comm,
+				      enum mroce_coll_kind kind, size_t bytes);
+
+#endif /* MROCE_COLL_H */

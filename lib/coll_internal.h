@@ -1,0 +1,161 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * Collectives internals: the communicator, the per-peer channels every
+ * algorithm moves data through, and the algorithms themselves.
+ *
+ * Channel: each rank owns, for every peer, an inbox of COLL_SLOTS slots of
+ * chunk bytes that the peer WRITEs into with an immediate (type DATA, slot
+ * sequence number). The sender may have at most COLL_SLOTS chunks
+ * unconsumed; the receiver returns a credit (a zero-length SEND with
+ * immediate) for each slot it has consumed. Messages between two ranks are
+ * matched by sequence alone: every rank runs the same operations in the
+ * same order, so the n-th chunk from a peer is the n-th chunk it sent.
+ */
+#ifndef MROCE_COLL_INTERNAL_H
+#define MROCE_COLL_INTERNAL_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <linux/types.h>
+
+#include "mroce/mroce.h"
+#include "mroce/coll.h"
+
+#define COLL_SLOTS		16	/* inbox slots per peer: chunks in flight per pair */
+#define COLL_CREDIT_BATCH	(COLL_SLOTS / 2)
+#define COLL_POOL		64	/* staging buffers for sends whose source changes */
+#define COLL_CTRL_BUFS		128	/* receives posted per QP */
+#define COLL_CTRL_LEN		32
+#define COLL_ADV_RING		4	/* all-to-all buffer offers a peer may have ahead */
+#define COLL_MAX_RANKS		256
+
+/* Immediate: top two bits say what arrived, the rest is a number. */
+#define IMM_TYPE(imm)		((imm) >> 30)
+#define IMM_VAL(imm)		((imm) & 0x3fffffffu)
+#define IMM(type, val)		(((__u32)(type) << 30) | ((__u32)(val) & 0x3fffffffu))
+enum { IMM_DATA = 0, IMM_CREDIT = 1, IMM_DIRECT = 2, IMM_CTRL = 3 };
+enum { CTRL_ADVERT = 1, CTRL_ABORT = 2 };
+
+/* wr_id of a send: kind in the top byte, a number below. */
+#define WR(kind, val)		(((__u64)(kind) << 56) | ((__u64)(val) & ((1ull << 56) - 1)))
+#define WR_KIND(id)		((unsigned int)((id) >> 56))
+#define WR_VAL(id)		((id) & ((1ull << 56) - 1))
+enum { WR_NONE = 0, WR_POOL = 1, WR_OP = 2, WR_RECV = 3 };
+
+/* A buffer offer for all-to-all: peer may WRITE here during operation `op`. */
+struct coll_advert {
+	__u32	op;
+	__u32	rkey;
+	__u64	addr;
+	bool	valid;
+};
+
+struct coll_peer {
+	struct mroce_qp	*qp;
+	/* our inbox for this peer's chunks */
+	__u8		*inbox;
+	__u32		rx_seq;			/* next chunk expected */
+	__u32		rx_len[COLL_SLOTS];
+	bool		rx_ready[COLL_SLOTS];
+	__u32		credits_owed;		/* slots consumed, credit not yet sent */
+	/* the peer's inbox for our chunks */
+	__u64		r_inbox;
+	__u32		r_rkey;
+	__u32		tx_seq;
+	__u32		credits;		/* free slots at the peer */
+	/* all-to-all */
+	struct coll_advert adv[COLL_ADV_RING];
+	__u32		direct_op;		/* op of the last direct write received */
+	__u32		direct_got;		/* direct writes received for direct_op */
+	struct mroce_mr	*inbox_mr;		/* this peer may write its inbox only */
+	/* receive buffers to post again: the QP's receive ring frees slots in
+	 * message order, so behind a message still missing a packet it is full */
+	__u16		repost[COLL_CTRL_BUFS];
+	__u32		nrepost;
+	/* control sends (adverts) need a source that lives until completion */
+	__u8		*ctrl_tx;
+};
+
+struct coll_op;
+
+struct mroce_coll_comm {
+	int			rank, size;
+	__u32			timeout_ms;
+	__u32			chunk;
+	size_t			small_bytes;
+	bool			ring_only;
+	struct mroce_dev	*dev;
+	bool			own_dev;
+	struct mroce_cq		*cq;
+	struct coll_peer	*peers;		/* [size]; peers[rank] unused */
+	/* inboxes (one MR per peer), then local-only: receive buffers, control
+	 * sends, staging pool (one MR) */
+	__u8			*mem;
+	size_t			mem_len;
+	struct mroce_mr		*mr_local;
+	__u8			*ctrl_rx;	/* [size][COLL_CTRL_BUFS][COLL_CTRL_LEN] */
+	__u8			*pool;		/* COLL_POOL x chunk */
+	__u64			pool_free;	/* bit i: pool buffer i is free */
+	__u32			op_seq;		/* operations run, for all-to-all offers */
+	__u64			op_sends;	/* sends of the running operation not completed */
+	__u32			*op_busy;	/* per location: sends reading it (ring) */
+	int			err;		/* sticky */
+	__u64			last_event_ns;
+	__u32			spin_us;
+	/* With its own device the communicator runs the transport itself: the
+	 * thread running an operation busy-polls the device (no thread hop
+	 * between a packet and its completion); once no operation has run
+	 * for a millisecond, a background thread keeps acknowledging and
+	 * retransmitting. */
+	bool			self_progress;
+	bool			op_active;
+	__u64			op_end_ns;
+	pthread_t		progress;
+	bool			progress_running, progress_quit;
+	/* worker for non-blocking operations */
+	pthread_mutex_t		lock;
+	pthread_cond_t		cond;
+	pthread_t		worker;
+	bool			worker_running, stopping;
+	struct mroce_coll_req	*head, *tail;	/* queued, not yet run */
+	int			busy;		/* an operation is running (worker or caller) */
+};
+
+/* coll_chan.c */
+__u64 coll_now_ns(void);
+int coll_fail(struct mroce_coll_comm *c, int err);
+int coll_step(struct mroce_coll_comm *c, bool may_block);
+int coll_post_chunk(struct mroce_coll_comm *c, int peer, const void *src, __u32 lkey,
+		    __u32 len, __u64 wr_id);
+int coll_post_staged(struct mroce_coll_comm *c, int peer, const void *src, __u32 len);
+const __u8 *coll_peek(struct mroce_coll_comm *c, int peer, __u32 *len);
+void coll_consume(struct mroce_coll_comm *c, int peer);
+int coll_wait_sends(struct mroce_coll_comm *c);
+int coll_drain_pool(struct mroce_coll_comm *c);
+int coll_post_ctrl(struct mroce_coll_comm *c, int peer, __u32 imm, const void *payload,
+		   __u32 len);
+void coll_abort_peers(struct mroce_coll_comm *c);
+int coll_post_recvs(struct mroce_coll_comm *c, int peer);
+
+/* coll_comm.c */
+void coll_progress_own(struct mroce_coll_comm *c, bool own);
+
+/* coll_reduce.c */
+void coll_reduce(enum mroce_coll_dtype t, enum mroce_coll_redop op, void *inout,
+		 const void *in, size_t n);
+
+/* coll_algo.c: each runs one whole operation on the calling thread */
+struct coll_args {
+	enum mroce_coll_kind	kind;
+	const void		*sendbuf;
+	void			*recvbuf;
+	size_t			count;
+	enum mroce_coll_dtype	dtype;
+	enum mroce_coll_redop	op;
+	int			root;
+};
+int coll_run(struct mroce_coll_comm *c, const struct coll_args *a);
+int coll_ping_all(struct mroce_coll_comm *c);
+
+#endif /* MROCE_COLL_INTERNAL_H */

@@ -1,0 +1,72 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Collectives: element-wise reductions, inout[i] = inout[i] OP in[i].
+ * Integer sums and products wrap (two's complement), as in MPI and NCCL;
+ * they are computed in unsigned arithmetic so that wrapping is defined.
+ */
+#include <stdint.h>
+#include <string.h>
+
+#include "coll_internal.h"
+
+#define SUM(a, b)	((a) + (b))
+#define PROD(a, b)	((a) * (b))
+#define MIN(a, b)	((b) < (a) ? (b) : (a))
+#define MAX(a, b)	((b) > (a) ? (b) : (a))
+
+/* One loop per (type, op); T is the storage type, U the type to compute in. */
+#define REDUCE_LOOP(T, U, F)							\
+	do {									\
+		T *o = inout;							\
+		const T *x = in;						\
+		for (size_t i = 0; i < n; i++)					\
+			o[i] = (T)F((U)o[i], (U)x[i]);				\
+	} while (0)
+
+#define REDUCE_TYPE(T, U)							\
+	do {									\
+		switch (op) {							\
+		case MROCE_COLL_SUM:  REDUCE_LOOP(T, U, SUM);  break;		\
+		case MROCE_COLL_PROD: REDUCE_LOOP(T, U, PROD); break;		\
+		case MROCE_COLL_MIN:  REDUCE_LOOP(T, T, MIN);  break;		\
+		case MROCE_COLL_MAX:  REDUCE_LOOP(T, T, MAX);  break;		\
+		default: break;							\
+		}								\
+	} while (0)
+
+void coll_reduce(enum mroce_coll_dtype t, enum mroce_coll_redop op, void *inout,
+		 const void *in, size_t n)
+{
+	switch (t) {
+	case MROCE_COLL_FLOAT32: REDUCE_TYPE(float, float);	break;
+	case MROCE_COLL_FLOAT64: REDUCE_TYPE(double, double);	break;
+	case MROCE_COLL_INT32:	 REDUCE_TYPE(int32_t, uint32_t); break;
+	case MROCE_COLL_INT64:	 REDUCE_TYPE(int64_t, uint64_t); break;
+	/* uint8 promotes to int: compute in unsigned int, store mod 256 */
+	case MROCE_COLL_UINT8:	 REDUCE_TYPE(uint8_t, unsigned int); break;
+	default: break;
+	}
+}
+
+size_t mroce_coll_dtype_size(enum mroce_coll_dtype t)
+{
+	static const size_t sizes[__MROCE_COLL_DTYPE_MAX] = { 4, 8, 4, 8, 1 };
+
+	return (unsigned int)t < __MROCE_COLL_DTYPE_MAX ? sizes[t] : 0;
+}
+
+const char *mroce_coll_dtype_str(enum mroce_coll_dtype t)
+{
+	static const char *const names[__MROCE_COLL_DTYPE_MAX] = {
+		"float", "double", "int32", "int64", "uint8",
+	};
+
+	return (unsigned int)t < __MROCE_COLL_DTYPE_MAX ? names[t] : "?";
+}
+
+const char *mroce_coll_redop_str(enum mroce_coll_redop op)
+{
+	static const char *const names[__MROCE_COLL_REDOP_MAX] = { "sum", "prod", "min", "max" };
+
+	return (unsigned int)op < __MROCE_COLL_REDOP_MAX ? names[op] : "?";
+}
