@@ -6,9 +6,11 @@
 # program under BPF_PROG_TEST_RUN (root), the veth/netns selftests (root),
 # the latter also with the sanitizer-built tools, and the emulated fabric
 # (root; its functional tests again with the sanitizer-built tools, its
-# timing bounds only with the optimised build).
+# timing bounds only with the optimised build), and the collectives on N-rank
+# jobs (root; its functional tests again with the sanitizer-built tools).
 #   scripts/run-tests.sh           every tier
 #   scripts/run-tests.sh fabric    the fabric tier alone (make test-fabric)
+#   scripts/run-tests.sh coll      the collectives tier alone (make test-coll)
 set -u
 cd "$(dirname "$0")/.."
 
@@ -70,8 +72,16 @@ fabric_tier() {
 		ops_mixed_delays ops_loss_1pct ops_duplication
 }
 
-if [ "${1:-}" = fabric ]; then
-	fabric_tier
+coll_tier() {
+	echo "== collectives: N-rank jobs in network namespaces (root)"
+	run_script selftests/test_coll.sh coll "$PWD/build"
+	echo "== collectives with the sanitizer-built library"
+	run_script selftests/test_coll.sh coll-asan "$PWD/build/asan" \
+		three_ranks_ring four_ranks_loss_reorder_dup
+}
+
+if [ "${1:-}" = fabric ] || [ "${1:-}" = coll ]; then
+	"${1}_tier"
 	echo
 	echo "tests: $PASS passed, $FAIL failed, $SKIPPED skipped"
 	[ "$FAIL" -eq 0 ] && [ "$PASS" -gt 0 ]
@@ -104,6 +114,7 @@ for s in "${VETH_TESTS[@]}"; do
 done
 
 fabric_tier
+coll_tier
 
 echo
 echo "tests: $PASS passed, $FAIL failed, $SKIPPED skipped"
