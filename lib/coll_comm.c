@@ -485,7 +485,7 @@ static int resolve_opts(const struct mroce_coll_opts *opts, struct mroce_coll_co
 				DEFAULT_TIMEOUT : (__u32)v;
 	c->chunk = MROCE_OPT(opts, chunk_bytes, 0);
 	if (!c->chunk)
-		c->chunk = 64 * 1024;
+		c->chunk = 256 * 1024;
 	if (c->chunk < 4096 || c->chunk > (1u << 20) || c->chunk % 64)
 		return -EINVAL;
 	c->small_bytes = MROCE_OPT(opts, small_bytes, 0);

@@ -56,7 +56,7 @@ struct mroce_coll_opts {
 					 * rendezvous and, in operations, the longest wait
 					 * without any completion */
 	__u32		paths;		/* UDP source ports each QP sprays over; 0: 8 */
-	__u32		chunk_bytes;	/* pipeline unit, multiple of 64, 4 KiB..1 MiB; 0: 64 KiB */
+	__u32		chunk_bytes;	/* pipeline unit, multiple of 64, 4 KiB..1 MiB; 0: 256 KiB */
 	size_t		small_bytes;	/* all-reduce/broadcast up to this size use the
 					 * latency algorithms; 0: 16 KiB; SIZE_MAX: always */
 	bool		ring_only;	/* never use the latency algorithms (tests) */
