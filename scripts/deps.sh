@@ -22,6 +22,7 @@ if [ "${1:-}" = bench ]; then
 		iperf3 sockperf			# kernel TCP: bulk, ping-pong latency
 		ucx-utils			# UCX's ucx_perftest over TCP
 		libfabric-bin			# libfabric's fi_pingpong (tcp, udp;ofi_rxd)
+		openmpi-bin libopenmpi-dev	# Open MPI collectives (mpi_coll_perf) over TCP
 		gnuplot-nox			# the plots
 		linux-perf			# where the time goes
 	)

@@ -355,6 +355,11 @@ def report(r, out):
         L.append("## Where the time goes (`perf record` of the client, write_bw 1 MiB)\n")
         L.append("```\n" + r["profile"] + "\n```\n")
     L.append(open(os.path.join(ROOT, "selftests", "bench", "analysis.md")).read())
+    # The collectives section is coll_bench.py's: keep it.
+    old = open(out).read() if os.path.exists(out) else ""
+    begin, end = "<!-- collectives: coll_bench.py -->", "<!-- /collectives -->"
+    if begin in old and end in old:
+        L.append(old[old.index(begin):old.index(end) + len(end)] + "\n")
     with open(out, "w") as f:
         f.write("\n".join(L))
 
