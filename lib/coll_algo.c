@@ -157,7 +157,10 @@ static void ring_layout(struct mroce_coll_comm *c, struct ring *rg, size_t count
 		if (n * esz > maxlen)
 			maxlen = n * esz;
 	}
+	/* At least 4 chunks per segment, so that a segment's steps overlap. */
 	rg->C = nchunks(c, maxlen);
+	if (rg->C < 4)
+		rg->C = 4;
 	for (int k = 0; k < c->size; k++) {
 		size_t elems = rg->seg_len[k] / esz;
 
@@ -439,6 +442,16 @@ static int alltoall_direct(struct mroce_coll_comm *c, const struct coll_args *a,
 
 /* ---- dispatch -------------------------------------------------------------------- */
 
+/*
+ * All-to-all blocks up to this size go through the inboxes: no buffer offer
+ * to wait for, but a copy on each side. Beyond it the copies cost more than
+ * the offer's round trip.
+ */
+static size_t a2a_inbox_max(const struct mroce_coll_comm *c)
+{
+	return c->small_bytes < c->chunk ? c->small_bytes : c->chunk;
+}
+
 const char *mroce_coll_algo(const struct mroce_coll_comm *c, enum mroce_coll_kind kind,
 			    size_t bytes)
 {
@@ -452,7 +465,7 @@ const char *mroce_coll_algo(const struct mroce_coll_comm *c, enum mroce_coll_kin
 	case MROCE_COLL_ALLGATHER:	return c->size == 1 ? "local" : "ring";
 	case MROCE_COLL_BROADCAST:	return c->size == 1 ? "local" : small ? "tree" : "chain";
 	case MROCE_COLL_ALLTOALL:
-		return c->size == 1 ? "local" : bytes / (size_t)c->size <= c->chunk ?
+		return c->size == 1 ? "local" : bytes / (size_t)c->size <= a2a_inbox_max(c) ?
 		       "pairwise-inbox" : "pairwise-direct";
 	case MROCE_COLL_BARRIER:	return "dissemination";
 	}
@@ -477,7 +490,7 @@ static int run_alltoall(struct mroce_coll_comm *c, const struct coll_args *a)
 	memcpy((__u8 *)a->recvbuf + (size_t)c->rank * blk, src + (size_t)c->rank * blk, blk);
 	if (c->size == 1)
 		err = 0;
-	else if (blk <= c->chunk)
+	else if (blk <= a2a_inbox_max(c))
 		err = alltoall_inbox(c, a, src, a->recvbuf, blk);
 	else
 		err = alltoall_direct(c, a, src, a->recvbuf, blk);

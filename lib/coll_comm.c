@@ -228,7 +228,8 @@ static int comm_alloc_mem(struct mroce_coll_comm *c)
 static int comm_create_qps(struct mroce_coll_comm *c, __u32 paths)
 {
 	MROCE_OPTS(mroce_qp_attr, attr, .send_cq = NULL, .order = MROCE_UNORDERED,
-		   .sq_depth = 256, .rq_depth = 2 * COLL_CTRL_BUFS, .paths = paths);
+		   .sq_depth = 256, .rq_depth = 2 * COLL_CTRL_BUFS, .paths = paths,
+		   .max_inflight = 896);	/* the receive window's limit: loss recovery needs room */
 	int err = mroce_create_cq(c->dev, (__u32)(c->size - 1) * (256 + 2 * COLL_CTRL_BUFS) + 64,
 				  &c->cq);
 
