@@ -289,7 +289,17 @@ def main():
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--quick", action="store_true", help="1 run, few iterations (a smoke test)")
     ap.add_argument("--out", default=os.path.join(ROOT, "docs", "benchmarks.md"))
+    ap.add_argument("--report-only", action="store_true",
+                    help="rewrite the section and plot from the saved coll_results.json")
     a = ap.parse_args()
+    outdir = os.path.join(os.path.dirname(os.path.abspath(a.out)), "bench")
+    if a.report_only:
+        saved = json.load(open(os.path.join(outdir, "coll_results.json")))
+        res = {k: {impl: {int(s): row for s, row in rows.items()} for impl, rows in v.items()}
+               for k, v in saved["results"].items()}
+        plot(res, outdir)
+        write_section(a.out, section(res, saved["runs"], saved["date"]))
+        return
     if os.geteuid():
         sys.exit("coll_bench: needs root (network namespaces, XDP)")
     for t in (CPERF, MROCE):
@@ -297,7 +307,6 @@ def main():
             sys.exit(f"coll_bench: {t} is not built (run make)")
     build_mpi()
     runs = 1 if a.quick else a.runs
-    outdir = os.path.join(os.path.dirname(os.path.abspath(a.out)), "bench")
     os.makedirs(outdir, exist_ok=True)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(130))
     date = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
