@@ -547,7 +547,11 @@ int mroce_coll_comm_create(const struct mroce_coll_opts *opts, struct mroce_coll
 	} else {
 		struct mroce_dev_attr attr;
 
-		err = mroce_dev_query(c->dev, &attr) ?: find_if(attr.ifname, &local, ifname);
+		err = mroce_dev_query(c->dev, &attr);
+		if (!err && !attr.thread)
+			err = -EINVAL;	/* nobody would progress it between our operations */
+		if (!err)
+			err = find_if(attr.ifname, &local, ifname);
 	}
 	if (!err)
 		err = comm_alloc_mem(c);

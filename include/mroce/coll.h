@@ -51,7 +51,8 @@ struct mroce_coll_opts {
 	const char	*master_addr;	/* NULL: $MASTER_ADDR (IPv4 literal) */
 	__u16		master_port;	/* 0: $MASTER_PORT, else 29500 */
 	const char	*ifname;	/* NULL: $MROCE_IFNAME, else the route to the master */
-	struct mroce_dev *dev;		/* use this open device instead of opening ifname */
+	struct mroce_dev *dev;		/* use this open device (with its progress thread)
+					 * instead of opening ifname */
 	__u32		timeout_ms;	/* 0: $MROCE_COLL_TIMEOUT_MS, else 30000; covers the
 					 * rendezvous and, in operations, the longest wait
 					 * without any completion */
