@@ -75,26 +75,8 @@ int coll_post_ctrl(struct mroce_coll_comm *c, int peer, __u32 imm, const void *p
 	return err;
 }
 
-int coll_post_recvs(struct mroce_coll_comm *c, int peer)
-{
-	for (__u32 i = 0; i < COLL_CTRL_BUFS; i++) {
-		struct mroce_sge sge = {
-			.addr = (__u64)(unsigned long)(c->ctrl_rx +
-				((size_t)peer * COLL_CTRL_BUFS + i) * COLL_CTRL_LEN),
-			.length = COLL_CTRL_LEN,
-			.lkey = mroce_mr_lkey(c->mr_local),
-		};
-		struct mroce_recv_wr wr = { .wr_id = WR(WR_RECV, ((__u64)peer << 16) | i),
-					    .sg_list = &sge, .num_sge = 1 };
-		int err = mroce_post_recv(c->peers[peer].qp, &wr);
-
-		if (err)
-			return err;
-	}
-	return 0;
-}
-
-static int repost_recv(struct mroce_coll_comm *c, int peer, __u32 i)
+/* Receive buffer i of peer: the payload of a control message lands there. */
+static int post_recv(struct mroce_coll_comm *c, int peer, __u32 i)
 {
 	struct mroce_sge sge = {
 		.addr = (__u64)(unsigned long)(c->ctrl_rx +
@@ -108,12 +90,23 @@ static int repost_recv(struct mroce_coll_comm *c, int peer, __u32 i)
 	return mroce_post_recv(c->peers[peer].qp, &wr);
 }
 
+int coll_post_recvs(struct mroce_coll_comm *c, int peer)
+{
+	for (__u32 i = 0; i < COLL_CTRL_BUFS; i++) {
+		int err = post_recv(c, peer, i);
+
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
 static int repost_pending(struct mroce_coll_comm *c, int peer)
 {
 	struct coll_peer *pe = &c->peers[peer];
 
 	while (pe->nrepost) {
-		int err = repost_recv(c, peer, pe->repost[pe->nrepost - 1]);
+		int err = post_recv(c, peer, pe->repost[pe->nrepost - 1]);
 
 		if (err == -EAGAIN)
 			return 0;
