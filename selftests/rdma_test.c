@@ -6,6 +6,7 @@
  *   rdma_test client --dev D --addr SERVER --port P --sizes LIST [--qps N] [--faults SPEC]
  *                    [--order unordered] [--paths N] [--gbn] [--bad-keys] [--until-killed]
  *                    [--cc ecn|delay|both] [--sports P1,P2,...] [--window PKTS] [--static-paths]
+ *                    [--retry N]   (retransmissions of one packet before the QP fails; 12)
  *                    [--stream BYTES [--roff OFF] [--go-file F] [--timeline F] [--linger-ms N]]
  *
  * --stream: every data QP WRITEs BYTES at once (QP i to remote offset
@@ -72,7 +73,7 @@ struct conn {
 
 static struct {
 	const char	*dev, *addr, *sizes, *faults, *sports, *go_file, *timeline;
-	int		port, qps, paths, umem, linger_ms, window;
+	int		port, qps, paths, umem, linger_ms, window, retry;
 	size_t		region, stream, roff;
 	bool		cc_ecn, cc_delay, static_paths;
 	bool		server, unordered, gbn, bad_keys, until_killed;
@@ -197,7 +198,8 @@ static int server(void)
 {
 	struct mroce_listener *l;
 	int err, done = 0;
-	MROCE_OPTS(mroce_qp_attr, attr, .send_cq = cq, .recv_cq = cq, .sq_depth = 64, .rq_depth = 64);
+	MROCE_OPTS(mroce_qp_attr, attr, .send_cq = cq, .recv_cq = cq, .sq_depth = 64, .rq_depth = 64,
+		   .retry_cnt = (__u32)o.retry);
 
 	pattern(region, o.region, 0);
 	err = mroce_listen(dev, o.addr, (__u16)o.port, &l);
@@ -636,7 +638,8 @@ static int client(void)
 	MROCE_OPTS(mroce_qp_attr, attr, .send_cq = cq, .recv_cq = cq, .sq_depth = 64, .rq_depth = 64,
 		   .order = o.unordered ? MROCE_UNORDERED : MROCE_ORDERED, .go_back_n = o.gbn,
 		   .paths = (__u32)o.paths, .cc_ecn = o.cc_ecn, .cc_delay = o.cc_delay,
-		   .max_inflight = (__u32)o.window, .static_paths = o.static_paths);
+		   .max_inflight = (__u32)o.window, .static_paths = o.static_paths,
+		   .retry_cnt = (__u32)o.retry);
 	size_t sizes[32];
 	__u16 sports[MAX_QPS] = {};
 	int nsizes = 0, err;
@@ -746,7 +749,7 @@ int main(int argc, char **argv)
 		{ "umem", 1, 0, 'u' }, { "cc", 1, 0, 'c' }, { "sports", 1, 0, 'S' },
 		{ "stream", 1, 0, 'w' }, { "roff", 1, 0, 'R' }, { "go-file", 1, 0, 'G' },
 		{ "timeline", 1, 0, 'T' }, { "linger-ms", 1, 0, 'L' }, { "window", 1, 0, 'W' },
-		{ "static-paths", 0, 0, 'X' },
+		{ "static-paths", 0, 0, 'X' }, { "retry", 1, 0, 'Y' },
 		{ 0, 0, 0, 0 },
 	};
 	struct mroce_faults faults;
@@ -789,6 +792,7 @@ int main(int argc, char **argv)
 		case 'L': o.linger_ms = atoi(optarg); break;
 		case 'W': o.window = atoi(optarg); break;
 		case 'X': o.static_paths = true; break;
+		case 'Y': o.retry = atoi(optarg); break;
 		default: return 2;
 		}
 	}
