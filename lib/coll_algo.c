@@ -7,7 +7,7 @@
  *   reduce-scatter  the ring's first half; all-gather its second half
  *   broadcast       pipelined chain (large); binomial tree (small)
  *   all-to-all      pairwise WRITE_WITH_IMM straight into the peers' buffers
- *                   (large); through the inboxes (blocks up to a chunk)
+ *                   (large); through the inboxes (blocks up to 16 KiB)
  *   barrier         dissemination, zero-length chunks
  * Reduction order (docs/collectives.md): the ring reduces segment k as
  * x_k, x_k+1, ..., x_k-1 and recursive doubling as a binary tree over rank
