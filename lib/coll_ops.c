@@ -38,6 +38,9 @@ static int check(struct mroce_coll_comm *c, const struct coll_args *a)
 			return -EINVAL;
 		if (a->kind == MROCE_COLL_BROADCAST && (a->root < 0 || a->root >= c->size))
 			return -EINVAL;
+		/* one all-to-all block is one WRITE, whose length is 32 bits */
+		if (a->kind == MROCE_COLL_ALLTOALL && a->count * esz > UINT32_MAX)
+			return -EMSGSIZE;
 	}
 	return __atomic_load_n(&c->err, __ATOMIC_RELAXED);
 }

@@ -169,6 +169,8 @@ static void test_bad_arguments(void **state)
 	assert_int_equal(mroce_coll_broadcast(c, x, 4, MROCE_COLL_INT32, 1), -EINVAL);
 	assert_int_equal(mroce_coll_broadcast(c, x, 4, MROCE_COLL_INT32, -1), -EINVAL);
 	assert_int_equal(mroce_coll_alltoall(c, x, x, SIZE_MAX / 2, MROCE_COLL_INT32), -EOVERFLOW);
+	assert_int_equal(mroce_coll_alltoall(c, x, x, 1ull << 30, MROCE_COLL_INT32), -EMSGSIZE);
+	assert_int_equal(mroce_coll_error(c), 0);	/* argument errors leave it usable */
 	assert_int_equal(mroce_coll_iallreduce(c, x, x, 4, MROCE_COLL_INT32, MROCE_COLL_SUM, NULL), -EINVAL);
 	assert_int_equal(mroce_coll_iallgather(c, x, x, 4, 42, &req), -EINVAL);
 	assert_null(req);

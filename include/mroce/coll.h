@@ -82,11 +82,13 @@ MROCE_API const char *mroce_coll_dtype_str(enum mroce_coll_dtype dtype);
 MROCE_API const char *mroce_coll_redop_str(enum mroce_coll_redop op);
 
 /*
- * Blocking operations. Return 0 or a negative errno: -EINVAL for bad
- * arguments (nothing is sent), -ETIMEDOUT when nothing completed for the
- * timeout, -ECONNABORTED when another rank reported a failure, -EIO when a
- * queue pair failed (a peer is gone). After a failure the communicator is
- * broken on every rank that notices it and must be destroyed.
+ * Blocking operations. Return 0 or a negative errno. Argument errors send
+ * nothing and leave the communicator usable: -EINVAL for bad arguments,
+ * -EOVERFLOW for a size that does not fit, -EMSGSIZE for an all-to-all
+ * block of 4 GiB or more. Failures break the communicator on every rank
+ * that notices them, and it must then be destroyed: -ETIMEDOUT when nothing
+ * completed for the timeout, -ECONNABORTED when another rank reported a
+ * failure, -EIO when a queue pair failed (a peer is gone).
  *
  * In place: all-reduce and broadcast with sendbuf == recvbuf; all-gather
  * with sendbuf == recvbuf + rank * count; reduce-scatter with recvbuf ==
