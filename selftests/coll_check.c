@@ -17,6 +17,7 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <math.h>
+#include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -358,6 +359,10 @@ static void check_nonblocking(struct mroce_coll_comm *c)
 
 		for (int i = 0; i < 10000; i++)	/* "compute" */
 			x += i;
+		/* Ranks outnumber cores here: let the worker and the fabric's switch
+		 * run between rounds (a spinning main thread on every rank once
+		 * starved them long enough to exhaust a QP's retries). */
+		sched_yield();
 		pending = 0;
 		for (int k = 0; k < K; k++) {
 			int res;
