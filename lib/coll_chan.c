@@ -23,7 +23,7 @@ __u64 coll_now_ns(void)
 }
 
 /* Tell every peer the communicator is broken, so nobody waits out the timeout. */
-void coll_abort_peers(struct mroce_coll_comm *c)
+static void coll_abort_peers(struct mroce_coll_comm *c)
 {
 	for (int p = 0; p < c->size; p++)
 		if (p != c->rank && c->peers[p].qp)
@@ -208,7 +208,7 @@ static int on_wc(struct mroce_coll_comm *c, const struct mroce_wc *wc)
 
 /*
  * Drain the completion queue once. With may_block and nothing to do: spin
- * for spin_us after the last event (a reply is usually that close), then
+ * for COLL_SPIN_US after the last event (a reply is usually that close), then
  * sleep on the CQ's fd. Fails the communicator after timeout_ms without
  * any completion.
  */
@@ -237,7 +237,7 @@ int coll_step(struct mroce_coll_comm *c, bool may_block)
 	now = coll_now_ns();
 	if (now - c->last_event_ns > (__u64)c->timeout_ms * 1000000ull)
 		return coll_fail(c, -ETIMEDOUT);
-	if (now - c->last_event_ns < (__u64)c->spin_us * 1000ull) {
+	if (now - c->last_event_ns < (__u64)COLL_SPIN_US * 1000ull) {
 		sched_yield();	/* ranks may outnumber cores */
 	} else if (c->self_progress) {
 		mroce_dev_progress(c->dev, 1);	/* sleeps until a packet, a timer or 1 ms */

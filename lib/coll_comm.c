@@ -496,7 +496,6 @@ static int resolve_opts(const struct mroce_coll_opts *opts, struct mroce_coll_co
 	*paths = MROCE_OPT(opts, paths, 0);
 	if (!*paths)
 		*paths = 8;
-	c->spin_us = 50;
 	return 0;
 }
 

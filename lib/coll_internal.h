@@ -6,8 +6,9 @@
  * Channel: each rank owns, for every peer, an inbox of COLL_SLOTS slots of
  * chunk bytes that the peer WRITEs into with an immediate (type DATA, slot
  * sequence number). The sender may have at most COLL_SLOTS chunks
- * unconsumed; the receiver returns a credit (a zero-length SEND with
- * immediate) for each slot it has consumed. Messages between two ranks are
+ * unconsumed; the receiver returns credits for the slots it has consumed
+ * in batches of COLL_CREDIT_BATCH (a zero-length SEND with immediate).
+ * Messages between two ranks are
  * matched by sequence alone: every rank runs the same operations in the
  * same order, so the n-th chunk from a peer is the n-th chunk it sent.
  */
@@ -29,6 +30,7 @@
 #define COLL_CTRL_LEN		32
 #define COLL_ADV_RING		4	/* all-to-all buffer offers a peer may have ahead */
 #define COLL_MAX_RANKS		256
+#define COLL_SPIN_US		50	/* busy-poll this long after an event, then sleep */
 
 /* Immediate: top two bits say what arrived, the rest is a number. */
 #define IMM_TYPE(imm)		((imm) >> 30)
@@ -77,8 +79,6 @@ struct coll_peer {
 	__u8		*ctrl_tx;
 };
 
-struct coll_op;
-
 struct mroce_coll_comm {
 	int			rank, size;
 	__u32			timeout_ms;
@@ -102,7 +102,6 @@ struct mroce_coll_comm {
 	__u32			*op_busy;	/* per location: sends reading it (ring) */
 	int			err;		/* sticky */
 	__u64			last_event_ns;
-	__u32			spin_us;
 	/* With its own device the communicator runs the transport itself: the
 	 * thread running an operation busy-polls the device (no thread hop
 	 * between a packet and its completion); once no operation has run
@@ -135,7 +134,6 @@ int coll_wait_sends(struct mroce_coll_comm *c);
 int coll_drain_pool(struct mroce_coll_comm *c);
 int coll_post_ctrl(struct mroce_coll_comm *c, int peer, __u32 imm, const void *payload,
 		   __u32 len);
-void coll_abort_peers(struct mroce_coll_comm *c);
 int coll_post_recvs(struct mroce_coll_comm *c, int peer);
 
 /* coll_comm.c */
