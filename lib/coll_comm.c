@@ -43,6 +43,14 @@ static size_t rec_len(int size)
 
 /* ---- small TCP helpers with a deadline ---------------------------------- */
 
+/*
+ * A process may take signals without SA_RESTART at any time (profilers,
+ * language runtimes set interval timers), so every call here can fail with
+ * EINTR. A signal only cuts one wait short: the loops go back to waiting
+ * until the absolute deadline, and only a transfer of every byte counts as
+ * done. The sockets are non-blocking, so no call can outlive the deadline.
+ */
+
 static int remaining_ms(__u64 deadline)
 {
 	__u64 now = coll_now_ns();
@@ -50,26 +58,54 @@ static int remaining_ms(__u64 deadline)
 	return now >= deadline ? 0 : (int)((deadline - now) / 1000000) + 1;
 }
 
-static int io_all(int fd, void *buf, size_t len, bool out, __u64 deadline)
+/* Until fd reports events (or an error the next call will return). */
+static int wait_fd(int fd, short events, __u64 deadline)
+{
+	for (;;) {
+		struct pollfd pfd = { .fd = fd, .events = events };
+		int ms = remaining_ms(deadline), n;
+
+		if (!ms)
+			return -ETIMEDOUT;
+		n = poll(&pfd, 1, ms);
+		if (n > 0)
+			return 0;
+		if (n < 0 && errno != EINTR)
+			return -errno;
+	}
+}
+
+/* Sleep ms, or up to the deadline, whatever signals arrive meanwhile. */
+static void pause_ms(int ms, __u64 deadline)
+{
+	__u64 until = coll_now_ns() + (__u64)ms * 1000000ull, now;
+
+	if (until > deadline)
+		until = deadline;
+	while ((now = coll_now_ns()) < until) {
+		struct timespec ts = { .tv_sec = (time_t)((until - now) / 1000000000ull),
+				       .tv_nsec = (long)((until - now) % 1000000000ull) };
+
+		nanosleep(&ts, NULL);
+	}
+}
+
+int coll_io_all(int fd, void *buf, size_t len, bool out, __u64 deadline)
 {
 	__u8 *p = buf;
 
 	while (len) {
-		struct pollfd pfd = { .fd = fd, .events = out ? POLLOUT : POLLIN };
+		int err = wait_fd(fd, out ? POLLOUT : POLLIN, deadline);
 		ssize_t n;
-		int ms = remaining_ms(deadline);
 
-		if (!ms)
-			return -ETIMEDOUT;
-		if (poll(&pfd, 1, ms) < 0)
-			return errno == EINTR ? 0 : -errno;
-		if (!pfd.revents)
-			continue;
-		n = out ? send(fd, p, len, MSG_NOSIGNAL) : recv(fd, p, len, 0);
-		if (n == 0)
-			return -ECONNRESET;	/* the other side went away */
+		if (err)
+			return err;
+		n = out ? send(fd, p, len, MSG_NOSIGNAL | MSG_DONTWAIT) :
+			  recv(fd, p, len, MSG_DONTWAIT);
+		if (n == 0 && !out)
+			return -ECONNRESET;	/* the other side went away mid-message */
 		if (n < 0) {
-			if (errno == EINTR || errno == EAGAIN)
+			if (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK)
 				continue;
 			return -errno;
 		}
@@ -81,7 +117,7 @@ static int io_all(int fd, void *buf, size_t len, bool out, __u64 deadline)
 
 static int tcp_socket(void)
 {
-	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), one = 1;
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0), one = 1;
 
 	if (fd < 0)
 		return -errno;
@@ -90,43 +126,63 @@ static int tcp_socket(void)
 	return fd;
 }
 
+/* One attempt: a connection in progress (or interrupted, which the kernel
+ * carries on with) is waited for and its outcome read from SO_ERROR. */
+static int dial_once(const struct sockaddr_in *sa, __u64 deadline)
+{
+	int fd = tcp_socket(), err = 0, soerr = 0;
+	socklen_t len = sizeof(soerr);
+
+	if (fd < 0)
+		return fd;
+	if (connect(fd, (const struct sockaddr *)sa, sizeof(*sa))) {
+		if (errno != EINPROGRESS && errno != EINTR)
+			err = -errno;
+		else if (!(err = wait_fd(fd, POLLOUT, deadline)))
+			err = getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &len) ? -errno : -soerr;
+	}
+	if (!err)
+		return fd;
+	close(fd);
+	return err;
+}
+
 /* Connect to the root, retrying while it is not listening yet. */
-static int tcp_dial(const struct sockaddr_in *sa, __u64 deadline)
+int coll_tcp_dial(const struct sockaddr_in *sa, __u64 deadline)
 {
 	for (;;) {
-		int fd = tcp_socket(), err;
+		int fd = dial_once(sa, deadline);
 
-		if (fd < 0)
+		if (fd >= 0 || (fd != -ECONNREFUSED && fd != -ENETUNREACH && fd != -EHOSTUNREACH))
 			return fd;
-		if (!connect(fd, (const struct sockaddr *)sa, sizeof(*sa)))
-			return fd;
-		err = -errno;
-		close(fd);
-		if (err != -ECONNREFUSED && err != -ENETUNREACH && err != -EHOSTUNREACH)
-			return err;
 		if (!remaining_ms(deadline))
 			return -ETIMEDOUT;
-		usleep(20000);
+		pause_ms(20, deadline);
 	}
 }
 
-static int tcp_accept(int lfd, __u64 deadline)
+/* accept(2): these say only that one pending connection went away. */
+static bool accept_transient(int err)
 {
-	struct pollfd pfd = { .fd = lfd, .events = POLLIN };
-	int ms, fd;
+	return err == EINTR || err == EAGAIN || err == EWOULDBLOCK || err == ECONNABORTED ||
+	       err == EPROTO || err == ENETDOWN || err == ENETUNREACH || err == EHOSTUNREACH;
+}
 
-	while ((ms = remaining_ms(deadline))) {
-		if (poll(&pfd, 1, ms) <= 0)
-			continue;
-		fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+int coll_tcp_accept(int lfd, __u64 deadline)
+{
+	for (;;) {
+		int err = wait_fd(lfd, POLLIN, deadline), fd, one = 1;
+
+		if (err)
+			return err;
+		fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
 		if (fd >= 0) {
-			int one = 1;
-
 			setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 			return fd;
 		}
+		if (!accept_transient(errno))
+			return -errno;
 	}
-	return -ETIMEDOUT;
 }
 
 /* ---- options and environment ------------------------------------------- */
@@ -386,7 +442,7 @@ static int rendezvous_root(struct mroce_coll_comm *c, const struct sockaddr_in *
 		fds[i] = -1;
 	/* Collect one record per rank. */
 	for (int got = 1; !err && got < c->size; got++) {
-		int fd = tcp_accept(lfd, deadline);
+		int fd = coll_tcp_accept(lfd, deadline);
 		__u8 *rec = malloc(rl);
 		__u32 r;
 
@@ -397,7 +453,7 @@ static int rendezvous_root(struct mroce_coll_comm *c, const struct sockaddr_in *
 			free(rec);
 			break;
 		}
-		err = io_all(fd, rec, rl, false, deadline);
+		err = coll_io_all(fd, rec, rl, false, deadline);
 		r = get32(rec + 4);
 		if (!err && (get32(rec) != REC_MAGIC || get32(rec + 8) != (__u32)c->size ||
 			     !r || r >= (__u32)c->size || fds[r] >= 0))
@@ -411,16 +467,16 @@ static int rendezvous_root(struct mroce_coll_comm *c, const struct sockaddr_in *
 		free(rec);
 	}
 	for (int r = 1; !err && r < c->size; r++)
-		err = io_all(fds[r], table, rl * (size_t)c->size, true, deadline);
+		err = coll_io_all(fds[r], table, rl * (size_t)c->size, true, deadline);
 	if (!err)
 		err = connect_all(c, table);
 	for (int r = 1; !err && r < c->size; r++) {
-		err = io_all(fds[r], &ready, 1, false, deadline);
+		err = coll_io_all(fds[r], &ready, 1, false, deadline);
 		if (!err && ready != 'R')
 			err = -EPROTO;
 	}
 	for (int r = 1; !err && r < c->size; r++)
-		err = io_all(fds[r], &go, 1, true, deadline);
+		err = coll_io_all(fds[r], &go, 1, true, deadline);
 	for (int r = 0; r < c->size; r++)
 		if (fds[r] >= 0)
 			close(fds[r]);
@@ -433,20 +489,20 @@ static int rendezvous_peer(struct mroce_coll_comm *c, const struct sockaddr_in *
 			   __u8 *table, __u64 deadline)
 {
 	size_t rl = rec_len(c->size);
-	int fd = tcp_dial(sa, deadline), err;
+	int fd = coll_tcp_dial(sa, deadline), err;
 	__u8 ready = 'R', go = 0;
 
 	if (fd < 0)
 		return fd;
-	err = io_all(fd, table + (size_t)c->rank * rl, rl, true, deadline);
+	err = coll_io_all(fd, table + (size_t)c->rank * rl, rl, true, deadline);
 	if (!err)
-		err = io_all(fd, table, rl * (size_t)c->size, false, deadline);
+		err = coll_io_all(fd, table, rl * (size_t)c->size, false, deadline);
 	if (!err)
 		err = connect_all(c, table);
 	if (!err)
-		err = io_all(fd, &ready, 1, true, deadline);
+		err = coll_io_all(fd, &ready, 1, true, deadline);
 	if (!err)
-		err = io_all(fd, &go, 1, false, deadline);
+		err = coll_io_all(fd, &go, 1, false, deadline);
 	if (!err && go != 'G')
 		err = -EPROTO;
 	close(fd);

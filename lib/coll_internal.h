@@ -138,6 +138,12 @@ int coll_post_recvs(struct mroce_coll_comm *c, int peer);
 
 /* coll_comm.c */
 void coll_progress_own(struct mroce_coll_comm *c, bool own);
+/* the rendezvous's socket helpers, exposed for tests: each retries on EINTR
+ * and returns only once everything moved, or at the deadline (coll_now_ns) */
+struct sockaddr_in;
+int coll_io_all(int fd, void *buf, size_t len, bool out, __u64 deadline);
+int coll_tcp_dial(const struct sockaddr_in *sa, __u64 deadline);
+int coll_tcp_accept(int lfd, __u64 deadline);
 
 /* coll_reduce.c */
 void coll_reduce(enum mroce_coll_dtype t, enum mroce_coll_redop op, void *inout,
