@@ -4,7 +4,14 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <bpf/libbpf.h>
+#include <xdp/libxdp.h>
+
 #include "mroce/mroce.h"
+
+/* libxdp's own codes (newer releases; 1.3 passes libbpf's through). */
+#define LIBXDP_ERR_START	5000
+#define LIBXDP_ERR_END		5100
 
 static const char *const mroce_err_text[__MROCE_ERR_END - __MROCE_ERR_START] = {
 	[MROCE_ERR_NOT_ATTACHED - __MROCE_ERR_START] = "mroce datapath is not attached to the interface",
@@ -23,6 +30,11 @@ int mroce_strerror(int err, char *buf, size_t size)
 		snprintf(buf, size, "%s", mroce_err_text[err - __MROCE_ERR_START]);
 		return 0;
 	}
+	/* The libraries under us return their own codes through our calls. */
+	if (err >= __LIBBPF_ERRNO__START && err < __LIBBPF_ERRNO__END)
+		return libbpf_strerror(err, buf, size) ? -EINVAL : 0;
+	if (err >= LIBXDP_ERR_START && err < LIBXDP_ERR_END)
+		return libxdp_strerror(err, buf, size) ? -EINVAL : 0;
 	if (err == EPERM) {
 		snprintf(buf, size, "operation not permitted (needs root: CAP_BPF and CAP_NET_ADMIN)");
 		return 0;

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* The mroce tool's command line: what it accepts and the one-line errors it gives. */
+#define _GNU_SOURCE
 #include <stdarg.h>
 #include <stddef.h>
 #include <errno.h>
@@ -8,6 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <setjmp.h>
+#include <sched.h>
+#include <unistd.h>
+#include <bpf/libbpf.h>
 #include <cmocka.h>
 
 #include "cli.h"
@@ -135,12 +139,70 @@ static void test_run_without_root(void **state)
 	free(buf);
 }
 
+/* libbpf's codes get libbpf's text, mroce's its own, and the ranges are apart
+ * (libxdp's start at 5000). */
+static void test_strerror_ranges(void **state)
+{
+	static const char *const mine[] = {
+		[MROCE_ERR_NOT_ATTACHED - __MROCE_ERR_START] = "not attached",
+		[MROCE_ERR_FOREIGN_PROG - __MROCE_ERR_START] = "another XDP program",
+		[MROCE_ERR_BAD_OBJ - __MROCE_ERR_START] = "does not hold a matching mroce program",
+		[MROCE_ERR_ATTACHED - __MROCE_ERR_START] = "already attached",
+	};
+	char buf[128], want[128];
+
+	(void)state;
+	assert_true((int)__MROCE_ERR_START >= (int)__LIBBPF_ERRNO__END);
+	assert_true(__MROCE_ERR_END <= 5000);
+	for (int e = __LIBBPF_ERRNO__START; e < __LIBBPF_ERRNO__END; e++) {
+		libbpf_strerror(e, want, sizeof(want));
+		assert_int_equal(mroce_strerror(-e, buf, sizeof(buf)), 0);
+		assert_string_equal(buf, want);
+		assert_null(strstr(buf, "mroce"));
+	}
+	for (int e = __MROCE_ERR_START; e < __MROCE_ERR_END; e++) {
+		assert_int_equal(mroce_strerror(-e, buf, sizeof(buf)), 0);
+		if (!strstr(buf, mine[e - __MROCE_ERR_START]))
+			fail_msg("%d: '%s' lacks '%s'", e, buf, mine[e - __MROCE_ERR_START]);
+	}
+}
+
+/* A file that is not a BPF object says so, not that a program is attached.
+ * As root it runs in a network namespace of its own (a clean lo). */
+static void test_attach_not_bpf(void **state)
+{
+	struct mroce_cli cli;
+	char err[256], *buf = NULL;
+	size_t len = 0;
+	FILE *out;
+	int rc;
+
+	(void)state;
+	if (!geteuid())
+		assert_int_equal(unshare(CLONE_NEWNET), 0);
+	out = open_memstream(&buf, &len);
+	assert_int_equal(parse(&cli, err, "attach lo --mode skb --obj /etc/passwd"), 0);
+	rc = mroce_cli_run(&cli, out, out);
+	fclose(out);
+	if (geteuid() && strstr(buf, "not permitted")) {
+		free(buf);
+		skip();
+	}
+	assert_int_equal(rc, MROCE_EXIT_FAIL);
+	if (strstr(buf, "another XDP program") || !strstr(buf, "mroce: attach lo: ") ||
+	    !strstr(buf, "BPF object format invalid"))
+		fail_msg("unexpected message: %s", buf);
+	free(buf);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_accepts),
 		cmocka_unit_test(test_rejects),
 		cmocka_unit_test(test_run_without_root),
+		cmocka_unit_test(test_strerror_ranges),
+		cmocka_unit_test(test_attach_not_bpf),
 	};
 
 	return cmocka_run_group_tests_name("cli", tests, NULL, NULL);

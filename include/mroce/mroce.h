@@ -32,13 +32,14 @@ extern "C" {
 #define MROCE_OPTS(TYPE, NAME, ...) \
 	struct TYPE NAME = { .sz = sizeof(struct TYPE), __VA_ARGS__ }
 
-/* Error codes beyond errno (returned negated, like -errno). */
+/* Error codes beyond errno (returned negated, like -errno), clear of
+ * libbpf's (4000-4099) and libxdp's (5000-) that libmroce passes through. */
 enum mroce_errno {
-	__MROCE_ERR_START	= 4000,
-	MROCE_ERR_NOT_ATTACHED	= 4000,	/* no mroce datapath on the interface */
-	MROCE_ERR_FOREIGN_PROG	= 4001,	/* another XDP program is attached */
-	MROCE_ERR_BAD_OBJ	= 4002,	/* object lacks mroce's program or maps */
-	MROCE_ERR_ATTACHED	= 4003,	/* mroce is already attached */
+	__MROCE_ERR_START	= 4100,
+	MROCE_ERR_NOT_ATTACHED	= 4100,	/* no mroce datapath on the interface */
+	MROCE_ERR_FOREIGN_PROG	= 4101,	/* another XDP program is attached */
+	MROCE_ERR_BAD_OBJ	= 4102,	/* object lacks mroce's program or maps */
+	MROCE_ERR_ATTACHED	= 4103,	/* mroce is already attached */
 	__MROCE_ERR_END
 };
 
