@@ -24,6 +24,7 @@
 #define MROCE_READ_JOBS		64	/* READ responses being sent at once, per QP */
 #define MROCE_FAULT_HOLD	8	/* frames a reorder fault can hold back */
 #define MROCE_FRAME_MAX		4096
+#define MROCE_CC_PRIV_SIZE	64	/* bytes of per-QP congestion control state */
 
 _Static_assert(MROCE_PKT_RING >= MROCE_RXWIN_PSNS, "records for a full window");
 _Static_assert((MROCE_PKT_RING & (MROCE_PKT_RING - 1)) == 0, "ring is a mask");
@@ -193,12 +194,10 @@ struct mroce_qp {
 	__u32			srtt_us;
 	__u32			rttvar_us;	/* mean deviation of RTT samples */
 	__u32			min_rtt_us;	/* lowest RTT sample: the path's base delay */
-	/* congestion control (cc_ecn / cc_delay); window in 1/256 packets */
+	/* congestion control (lib/cc.h); window in 1/256 packets */
+	const struct mroce_cc_ops *cc;
 	__u32			cwnd_x256;
-	__u32			alpha_x1024;	/* DCTCP's moving CE fraction */
-	__u32			cc_ce, cc_pkts;	/* echoed marks since the epoch began */
-	__u32			cc_rtt_max;	/* largest RTT sample this epoch */
-	__u64			cc_epoch_us;
+	__u64			cc_priv[MROCE_CC_PRIV_SIZE / 8];	/* the algorithm's state */
 	__u32			rnr_count;
 	__u64			rnr_until_us;	/* receiver not ready: hold until */
 	struct mroce_rjob	rjobs[MROCE_READ_JOBS];

@@ -8,6 +8,7 @@
 #include <sys/random.h>
 #include <unistd.h>
 
+#include "cc.h"
 #include "engine.h"
 #include "internal.h"
 
@@ -302,7 +303,7 @@ int mroce_create_qp(struct mroce_dev *dev, const struct mroce_qp_attr *attr, str
 	qp->secret = mroce_random64();
 	qp->snd_una = qp->snd_nxt = (__u32)mroce_random64();
 	qp->rto_us = a.rto_high_us;	/* nothing measured yet */
-	qp->cwnd_x256 = a.max_inflight * 256;	/* start at the BDP cap, as IRN does */
+	mroce_cc_init(qp);
 	/* Slots past a.paths carry only ACKs (see ack_path()). */
 	for (__u32 i = 0; i < a.paths || i < MROCE_ACK_PATHS; i++)
 		qp->paths[i].entropy = (__u16)i;

@@ -1,0 +1,210 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * The completer side of acknowledgements: a cumulative PSN plus a SACK
+ * bitmap retire in-flight records and finish requests, RTT samples feed
+ * the timers and congestion control, NACKs fail requests or mark packets
+ * for resending.
+ */
+#include "cc.h"
+#include "eng_int.h"
+
+/*
+ * First acknowledgement of a PSN. A first transmission whose path slot
+ * still holds the same entropy value is an RTT sample for that path (Karn:
+ * a resend's sample could belong to either copy).
+ */
+void mroce_pkt_acked(struct mroce_qp *qp, struct mroce_txpkt *rec, __u64 now)
+{
+	struct mroce_path *p = &qp->paths[rec->path];
+
+	qp->st.acked_bytes += rec->len;
+	if (!rec->retx && !rec->gbn && p->entropy == rec->entropy && now >= rec->sent_us) {
+		__u32 rtt = (__u32)(now - rec->sent_us);
+
+		p->srtt_us = p->srtt_us ? (7 * p->srtt_us + rtt) / 8 : rtt;
+		p->samples++;
+		qp->good_path = rec->path;
+	}
+	/* Newest transmission known delivered (for a resent packet, assume its last copy). */
+	if ((__s32)(rec->tx_seq - qp->rack_seq) > 0 || !qp->rack_sent_us) {
+		qp->rack_seq = rec->tx_seq;
+		qp->rack_sent_us = rec->sent_us;
+	}
+	if (rec->state == PKT_LOST)
+		qp->nlost--;
+	rec->state = PKT_SACKED;
+	if (rec->wqe & PKT_RJOB) {
+		struct mroce_rjob *j = &qp->rjobs[rec->wqe & ~PKT_RJOB];
+
+		if (++j->acked == mroce_rjob_pkts(qp, j))
+			j->used = false;
+	} else {
+		struct mroce_swqe *w = SWQE(qp, rec->wqe);
+
+		if (++w->acked == w->npkts && w->opcode != MROCE_OP_READ_REQ && !w->done) {
+			w->done = 1;
+			w->status = MROCE_WC_SUCCESS;
+		} else if (w->opcode == MROCE_OP_READ_REQ) {
+			mroce_read_maybe_done(w);
+		}
+	}
+}
+
+/* Everything before the cumulative PSN is delivered. True if that was news. */
+static bool ack_cum(struct mroce_qp *qp, __u32 cum, __u64 now)
+{
+	bool progress = false;
+
+	for (; mroce_psn_before(qp->snd_una, cum); qp->snd_una++) {
+		struct mroce_txpkt *rec = PKT(qp, qp->snd_una);
+
+		if (rec->state == PKT_INFLIGHT || rec->state == PKT_LOST)
+			mroce_pkt_acked(qp, rec, now);
+		rec->state = PKT_FREE;
+		progress = true;
+	}
+	return progress;
+}
+
+/* PSNs the SACK bitmap names as delivered. True if any was news. */
+static bool ack_sack(struct mroce_qp *qp, const struct mroce_hdr *h, __u64 now)
+{
+	__u32 cum = h->cum_psn;
+	bool progress = false;
+
+	for (__u32 i = 0; i < 64 * MROCE_SACK_WORDS; i++) {
+		__u32 psn = cum + 1 + i;
+		struct mroce_txpkt *rec;
+
+		if (!(h->sack[i / 64] >> (i % 64) & 1))
+			continue;
+		if (!mroce_psn_before(psn, qp->snd_nxt))
+			break;
+		/*
+		 * A late ACK (they take different paths) may name PSNs already
+		 * behind snd_una, whose ring slots now hold PSNs 1024 later: those
+		 * must not be taken as delivered.
+		 */
+		if (mroce_psn_before(psn, qp->snd_una))
+			continue;
+		rec = PKT(qp, psn);
+		if (rec->state == PKT_INFLIGHT || rec->state == PKT_LOST) {
+			mroce_pkt_acked(qp, rec, now);
+			progress = true;
+		}
+		if (!qp->have_sack || mroce_psn_before(qp->high_sacked, psn)) {
+			qp->high_sacked = psn;
+			qp->have_sack = true;
+		}
+	}
+	if (qp->have_sack && mroce_psn_before(qp->high_sacked, qp->snd_una))
+		qp->have_sack = false;
+	return progress;
+}
+
+/* The RTT the ACK's timestamp echo measures: the QP's estimators and congestion control. */
+static void ack_rtt(struct mroce_qp *qp, const struct mroce_hdr *h, __u64 now)
+{
+	__u32 rtt = (__u32)now - h->ts_echo, dev_us;
+
+	if (rtt >= 10000000)
+		return;
+	dev_us = rtt > qp->srtt_us ? rtt - qp->srtt_us : qp->srtt_us - rtt;
+	qp->rttvar_us = qp->srtt_us ? (3 * qp->rttvar_us + dev_us) / 4 : rtt / 2;
+	qp->srtt_us = qp->srtt_us ? (7 * qp->srtt_us + rtt) / 8 : rtt;
+	if (!qp->min_rtt_us || rtt < qp->min_rtt_us)
+		qp->min_rtt_us = rtt;
+	mroce_cc_on_ack(qp, h, rtt, now);
+}
+
+void mroce_handle_ack(struct mroce_qp *qp, const struct mroce_hdr *h, __u64 now)
+{
+	__u32 inflight;
+	bool progress;
+
+	qp->dev->stats.acks_rx++;
+	/* Ignore what acknowledges PSNs we never sent. */
+	if (mroce_psn_before(qp->snd_nxt, h->cum_psn))
+		return;
+	/* Marks count for the path scoreboard whether or not congestion control is on. */
+	qp->st.ecn_ce += h->ecn_ce;
+	if (h->ecn_ce && h->path < qp->attr.paths)
+		qp->paths[h->path].marks += h->ecn_ce;
+	progress = ack_cum(qp, h->cum_psn, now);
+	progress |= ack_sack(qp, h, now);
+	/*
+	 * An RTT sample only from an ACK that acknowledges something new: one
+	 * sent again for a duplicate echoes the newest packet's time, which may
+	 * be long past while the sender only resends, and would inflate the RTT
+	 * until loss detection waits for ever.
+	 */
+	if (h->ts_echo && progress)
+		ack_rtt(qp, h, now);
+	inflight = qp->snd_nxt - qp->snd_una;
+	if (progress) {
+		qp->last_progress_us = now;
+		qp->rto_us = mroce_rto_base(qp, inflight);
+		qp->rnr_count = 0;
+		qp->timeouts = 0;
+	}
+	mroce_rack_detect(qp, now);
+}
+
+/* An RNR NACK: hold the QP for the RNR timer and resend the packet then. */
+static void nack_rnr(struct mroce_qp *qp, struct mroce_txpkt *rec, __u64 now)
+{
+	if (++qp->rnr_count > qp->attr.rnr_retry) {
+		mroce_fail_wqe_of(qp, rec, MROCE_WC_RNR_RETRY_EXC_ERR);
+		return;
+	}
+	if (rec->state == PKT_INFLIGHT) {
+		rec->state = PKT_LOST;
+		rec->retx = 0;	/* RNR waits are counted by rnr_retry, not retry_cnt */
+		qp->nlost++;
+	}
+	qp->rnr_until_us = now + qp->attr.rnr_timer_us;
+}
+
+/* Go-back-N: everything from the gap on is resent; only the gap counts as a retry. */
+static void nack_seq(struct mroce_qp *qp, __u32 psn)
+{
+	for (__u32 p = psn; mroce_psn_before(p, qp->snd_nxt); p++) {
+		struct mroce_txpkt *r = PKT(qp, p);
+
+		if (r->state == PKT_INFLIGHT) {
+			r->state = PKT_LOST;
+			r->gbn = p != psn;
+			qp->nlost++;
+		}
+	}
+}
+
+void mroce_handle_nack(struct mroce_qp *qp, const struct mroce_hdr *h, __u64 now)
+{
+	__u32 psn = h->nak_psn;
+	struct mroce_txpkt *rec;
+
+	qp->dev->stats.nacks_rx++;
+	if (mroce_psn_before(psn, qp->snd_una) || !mroce_psn_before(psn, qp->snd_nxt))
+		return;	/* stale */
+	rec = PKT(qp, psn);
+	switch (h->nak_code) {
+	case MROCE_NAK_REMOTE_ACCESS:
+		mroce_fail_wqe_of(qp, rec, MROCE_WC_REM_ACCESS_ERR);
+		break;
+	case MROCE_NAK_INVALID_REQ:
+		mroce_fail_wqe_of(qp, rec, MROCE_WC_REM_INV_REQ_ERR);
+		break;
+	case MROCE_NAK_REMOTE_OP:
+		mroce_fail_wqe_of(qp, rec, MROCE_WC_REM_OP_ERR);
+		break;
+	case MROCE_NAK_RNR:
+		nack_rnr(qp, rec, now);
+		break;
+	case MROCE_NAK_PSN_SEQ:
+		nack_seq(qp, psn);
+		break;
+	default:
+		break;
+	}
+}

@@ -1,0 +1,84 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * Congestion control behind an ops table, as the kernel's
+ * tcp_congestion_ops: chosen per QP at creation, with its state in the QP's
+ * fixed private area (qp->cc_priv). The window is qp->cwnd_x256, in 1/256
+ * packets; window() turns it into the packets the QP may have in flight.
+ */
+#ifndef MROCE_CC_H
+#define MROCE_CC_H
+
+#include "engine.h"
+
+struct mroce_cc_ops {
+	const char	*name;
+	__u32		priv_size;	/* bytes of qp->cc_priv it uses */
+	void		(*init)(struct mroce_qp *qp);
+	/* An ACK that acknowledged something new, with its RTT sample. */
+	void		(*on_ack)(struct mroce_qp *qp, const struct mroce_hdr *ack, __u32 rtt_us,
+				  __u64 now);
+	/* Loss detection declared packets lost (NULL: no reaction). */
+	void		(*on_loss)(struct mroce_qp *qp, __u64 now);
+	/* The retransmission timer fired (NULL: no reaction). */
+	void		(*on_rto)(struct mroce_qp *qp, __u64 now);
+	/* Packets the QP may have in flight now. */
+	__u32		(*window)(const struct mroce_qp *qp);
+};
+
+extern const struct mroce_cc_ops mroce_cc_none, mroce_cc_dctcp, mroce_cc_swift,
+				 mroce_cc_dctcp_swift;
+
+/* Pick the QP's algorithm from its attributes and initialise it. */
+void mroce_cc_init(struct mroce_qp *qp);
+
+static inline void *mroce_cc_priv(struct mroce_qp *qp) { return qp->cc_priv; }
+
+static inline void mroce_cc_on_ack(struct mroce_qp *qp, const struct mroce_hdr *ack, __u32 rtt_us,
+				   __u64 now)
+{
+	if (qp->cc->on_ack)
+		qp->cc->on_ack(qp, ack, rtt_us, now);
+}
+
+static inline void mroce_cc_on_loss(struct mroce_qp *qp, __u64 now)
+{
+	if (qp->cc->on_loss)
+		qp->cc->on_loss(qp, now);
+}
+
+static inline void mroce_cc_on_rto(struct mroce_qp *qp, __u64 now)
+{
+	if (qp->cc->on_rto)
+		qp->cc->on_rto(qp, now);
+}
+
+static inline __u32 mroce_cc_window(const struct mroce_qp *qp)
+{
+	return qp->cc->window(qp);
+}
+
+/* Helpers the window-based algorithms share (cc.c). */
+struct mroce_cc_epoch {
+	__u64	epoch_us;	/* start of the current epoch (about one RTT) */
+};
+bool mroce_cc_epoch_over(const struct mroce_qp *qp, const struct mroce_cc_epoch *e, __u64 now);
+void mroce_cc_epoch_end(struct mroce_qp *qp, struct mroce_cc_epoch *e, __u32 cw, bool cut,
+			__u64 now);
+__u32 mroce_cc_clamp_window(const struct mroce_qp *qp);
+void mroce_cc_init_window(struct mroce_qp *qp);
+void mroce_cc_init_none(struct mroce_qp *qp);
+
+/* The per-algorithm cuts, for the combined one (cc_ecn.c, cc_delay.c). */
+struct mroce_cc_dctcp_state {
+	__u32			alpha_x1024;	/* moving CE fraction */
+	__u32			ce, pkts;	/* echoed marks since the epoch began */
+};
+struct mroce_cc_swift_state {
+	__u32			rtt_max;	/* largest RTT sample this epoch */
+};
+void mroce_cc_dctcp_sample(struct mroce_cc_dctcp_state *s, const struct mroce_hdr *ack);
+bool mroce_cc_dctcp_cut(struct mroce_cc_dctcp_state *s, __u32 *cw);
+void mroce_cc_swift_sample(struct mroce_cc_swift_state *s, __u32 rtt_us);
+bool mroce_cc_swift_cut(const struct mroce_qp *qp, struct mroce_cc_swift_state *s, __u32 *cw);
+
+#endif /* MROCE_CC_H */

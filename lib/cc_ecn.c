@@ -1,0 +1,58 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * DCTCP-like congestion control (attr.cc_ecn): once per RTT, cut the window
+ * by half the moving fraction of CE-marked packets the ACKs echo.
+ */
+#include "cc.h"
+
+struct dctcp_priv {
+	struct mroce_cc_epoch		e;
+	struct mroce_cc_dctcp_state	d;
+};
+_Static_assert(sizeof(struct dctcp_priv) <= MROCE_CC_PRIV_SIZE, "fits the QP's private area");
+
+void mroce_cc_dctcp_sample(struct mroce_cc_dctcp_state *s, const struct mroce_hdr *ack)
+{
+	s->ce += ack->ecn_ce;
+	s->pkts += ack->ecn_pkts;
+}
+
+/* The epoch's cut of *cw, if any marks came back; starts the next epoch's counts. */
+bool mroce_cc_dctcp_cut(struct mroce_cc_dctcp_state *s, __u32 *cw)
+{
+	bool cut = false;
+
+	if (s->pkts) {
+		__u32 frac = s->ce * 1024 / s->pkts;
+
+		s->alpha_x1024 = s->alpha_x1024 - s->alpha_x1024 / 16 + frac / 16;
+		if (s->ce) {
+			*cw = (__u32)((__u64)*cw * (2048 - s->alpha_x1024) / 2048);
+			cut = true;
+		}
+	}
+	s->ce = s->pkts = 0;
+	return cut;
+}
+
+static void dctcp_on_ack(struct mroce_qp *qp, const struct mroce_hdr *ack, __u32 rtt_us, __u64 now)
+{
+	struct dctcp_priv *p = mroce_cc_priv(qp);
+	__u32 cw = qp->cwnd_x256;
+	bool cut;
+
+	(void)rtt_us;
+	mroce_cc_dctcp_sample(&p->d, ack);
+	if (!mroce_cc_epoch_over(qp, &p->e, now))
+		return;
+	cut = mroce_cc_dctcp_cut(&p->d, &cw);
+	mroce_cc_epoch_end(qp, &p->e, cw, cut, now);
+}
+
+const struct mroce_cc_ops mroce_cc_dctcp = {
+	.name = "dctcp",
+	.priv_size = sizeof(struct dctcp_priv),
+	.init = mroce_cc_init_none,
+	.on_ack = dctcp_on_ack,
+	.window = mroce_cc_clamp_window,
+};

@@ -1,0 +1,101 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* Completions: send-queue and receive-queue entries reported to their CQs. */
+#include "eng_int.h"
+
+/* Report finished requests; in ordered mode only in posting order. */
+static void complete_sq_done(struct mroce_qp *qp)
+{
+	bool ordered = qp->attr.order == MROCE_ORDERED;
+
+	for (__u32 i = qp->sq_head; i != qp->sq_next && qp->state == MROCE_QPS_RTS; i++) {
+		struct mroce_swqe *w = SWQE(qp, i);
+		struct mroce_wc wc = { .wr_id = w->wr_id, .qp_num = qp->qpn };
+
+		if (!w->done) {
+			if (ordered)
+				break;
+			continue;
+		}
+		if (w->reported)
+			continue;
+		if (w->status) {
+			mroce_qp_fail(qp, (enum mroce_wc_status)w->status);
+			return;
+		}
+		wc.status = MROCE_WC_SUCCESS;
+		wc.opcode = mroce_send_wc_opcode(w->opcode);
+		wc.byte_len = w->len;
+		mroce_cq_push(qp->send_cq, &wc);
+		w->reported = 1;
+	}
+}
+
+void mroce_complete_sq(struct mroce_qp *qp)
+{
+	complete_sq_done(qp);
+	if (qp->state != MROCE_QPS_RTS)
+		return;
+	while (qp->sq_head != qp->sq_next && SWQE(qp, qp->sq_head)->reported)
+		qp->sq_head++;
+	/* Requests failed at posting (local protection) complete in their turn. */
+	while (qp->state == MROCE_QPS_RTS && qp->sq_head != qp->sq_tail) {
+		struct mroce_swqe *w = SWQE(qp, qp->sq_head);
+
+		if (!(w->done && w->status && qp->sq_head == qp->sq_next))
+			break;
+		mroce_qp_fail(qp, (enum mroce_wc_status)w->status);
+	}
+}
+
+void mroce_report_recv(struct mroce_qp *qp, struct mroce_msgslot *m)
+{
+	struct mroce_rwqe *r = RWQE(qp, m->msn);
+	struct mroce_wc wc = { .wr_id = r->wr_id, .qp_num = qp->qpn, .byte_len = m->len };
+
+	wc.opcode = m->opcode == MROCE_OP_WRITE_IMM ? MROCE_WC_RECV_RDMA_WITH_IMM : MROCE_WC_RECV;
+	if (m->opcode != MROCE_OP_SEND) {
+		wc.wc_flags = MROCE_WC_WITH_IMM;
+		wc.imm_data = m->imm;
+	}
+	mroce_cq_push(qp->recv_cq, &wc);
+	r->reported = 1;
+}
+
+/*
+ * Receive completions. Ordered: in message order, and only once every PSN
+ * up to the message's last one is placed (so an earlier WRITE is visible
+ * before a later SEND completes). Unordered: as soon as a message is whole.
+ */
+void mroce_complete_rq(struct mroce_qp *qp)
+{
+	__u32 base = qp->flow->rx_base;
+
+	while (qp->rq_head != qp->rq_tail) {
+		struct mroce_msgslot *m = MSG(qp, qp->rq_head);
+		struct mroce_rwqe *r = RWQE(qp, qp->rq_head);
+
+		if (!r->reported) {
+			if (m->state != MSG_WHOLE || m->msn != qp->rq_head)
+				break;
+			if (qp->attr.order == MROCE_ORDERED && !mroce_psn_before(m->max_psn, base))
+				break;
+			mroce_report_recv(qp, m);
+		}
+		if (m->msn == qp->rq_head)
+			m->state = MSG_FREE;
+		qp->rq_head++;
+	}
+}
+
+/*
+ * A READ is finished once all of its response is placed and its request is
+ * acknowledged: no in-flight record may still point at an SQ entry that
+ * completion is about to recycle.
+ */
+void mroce_read_maybe_done(struct mroce_swqe *w)
+{
+	if (!w->done && w->rd_seen && w->rd_got == w->len && w->acked == w->npkts) {
+		w->done = 1;
+		w->status = MROCE_WC_SUCCESS;
+	}
+}

@@ -1,0 +1,108 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * The reliability engine's rounds: packetise requests, place arriving
+ * packets in any order, acknowledge with cumulative PSN + SACK bitmap,
+ * detect loss from SACK holes (with a reordering allowance) and a
+ * retransmission timer, and resend only what was lost. Runs with dev->lock
+ * held. docs/transport.md says which file does what.
+ */
+#include <stdint.h>
+
+#include "cc.h"
+#include "eng_int.h"
+
+#define RX_BUDGET	64
+
+/* Fill in what mroce_qp_query_stats and the flows map report. dev->lock held. */
+void mroce_qp_stats_update(struct mroce_qp *qp)
+{
+	struct mroce_qp_stats *st = &qp->st;
+	struct mroce_flow_tx *tx = &qp->flow->tx;
+
+	st->srtt_us = qp->srtt_us;
+	st->min_rtt_us = qp->min_rtt_us;
+	st->cwnd_pkts = mroce_cc_window(qp);
+	st->inflight_pkts = qp->snd_nxt - qp->snd_una;
+	st->paths = qp->attr.paths;
+	st->worst_path_srtt_us = 0;
+	for (__u32 i = 0; i < qp->attr.paths; i++)
+		if (qp->paths[i].srtt_us > st->worst_path_srtt_us)
+			st->worst_path_srtt_us = qp->paths[i].srtt_us;
+	/* Plain stores: tools read these racily, one counter at a time. */
+	tx->tx_pkts = st->tx_pkts;
+	tx->retx_pkts = st->retx_pkts;
+	tx->acked_bytes = st->acked_bytes;
+	tx->ecn_ce = st->ecn_ce;
+	tx->cc_cuts = (__u32)st->cc_cuts;
+	tx->paths_retired = (__u32)st->paths_retired;
+	tx->srtt_us = st->srtt_us;
+	tx->cwnd_pkts = st->cwnd_pkts;
+	tx->paths = st->paths;
+	tx->worst_path_srtt_us = st->worst_path_srtt_us;
+}
+
+int mroce_engine_run(struct mroce_dev *dev, void (*rx)(void *, const void *, __u32))
+{
+	__u64 now;
+	int work;
+
+	work = dev->ops->rx_burst(dev->port, rx, dev, RX_BUDGET);
+	now = dev->ops->now_us(dev->port);
+	for (__u32 q = 1; q < MROCE_MAX_QPS; q++) {
+		struct mroce_qp *qp = dev->qps[q];
+
+		if (!qp)
+			continue;
+		mroce_qp_timers(qp, now);
+		work += mroce_qp_tx(qp, now);
+		if (qp->state == MROCE_QPS_RTS) {
+			mroce_complete_sq(qp);
+			mroce_complete_rq(qp);
+		}
+	}
+	dev->ops->tx_flush(dev->port);
+	return work;
+}
+
+/* A QP's earliest timer, folded into *next. True: it has work right now. */
+static bool qp_next_timer(struct mroce_qp *qp, __u64 now, __u64 *next)
+{
+	if (qp->ack_now)
+		return true;
+	if (qp->ack_due_us && qp->ack_due_us < *next)
+		*next = qp->ack_due_us;
+	if (qp->rack_timer_us && qp->rack_timer_us < *next)
+		*next = qp->rack_timer_us;
+	if (qp->rnr_until_us > now) {
+		/* receiver not ready: nothing goes out before the RNR timer */
+		if (qp->rnr_until_us < *next)
+			*next = qp->rnr_until_us;
+		return false;
+	}
+	if (qp->nlost)
+		return true;
+	if (qp->snd_nxt - qp->snd_una < mroce_cc_window(qp)) {
+		__u32 w, o, l;
+
+		if (mroce_next_new(qp, &w, &o, &l))
+			return true;
+	}
+	if (qp->snd_nxt != qp->snd_una && qp->last_progress_us + qp->rto_us < *next)
+		*next = qp->last_progress_us + qp->rto_us;
+	return false;
+}
+
+__u64 mroce_engine_next_timer(struct mroce_dev *dev)
+{
+	__u64 next = UINT64_MAX, now = dev->ops->now_us(dev->port);	/* once, not per QP */
+
+	for (__u32 q = 1; q < MROCE_MAX_QPS; q++) {
+		struct mroce_qp *qp = dev->qps[q];
+
+		if (!qp || qp->state != MROCE_QPS_RTS)
+			continue;
+		if (qp_next_timer(qp, now, &next))
+			return 0;
+	}
+	return next;
+}

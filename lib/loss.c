@@ -1,0 +1,179 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Loss detection and timers: RACK over transmission order, a timer of its
+ * own for a resent window head, the retransmission timeout, and the
+ * per-round timer work of a QP (delayed ACKs, scoreboard, stats).
+ */
+#include "cc.h"
+#include "eng_int.h"
+
+/*
+ * IRN's two timeouts: a low one while few packets are in flight (a tail loss
+ * has nothing behind it to reveal it), a high one otherwise; never below a
+ * few measured RTTs, since a software path's RTT varies far more than a NIC's.
+ */
+__u32 mroce_rto_base(const struct mroce_qp *qp, __u32 inflight)
+{
+	__u32 rto = inflight < 3 ? qp->attr.rto_low_us : qp->attr.rto_high_us;
+
+	return rto > 3 * qp->srtt_us ? rto : 3 * qp->srtt_us;
+}
+
+/*
+ * The head of the window, once resent, can only be proven lost again by
+ * something transmitted after it; with the window full, nothing is. So it
+ * gets a timer of its own, two RTTs plus the reordering allowance after its
+ * last copy, doubling with each resend (retry_cnt still bounds how often):
+ * waiting for the RTO instead would resend the whole window, most of it
+ * already delivered beyond what one SACK bitmap can tell.
+ */
+__u64 mroce_head_due(const struct mroce_qp *qp, const struct mroce_txpkt *rec)
+{
+	__u32 base = 2 * qp->srtt_us + 4 * qp->rttvar_us + 20;
+
+	return rec->sent_us + ((__u64)base << (rec->retx > 10 ? 10 : rec->retx - 1));
+}
+
+/* True if it declared the head lost. */
+static bool head_timer(struct mroce_qp *qp, __u64 now)
+{
+	struct mroce_txpkt *rec = PKT(qp, qp->snd_una);
+	__u64 due;
+
+	if (qp->snd_una == qp->snd_nxt || rec->state != PKT_INFLIGHT || !rec->retx || rec->gbn)
+		return false;
+	due = mroce_head_due(qp, rec);
+	if (now >= due) {
+		rec->state = PKT_LOST;
+		qp->nlost++;
+		return true;
+	}
+	if (!qp->rack_timer_us || due < qp->rack_timer_us)
+		qp->rack_timer_us = due;
+	return false;
+}
+
+/*
+ * Holes, judged by transmission order and time (RACK, RFC 8985), not PSN: a
+ * packet is lost once something transmitted after it (or with it) has been
+ * delivered and an RTT plus a reordering allowance has passed since it was
+ * sent. The allowance grows with the RTT's deviation, which is what
+ * spraying over paths of different delay produces; nothing waits for three
+ * duplicate ACKs; a retransmission is judged only by what was sent after it.
+ * Runs on every ACK and, for holes not yet ripe, on a timer. Returns the
+ * packets it declared lost.
+ */
+static __u32 rack_holes(struct mroce_qp *qp, __u64 now)
+{
+	__u32 thresh = qp->srtt_us + 4 * qp->rttvar_us + 20, lost = 0;
+
+	for (__u32 psn = qp->snd_una; mroce_psn_before(psn, qp->high_sacked); psn++) {
+		struct mroce_txpkt *rec = PKT(qp, psn);
+
+		if (rec->state != PKT_INFLIGHT || (__s32)(qp->rack_seq - rec->tx_seq) <= 0)
+			continue;
+		if (now >= rec->sent_us + thresh &&
+		    (qp->rack_seq - rec->tx_seq >= qp->attr.reorder_pkts ||
+		     qp->rack_sent_us + qp->srtt_us / 2 >= rec->sent_us)) {
+			rec->state = PKT_LOST;
+			if (qp->paths[rec->path].entropy == rec->entropy)
+				qp->paths[rec->path].lost++;	/* a retired value is history */
+			qp->nlost++;
+			lost++;
+		} else if (!qp->rack_timer_us || rec->sent_us + thresh < qp->rack_timer_us) {
+			qp->rack_timer_us = rec->sent_us + thresh;
+		}
+	}
+	return lost;
+}
+
+void mroce_rack_detect(struct mroce_qp *qp, __u64 now)
+{
+	bool lost;
+
+	qp->rack_timer_us = 0;
+	lost = head_timer(qp, now);
+	if (!qp->have_sack) {
+		if (lost)
+			mroce_cc_on_loss(qp, now);
+		return;
+	}
+	lost |= rack_holes(qp, now) > 0;
+	if (lost)
+		mroce_cc_on_loss(qp, now);
+	mroce_path_scoreboard(qp, now);
+}
+
+/*
+ * Nothing acknowledged for an RTO: what is unacknowledged and that old is
+ * resent. Only the oldest counts as a retry of its own; the rest only
+ * follow it. A go-back-N receiver discarded everything behind the gap, so
+ * all of it goes again; a selective one kept what arrived, and beyond the
+ * reach of one SACK bitmap the sender cannot tell what that was: only that
+ * reach is resent, the next ACK's bitmap shows the rest.
+ */
+static void rto_mark(struct mroce_qp *qp, __u64 now)
+{
+	bool oldest = true;
+
+	for (__u32 psn = qp->snd_una; psn != qp->snd_nxt; psn++) {
+		struct mroce_txpkt *rec = PKT(qp, psn);
+
+		if (!qp->attr.go_back_n && psn - qp->snd_una > 64 * MROCE_SACK_WORDS)
+			break;
+		if (rec->state == PKT_INFLIGHT && now - rec->sent_us >= qp->rto_us) {
+			/* not charged to the path: a timeout says nothing about which one */
+			rec->state = PKT_LOST;
+			rec->gbn = !oldest;
+			oldest = false;
+			qp->nlost++;
+		}
+	}
+}
+
+static void rto_fire(struct mroce_qp *qp, __u64 now)
+{
+	qp->dev->stats.rto_events++;
+	qp->st.rto_events++;
+	if (++qp->timeouts > qp->attr.retry_cnt) {
+		mroce_fail_wqe_of(qp, PKT(qp, qp->snd_una), MROCE_WC_RETRY_EXC_ERR);
+		return;
+	}
+	/*
+	 * Two timeouts in a row: the head's path slot may sit on a dead
+	 * route, and for a single-path QP it is the only slot. It gets a
+	 * fresh entropy value, as PLB and Ultra Ethernet rotate entropy on
+	 * timeouts. A route that is merely slow keeps its ACKs coming and
+	 * never gets here.
+	 */
+	if (qp->timeouts >= 2 && !qp->attr.static_paths) {
+		struct mroce_txpkt *head = PKT(qp, qp->snd_una);
+
+		if (head->path < qp->attr.paths && qp->paths[head->path].entropy == head->entropy)
+			mroce_path_retire(qp, &qp->paths[head->path]);
+	}
+	rto_mark(qp, now);
+	mroce_cc_on_rto(qp, now);
+	if (qp->rto_us < 64 * qp->attr.rto_high_us)
+		qp->rto_us *= 2;
+	qp->last_progress_us = now;
+}
+
+void mroce_qp_timers(struct mroce_qp *qp, __u64 now)
+{
+	if (qp->state != MROCE_QPS_RTS)
+		return;
+	mroce_path_scoreboard(qp, now);
+	/* Tools read the flows map at human speed: once a millisecond is plenty. */
+	if (now - qp->stats_at_us >= 1000) {
+		mroce_qp_stats_update(qp);
+		qp->stats_at_us = now;
+	}
+	if (qp->ack_now || (qp->ack_due_us && now >= qp->ack_due_us))
+		mroce_send_ack(qp);
+	if (qp->rack_timer_us && now >= qp->rack_timer_us)
+		mroce_rack_detect(qp, now);
+	if (qp->snd_nxt != qp->snd_una && now - qp->last_progress_us >= qp->rto_us &&
+	    now >= qp->rnr_until_us)
+		rto_fire(qp, now);
+}

@@ -1,0 +1,149 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Receive dispatch: parse and check a frame, find its QP, hand ACKs and
+ * NACKs to the completer, check data against the receive window, place
+ * it, and decide when to acknowledge.
+ */
+#include "eng_int.h"
+
+/* The RTS QP a valid frame is for, with its header decoded; NULL: counted as bad. */
+static struct mroce_qp *rx_qp(struct mroce_dev *dev, const void *frame, __u32 len,
+			      struct mroce_pkt *pkt, struct mroce_hdr *h)
+{
+	struct mroce_qp *qp;
+	__u32 qpn;
+
+	if (mroce_parse(frame, (const __u8 *)frame + len, dev->udp_port, pkt) != MROCE_STAT_RX ||
+	    !mroce_frame_csum_ok(frame, pkt)) {
+		dev->stats.bad_pkts++;
+		return NULL;
+	}
+	qpn = mroce_be32(pkt->bth->dqpn);
+	qp = qpn < MROCE_MAX_QPS ? dev->qps[qpn] : NULL;
+	if (!qp || qp->state != MROCE_QPS_RTS || pkt->bth->token != qp->token_be) {
+		dev->stats.bad_pkts++;
+		return NULL;
+	}
+	mroce_hdr_decode(pkt, h);
+	return qp;
+}
+
+/* Receive window check of a data packet: false if it goes no further. */
+static bool rx_window(struct mroce_qp *qp, const struct mroce_hdr *h)
+{
+	struct mroce_dev *dev = qp->dev;
+	struct mroce_flow *f = qp->flow;
+	int v = mroce_rxwin_check(f, h->psn);
+
+	if (v == MROCE_RXWIN_DUP) {
+		dev->stats.dup_pkts++;
+		qp->ack_now = true;	/* our ACK may have been lost */
+		return false;
+	}
+	if (v == MROCE_RXWIN_BEYOND) {
+		dev->stats.rx_dropped_window++;
+		mroce_send_nack(qp, MROCE_NAK_OUT_OF_WINDOW, h->psn, h->msn);
+		return false;
+	}
+	if (h->psn != f->rx_base) {
+		dev->stats.ooo_pkts++;
+		if (qp->attr.go_back_n) {
+			if (!qp->gbn_nak_sent || qp->gbn_nak_psn != f->rx_base) {
+				mroce_send_nack(qp, MROCE_NAK_PSN_SEQ, f->rx_base, 0);
+				qp->gbn_nak_psn = f->rx_base;
+				qp->gbn_nak_sent = true;
+			}
+			return false;
+		}
+	}
+	return true;
+}
+
+/* What placing refused: NACK it. False if the packet goes no further. */
+static bool rx_refused(struct mroce_qp *qp, const struct mroce_hdr *h, int res)
+{
+	if (res == MROCE_NOT_NOW)
+		return false;
+	if (res == MROCE_RNR) {
+		mroce_send_nack(qp, MROCE_NAK_RNR, h->psn, h->msn);
+		return false;
+	}
+	if (res > 0) {
+		/*
+		 * A request refused for good (bad key, range, rights; malformed):
+		 * NACK it, and stop this QP as an InfiniBand responder does, so
+		 * that requests already in flight behind it do not touch memory.
+		 */
+		mroce_send_nack(qp, (__u8)res, h->psn, h->msn);
+		qp->dev->ops->tx_flush(qp->dev->port);
+		mroce_qp_fail(qp, MROCE_WC_WR_FLUSH_ERR);
+		return false;
+	}
+	return true;
+}
+
+/*
+ * The last packet of a message is acknowledged at once: its sender
+ * waits on it. So is a CE-marked one (as a DCTCP receiver does): each
+ * ACK then carries at most one mark, on the packet whose path slot it
+ * echoes, and the sender can charge marks to paths.
+ */
+static void rx_ack_policy(struct mroce_qp *qp, const struct mroce_hdr *h, bool ce, __u64 now)
+{
+	if (ce) {
+		qp->unacked++;
+		qp->ack_now = true;	/* stays due if no transmit buffer is free now */
+		mroce_send_ack(qp);	/* now, before another packet changes the slot it echoes */
+	} else if (++qp->unacked >= qp->attr.ack_every ||
+		   (h->flags & (MROCE_F_ACK_REQ | MROCE_F_LAST)) || qp->attr.go_back_n) {
+		qp->ack_now = true;
+	} else if (!qp->ack_due_us) {
+		qp->ack_due_us = now + qp->attr.ack_delay_us;
+	}
+}
+
+void mroce_engine_rx(void *ctx, const void *frame, __u32 len)
+{
+	struct mroce_dev *dev = ctx;
+	struct mroce_pkt pkt;
+	struct mroce_hdr h;
+	struct mroce_qp *qp;
+	__u64 now = dev->ops->now_us(dev->port);
+
+	dev->stats.rx_pkts++;
+	dev->stats.rx_bytes += len;
+	qp = rx_qp(dev, frame, len, &pkt, &h);
+	if (!qp)
+		return;
+	if (h.opcode == MROCE_OP_ACK) {
+		mroce_handle_ack(qp, &h, now);
+		return;
+	}
+	if (h.opcode == MROCE_OP_NACK) {
+		mroce_handle_nack(qp, &h, now);
+		return;
+	}
+	if (!rx_window(qp, &h))
+		return;
+	qp->ecn_pkts++;
+	qp->ecn_ce += pkt.ecn == 3;
+	dev->stats.ecn_ce_rx += pkt.ecn == 3;
+	qp->ts_echo = h.ts;
+	qp->echo_path = h.path;
+	if (!rx_refused(qp, &h, mroce_place(qp, &h, pkt.payload, h.psn)))
+		return;
+	/* Placed: only now does the PSN count as received. */
+	mroce_rxwin_mark(qp->flow, h.psn);
+	mroce_rxwin_advance(qp->flow);
+	qp->gbn_nak_sent = false;
+	rx_ack_policy(qp, &h, pkt.ecn == 3, now);
+}
+
+/* Send an ACK that is still owed (before a QP goes away). dev->lock held. */
+void mroce_qp_flush_ack(struct mroce_qp *qp)
+{
+	if (qp->state == MROCE_QPS_RTS && (qp->ack_now || qp->ack_due_us || qp->unacked)) {
+		mroce_send_ack(qp);
+		qp->dev->ops->tx_flush(qp->dev->port);
+	}
+}

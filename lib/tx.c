@@ -1,0 +1,309 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Requester transmit: packetise requests and READ responses, resend what
+ * loss detection marked lost, and send ACKs and NACKs.
+ *
+ * Sender PSN space: requests (WRITE*, SEND*, READ_REQ) and the READ
+ * responses this side serves, interleaved. Each in-flight PSN has a record
+ * (pkts[]) naming its request and byte offset, so a lost packet is rebuilt
+ * from the application's memory, never kept as a copy.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "cc.h"
+#include "eng_int.h"
+
+#define TX_BURST	32
+
+/*
+ * Build and send one packet. The payload comes from an SG list (requests)
+ * or linear memory (READ responses) and is copied straight into the frame.
+ */
+int mroce_emit(struct mroce_qp *qp, struct mroce_hdr *h, const struct mroce_sge *sg, __u32 nsge,
+	       __u32 sg_off, const void *lin, __u8 path)
+{
+	struct mroce_dev *dev = qp->dev;
+	struct mroce_route rt = qp->route;
+	__u32 cap;
+	void *buf = dev->ops->tx_buf(dev->port, &cap);
+	int hdr;
+
+	if (!buf)
+		return -EAGAIN;
+	/* Source port: the ephemeral range, at the QP's offset plus the path's entropy. */
+	rt.sport = (__u16)(49152 + (qp->route.sport + qp->paths[path].entropy) % MROCE_ENTROPY_SPACE);
+	rt.ecn = 2;	/* ECT(0) */
+	h->dqpn = qp->rqpn;
+	h->token = mroce_be64(qp->token_be);
+	h->ts = (__u32)dev->ops->now_us(dev->port);
+	/* ACKs and NACKs carry the path slot of the newest data packet they cover, set by the caller. */
+	if (h->opcode != MROCE_OP_ACK && h->opcode != MROCE_OP_NACK)
+		h->path = path;
+	hdr = mroce_frame_hdrs(buf, cap, &rt, h);
+	if (hdr < 0) {
+		dev->ops->tx_send(dev->port, buf, 0);	/* give the buffer back */
+		return hdr;
+	}
+	if (h->payload_len) {
+		if (lin)
+			memcpy((__u8 *)buf + hdr, lin, h->payload_len);
+		else
+			mroce_sg_copy(sg, nsge, sg_off, (__u8 *)buf + hdr, h->payload_len, false);
+	}
+	mroce_frame_finish(buf, (__u32)hdr + h->payload_len, rt.family);
+	dev->stats.tx_pkts++;
+	dev->stats.tx_bytes += (__u32)hdr + h->payload_len;
+	mroce_dev_xmit(dev, buf, (__u32)hdr + h->payload_len);
+	return 0;
+}
+
+/* Header of a READ response packet, from its job. */
+static const void *rjob_hdr(struct mroce_qp *qp, const struct mroce_txpkt *rec, struct mroce_hdr *h)
+{
+	struct mroce_rjob *j = &qp->rjobs[rec->wqe & ~PKT_RJOB];
+	__u32 off = j->base + rec->offset;
+
+	h->opcode = MROCE_OP_READ_RESP;
+	h->msn = j->msn;
+	h->msg_len = j->msg_len;
+	h->offset = off;
+	h->payload_len = rec->len;
+	h->flags = (off == 0 ? MROCE_F_FIRST : 0) | (off + rec->len == j->msg_len ? MROCE_F_LAST : 0);
+	return j->src + rec->offset;
+}
+
+/* Header of a request packet, from its send queue entry. */
+static const struct mroce_swqe *swqe_hdr(struct mroce_qp *qp, const struct mroce_txpkt *rec,
+					 struct mroce_hdr *h)
+{
+	const struct mroce_swqe *w = SWQE(qp, rec->wqe);
+
+	h->opcode = w->opcode;
+	h->msn = w->msn;
+	h->raddr = w->raddr;
+	h->rkey = w->rkey;
+	h->imm = w->imm;
+	h->msg_len = w->len;
+	if (w->opcode == MROCE_OP_READ_REQ) {
+		h->offset = 0;
+		h->rd_len = w->len;
+		return NULL;
+	}
+	h->offset = rec->offset;
+	h->payload_len = rec->len;
+	h->flags = (rec->offset == 0 ? MROCE_F_FIRST : 0) |
+		   (rec->offset + rec->len == w->len ? MROCE_F_LAST : 0);
+	if (h->flags & MROCE_F_LAST && w->flags & MROCE_SEND_SOLICITED)
+		h->flags |= MROCE_F_SOLICITED;
+	return w;
+}
+
+/* Rebuild the packet of a PSN from its record and send it. */
+static int send_psn(struct mroce_qp *qp, __u32 psn, struct mroce_txpkt *rec, bool resend)
+{
+	struct mroce_hdr h = { .psn = psn };
+	const struct mroce_sge *sg = NULL;
+	const void *lin = NULL;
+	__u32 nsge = 0;
+
+	if (rec->wqe & PKT_RJOB) {
+		lin = rjob_hdr(qp, rec, &h);
+	} else {
+		const struct mroce_swqe *w = swqe_hdr(qp, rec, &h);
+
+		if (w) {
+			sg = w->sge;
+			nsge = w->num_sge;
+		}
+	}
+	if (resend)
+		h.flags |= MROCE_F_RETX;
+	if (mroce_emit(qp, &h, sg, nsge, rec->offset, lin, rec->path))
+		return -EAGAIN;
+	qp->st.tx_pkts++;
+	qp->st.retx_pkts += resend;
+	return 0;
+}
+
+/* Packets a READ response needs (a zero-length one still sends one). */
+__u32 mroce_rjob_pkts(const struct mroce_qp *qp, const struct mroce_rjob *j)
+{
+	return j->len ? (j->len + qp->payload_max - 1) / qp->payload_max : 1;
+}
+
+/* Next request bytes to packetise: a READ response first, then the send queue. */
+bool mroce_next_new(struct mroce_qp *qp, __u32 *wqe, __u32 *off, __u32 *len)
+{
+	for (__u32 n = 0; n < MROCE_READ_JOBS; n++) {
+		__u32 i = (qp->rjob_next + n) % MROCE_READ_JOBS;
+		struct mroce_rjob *j = &qp->rjobs[i];
+
+		if (!j->used || j->emitted == mroce_rjob_pkts(qp, j))
+			continue;
+		*wqe = PKT_RJOB | i;
+		*off = j->sent;
+		*len = j->len - j->sent < qp->payload_max ? j->len - j->sent : qp->payload_max;
+		return true;
+	}
+	while (qp->sq_next != qp->sq_tail) {
+		struct mroce_swqe *w = SWQE(qp, qp->sq_next);
+
+		if (w->done || w->emitted == w->npkts) {
+			qp->sq_next++;
+			continue;
+		}
+		*wqe = qp->sq_next;
+		*off = w->sent;
+		*len = w->opcode == MROCE_OP_READ_REQ ? 0 :
+		       w->len - w->sent < qp->payload_max ? w->len - w->sent : qp->payload_max;
+		return true;
+	}
+	return false;
+}
+
+void mroce_fail_wqe_of(struct mroce_qp *qp, struct mroce_txpkt *rec, enum mroce_wc_status st)
+{
+	if (!(rec->wqe & PKT_RJOB)) {
+		struct mroce_swqe *w = SWQE(qp, rec->wqe);
+
+		w->done = 1;
+		w->status = (__u8)st;
+	}
+	mroce_qp_fail(qp, st);
+}
+
+/* Resend what loss detection marked lost; they hold the window back. -1: stop this round. */
+static int tx_resend(struct mroce_qp *qp, __u64 now, int *sent)
+{
+	for (__u32 psn = qp->snd_una; qp->nlost && psn != qp->snd_nxt && *sent < TX_BURST; psn++) {
+		struct mroce_txpkt *rec = PKT(qp, psn);
+
+		if (rec->state != PKT_LOST)
+			continue;
+		if (!rec->gbn && rec->retx >= qp->attr.retry_cnt) {
+			mroce_fail_wqe_of(qp, rec, MROCE_WC_RETRY_EXC_ERR);
+			return -1;
+		}
+		/*
+		 * Resend on another path: first on the one that last delivered a
+		 * first transmission, known to work lately; if that fails too,
+		 * on each next slot in turn, so that retries reach every path
+		 * rather than bounce between two that may share a dead route.
+		 */
+		rec->path = !rec->retx && qp->good_path != rec->path && qp->good_path < qp->attr.paths ?
+			    qp->good_path : (__u8)((rec->path + 1) % qp->attr.paths);
+		if (send_psn(qp, psn, rec, true))
+			return -1;	/* no transmit buffer now: still lost, tried next round */
+		qp->paths[rec->path].sent++;
+		rec->entropy = qp->paths[rec->path].entropy;
+		if (!rec->gbn)
+			rec->retx++;
+		rec->gbn = 0;
+		rec->state = PKT_INFLIGHT;
+		rec->sent_us = now;
+		rec->tx_seq = qp->tx_seq++;
+		qp->nlost--;
+		if (psn == qp->snd_una && rec->retx &&
+		    (!qp->rack_timer_us || mroce_head_due(qp, rec) < qp->rack_timer_us))
+			qp->rack_timer_us = mroce_head_due(qp, rec);
+		qp->dev->stats.retx_pkts++;
+		(*sent)++;
+	}
+	return 0;
+}
+
+/* Account a first transmission to the request or READ job it belongs to. */
+static void tx_account_new(struct mroce_qp *qp, __u32 wqe, __u32 len)
+{
+	if (wqe & PKT_RJOB) {
+		struct mroce_rjob *j = &qp->rjobs[wqe & ~PKT_RJOB];
+
+		j->sent += len;
+		j->emitted++;
+		qp->rjob_next = (wqe & ~PKT_RJOB) + 1;
+	} else {
+		struct mroce_swqe *w = SWQE(qp, wqe);
+
+		if (!w->emitted)
+			w->first_psn = qp->snd_nxt - 1;
+		w->sent += len;
+		w->emitted++;
+	}
+}
+
+/* Send new packets while the window allows. */
+static void tx_new(struct mroce_qp *qp, __u64 now, int *sent)
+{
+	while (*sent < TX_BURST && qp->snd_nxt - qp->snd_una < mroce_cc_window(qp)) {
+		struct mroce_txpkt *rec;
+		__u32 wqe, off, len;
+
+		if (!mroce_next_new(qp, &wqe, &off, &len))
+			break;
+		rec = PKT(qp, qp->snd_nxt);
+		*rec = (struct mroce_txpkt){ .wqe = wqe, .offset = off, .len = (__u16)len,
+					     .state = PKT_INFLIGHT, .path = mroce_pick_path(qp),
+					     .sent_us = now, .tx_seq = qp->tx_seq };
+		if (send_psn(qp, qp->snd_nxt, rec, false)) {
+			rec->state = PKT_FREE;
+			break;
+		}
+		qp->paths[rec->path].sent++;
+		rec->entropy = qp->paths[rec->path].entropy;
+		if (qp->snd_nxt == qp->snd_una)
+			qp->last_progress_us = now;	/* the timer starts with the first packet */
+		qp->snd_nxt++;
+		qp->tx_seq++;
+		tx_account_new(qp, wqe, len);
+		(*sent)++;
+	}
+}
+
+int mroce_qp_tx(struct mroce_qp *qp, __u64 now)
+{
+	int sent = 0;
+
+	if (qp->state != MROCE_QPS_RTS || now < qp->rnr_until_us)
+		return 0;
+	if (tx_resend(qp, now, &sent))
+		return sent;
+	tx_new(qp, now, &sent);
+	return sent;
+}
+
+void mroce_send_ack(struct mroce_qp *qp)
+{
+	const struct mroce_flow *f = qp->flow;
+	struct mroce_hdr h = { .opcode = MROCE_OP_ACK, .psn = qp->snd_nxt };
+	__u32 base = f->rx_base;
+
+	h.cum_psn = base;
+	for (__u32 i = 0; i < 64 * MROCE_SACK_WORDS; i++)
+		if (mroce_rxwin_check(f, base + 1 + i) == MROCE_RXWIN_DUP)
+			h.sack[i / 64] |= 1ULL << (i % 64);
+	h.ts_echo = qp->ts_echo;
+	h.path = qp->echo_path;
+	h.ecn_ce = qp->ecn_ce;
+	h.ecn_pkts = qp->ecn_pkts;
+	if (qp->ecn_ce)
+		h.flags |= MROCE_F_ECN_ECHO;
+	h.ack_msn = qp->rq_head;
+	h.rwnd = MROCE_RXWIN_PSNS;
+	if (mroce_emit(qp, &h, NULL, 0, 0, NULL, mroce_ack_path(qp)))
+		return;	/* no TX buffer: the ACK stays due */
+	qp->dev->stats.acks_tx++;
+	qp->unacked = 0;
+	qp->ack_due_us = 0;
+	qp->ack_now = false;
+	qp->ecn_ce = qp->ecn_pkts = 0;
+}
+
+void mroce_send_nack(struct mroce_qp *qp, __u8 code, __u32 psn, __u32 msn)
+{
+	struct mroce_hdr h = { .opcode = MROCE_OP_NACK, .psn = qp->snd_nxt, .nak_code = code,
+			       .nak_psn = psn, .nak_msn = msn };
+
+	if (!mroce_emit(qp, &h, NULL, 0, 0, NULL, mroce_ack_path(qp)))
+		qp->dev->stats.nacks_tx++;
+}
