@@ -1,0 +1,27 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* Test-only hooks (lib/testhook.h). Kept apart from the engine's files. */
+#include <errno.h>
+
+#include "engine.h"
+#include "testhook.h"
+
+int mroce_qp_test_seed_seq(struct mroce_qp *qp, __u32 sq_seq, __u32 rq_seq, __u32 msn, __u32 psn)
+{
+	int err = 0;
+
+	if (!qp)
+		return -EINVAL;
+	pthread_mutex_lock(&qp->dev->lock);
+	if (qp->state != MROCE_QPS_INIT)
+		err = -EISCONN;
+	else if (qp->sq_head != qp->sq_tail || qp->rq_head != qp->rq_tail)
+		err = -EBUSY;
+	if (!err) {
+		qp->sq_head = qp->sq_next = qp->sq_tail = sq_seq;
+		qp->rq_head = qp->rq_tail = rq_seq;
+		qp->sq_msn = msn;
+		qp->snd_una = qp->snd_nxt = psn;
+	}
+	pthread_mutex_unlock(&qp->dev->lock);
+	return err;
+}

@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * Test-only hooks into the transport (not installed, not exported from the
+ * shared library): tests/test_random.c links the static library.
+ */
+#ifndef MROCE_TESTHOOK_H
+#define MROCE_TESTHOOK_H
+
+#include <linux/types.h>
+
+struct mroce_qp;
+
+/*
+ * Start a fresh QP's free-running counters where a test wants them (near
+ * 2^31 or 2^32, to cross the wrap within a few requests): the send-queue
+ * sequence, the receive-queue sequence, the message sequence of receive-
+ * consuming requests and the first PSN. Only before connect (the peer
+ * learns the PSN through mroce_qp_local_info) and with both queues empty.
+ * The peer's receive sequence must equal this QP's msn: the receiver picks
+ * the receive a message consumes by its message number.
+ * 0, -EINVAL (NULL), -EISCONN (not in INIT) or -EBUSY (requests queued).
+ */
+int mroce_qp_test_seed_seq(struct mroce_qp *qp, __u32 sq_seq, __u32 rq_seq, __u32 msn, __u32 psn);
+
+#endif /* MROCE_TESTHOOK_H */
