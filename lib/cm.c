@@ -23,6 +23,7 @@
 struct mroce_listener {
 	struct mroce_dev	*dev;
 	int			fd;
+	struct mroce_listener_stats st;
 };
 
 static int parse_addr(const char *addr, __u16 port, struct sockaddr_storage *ss, socklen_t *len)
@@ -131,6 +132,17 @@ void mroce_listener_close(struct mroce_listener *l)
 	}
 }
 
+int mroce_listener_stats(const struct mroce_listener *l, struct mroce_listener_stats *st)
+{
+	size_t sz;
+
+	if (!l || !st || st->sz < sizeof(st->sz))
+		return -EINVAL;
+	sz = st->sz < sizeof(*st) ? st->sz : sizeof(*st);
+	memcpy((char *)st + sizeof(st->sz), (const char *)&l->st + sizeof(st->sz), sz - sizeof(st->sz));
+	return 0;
+}
+
 int mroce_listener_fd(const struct mroce_listener *l)
 {
 	return l ? l->fd : -EINVAL;
@@ -185,8 +197,11 @@ int mroce_accept(struct mroce_listener *l, const struct mroce_qp_attr *attr, int
 	if (err) {
 		if (qp)
 			mroce_destroy_qp(qp);
+		l->st.failed++;
+		l->st.last_err = err;
 		return err;
 	}
+	l->st.accepted++;
 	*qpp = qp;
 	return 0;
 }

@@ -293,10 +293,36 @@ MROCE_API int mroce_listen(struct mroce_dev *dev, const char *addr, __u16 port,
 MROCE_API void mroce_listener_close(struct mroce_listener *l);
 /* Readable while a connection waits to be accepted: poll it beside the CQ's fd. */
 MROCE_API int mroce_listener_fd(const struct mroce_listener *l);
-/* Accept one connection: create a QP with attr and connect it. */
+/*
+ * Accept one connection: create a QP with attr and connect it to the TCP
+ * peer's own address (an info naming another address is refused). Up to
+ * MROCE_CM_PENDING handshakes advance together while this runs, each closed
+ * MROCE_CM_HANDSHAKE_MS after it arrived; a failed one is counted in the
+ * stats below, not returned. -ETIMEDOUT if none completed within timeout_ms.
+ */
+#define MROCE_CM_PENDING	16
+#define MROCE_CM_HANDSHAKE_MS	2000
 MROCE_API int mroce_accept(struct mroce_listener *l, const struct mroce_qp_attr *attr,
 			   int timeout_ms, struct mroce_qp **qp);
+
+struct mroce_listener_stats {
+	size_t	sz;
+	__u64	accepted;	/* handshakes completed */
+	__u64	failed;		/* handshakes closed unfinished, of which: */
+	__u64	refused_addr;	/*   the info named an address other than the TCP peer's */
+	__u64	malformed;	/*   bad magic, version or field; too long; wrong confirmation */
+	__u64	timed_out;	/*   not finished MROCE_CM_HANDSHAKE_MS after arrival */
+	__u64	closed;		/*   the peer closed or reset mid-handshake */
+	__u64	evicted;	/*   dropped, the oldest, for a newer one beyond MROCE_CM_PENDING */
+	int	last_err;	/* negative errno of the latest failure, 0 if none */
+	__u32	pending;	/* handshakes in progress now */
+};
+MROCE_API int mroce_listener_stats(const struct mroce_listener *l, struct mroce_listener_stats *st);
 MROCE_API int mroce_connect(struct mroce_dev *dev, const char *addr, __u16 port,
 			    const struct mroce_qp_attr *attr, int timeout_ms, struct mroce_qp **qp);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* MROCE_VERBS_H */
