@@ -18,6 +18,8 @@ WARN    := -Wall -Wextra -Werror
 override CFLAGS   += -std=gnu11 $(WARN) -fPIC -fvisibility=hidden -MMD -MP
 override CPPFLAGS += -Iinclude -I$(BUILD)
 LDLIBS  := -lxdp -lbpf -lelf -lz -lpthread -lm
+# The CLI and perf tools print JSON with json-c; libmroce does not link it.
+TOOL_LIBS := -ljson-c
 MULTIARCH = $(shell $(CC) -print-multiarch 2>/dev/null)
 BPF_CFLAGS = -O2 -g -target bpf -std=gnu11 $(WARN) -Iinclude \
 	     -idirafter /usr/include/$(MULTIARCH) -MMD -MP
@@ -89,7 +91,6 @@ $(BUILD)/loader/%.o: loader/%.c | $(BUILD)/loader/.dir
 	$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
 
 $(LIB_A): $(LIB_OBJS)
-	@rm -f $@	# ar keeps members of deleted sources
 	$(AR) rcs $@ $^
 
 $(LIB_SO): $(LIB_OBJS) lib/libmroce.map
@@ -97,19 +98,19 @@ $(LIB_SO): $(LIB_OBJS) lib/libmroce.map
 		$(LDFLAGS) -o $@ $(LIB_OBJS) $(LDLIBS)
 
 $(CLI): $(BUILD)/loader/main.o $(CLI_OBJS) $(LIB_A)
-	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS) $(TOOL_LIBS)
 
 $(BUILD)/tests/%: tests/%.c $(CLI_OBJS) $(LIB_A) | $(BUILD)/tests/.dir
-	$(CC) $(CPPFLAGS) -Iloader $(CFLAGS) $(LDFLAGS) -o $@ $< $(CLI_OBJS) $(LIB_A) -lcmocka $(LDLIBS)
+	$(CC) $(CPPFLAGS) -Iloader $(CFLAGS) $(LDFLAGS) -o $@ $< $(CLI_OBJS) $(LIB_A) -lcmocka $(LDLIBS) $(TOOL_LIBS)
 
 $(BUILD)/perf/%.o: perf/%.c | $(BUILD)/perf/.dir
 	$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
 
 $(PERF): $(BUILD)/perf/main.o $(BUILD)/perf/args.o $(LIB_A)
-	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS) $(TOOL_LIBS)
 
 $(COLLPERF): $(BUILD)/perf/coll_perf.o $(LIB_A)
-	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS) $(TOOL_LIBS)
 
 $(BUILD)/tests/test_perf_args: tests/test_perf_args.c $(BUILD)/perf/args.o | $(BUILD)/tests/.dir
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/perf/args.o -lcmocka

@@ -49,4 +49,29 @@ int mroce_cli_run(const struct mroce_cli *cli, FILE *out, FILE *errout);
 
 extern const char mroce_cli_usage[];
 
+/*
+ * The transport's counters, summed over the active flows: the libraries that
+ * own them publish them in the flows map (struct mroce_flow_tx).
+ */
+#define MROCE_CLI_TOTALS(X)						\
+	X(tx_pkts,       "data packets sent by this interface's QPs")	\
+	X(retx_pkts,     "of those, resends")				\
+	X(acked_bytes,   "payload bytes acknowledged by peers")		\
+	X(ecn_ce,        "CE marks echoed by peers")			\
+	X(cc_cuts,       "congestion window reductions")		\
+	X(paths_retired, "path slots moved to a fresh entropy value")
+
+struct mroce_cli_totals {
+#define X(n, d) __u64 n;
+	MROCE_CLI_TOTALS(X)
+#undef X
+};
+
+/* `status --json`, built with json-c (names are escaped); NULL without memory. */
+struct json_object;
+struct json_object *mroce_cli_status_json(const struct mroce_dp_info *info, const __u64 *stats,
+					  const struct mroce_cli_totals *tt);
+/* Print o as one line and release it; an exit code. */
+int mroce_cli_print_json(FILE *out, struct json_object *o);
+
 #endif /* MROCE_CLI_H */

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <json-c/json.h>
 
 #include "cli.h"
 
@@ -60,25 +61,7 @@ static int cmd_detach(const struct mroce_cli *cli, FILE *out, FILE *errout)
 	return MROCE_EXIT_OK;
 }
 
-/*
- * The transport's counters, summed over the active flows: the libraries that
- * own them publish them in the flows map (struct mroce_flow_tx).
- */
-#define TRANSPORT_TOTALS(X)						\
-	X(tx_pkts,       "data packets sent by this interface's QPs")	\
-	X(retx_pkts,     "of those, resends")				\
-	X(acked_bytes,   "payload bytes acknowledged by peers")		\
-	X(ecn_ce,        "CE marks echoed by peers")			\
-	X(cc_cuts,       "congestion window reductions")		\
-	X(paths_retired, "path slots moved to a fresh entropy value")
-
-struct transport_totals {
-#define X(n, d) __u64 n;
-	TRANSPORT_TOTALS(X)
-#undef X
-};
-
-static void transport_totals(struct mroce_dp *dp, struct transport_totals *t)
+static void transport_totals(struct mroce_dp *dp, struct mroce_cli_totals *t)
 {
 	memset(t, 0, sizeof(*t));
 	for (__u32 q = 1; q < MROCE_MAX_QPS; q++) {
@@ -87,14 +70,90 @@ static void transport_totals(struct mroce_dp *dp, struct transport_totals *t)
 		if (__atomic_load_n(&f->state, __ATOMIC_ACQUIRE) != MROCE_FLOW_ACTIVE)
 			continue;
 #define X(n, d) t->n += f->tx.n;
-		TRANSPORT_TOTALS(X)
+		MROCE_CLI_TOTALS(X)
 #undef X
 	}
 }
 
+static void put_u64(struct json_object *o, const char *key, __u64 v)
+{
+	json_object_object_add(o, key, json_object_new_uint64(v));
+}
+
+static void put_str(struct json_object *o, const char *key, const char *v)
+{
+	json_object_object_add(o, key, json_object_new_string(v));
+}
+
+/* One compact line; the names in it come from the kernel and are escaped. */
+int mroce_cli_print_json(FILE *out, struct json_object *o)
+{
+	const char *s = o ? json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |
+							  JSON_C_TO_STRING_NOSLASHESCAPE) : NULL;
+
+	if (s)
+		fprintf(out, "%s\n", s);
+	json_object_put(o);
+	return s ? MROCE_EXIT_OK : MROCE_EXIT_FAIL;
+}
+
+struct json_object *mroce_cli_status_json(const struct mroce_dp_info *info, const __u64 *stats,
+					  const struct mroce_cli_totals *tt)
+{
+	struct json_object *o = json_object_new_object(), *c = json_object_new_object(),
+			   *t = json_object_new_object();
+
+	if (!o || !c || !t) {
+		json_object_put(o);
+		json_object_put(c);
+		json_object_put(t);
+		return NULL;
+	}
+	put_str(o, "ifname", info->ifname);
+	put_u64(o, "ifindex", info->ifindex);
+	put_u64(o, "prog_id", info->prog_id);
+	put_str(o, "mode", mode_name(info->mode));
+	put_u64(o, "udp_port", info->udp_port);
+	put_u64(o, "flows", info->flows);
+	put_str(o, "pin_dir", info->pin_dir);
+	for (int s = 0; s < MROCE_STAT_MAX; s++)
+		put_u64(c, mroce_stat_name(s), stats[s]);
+	json_object_object_add(o, "counters", c);
+#define X(n, d) put_u64(t, #n, tt->n);
+	MROCE_CLI_TOTALS(X)
+#undef X
+	json_object_object_add(o, "transport", t);
+	return o;
+}
+
+static struct json_object *flow_json(__u32 q, const struct mroce_flow *f, const char *mode,
+				     __u32 base)
+{
+	struct json_object *o = json_object_new_object();
+
+	if (!o)
+		return NULL;
+	put_u64(o, "qpn", q);
+	put_u64(o, "peer_qpn", f->peer_qpn);
+	put_str(o, "mode", mode);
+	put_u64(o, "rx_base", base);
+	put_u64(o, "placed", mroce_rxwin_count(f));
+	put_u64(o, "tx_pkts", f->tx.tx_pkts);
+	put_u64(o, "retx_pkts", f->tx.retx_pkts);
+	put_u64(o, "acked_bytes", f->tx.acked_bytes);
+	put_u64(o, "ecn_ce", f->tx.ecn_ce);
+	put_u64(o, "cc_cuts", f->tx.cc_cuts);
+	put_u64(o, "paths_retired", f->tx.paths_retired);
+	put_u64(o, "paths", f->tx.paths);
+	put_u64(o, "cwnd_pkts", f->tx.cwnd_pkts);
+	put_u64(o, "srtt_us", f->tx.srtt_us);
+	put_u64(o, "worst_path_srtt_us", f->tx.worst_path_srtt_us);
+	return o;
+}
+
 static int cmd_status(const struct mroce_cli *cli, struct mroce_dp *dp, FILE *out, FILE *errout)
 {
-	struct transport_totals tt;
+	struct mroce_cli_totals tt;
 	struct mroce_dp_info info;
 	__u64 stats[MROCE_STAT_MAX];
 	int err;
@@ -104,25 +163,9 @@ static int cmd_status(const struct mroce_cli *cli, struct mroce_dp *dp, FILE *ou
 		err = mroce_dp_stats(dp, stats);
 	if (err)
 		return report(errout, cli, "status", err);
-	if (cli->json) {
-		fprintf(out, "{\"ifname\":\"%s\",\"ifindex\":%u,\"prog_id\":%u,\"mode\":\"%s\","
-			"\"udp_port\":%u,\"flows\":%u,\"pin_dir\":\"%s\",\"counters\":{",
-			info.ifname, info.ifindex, info.prog_id, mode_name(info.mode),
-			info.udp_port, info.flows, info.pin_dir);
-		for (int s = 0; s < MROCE_STAT_MAX; s++)
-			fprintf(out, "%s\"%s\":%llu", s ? "," : "", mroce_stat_name(s),
-				(unsigned long long)stats[s]);
-		fprintf(out, "},\"transport\":{");
-		transport_totals(dp, &tt);
-		{
-			const char *sep = "";
-#define X(n, d) fprintf(out, "%s\"" #n "\":%llu", sep, (unsigned long long)tt.n); sep = ",";
-			TRANSPORT_TOTALS(X)
-#undef X
-		}
-		fprintf(out, "}}\n");
-		return MROCE_EXIT_OK;
-	}
+	transport_totals(dp, &tt);
+	if (cli->json)
+		return mroce_cli_print_json(out, mroce_cli_status_json(&info, stats, &tt));
 	fprintf(out, "%s (ifindex %u): prog id %u %s, %s mode, UDP port %u, %u flow%s%s%s\n",
 		info.ifname, info.ifindex, info.prog_id, MROCE_PROG_NAME, mode_name(info.mode),
 		info.udp_port, info.flows, info.flows == 1 ? "" : "s",
@@ -130,21 +173,20 @@ static int cmd_status(const struct mroce_cli *cli, struct mroce_dp *dp, FILE *ou
 	for (int s = 0; s < MROCE_STAT_MAX; s++)
 		fprintf(out, "  %-14s %12llu  %s\n", mroce_stat_name(s),
 			(unsigned long long)stats[s], mroce_stat_desc(s));
-	transport_totals(dp, &tt);
 	fprintf(out, "transport, summed over the active flows:\n");
 #define X(n, d) fprintf(out, "  %-14s %12llu  %s\n", #n, (unsigned long long)tt.n, d);
-	TRANSPORT_TOTALS(X)
+	MROCE_CLI_TOTALS(X)
 #undef X
 	return MROCE_EXIT_OK;
 }
 
 static int cmd_flows(const struct mroce_cli *cli, struct mroce_dp *dp, FILE *out)
 {
-	bool first = true;
+	struct json_object *arr = NULL;
 
-	if (cli->json)
-		fprintf(out, "[");
-	else
+	if (cli->json && !(arr = json_object_new_array()))
+		return MROCE_EXIT_FAIL;
+	if (!cli->json)
 		fprintf(out, "%6s %10s %5s %10s %7s %10s %8s %10s %8s %6s %6s %5s %8s %8s\n", "qpn",
 			"peer_qpn", "mode", "rx_base", "placed", "tx_pkts", "retx", "acked_MiB", "ecn_ce",
 			"cuts", "retire", "cwnd", "srtt_us", "worst_us");
@@ -158,15 +200,7 @@ static int cmd_flows(const struct mroce_cli *cli, struct mroce_dp *dp, FILE *out
 		mode = f->flags & MROCE_FLOW_GO_BACK_N ? "gbn" : "sack";
 		base = __atomic_load_n(&f->rx_base, __ATOMIC_ACQUIRE);
 		if (cli->json)
-			fprintf(out, "%s{\"qpn\":%u,\"peer_qpn\":%u,\"mode\":\"%s\",\"rx_base\":%u,"
-				"\"placed\":%u,\"tx_pkts\":%llu,\"retx_pkts\":%llu,\"acked_bytes\":%llu,"
-				"\"ecn_ce\":%llu,\"cc_cuts\":%u,\"paths_retired\":%u,\"paths\":%u,"
-				"\"cwnd_pkts\":%u,\"srtt_us\":%u,\"worst_path_srtt_us\":%u}",
-				first ? "" : ",", q, f->peer_qpn, mode, base, mroce_rxwin_count(f),
-				(unsigned long long)f->tx.tx_pkts, (unsigned long long)f->tx.retx_pkts,
-				(unsigned long long)f->tx.acked_bytes, (unsigned long long)f->tx.ecn_ce,
-				f->tx.cc_cuts, f->tx.paths_retired, f->tx.paths, f->tx.cwnd_pkts,
-				f->tx.srtt_us, f->tx.worst_path_srtt_us);
+			json_object_array_add(arr, flow_json(q, f, mode, base));
 		else
 			fprintf(out, "%6u %10u %5s %10u %7u %10llu %8llu %10.1f %8llu %6u %6u %5u %8u %8u\n",
 				q, f->peer_qpn, mode, base, mroce_rxwin_count(f),
@@ -174,11 +208,8 @@ static int cmd_flows(const struct mroce_cli *cli, struct mroce_dp *dp, FILE *out
 				(double)f->tx.acked_bytes / (1 << 20), (unsigned long long)f->tx.ecn_ce,
 				f->tx.cc_cuts, f->tx.paths_retired, f->tx.cwnd_pkts, f->tx.srtt_us,
 				f->tx.worst_path_srtt_us);
-		first = false;
 	}
-	if (cli->json)
-		fprintf(out, "]\n");
-	return MROCE_EXIT_OK;
+	return cli->json ? mroce_cli_print_json(out, arr) : MROCE_EXIT_OK;
 }
 
 static int cmd_flow(const struct mroce_cli *cli, struct mroce_dp *dp, FILE *out, FILE *errout)

@@ -11,6 +11,7 @@ PKGS=(
 	bpftool				# skeleton generation
 	libbpf-dev libxdp-dev libelf-dev zlib1g-dev
 	libcmocka-dev			# unit tests
+	libjson-c-dev			# JSON output of the mroce and perf tools
 	iproute2 iputils-ping python3	# selftests and demo: netns, veth, ping, TCP echo
 	xdp-tools			# selftest: attach through libxdp's loader
 	ethtool				# fabric selftests: host checksum offload off

@@ -12,6 +12,7 @@
 #include <sched.h>
 #include <unistd.h>
 #include <bpf/libbpf.h>
+#include <json-c/json.h>
 #include <cmocka.h>
 
 #include "cli.h"
@@ -195,6 +196,51 @@ static void test_attach_not_bpf(void **state)
 	free(buf);
 }
 
+/* Interface names may hold quotes, backslashes, control bytes and UTF-8:
+ * the JSON stays valid and parses back (json-c and Python) to the same name. */
+static void test_status_json_escapes(void **state)
+{
+	static const char *const names[] = { "q\"x\\y", "\"\\\b\x01\x1f\x7f", "caf\xc3\xa9\t\n\"}", "" };
+	struct mroce_cli_totals tt = { .tx_pkts = 1ull << 40, .cc_cuts = 7 };
+	__u64 stats[MROCE_STAT_MAX] = { 0 };
+
+	(void)state;
+	stats[0] = 18446744073709551615ull;
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		struct mroce_dp_info info = { .ifindex = 3, .prog_id = 9, .udp_port = 4791 };
+		struct json_object *o, *v;
+		char *buf = NULL, cmd[160];
+		size_t len = 0;
+		FILE *out = open_memstream(&buf, &len), *py;
+
+		snprintf(info.ifname, sizeof(info.ifname), "%s", names[i]);
+		snprintf(info.pin_dir, sizeof(info.pin_dir), "/sys/fs/bpf/mroce/%s", names[i]);
+		assert_int_equal(mroce_cli_print_json(out, mroce_cli_status_json(&info, stats, &tt)),
+				 MROCE_EXIT_OK);
+		fclose(out);
+		o = json_tokener_parse(buf);
+		if (!o)
+			fail_msg("invalid JSON: %s", buf);
+		assert_true(json_object_object_get_ex(o, "ifname", &v));
+		assert_string_equal(json_object_get_string(v), info.ifname);
+		assert_true(json_object_object_get_ex(o, "pin_dir", &v));
+		assert_string_equal(json_object_get_string(v), info.pin_dir);
+		assert_true(json_object_object_get_ex(o, "transport", &v));
+		assert_true(json_object_object_get_ex(v, "tx_pkts", &v));
+		assert_true(json_object_get_uint64(v) == 1ull << 40);
+		json_object_put(o);
+		/* A second, independent parser, when there is one. */
+		snprintf(cmd, sizeof(cmd), "python3 -c 'import json,sys; "
+			 "sys.stdout.write(json.load(sys.stdin)[\"ifname\"])' >/dev/null");
+		py = popen(cmd, "w");
+		if (py) {
+			fputs(buf, py);
+			assert_int_equal(pclose(py), 0);
+		}
+		free(buf);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -202,6 +248,7 @@ int main(void)
 		cmocka_unit_test(test_rejects),
 		cmocka_unit_test(test_run_without_root),
 		cmocka_unit_test(test_strerror_ranges),
+		cmocka_unit_test(test_status_json_escapes),
 		cmocka_unit_test(test_attach_not_bpf),
 	};
 
