@@ -91,6 +91,7 @@ $(BUILD)/loader/%.o: loader/%.c | $(BUILD)/loader/.dir
 	$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
 
 $(LIB_A): $(LIB_OBJS)
+	@rm -f $@	# ar keeps members of deleted sources
 	$(AR) rcs $@ $^
 
 $(LIB_SO): $(LIB_OBJS) lib/libmroce.map
