@@ -39,6 +39,7 @@ struct sim_link {
 	__u16	slow_sport;	/* a slow path: frames with this source port take ... */
 	__u32	slow_extra_us;	/* ... this much longer */
 	__u16	mark_sport;	/* a congested path: ECT frames with this source port get CE */
+	__u32	drop_acks;	/* drop this many of the next ACK frames */
 };
 
 struct sim_net;
@@ -142,6 +143,13 @@ static inline void sim_wire(struct sim_port *p, void *data, __u32 len)
 			p->dropped++;
 			return;
 		}
+	}
+	if (l->drop_acks && len >= mroce_l2l4_len(AF_INET) + sizeof(struct mroce_bth) &&
+	    ((const struct mroce_bth *)((const __u8 *)data + mroce_l2l4_len(AF_INET)))->opcode ==
+	    MROCE_OP_ACK) {
+		p->link.drop_acks--;
+		p->dropped++;
+		return;
 	}
 	if ((l->dead_sport || l->dead_mod) && len > mroce_l2l4_len(AF_INET)) {
 		__u16 sp;
