@@ -10,12 +10,14 @@
 #include <net/if.h>
 #include <sched.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 #include <setjmp.h>
 #include <cmocka.h>
@@ -44,6 +46,7 @@ struct env {
 	int			stats_fd;
 	int			cfg_fd;
 	int			xsks_fd;
+	int			retx_ts_fd;
 };
 
 static struct env E;
@@ -90,6 +93,7 @@ static int setup(void **state)
 	E.stats_fd = bpf_map__fd(E.skel->maps.mroce_stats);
 	E.cfg_fd = bpf_map__fd(E.skel->maps.mroce_cfg);
 	E.xsks_fd = bpf_map__fd(E.skel->maps.mroce_xsks);
+	E.retx_ts_fd = bpf_map__fd(E.skel->maps.mroce_retx_ts);
 	E.ncpus = libbpf_num_possible_cpus();
 
 	E.umem_area = mmap(NULL, UMEM_FRAMES * FRAME_SIZE, PROT_READ | PROT_WRITE,
@@ -125,12 +129,15 @@ static int teardown(void **state)
 static void set_flow(__u32 qpn, __u64 token, __u32 base, __u32 flags)
 {
 	struct mroce_flow f = {};
+	__u64 never = 0;
 
 	mroce_rxwin_reset(&f, base);
 	f.token = mroce_be64(token);
 	f.flags = flags;
 	f.state = MROCE_FLOW_ACTIVE;
 	assert_int_equal(bpf_map_update_elem(E.flows_fd, &qpn, &f, BPF_ANY), 0);
+	/* A new flow: no resent duplicate went up on it yet. */
+	assert_int_equal(bpf_map_update_elem(E.retx_ts_fd, &qpn, &never, BPF_ANY), 0);
 }
 
 static void clear_flow(__u32 qpn)
@@ -351,6 +358,180 @@ static void test_no_socket_and_port(void **state)
 	expect("port back to default", f.buf, f.len, XDP_PASS, MROCE_STAT_PASS);
 }
 
+/* A RETX-flagged copy of a PSN that is already placed on FX_QPN. */
+static void placed_retx_dup(struct fx_frame *f, __u32 psn)
+{
+	struct mroce_hdr h;
+	struct mroce_flow flow;
+	__u32 qpn = FX_QPN;
+
+	assert_int_equal(bpf_map_lookup_elem(E.flows_fd, &qpn, &flow), 0);
+	mroce_rxwin_mark(&flow, psn);
+	assert_int_equal(bpf_map_update_elem(E.flows_fd, &qpn, &flow, BPF_ANY), 0);
+	fx_hdr(&h, MROCE_OP_WRITE, psn);
+	h.flags |= MROCE_F_RETX;
+	assert_int_equal(fx_build_hdr(f, AF_INET, &h), 0);
+}
+
+static __u64 mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (__u64)ts.tv_sec * 1000000000ULL + (__u64)ts.tv_nsec;
+}
+
+/*
+ * A flood of resent duplicates (right token) of one placed PSN: one per
+ * interval goes up to be acknowledged again, the rest die in XDP, counted.
+ */
+static void test_dup_retx_flood(void **state)
+{
+	enum { N = 20000 };
+	__u8 out[FX_FRAME_MAX + 256];
+	__u64 before[MROCE_STAT_MAX], after[MROCE_STAT_MAX], t0, t1, up, limited, allowed;
+	struct fx_frame f;
+	__u32 last;
+
+	(void)state;
+	set_flow(FX_QPN, FX_TOKEN, FX_PSN, 0);
+	placed_retx_dup(&f, FX_PSN + 3);
+	{
+		LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = f.buf, .data_size_in = (__u32)f.len,
+			    .data_out = out, .data_size_out = sizeof(out), .repeat = N);
+
+		read_stats(before);
+		t0 = mono_ns();
+		assert_int_equal(bpf_prog_test_run_opts(E.prog_fd, &o), 0);
+		t1 = mono_ns();
+		read_stats(after);
+		last = o.retval;
+	}
+	up = after[MROCE_STAT_DUP_RETX] - before[MROCE_STAT_DUP_RETX];
+	limited = after[MROCE_STAT_DUP_RETX_LIMIT] - before[MROCE_STAT_DUP_RETX_LIMIT];
+	/* The first copy always goes up; then one per interval of the run's length. */
+	allowed = 1 + (t1 - t0) / MROCE_DUP_RETX_GAP_NS;
+	printf("    %d resent duplicates in %llu us: %llu up, %llu dropped (allowed up: %llu)\n",
+	       N, (unsigned long long)(t1 - t0) / 1000, (unsigned long long)up,
+	       (unsigned long long)limited, (unsigned long long)allowed);
+	if (up < 1 || up > allowed)
+		fail_msg("%llu resent duplicates went up, want 1..%llu", (unsigned long long)up,
+			 (unsigned long long)allowed);
+	if (limited != N - up)
+		fail_msg("dup_retx_limit moved by %llu, want %llu", (unsigned long long)limited,
+			 (unsigned long long)(N - up));
+	for (int s = 0; s < MROCE_STAT_MAX; s++)
+		if (s != MROCE_STAT_DUP_RETX && s != MROCE_STAT_DUP_RETX_LIMIT &&
+		    after[s] != before[s])
+			fail_msg("counter %s moved during the flood", mroce_stat_name(s));
+	assert_int_equal(last, XDP_DROP);	/* the last copy: within an interval */
+}
+
+/* Around a rate-limited flow: fresh PSNs and plain duplicates as before. */
+static void test_dup_retx_limit_scope(void **state)
+{
+	struct fx_frame f, fresh;
+
+	(void)state;
+	set_flow(FX_QPN, FX_TOKEN, FX_PSN, 0);
+	placed_retx_dup(&f, FX_PSN + 3);
+	expect("first resent duplicate goes up", f.buf, f.len, XDP_REDIRECT, MROCE_STAT_DUP_RETX);
+	expect("second at once is dropped", f.buf, f.len, XDP_DROP, MROCE_STAT_DUP_RETX_LIMIT);
+	fx_build(&fresh, AF_INET, MROCE_OP_WRITE, FX_PSN + 4);
+	expect("fresh PSN still goes through", fresh.buf, fresh.len, XDP_REDIRECT, MROCE_STAT_RX);
+	fx_bth(&fresh)->flags |= htons(MROCE_F_RETX);
+	expect("fresh resent PSN still goes through", fresh.buf, fresh.len, XDP_REDIRECT,
+	       MROCE_STAT_RX);
+	fx_build(&fresh, AF_INET6, MROCE_OP_WRITE, FX_PSN + 3);
+	expect("plain duplicate dropped as before", fresh.buf, fresh.len, XDP_DROP,
+	       MROCE_STAT_DUPLICATE);
+	/* A sender whose ACK was lost again retransmits after an RTO: it goes up. */
+	usleep(2 * MROCE_DUP_RETX_GAP_NS / 1000);
+	expect("resent duplicate after the interval goes up", f.buf, f.len, XDP_REDIRECT,
+	       MROCE_STAT_DUP_RETX);
+}
+
+/* This host's addresses as the loader would configure them: fx_route()'s receiver. */
+static void set_host(bool mac, bool ip4, bool ip6)
+{
+	static const __u8 our_mac[6] = { 0x02, 0, 0, 0, 0, 0x0b };
+	struct mroce_cfg cfg = {};
+	__u32 zero = 0;
+
+	if (mac)
+		memcpy(cfg.mac, our_mac, 6);
+	if (ip4) {
+		inet_pton(AF_INET, "198.18.0.9", &cfg.ip4[0]);
+		inet_pton(AF_INET, "198.18.0.2", &cfg.ip4[1]);
+		cfg.n_ip4 = 2;
+	}
+	if (ip6) {
+		inet_pton(AF_INET6, "2001:2::2", cfg.ip6[0]);
+		cfg.n_ip6 = 1;
+	}
+	assert_int_equal(bpf_map_update_elem(E.cfg_fd, &zero, &cfg, BPF_ANY), 0);
+}
+
+/* MetaRoCE frames for another host (a bridge or router in the path) go on untouched. */
+static void test_not_for_this_host(void **state)
+{
+	static const __u8 other_mac[6] = { 0x02, 0, 0, 0, 0, 0x0c }, bcast[6] = {
+		0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
+	struct fx_frame f;
+
+	(void)state;
+	set_flow(FX_QPN, FX_TOKEN, FX_PSN, 0);
+	set_host(true, true, true);
+	for (int fi = 0; fi < 2; fi++) {
+		fx_build(&f, families[fi], MROCE_OP_WRITE, FX_PSN);
+		memcpy(f.buf, other_mac, 6);
+		expect("another host's MAC", f.buf, f.len, XDP_PASS, MROCE_STAT_NOT_LOCAL);
+		memcpy(f.buf, bcast, 6);
+		expect("broadcast MAC", f.buf, f.len, XDP_PASS, MROCE_STAT_NOT_LOCAL);
+		f.buf[0] = 0x01;
+		expect("multicast MAC", f.buf, f.len, XDP_PASS, MROCE_STAT_NOT_LOCAL);
+	}
+	fx_build(&f, AF_INET, MROCE_OP_WRITE, FX_PSN);
+	inet_pton(AF_INET, "198.18.0.3", &ip4(&f)->daddr);
+	expect("another IPv4 destination", f.buf, f.len, XDP_PASS, MROCE_STAT_NOT_LOCAL);
+	fx_build(&f, AF_INET6, MROCE_OP_WRITE, FX_PSN);
+	inet_pton(AF_INET6, "2001:2::3", &((mroce_ipv6hdr_t *)ip4(&f))->daddr);
+	expect("another IPv6 destination", f.buf, f.len, XDP_PASS, MROCE_STAT_NOT_LOCAL);
+	/* Transit frames are not ours to judge: a malformed one goes on too. */
+	fx_build(&f, AF_INET, MROCE_OP_WRITE, FX_PSN);
+	inet_pton(AF_INET, "198.18.0.3", &ip4(&f)->daddr);
+	fx_bth(&f)->ver = 2;
+	expect("malformed, for another IP", f.buf, f.len, XDP_PASS, MROCE_STAT_NOT_LOCAL);
+	fx_build(&f, AF_INET, MROCE_OP_WRITE, FX_PSN);
+	fx_bth(&f)->token ^= 1;
+	memcpy(f.buf, other_mac, 6);
+	expect("wrong token, for another MAC", f.buf, f.len, XDP_PASS, MROCE_STAT_NOT_LOCAL);
+
+	/* Only the IPv4 side configured: IPv6 destinations are not checked. */
+	set_host(true, true, false);
+	fx_build(&f, AF_INET6, MROCE_OP_WRITE, FX_PSN + 1);
+	inet_pton(AF_INET6, "2001:2::3", &((mroce_ipv6hdr_t *)ip4(&f))->daddr);
+	expect("IPv6 unchecked without IPv6 addresses", f.buf, f.len, XDP_REDIRECT, MROCE_STAT_RX);
+	/* No MAC configured: the MAC is not checked. */
+	set_host(false, true, true);
+	fx_build(&f, AF_INET, MROCE_OP_WRITE, FX_PSN + 2);
+	memcpy(f.buf, other_mac, 6);
+	expect("MAC unchecked without a MAC", f.buf, f.len, XDP_REDIRECT, MROCE_STAT_RX);
+	set_host(false, false, false);
+}
+
+/* Addressed to this host, every frame is judged exactly as without addresses. */
+static void test_for_this_host_validated(void **state)
+{
+	set_host(true, true, true);
+	test_valid_every_opcode(state);
+	test_truncated_at_every_byte(state);
+	test_malformed(state);
+	test_other_traffic_passes(state);
+	test_flow_checks(state);
+	set_host(false, false, false);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -360,6 +541,10 @@ int main(void)
 		cmocka_unit_test(test_other_traffic_passes),
 		cmocka_unit_test(test_flow_checks),
 		cmocka_unit_test(test_no_socket_and_port),
+		cmocka_unit_test(test_dup_retx_flood),
+		cmocka_unit_test(test_dup_retx_limit_scope),
+		cmocka_unit_test(test_not_for_this_host),
+		cmocka_unit_test(test_for_this_host_validated),
 	};
 
 	if (geteuid() != 0) {

@@ -8,12 +8,14 @@
 
 #include <linux/types.h>
 #include "proto.h"
+#include "stats.h"
 
 /* Map names as the kernel reports them (at most 15 characters). */
 #define MROCE_MAP_FLOWS		"mroce_flows"
 #define MROCE_MAP_STATS		"mroce_stats"
 #define MROCE_MAP_CFG		"mroce_cfg"
 #define MROCE_MAP_XSKS		"mroce_xsks"
+#define MROCE_MAP_RETX_TS	"mroce_retx_ts"	/* written by the XDP program only */
 #define MROCE_PROG_NAME		"mroce_xdp"
 
 /* Flows are indexed by local queue pair number; QPN 0 is never valid. */
@@ -68,41 +70,40 @@ struct mroce_flow {
 _Static_assert(sizeof(struct mroce_flow_tx) == 56, "flow tx layout");
 _Static_assert(sizeof(struct mroce_flow) == 32 + 8 * MROCE_RXWIN_WORDS + 56, "flow layout");
 
-/* Value of the config map (array, one entry), written by the loader. */
+/*
+ * Value of the config map (array, one entry), written by the loader and
+ * refreshed by the library whenever it opens the datapath. The addresses are
+ * this host's on the interface: a MetaRoCE frame to another MAC or another
+ * IP is transit traffic and goes to the kernel untouched (not_local). Each
+ * check is off while its part is empty (all-zero MAC, no address of that
+ * family), which is what an `ip link` attach without mroce gets.
+ */
+#define MROCE_CFG_ADDRS		4	/* per family; more: that family is not checked */
+
 struct mroce_cfg {
 	__u16	udp_port;	/* host order; 0 means MROCE_DEFAULT_PORT */
 	__u16	rsvd0;
-	__u32	rsvd1;
+	__u8	mac[6];		/* the interface's; all zero: not checked */
+	__u8	n_ip4;		/* valid entries of ip4[]; 0: IPv4 destination not checked */
+	__u8	n_ip6;		/* valid entries of ip6[] (never link-local); 0: not checked */
+	__be32	ip4[MROCE_CFG_ADDRS];
+	__u8	ip6[MROCE_CFG_ADDRS][16];
 };
+_Static_assert(sizeof(struct mroce_cfg) == 12 + 20 * MROCE_CFG_ADDRS, "cfg layout");
 
 /*
- * Per-CPU counters, index = enum mroce_stat. X(NAME, name, description).
- * One list so the BPF program, the library and the CLI never disagree.
+ * A resent duplicate is passed up (to be acknowledged again) at most once per
+ * flow per this interval (the time of the last one is in the mroce_retx_ts
+ * map); the rest are dropped as dup_retx_limit. A sender that lost our ACK
+ * thus gets a new one a round trip after its first retransmission, and one
+ * ACK covers every placed PSN, so more copies within the interval add nothing
+ * but load. 1 ms is
+ * the library's default high RTO: losing that ACK too costs at most one more
+ * (doubled) retransmission timeout.
  */
-#define MROCE_STATS(X)								\
-	X(PASS,          pass,           "non-MetaRoCE frames passed to the kernel") \
-	X(RX,            rx,             "MetaRoCE packets redirected to an AF_XDP socket") \
-	X(RX_BYTES,      rx_bytes,       "bytes of redirected frames") \
-	X(TRUNCATED,     truncated,      "drop: frame shorter than its IP/UDP lengths") \
-	X(FRAGMENT,      fragment,       "drop: IP fragment to the MetaRoCE port") \
-	X(BAD_LENGTH,    bad_length,     "drop: length fields inconsistent") \
-	X(BAD_VERSION,   bad_version,    "drop: unsupported protocol version") \
-	X(BAD_OPCODE,    bad_opcode,     "drop: unknown opcode") \
-	X(BAD_FLAGS,     bad_flags,      "drop: first/last flags contradict offsets") \
-	X(UNKNOWN_QP,    unknown_qp,     "drop: no flow for the destination QP") \
-	X(BAD_TOKEN,     bad_token,      "drop: wrong connection token") \
-	X(DUPLICATE,     duplicate,      "drop: PSN already placed") \
-	X(DUP_RETX,      dup_retx,       "resent duplicate passed up, to be acknowledged again") \
-	X(OUT_OF_WINDOW, out_of_window,  "drop: PSN beyond the receive window") \
-	X(OUT_OF_ORDER,  out_of_order,   "drop: go-back-N flow, PSN is not the next") \
-	X(NO_XSK,        no_xsk,         "drop: no AF_XDP socket on the receive queue")
+#define MROCE_DUP_RETX_GAP_NS	1000000ULL
 
-enum mroce_stat {
-#define MROCE_STAT_ENUM(NAME, name, desc) MROCE_STAT_##NAME,
-	MROCE_STATS(MROCE_STAT_ENUM)
-#undef MROCE_STAT_ENUM
-	MROCE_STAT_MAX
-};
+/* Per-CPU counters (stats map, index = enum mroce_stat): stats.h. */
 
 enum mroce_rxwin_verdict {
 	MROCE_RXWIN_NEW		= 0,	/* inside the window, not placed yet */
