@@ -314,6 +314,8 @@ int mroce_dev_stats(struct mroce_dev *dev, struct mroce_dev_stats *stats)
 		return -EINVAL;
 	pthread_mutex_lock(&dev->lock);
 	*stats = dev->stats;
+	if (dev->ops->stats)
+		dev->ops->stats(dev->port, stats);
 	pthread_mutex_unlock(&dev->lock);
 	return 0;
 }

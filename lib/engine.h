@@ -45,6 +45,8 @@ struct mroce_port_ops {
 	void	(*wait)(void *port, int timeout_us, int wake_fd);
 	__u64	(*now_us)(void *port);
 	void	(*close)(void *port);
+	/* Optional: fill the port's own counters (the xsk_* fields). */
+	void	(*stats)(void *port, struct mroce_dev_stats *stats);
 };
 
 #define MROCE_MAX_PATHS		256

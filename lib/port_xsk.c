@@ -42,6 +42,7 @@ struct xsk_port {
 	__u32			queue;
 	int			fd;
 	bool			tx_kick;
+	bool			in_map;		/* our socket is (was) in the XSKMAP slot of queue */
 };
 
 static void reap_completions(struct xsk_port *p)
@@ -170,7 +171,13 @@ static void xp_close(void *port)
 {
 	struct xsk_port *p = port;
 
-	if (p->dp)
+	/*
+	 * Only the slot we filled, never one a failed open found taken: that
+	 * would cut another process's socket off its queue. XSKMAP entries
+	 * cannot be read from user space to compare, but a socket bound to the
+	 * queue keeps every other one out of it until it is closed.
+	 */
+	if (p->in_map)
 		mroce_dp_xsk_clear(p->dp, p->queue);
 	if (p->xsk)
 		xsk_socket__delete(p->xsk);
@@ -183,9 +190,27 @@ static void xp_close(void *port)
 	free(p);
 }
 
+/* The kernel's counters of this socket; left as they are if it has none (yet). */
+static void xp_stats(void *port, struct mroce_dev_stats *s)
+{
+	struct xsk_port *p = port;
+	struct xdp_statistics xs = {};
+	socklen_t len = sizeof(xs);
+
+	if (p->fd < 0 || getsockopt(p->fd, SOL_XDP, XDP_STATISTICS, &xs, &len))
+		return;
+	s->xsk_rx_dropped = xs.rx_dropped;
+	s->xsk_rx_invalid_descs = xs.rx_invalid_descs;
+	s->xsk_tx_invalid_descs = xs.tx_invalid_descs;
+	s->xsk_rx_ring_full = xs.rx_ring_full;		/* 0 from kernels before 5.9 */
+	s->xsk_rx_fill_ring_empty = xs.rx_fill_ring_empty_descs;
+	s->xsk_tx_ring_empty = xs.tx_ring_empty_descs;
+}
+
 static const struct mroce_port_ops xsk_ops = {
 	.tx_buf = xp_tx_buf, .tx_send = xp_tx_send, .tx_flush = xp_tx_flush,
 	.rx_burst = xp_rx_burst, .wait = xp_wait, .now_us = xp_now, .close = xp_close,
+	.stats = xp_stats,
 };
 
 /* The interface's MAC, MTU and first address (IPv4 preferred). */
@@ -249,6 +274,7 @@ int mroce_dev_open(const char *ifname, const struct mroce_dev_opts *opts, struct
 	bool zc = false;
 	int err;
 
+	mroce_print_install();
 	if (!ifname || !devp || !mroce_opts_valid(opts, opts ? opts->sz : 0, sizeof(*opts)))
 		return -EINVAL;
 	nframes = MROCE_OPT(opts, umem_frames, 0) ? MROCE_OPT(opts, umem_frames, 0) : 2 * RING_SIZE;
@@ -329,6 +355,7 @@ int mroce_dev_open(const char *ifname, const struct mroce_dev_opts *opts, struct
 	err = mroce_dp_xsk_set(p->dp, p->queue, p->fd);
 	if (err)
 		goto fail;
+	p->in_map = true;
 
 	err = mroce_dev_create(&xsk_ops, p, p->dp, &local, opts, &dev);
 	if (err)

@@ -84,6 +84,13 @@ struct mroce_dev_stats {
 	__u64	ecn_ce_rx;		/* data packets that arrived CE-marked */
 	__u64	cc_cuts;		/* congestion window reductions (ECN or delay) */
 	__u64	paths_retired;		/* paths replaced by a fresh entropy value */
+	/* The AF_XDP socket's own counters (XDP_STATISTICS), read from the kernel on each call. */
+	__u64	xsk_rx_dropped;		/* received frames dropped: no fill buffer, RX ring full, too long */
+	__u64	xsk_rx_invalid_descs;	/* fill ring entries the kernel rejected */
+	__u64	xsk_tx_invalid_descs;	/* TX ring entries the kernel rejected */
+	__u64	xsk_rx_ring_full;	/* of rx_dropped: the RX ring was full */
+	__u64	xsk_rx_fill_ring_empty;	/* times a frame met an empty fill ring */
+	__u64	xsk_tx_ring_empty;	/* transmit wakeups that found the TX ring empty */
 };
 MROCE_API int mroce_dev_stats(struct mroce_dev *dev, struct mroce_dev_stats *stats);
 
