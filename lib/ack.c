@@ -41,10 +41,12 @@ void mroce_pkt_acked(struct mroce_qp *qp, struct mroce_txpkt *rec, __u64 now)
 	} else {
 		struct mroce_swqe *w = SWQE(qp, rec->wqe);
 
-		if (++w->acked == w->npkts && w->opcode != MROCE_OP_READ_REQ && !w->done) {
+		bool awaits_resp = mroce_op_info(w->opcode)->awaits_resp;
+
+		if (++w->acked == w->npkts && !awaits_resp && !w->done) {
 			w->done = 1;
 			w->status = MROCE_WC_SUCCESS;
-		} else if (w->opcode == MROCE_OP_READ_REQ) {
+		} else if (awaits_resp) {
 			mroce_read_maybe_done(w);
 		}
 	}

@@ -50,10 +50,11 @@ void mroce_complete_sq(struct mroce_qp *qp)
 void mroce_report_recv(struct mroce_qp *qp, struct mroce_msgslot *m)
 {
 	struct mroce_rwqe *r = RWQE(qp, m->msn);
+	const struct mroce_op_info *op = mroce_op_info(m->opcode);
 	struct mroce_wc wc = { .wr_id = r->wr_id, .qp_num = qp->qpn, .byte_len = m->len };
 
-	wc.opcode = m->opcode == MROCE_OP_WRITE_IMM ? MROCE_WC_RECV_RDMA_WITH_IMM : MROCE_WC_RECV;
-	if (m->opcode != MROCE_OP_SEND) {
+	wc.opcode = op->recv_wc;
+	if (op->has_imm) {
 		wc.wc_flags = MROCE_WC_WITH_IMM;
 		wc.imm_data = m->imm;
 	}

@@ -8,11 +8,16 @@
  * `ip netns exec` where nothing pinned survives.
  */
 #include <errno.h>
+#include <ifaddrs.h>
 #include <limits.h>
 #include <net/if.h>
+#include <net/if_arp.h>
+#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <linux/if_link.h>
@@ -162,6 +167,78 @@ static int pin_all(struct bpf_object *obj, const char *root, const char *ifname)
 	return 0;
 }
 
+/* The interface's MAC, or none when it has no Ethernet address (lo). */
+static int host_mac(const char *ifname, __u8 mac[6])
+{
+	struct ifreq ifr = {};
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0), err = 0;
+
+	if (fd < 0)
+		return -errno;
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
+	if (ioctl(fd, SIOCGIFHWADDR, &ifr) < 0)
+		err = -errno;
+	else if (ifr.ifr_hwaddr.sa_family == ARPHRD_ETHER)
+		memcpy(mac, ifr.ifr_hwaddr.sa_data, 6);
+	close(fd);
+	return err;
+}
+
+/*
+ * Fill cfg with this host's addresses on ifname, for the XDP program to pass
+ * MetaRoCE frames meant for other hosts. Link-local IPv6 is left out (mroce
+ * never uses it); a family with more addresses than fit is not checked.
+ */
+static int host_addrs(const char *ifname, struct mroce_cfg *cfg)
+{
+	struct ifaddrs *ifa, *i;
+	unsigned int n4 = 0, n6 = 0;
+	int err;
+
+	memset(cfg->mac, 0, sizeof(cfg->mac));
+	err = host_mac(ifname, cfg->mac);
+	if (err)
+		return err;
+	if (getifaddrs(&ifa))
+		return -errno;
+	for (i = ifa; i; i = i->ifa_next) {
+		if (!i->ifa_addr || strcmp(i->ifa_name, ifname))
+			continue;
+		if (i->ifa_addr->sa_family == AF_INET) {
+			if (n4 < MROCE_CFG_ADDRS)
+				cfg->ip4[n4] = ((struct sockaddr_in *)i->ifa_addr)->sin_addr.s_addr;
+			n4++;
+		} else if (i->ifa_addr->sa_family == AF_INET6) {
+			const struct in6_addr *a = &((struct sockaddr_in6 *)i->ifa_addr)->sin6_addr;
+
+			if (IN6_IS_ADDR_LINKLOCAL(a))
+				continue;
+			if (n6 < MROCE_CFG_ADDRS)
+				memcpy(cfg->ip6[n6], a, 16);
+			n6++;
+		}
+	}
+	freeifaddrs(ifa);
+	cfg->n_ip4 = n4 <= MROCE_CFG_ADDRS ? (__u8)n4 : 0;
+	cfg->n_ip6 = n6 <= MROCE_CFG_ADDRS ? (__u8)n6 : 0;
+	return 0;
+}
+
+/* Addresses change after attach, and `ip link` attaches without any: renew them. */
+static int cfg_refresh(int cfg_fd, const char *ifname)
+{
+	struct mroce_cfg cfg = {};
+	__u32 zero = 0;
+	int err;
+
+	if (bpf_map_lookup_elem(cfg_fd, &zero, &cfg))
+		return -errno;
+	err = host_addrs(ifname, &cfg);
+	if (err)
+		return err;
+	return bpf_map_update_elem(cfg_fd, &zero, &cfg, BPF_ANY) ? -errno : 0;
+}
+
 static struct bpf_object *open_object(const char *path)
 {
 	LIBBPF_OPTS(bpf_object_open_opts, o, .object_name = "mroce");
@@ -215,6 +292,8 @@ int mroce_dp_attach(const char *ifname, const struct mroce_attach_opts *opts)
 	if (err)
 		goto out;
 	err = bpf_object__load(obj);
+	if (!err)
+		err = host_addrs(ifname, &cfg);
 	if (err)
 		goto out;
 	err = bpf_map_update_elem(bpf_object__find_map_fd_by_name(obj, MROCE_MAP_CFG),
@@ -332,11 +411,15 @@ int mroce_dp_open(const char *ifname, struct mroce_dp **dpp)
 			err = -MROCE_ERR_BAD_OBJ;
 			goto fail;
 		}
-		if (i == 1 && minfo.max_entries != MROCE_STAT_MAX) {
+		if ((i == 1 && minfo.max_entries != MROCE_STAT_MAX) ||
+		    (i == 2 && minfo.value_size != sizeof(struct mroce_cfg))) {
 			err = -MROCE_ERR_BAD_OBJ;
 			goto fail;
 		}
 	}
+	err = cfg_refresh(dp->cfg_fd, dp->ifname);
+	if (err)
+		goto fail;
 	dp->ncpus = libbpf_num_possible_cpus();
 	if (dp->ncpus <= 0) {
 		err = dp->ncpus ? dp->ncpus : -EINVAL;
@@ -419,11 +502,14 @@ int mroce_dp_stats(const struct mroce_dp *dp, __u64 out[MROCE_STAT_MAX])
 
 int mroce_dp_set_port(struct mroce_dp *dp, __u16 udp_port)
 {
-	struct mroce_cfg cfg = { .udp_port = udp_port };
+	struct mroce_cfg cfg = {};
 	__u32 zero = 0;
 
 	if (!dp)
 		return -EINVAL;
+	if (bpf_map_lookup_elem(dp->cfg_fd, &zero, &cfg))
+		return -errno;
+	cfg.udp_port = udp_port;	/* the host's addresses stay */
 	return bpf_map_update_elem(dp->cfg_fd, &zero, &cfg, BPF_ANY) ? -errno : 0;
 }
 

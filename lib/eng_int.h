@@ -8,6 +8,7 @@
 #define MROCE_ENG_INT_H
 
 #include "engine.h"
+#include "opcode.h"
 
 #define PKT(qp, psn)	(&(qp)->pkts[(psn) & (MROCE_PKT_RING - 1)])
 #define MSG(qp, msn)	(&(qp)->msgs[(msn) & (MROCE_MSG_SLOTS - 1)])

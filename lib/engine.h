@@ -274,12 +274,6 @@ void mroce_dev_xmit(struct mroce_dev *dev, void *buf, __u32 len);
 
 void mroce_cq_push(struct mroce_cq *cq, const struct mroce_wc *wc);
 
-/* The completion opcode of a send-queue request. */
-static inline enum mroce_wc_opcode mroce_send_wc_opcode(__u8 op)
-{
-	return op == MROCE_OP_READ_REQ ? MROCE_WC_RDMA_READ :
-	       op == MROCE_OP_SEND || op == MROCE_OP_SEND_IMM ? MROCE_WC_SEND : MROCE_WC_RDMA_WRITE;
-}
 /* New work was posted: wake the progress thread if it sleeps. dev->lock held. */
 void mroce_dev_kick(struct mroce_dev *dev);
 void mroce_qp_fail(struct mroce_qp *qp, enum mroce_wc_status why);

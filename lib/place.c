@@ -71,17 +71,18 @@ static void msg_account(struct mroce_qp *qp, struct mroce_msgslot *m, __u32 byte
 static int place_write(struct mroce_qp *qp, const struct mroce_hdr *h, const void *payload,
 		       __u32 psn)
 {
+	const struct mroce_op_info *op = mroce_op_info(h->opcode);
 	struct mroce_mr *mr = mroce_mr_by_rkey(qp->dev, h->rkey);
 	struct mroce_msgslot *m = NULL;
 	__u64 target = h->raddr + h->offset;
 
-	if (h->opcode == MROCE_OP_WRITE_IMM) {
+	if (op->consumes_recv) {
 		m = msg_slot(qp, h, psn);
 		if (!m)
 			return MROCE_RNR;
 	}
 	if (h->msg_len) {
-		if (!mr || !(mr->access & MROCE_ACCESS_REMOTE_WRITE) || target < h->raddr ||
+		if (!mr || !(mr->access & op->remote_access) || target < h->raddr ||
 		    !mr_covers(mr, h->raddr, h->msg_len))
 			return MROCE_NAK_REMOTE_ACCESS;
 		memcpy((__u8 *)(unsigned long)target, payload, h->payload_len);
@@ -119,9 +120,10 @@ static int place_send(struct mroce_qp *qp, const struct mroce_hdr *h, const void
 static int place_read_req(struct mroce_qp *qp, const struct mroce_hdr *h)
 {
 	struct mroce_mr *mr = mroce_mr_by_rkey(qp->dev, h->rkey);
+	unsigned int need = mroce_op_info(h->opcode)->remote_access;
 	__u64 src = h->raddr + h->offset;
 
-	if (h->rd_len && (!mr || !(mr->access & MROCE_ACCESS_REMOTE_READ) || src < h->raddr ||
+	if (h->rd_len && (!mr || !(mr->access & need) || src < h->raddr ||
 			  !mr_covers(mr, src, h->rd_len)))
 		return MROCE_NAK_REMOTE_ACCESS;
 	for (__u32 i = 0; i < MROCE_READ_JOBS; i++) {
@@ -143,7 +145,7 @@ static int place_read_resp(struct mroce_qp *qp, const struct mroce_hdr *h, const
 
 	/* Must name a READ of ours that is still waiting, and stay inside it. */
 	if (mroce_psn_before(h->msn, qp->sq_head) || !mroce_psn_before(h->msn, qp->sq_tail) ||
-	    w->opcode != MROCE_OP_READ_REQ || w->msn != h->msn || w->done || h->msg_len != w->len)
+	    !mroce_op_info(w->opcode)->awaits_resp || w->msn != h->msn || w->done || h->msg_len != w->len)
 		return MROCE_NAK_INVALID_REQ;
 	mroce_sg_copy(w->sge, w->num_sge, h->offset, (void *)payload, h->payload_len, true);
 	w->rd_got += h->payload_len;
@@ -162,16 +164,14 @@ static int place_read_resp(struct mroce_qp *qp, const struct mroce_hdr *h, const
 /* Place one data packet by its opcode: a mroce_place_result or a MROCE_NAK_* code. */
 int mroce_place(struct mroce_qp *qp, const struct mroce_hdr *h, const void *payload, __u32 psn)
 {
-	switch (h->opcode) {
-	case MROCE_OP_WRITE:
-	case MROCE_OP_WRITE_IMM:
+	switch (mroce_op_info(h->opcode)->place) {
+	case MROCE_PLACE_WRITE:
 		return place_write(qp, h, payload, psn);
-	case MROCE_OP_SEND:
-	case MROCE_OP_SEND_IMM:
+	case MROCE_PLACE_SEND:
 		return place_send(qp, h, payload, psn);
-	case MROCE_OP_READ_REQ:
+	case MROCE_PLACE_READ_REQ:
 		return place_read_req(qp, h);
-	case MROCE_OP_READ_RESP:
+	case MROCE_PLACE_READ_RESP:
 		return place_read_resp(qp, h, payload);
 	default:
 		return MROCE_NAK_INVALID_REQ;

@@ -108,6 +108,7 @@ void mroce_engine_rx(void *ctx, const void *frame, __u32 len)
 	struct mroce_pkt pkt;
 	struct mroce_hdr h;
 	struct mroce_qp *qp;
+	enum mroce_op_kind kind;
 	__u64 now = dev->ops->now_us(dev->port);
 
 	dev->stats.rx_pkts++;
@@ -115,11 +116,12 @@ void mroce_engine_rx(void *ctx, const void *frame, __u32 len)
 	qp = rx_qp(dev, frame, len, &pkt, &h);
 	if (!qp)
 		return;
-	if (h.opcode == MROCE_OP_ACK) {
+	kind = mroce_op_info(h.opcode)->kind;
+	if (kind == MROCE_OPK_ACK) {
 		mroce_handle_ack(qp, &h, now);
 		return;
 	}
-	if (h.opcode == MROCE_OP_NACK) {
+	if (kind == MROCE_OPK_NACK) {
 		mroce_handle_nack(qp, &h, now);
 		return;
 	}

@@ -38,7 +38,8 @@ int mroce_emit(struct mroce_qp *qp, struct mroce_hdr *h, const struct mroce_sge 
 	h->token = mroce_be64(qp->token_be);
 	h->ts = (__u32)dev->ops->now_us(dev->port);
 	/* ACKs and NACKs carry the path slot of the newest data packet they cover, set by the caller. */
-	if (h->opcode != MROCE_OP_ACK && h->opcode != MROCE_OP_NACK)
+	if (mroce_op_info(h->opcode)->kind != MROCE_OPK_ACK &&
+	    mroce_op_info(h->opcode)->kind != MROCE_OPK_NACK)
 		h->path = path;
 	hdr = mroce_frame_hdrs(buf, cap, &rt, h);
 	if (hdr < 0) {
@@ -85,7 +86,7 @@ static const struct mroce_swqe *swqe_hdr(struct mroce_qp *qp, const struct mroce
 	h->rkey = w->rkey;
 	h->imm = w->imm;
 	h->msg_len = w->len;
-	if (w->opcode == MROCE_OP_READ_REQ) {
+	if (!mroce_op_info(w->opcode)->has_payload) {	/* READ request: asks for rd_len bytes */
 		h->offset = 0;
 		h->rd_len = w->len;
 		return NULL;
@@ -155,7 +156,7 @@ bool mroce_next_new(struct mroce_qp *qp, __u32 *wqe, __u32 *off, __u32 *len)
 		}
 		*wqe = qp->sq_next;
 		*off = w->sent;
-		*len = w->opcode == MROCE_OP_READ_REQ ? 0 :
+		*len = !mroce_op_info(w->opcode)->has_payload ? 0 :
 		       w->len - w->sent < qp->payload_max ? w->len - w->sent : qp->payload_max;
 		return true;
 	}

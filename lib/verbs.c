@@ -11,6 +11,7 @@
 #include "cc.h"
 #include "engine.h"
 #include "internal.h"
+#include "opcode.h"
 
 __u64 mroce_random64(void)
 {
@@ -585,6 +586,7 @@ static int check_sges(struct mroce_dev *dev, const struct mroce_sge *sg, int n, 
 
 int mroce_post_send(struct mroce_qp *qp, const struct mroce_send_wr *wr)
 {
+	const struct mroce_op_info *info;
 	struct mroce_swqe *w;
 	__u32 len = 0;
 	__u8 op;
@@ -592,20 +594,16 @@ int mroce_post_send(struct mroce_qp *qp, const struct mroce_send_wr *wr)
 
 	if (!qp || !wr)
 		return -EINVAL;
-	switch (wr->opcode) {
-	case MROCE_WR_RDMA_WRITE:		op = MROCE_OP_WRITE; break;
-	case MROCE_WR_RDMA_WRITE_WITH_IMM:	op = MROCE_OP_WRITE_IMM; break;
-	case MROCE_WR_SEND:			op = MROCE_OP_SEND; break;
-	case MROCE_WR_SEND_WITH_IMM:		op = MROCE_OP_SEND_IMM; break;
-	case MROCE_WR_RDMA_READ:		op = MROCE_OP_READ_REQ; break;
-	default:				return -EINVAL;
-	}
+	op = mroce_op_from_wr(wr->opcode);
+	if (!op)
+		return -EINVAL;
+	info = mroce_op_info(op);
 	pthread_mutex_lock(&qp->dev->lock);
 	err = qp->state == MROCE_QPS_RTS ? 0 : qp->state == MROCE_QPS_INIT ? -ENOTCONN : -EIO;
 	if (!err && qp->sq_tail - qp->sq_head >= qp->attr.sq_depth)
 		err = -EAGAIN;
 	if (!err)
-		err = check_sges(qp->dev, wr->sg_list, wr->num_sge, op == MROCE_OP_READ_REQ, &len);
+		err = check_sges(qp->dev, wr->sg_list, wr->num_sge, info->awaits_resp, &len);
 	if (err && err != -EPERM) {
 		pthread_mutex_unlock(&qp->dev->lock);
 		return err;
@@ -631,13 +629,13 @@ int mroce_post_send(struct mroce_qp *qp, const struct mroce_send_wr *wr)
 	w->len = len;
 	w->num_sge = (__u32)wr->num_sge;
 	memcpy(w->sge, wr->sg_list, sizeof(*w->sge) * (size_t)wr->num_sge);
-	if (op == MROCE_OP_READ_REQ) {
+	if (!info->has_payload) {	/* a READ request: one packet */
 		w->npkts = 1;
 		w->msn = qp->sq_tail;	/* the READ's id in its responses */
 	} else {
 		w->npkts = len ? (len + qp->payload_max - 1) / qp->payload_max : 1;
 		w->msn = qp->sq_msn;
-		if (op != MROCE_OP_WRITE)
+		if (info->consumes_recv)
 			qp->sq_msn++;	/* consumes one receive at the peer */
 	}
 	qp->sq_tail++;
