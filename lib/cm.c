@@ -11,18 +11,41 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "engine.h"
 
+#define CM_LEN		MROCE_QP_INFO_WIRE_LEN
+#define CM_FOREVER	86400000L
+#define CM_LISTEN_TAG	UINT32_MAX	/* epoll tag of the listening socket */
+
+/* One handshake in progress on the server side. */
+enum hs_stage { HS_FREE, HS_INFO, HS_REPLY, HS_CONFIRM };
+
+struct hs {
+	enum hs_stage		stage;
+	int			fd;
+	long			deadline;
+	__u32			got, sent;
+	__u8			buf[CM_LEN + 1];	/* one more: a longer message shows */
+	__u8			reply[CM_LEN];
+	int			family;			/* the TCP peer's own address */
+	struct in6_addr		addr;
+	struct mroce_qp		*qp;
+};
+
 struct mroce_listener {
 	struct mroce_dev	*dev;
-	int			fd;
+	int			fd;	/* listening socket */
+	int			epfd;	/* it and every pending handshake: the fd handed out */
+	struct hs		hs[MROCE_CM_PENDING];
 	struct mroce_listener_stats st;
 };
 
@@ -55,20 +78,35 @@ static long now_ms(void)
 	return ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+/* Wait for events on fd until deadline; EINTR is retried with the time left. */
+static int wait_fd(int fd, short events, long deadline)
+{
+	for (;;) {
+		struct pollfd pfd = { .fd = fd, .events = events };
+		long left = deadline - now_ms();
+		int n;
+
+		if (left <= 0)
+			return -ETIMEDOUT;
+		n = poll(&pfd, 1, (int)left);
+		if (n > 0)
+			return 0;
+		if (n < 0 && errno != EINTR)
+			return -errno;
+	}
+}
+
 /* Move exactly len bytes, or fail with -ETIMEDOUT / -ECONNRESET / -errno. */
 static int xfer(int fd, void *buf, size_t len, bool out, long deadline)
 {
 	size_t done = 0;
 
 	while (done < len) {
-		struct pollfd pfd = { .fd = fd, .events = out ? POLLOUT : POLLIN };
-		long left = deadline - now_ms();
 		ssize_t n;
+		int err = wait_fd(fd, out ? POLLOUT : POLLIN, deadline);
 
-		if (left <= 0)
-			return -ETIMEDOUT;
-		if (poll(&pfd, 1, (int)left) <= 0)
-			continue;
+		if (err)
+			return err;
 		n = out ? send(fd, (char *)buf + done, len - done, MSG_NOSIGNAL | MSG_DONTWAIT)
 			: recv(fd, (char *)buf + done, len - done, MSG_DONTWAIT);
 		if (n == 0)
@@ -76,7 +114,7 @@ static int xfer(int fd, void *buf, size_t len, bool out, long deadline)
 		if (n < 0) {
 			if (errno == EAGAIN || errno == EINTR)
 				continue;
-			return -errno;
+			return errno == EPIPE ? -ECONNRESET : -errno;
 		}
 		done += (size_t)n;
 	}
@@ -97,8 +135,41 @@ static void local_info(struct mroce_qp *qp, struct mroce_qp_info *info)
 	mroce_qp_local_info(qp, &a, l->family, info);
 }
 
+/* A socket address as a QP info names it: IPv4 (also v4-mapped IPv6) as ::ffff:a.b.c.d. */
+static void sock_addr(const struct sockaddr_storage *ss, int *family, struct in6_addr *a)
+{
+	memset(a, 0, sizeof(*a));
+	if (ss->ss_family == AF_INET) {
+		a->s6_addr[10] = a->s6_addr[11] = 0xff;
+		memcpy(&a->s6_addr[12], &((const struct sockaddr_in *)ss)->sin_addr, 4);
+		*family = AF_INET;
+		return;
+	}
+	*a = ((const struct sockaddr_in6 *)ss)->sin6_addr;
+	*family = IN6_IS_ADDR_V4MAPPED(a) ? AF_INET : AF_INET6;
+}
+
+/*
+ * The one rule against reflection: the data path goes only to the host at
+ * the other end of the TCP connection, which completed the handshake
+ * itself. An info naming any other address is refused (-EPERM); the
+ * claimed MAC is never used, mroce_qp_connect() resolves the next hop of
+ * the real address in the kernel's tables.
+ */
+static int connect_peer(struct mroce_qp *qp, const __u8 *wire, int family, const struct in6_addr *addr)
+{
+	struct mroce_qp_info remote;
+
+	if (mroce_qp_info_unpack(wire, &remote))
+		return -EPROTO;
+	if (remote.family != family || memcmp(&remote.addr, addr, sizeof(*addr)))
+		return -EPERM;
+	return mroce_qp_connect(qp, &remote, NULL);
+}
+
 int mroce_listen(struct mroce_dev *dev, const char *addr, __u16 port, struct mroce_listener **lp)
 {
+	struct epoll_event ev = { .events = EPOLLIN, .data.u32 = CM_LISTEN_TAG };
 	struct sockaddr_storage ss;
 	struct mroce_listener *l;
 	socklen_t len;
@@ -110,13 +181,17 @@ int mroce_listen(struct mroce_dev *dev, const char *addr, __u16 port, struct mro
 	if (!l)
 		return -ENOMEM;
 	l->dev = dev;
+	l->epfd = epoll_create1(EPOLL_CLOEXEC);
 	l->fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-	if (l->fd < 0 ||
+	if (l->epfd < 0 || l->fd < 0 ||
 	    setsockopt(l->fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
-	    bind(l->fd, (struct sockaddr *)&ss, len) || listen(l->fd, 64)) {
+	    bind(l->fd, (struct sockaddr *)&ss, len) || listen(l->fd, 64) ||
+	    epoll_ctl(l->epfd, EPOLL_CTL_ADD, l->fd, &ev)) {
 		err = -errno;
 		if (l->fd >= 0)
 			close(l->fd);
+		if (l->epfd >= 0)
+			close(l->epfd);
 		free(l);
 		return err;
 	}
@@ -124,12 +199,44 @@ int mroce_listen(struct mroce_dev *dev, const char *addr, __u16 port, struct mro
 	return 0;
 }
 
+static void hs_close(struct mroce_listener *l, struct hs *h)
+{
+	epoll_ctl(l->epfd, EPOLL_CTL_DEL, h->fd, NULL);
+	close(h->fd);
+	if (h->qp)
+		mroce_destroy_qp(h->qp);
+	memset(h, 0, sizeof(*h));
+	l->st.pending--;
+}
+
+/* A handshake ends unfinished: close it and count why. */
+static void hs_fail(struct mroce_listener *l, struct hs *h, int err)
+{
+	struct mroce_listener_stats *st = &l->st;
+
+	hs_close(l, h);
+	st->failed++;
+	st->last_err = err;
+	switch (err) {
+	case -EPERM:		st->refused_addr++; break;
+	case -EPROTO:		st->malformed++; break;
+	case -ETIMEDOUT:	st->timed_out++; break;
+	case -ECONNRESET:	st->closed++; break;
+	case -ECONNABORTED:	st->evicted++; break;
+	default:		break;
+	}
+}
+
 void mroce_listener_close(struct mroce_listener *l)
 {
-	if (l) {
-		close(l->fd);
-		free(l);
-	}
+	if (!l)
+		return;
+	for (int i = 0; i < MROCE_CM_PENDING; i++)
+		if (l->hs[i].stage != HS_FREE)
+			hs_close(l, &l->hs[i]);
+	close(l->fd);
+	close(l->epfd);
+	free(l);
 }
 
 int mroce_listener_stats(const struct mroce_listener *l, struct mroce_listener_stats *st)
@@ -145,97 +252,279 @@ int mroce_listener_stats(const struct mroce_listener *l, struct mroce_listener_s
 
 int mroce_listener_fd(const struct mroce_listener *l)
 {
-	return l ? l->fd : -EINVAL;
+	return l ? l->epfd : -EINVAL;
 }
 
-/* Both sides: resolve the peer's next hop and connect the QP. */
-static int finish(struct mroce_qp *qp, const __u8 *wire)
+/* A free slot; when all are taken the oldest handshake makes room. */
+static struct hs *hs_slot(struct mroce_listener *l)
 {
-	struct mroce_qp_info remote;
-	int err = mroce_qp_info_unpack(wire, &remote);
+	struct hs *old = &l->hs[0];
 
-	return err ? err : mroce_qp_connect(qp, &remote, NULL);
+	for (int i = 0; i < MROCE_CM_PENDING; i++) {
+		if (l->hs[i].stage == HS_FREE)
+			return &l->hs[i];
+		if (l->hs[i].deadline < old->deadline)
+			old = &l->hs[i];
+	}
+	hs_fail(l, old, -ECONNABORTED);
+	return old;
+}
+
+/* Take every connection the kernel has queued into the handshake table. */
+static int admit(struct mroce_listener *l)
+{
+	for (;;) {
+		struct sockaddr_storage ss;
+		socklen_t sl = sizeof(ss);
+		struct epoll_event ev = { .events = EPOLLIN };
+		int fd = accept4(l->fd, (struct sockaddr *)&ss, &sl, SOCK_CLOEXEC | SOCK_NONBLOCK);
+		struct hs *h;
+
+		if (fd < 0) {
+			if (errno == EINTR || errno == ECONNABORTED)
+				continue;
+			return errno == EAGAIN ? 0 : -errno;
+		}
+		h = hs_slot(l);
+		sock_addr(&ss, &h->family, &h->addr);
+		ev.data.u32 = (__u32)(h - l->hs);
+		if (epoll_ctl(l->epfd, EPOLL_CTL_ADD, fd, &ev)) {
+			close(fd);
+			return -errno;
+		}
+		h->fd = fd;
+		h->stage = HS_INFO;
+		h->deadline = now_ms() + MROCE_CM_HANDSHAKE_MS;
+		l->st.pending++;
+	}
+}
+
+/* Read what has arrived, up to want bytes in all; 0, -EAGAIN, or the error. */
+static int hs_read(struct hs *h, __u32 want)
+{
+	for (;;) {
+		ssize_t n = recv(h->fd, h->buf + h->got, want - h->got, MSG_DONTWAIT);
+
+		if (n > 0) {
+			h->got += (__u32)n;
+			if (h->got == want)
+				return 0;
+			continue;
+		}
+		if (n == 0)
+			return -ECONNRESET;
+		if (errno == EINTR)
+			continue;
+		return errno == EAGAIN ? -EAGAIN : -errno;
+	}
+}
+
+/* Send what is left of the reply; 0 when all is out, -EAGAIN, or the error. */
+static int hs_write(struct mroce_listener *l, struct hs *h)
+{
+	struct epoll_event ev = { .events = EPOLLIN, .data.u32 = (__u32)(h - l->hs) };
+
+	while (h->sent < CM_LEN) {
+		ssize_t n = send(h->fd, h->reply + h->sent, CM_LEN - h->sent, MSG_NOSIGNAL | MSG_DONTWAIT);
+
+		if (n > 0) {
+			h->sent += (__u32)n;
+			continue;
+		}
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && errno == EAGAIN) {
+			ev.events |= EPOLLOUT;
+			epoll_ctl(l->epfd, EPOLL_CTL_MOD, h->fd, &ev);
+			return -EAGAIN;
+		}
+		return n < 0 && errno != EPIPE ? -errno : -ECONNRESET;
+	}
+	epoll_ctl(l->epfd, EPOLL_CTL_MOD, h->fd, &ev);
+	return 0;
+}
+
+/* The whole info is in: create and connect the QP, queue our answer. */
+static int hs_serve(struct mroce_listener *l, struct hs *h, const struct mroce_qp_attr *attr)
+{
+	struct mroce_qp_info info;
+	int err;
+
+	if (h->got > CM_LEN)
+		return -EPROTO;		/* more than one message before our answer */
+	err = mroce_create_qp(l->dev, attr, &h->qp);
+	if (err)
+		return err;
+	err = connect_peer(h->qp, h->buf, h->family, &h->addr);
+	if (err)
+		return err;
+	local_info(h->qp, &info);
+	mroce_qp_info_pack(&info, h->reply);
+	h->stage = HS_REPLY;
+	h->got = 0;
+	return 0;
+}
+
+/* Advance one handshake as far as its socket allows; the QP once confirmed. */
+static struct mroce_qp *hs_step(struct mroce_listener *l, struct hs *h, const struct mroce_qp_attr *attr)
+{
+	struct mroce_qp *qp;
+	int err = 0;
+
+	if (h->stage == HS_INFO) {
+		err = hs_read(h, CM_LEN + 1);
+		if (err == -EAGAIN && h->got == CM_LEN)
+			err = 0;
+		if (!err)
+			err = hs_serve(l, h, attr);
+	}
+	if (!err && h->stage == HS_REPLY) {
+		err = hs_write(l, h);
+		if (!err)
+			h->stage = HS_CONFIRM;
+	}
+	if (!err && h->stage == HS_CONFIRM) {
+		err = hs_read(h, 2);	/* a second byte would be a protocol error */
+		if (err == -EAGAIN && h->got == 1)
+			err = h->buf[0] == 'R' ? 0 : -EPROTO;
+		else if (!err)
+			err = -EPROTO;
+		if (err == -ECONNRESET && h->got == 1)
+			err = h->buf[0] == 'R' ? 0 : -EPROTO;	/* confirmed, then closed */
+	}
+	if (err) {
+		if (err != -EAGAIN)
+			hs_fail(l, h, err);
+		return NULL;
+	}
+	qp = h->qp;
+	h->qp = NULL;
+	hs_close(l, h);
+	l->st.accepted++;
+	return qp;
+}
+
+/* Close handshakes past their deadline; the time until the next one ends. */
+static long expire(struct mroce_listener *l, long now)
+{
+	long next = CM_FOREVER;
+
+	for (int i = 0; i < MROCE_CM_PENDING; i++) {
+		struct hs *h = &l->hs[i];
+
+		if (h->stage == HS_FREE)
+			continue;
+		if (h->deadline <= now)
+			hs_fail(l, h, -ETIMEDOUT);
+		else if (h->deadline - now < next)
+			next = h->deadline - now;
+	}
+	return next;
 }
 
 int mroce_accept(struct mroce_listener *l, const struct mroce_qp_attr *attr, int timeout_ms,
 		 struct mroce_qp **qpp)
 {
-	__u8 peer[MROCE_QP_INFO_WIRE_LEN], mine[MROCE_QP_INFO_WIRE_LEN], ok = 0;
-	long deadline = now_ms() + (timeout_ms < 0 ? 86400000L : timeout_ms);
-	struct mroce_qp_info info;
-	struct mroce_qp *qp = NULL;
-	struct pollfd pfd;
-	int fd = -1, err;
+	long deadline = now_ms() + (timeout_ms < 0 ? CM_FOREVER : timeout_ms);
 
 	if (!l || !attr || !qpp)
 		return -EINVAL;
-	pfd = (struct pollfd){ .fd = l->fd, .events = POLLIN };
-	while ((fd = accept4(l->fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK)) < 0) {
-		long left = deadline - now_ms();
+	for (;;) {
+		struct epoll_event ev[MROCE_CM_PENDING + 1];
+		long now = now_ms(), wait = expire(l, now);
+		int n;
 
-		if (errno != EAGAIN && errno != EINTR)
+		if (deadline - now < wait)
+			wait = deadline - now > 0 ? deadline - now : 0;
+		n = epoll_wait(l->epfd, ev, MROCE_CM_PENDING + 1, (int)wait);
+		if (n < 0 && errno != EINTR)
 			return -errno;
-		if (left <= 0)
+		for (int i = 0; i < n; i++) {
+			struct mroce_qp *qp;
+			int err;
+
+			if (ev[i].data.u32 == CM_LISTEN_TAG) {
+				err = admit(l);
+				if (err)
+					return err;
+				continue;
+			}
+			if (l->hs[ev[i].data.u32].stage == HS_FREE)
+				continue;	/* evicted by admit() in this round */
+			qp = hs_step(l, &l->hs[ev[i].data.u32], attr);
+			if (qp) {
+				*qpp = qp;
+				return 0;
+			}
+		}
+		if (n <= 0 && now_ms() >= deadline)
 			return -ETIMEDOUT;
-		poll(&pfd, 1, (int)left);
 	}
-	err = xfer(fd, peer, sizeof(peer), false, deadline);
-	if (!err)
-		err = mroce_create_qp(l->dev, attr, &qp);
-	if (!err)
-		err = finish(qp, peer);
-	if (!err) {
-		local_info(qp, &info);
-		mroce_qp_info_pack(&info, mine);
-		err = xfer(fd, mine, sizeof(mine), true, deadline);
+}
+
+/* Client: open the TCP connection; EINTR and EALREADY mean it is on its way. */
+static int tcp_open(const struct sockaddr_storage *ss, socklen_t len, long deadline)
+{
+	int fd = socket(ss->ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	int err = 0, soerr = 0;
+	socklen_t sl = sizeof(soerr);
+
+	if (fd < 0)
+		return -errno;
+	while (connect(fd, (const struct sockaddr *)ss, len)) {
+		if (errno == EISCONN)
+			break;
+		if (errno == EINTR)
+			continue;
+		if (errno != EINPROGRESS && errno != EALREADY) {
+			err = -errno;
+			break;
+		}
+		err = wait_fd(fd, POLLOUT, deadline);
+		if (!err && getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &sl))
+			err = -errno;
+		else if (!err && soerr)
+			err = -soerr;
+		break;
 	}
-	if (!err)
-		err = xfer(fd, &ok, 1, false, deadline);
-	if (!err && ok != 'R')
-		err = -EPROTO;
-	close(fd);
 	if (err) {
-		if (qp)
-			mroce_destroy_qp(qp);
-		l->st.failed++;
-		l->st.last_err = err;
+		close(fd);
 		return err;
 	}
-	l->st.accepted++;
-	*qpp = qp;
-	return 0;
+	return fd;
+}
+
+/* Client: nothing may follow the server's info before our confirmation. */
+static int nothing_more(int fd)
+{
+	__u8 extra;
+	ssize_t n;
+
+	do
+		n = recv(fd, &extra, 1, MSG_DONTWAIT);
+	while (n < 0 && errno == EINTR);
+	return n > 0 ? -EPROTO : 0;
 }
 
 int mroce_connect(struct mroce_dev *dev, const char *addr, __u16 port,
 		  const struct mroce_qp_attr *attr, int timeout_ms, struct mroce_qp **qpp)
 {
-	__u8 peer[MROCE_QP_INFO_WIRE_LEN], mine[MROCE_QP_INFO_WIRE_LEN], ok = 'R';
-	long deadline = now_ms() + (timeout_ms < 0 ? 86400000L : timeout_ms);
+	__u8 peer[CM_LEN], mine[CM_LEN], ok = 'R';
+	long deadline = now_ms() + (timeout_ms < 0 ? CM_FOREVER : timeout_ms);
 	struct sockaddr_storage ss;
 	struct mroce_qp_info info;
 	struct mroce_qp *qp = NULL;
+	struct in6_addr a;
 	socklen_t len;
-	int fd, err;
+	int fd, err, family;
 
 	if (!dev || !attr || !qpp || parse_addr(addr, port, &ss, &len))
 		return -EINVAL;
-	fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	sock_addr(&ss, &family, &a);
+	fd = tcp_open(&ss, len, deadline);
 	if (fd < 0)
-		return -errno;
-	err = connect(fd, (struct sockaddr *)&ss, len) && errno != EINPROGRESS ? -errno : 0;
-	if (!err) {
-		struct pollfd pfd = { .fd = fd, .events = POLLOUT };
-		long left = deadline - now_ms();
-		int soerr = 0;
-		socklen_t sl = sizeof(soerr);
-
-		if (left <= 0 || poll(&pfd, 1, (int)left) <= 0)
-			err = -ETIMEDOUT;
-		else if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &sl) || soerr)
-			err = -(soerr ? soerr : errno);
-	}
-	if (!err)
-		err = mroce_create_qp(dev, attr, &qp);
+		return fd;
+	err = mroce_create_qp(dev, attr, &qp);
 	if (!err) {
 		local_info(qp, &info);
 		mroce_qp_info_pack(&info, mine);
@@ -244,7 +533,9 @@ int mroce_connect(struct mroce_dev *dev, const char *addr, __u16 port,
 	if (!err)
 		err = xfer(fd, peer, sizeof(peer), false, deadline);
 	if (!err)
-		err = finish(qp, peer);
+		err = nothing_more(fd);
+	if (!err)
+		err = connect_peer(qp, peer, family, &a);	/* the server we dialled, only */
 	if (!err)
 		err = xfer(fd, &ok, 1, true, deadline);
 	close(fd);
