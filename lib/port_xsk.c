@@ -9,6 +9,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <dirent.h>
 #include <ifaddrs.h>
 #include <net/if.h>
 #include <poll.h>
@@ -16,7 +17,9 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/pidfd.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 #include <linux/if_xdp.h>
@@ -190,21 +193,104 @@ static void xp_close(void *port)
 	free(p);
 }
 
-/* The kernel's counters of this socket; left as they are if it has none (yet). */
-static void xp_stats(void *port, struct mroce_dev_stats *s)
+/* Add one socket's kernel counters; false if fd is not an AF_XDP socket. */
+static bool xsk_add_stats(int fd, struct mroce_dev_stats *s)
 {
-	struct xsk_port *p = port;
 	struct xdp_statistics xs = {};
 	socklen_t len = sizeof(xs);
 
-	if (p->fd < 0 || getsockopt(p->fd, SOL_XDP, XDP_STATISTICS, &xs, &len))
+	if (fd < 0 || getsockopt(fd, SOL_XDP, XDP_STATISTICS, &xs, &len))
+		return false;
+	s->xsk_rx_dropped += xs.rx_dropped;
+	s->xsk_rx_invalid_descs += xs.rx_invalid_descs;
+	s->xsk_tx_invalid_descs += xs.tx_invalid_descs;
+	s->xsk_rx_ring_full += xs.rx_ring_full;		/* 0 from kernels before 5.9 */
+	s->xsk_rx_fill_ring_empty += xs.rx_fill_ring_empty_descs;
+	s->xsk_tx_ring_empty += xs.tx_ring_empty_descs;
+	return true;
+}
+
+static void xp_stats(void *port, struct mroce_dev_stats *s)
+{
+	struct xsk_port *p = port;
+	struct mroce_dev_stats k = {};
+
+	if (!xsk_add_stats(p->fd, &k))
 		return;
-	s->xsk_rx_dropped = xs.rx_dropped;
-	s->xsk_rx_invalid_descs = xs.rx_invalid_descs;
-	s->xsk_tx_invalid_descs = xs.tx_invalid_descs;
-	s->xsk_rx_ring_full = xs.rx_ring_full;		/* 0 from kernels before 5.9 */
-	s->xsk_rx_fill_ring_empty = xs.rx_fill_ring_empty_descs;
-	s->xsk_tx_ring_empty = xs.tx_ring_empty_descs;
+	s->xsk_rx_dropped = k.xsk_rx_dropped;
+	s->xsk_rx_invalid_descs = k.xsk_rx_invalid_descs;
+	s->xsk_tx_invalid_descs = k.xsk_tx_invalid_descs;
+	s->xsk_rx_ring_full = k.xsk_rx_ring_full;
+	s->xsk_rx_fill_ring_empty = k.xsk_rx_fill_ring_empty;
+	s->xsk_tx_ring_empty = k.xsk_tx_ring_empty;
+}
+
+/* Sum the AF_XDP sockets among one process's descriptors. */
+static int scan_process(int pid, struct mroce_dev_stats *s)
+{
+	char path[64], link[64];
+	struct dirent *e;
+	int pfd, n = 0;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/proc/%d/fd", pid);
+	d = opendir(path);
+	if (!d)
+		return 0;
+	pfd = pidfd_open(pid, 0);
+	while (pfd >= 0 && (e = readdir(d))) {
+		char fdpath[64 + sizeof(e->d_name)];
+		ssize_t l;
+		int fd;
+
+		snprintf(fdpath, sizeof(fdpath), "%s/%s", path, e->d_name);
+		l = readlink(fdpath, link, sizeof(link) - 1);
+		if (l < 8 || strncmp(link, "socket:", 7))
+			continue;
+		fd = pidfd_getfd(pfd, atoi(e->d_name), 0);
+		if (fd >= 0 && xsk_add_stats(fd, s))
+			n++;
+		if (fd >= 0)
+			close(fd);
+	}
+	if (pfd >= 0)
+		close(pfd);
+	closedir(d);
+	return n;
+}
+
+static bool same_netns(int pid, const struct stat *self)
+{
+	char path[64];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "/proc/%d/ns/net", pid);
+	return !stat(path, &st) && st.st_ino == self->st_ino && st.st_dev == self->st_dev;
+}
+
+int mroce_xsk_scan_stats(struct mroce_dev_stats *stats)
+{
+	struct stat self;
+	struct dirent *e;
+	int n = 0, me = getpid();
+	DIR *d;
+
+	if (!stats)
+		return -EINVAL;
+	memset(stats, 0, sizeof(*stats));
+	if (stat("/proc/self/ns/net", &self))
+		return -errno;
+	d = opendir("/proc");
+	if (!d)
+		return -errno;
+	while ((e = readdir(d))) {
+		int pid = atoi(e->d_name);
+
+		if (pid > 0 && pid != me && same_netns(pid, &self))
+			n += scan_process(pid, stats);
+	}
+	closedir(d);
+	return n;
 }
 
 static const struct mroce_port_ops xsk_ops = {

@@ -151,6 +151,25 @@ static struct json_object *flow_json(__u32 q, const struct mroce_flow *f, const 
 	return o;
 }
 
+/* The AF_XDP sockets' own counters (they live in other processes' sockets). */
+static void print_xsk_stats(FILE *out)
+{
+	struct mroce_dev_stats x;
+	int n = mroce_xsk_scan_stats(&x);
+
+	if (n < 0)
+		return;
+	fprintf(out, "AF_XDP sockets in this network namespace: %d, kernel counters summed:\n", n);
+#define X(f, d) fprintf(out, "  %-22s %12llu  %s\n", #f, (unsigned long long)x.f, d);
+	X(xsk_rx_dropped, "received frames dropped (no fill buffer, RX ring full)")
+	X(xsk_rx_invalid_descs, "invalid fill ring entries")
+	X(xsk_tx_invalid_descs, "invalid TX ring entries")
+	X(xsk_rx_ring_full, "of the dropped: RX ring full")
+	X(xsk_rx_fill_ring_empty, "frames that met an empty fill ring")
+	X(xsk_tx_ring_empty, "transmit wakeups with an empty TX ring")
+#undef X
+}
+
 static int cmd_status(const struct mroce_cli *cli, struct mroce_dp *dp, FILE *out, FILE *errout)
 {
 	struct mroce_cli_totals tt;
@@ -177,6 +196,7 @@ static int cmd_status(const struct mroce_cli *cli, struct mroce_dp *dp, FILE *ou
 #define X(n, d) fprintf(out, "  %-14s %12llu  %s\n", #n, (unsigned long long)tt.n, d);
 	MROCE_CLI_TOTALS(X)
 #undef X
+	print_xsk_stats(out);
 	return MROCE_EXIT_OK;
 }
 

@@ -74,5 +74,5 @@ t_write_bw_16m_clean() {
 
 require_root test_xsk
 run_test "a failed second open leaves the first socket receiving" t_second_open_keeps_first
-#FIGURES='^run [0-9]' run_test "write_bw 16 MiB on a clean pair: < 0.5% resent, no AF_XDP drops" t_write_bw_16m_clean
+FIGURES='^run [0-9]' run_test "write_bw 16 MiB on a clean pair: < 0.5% resent, no AF_XDP drops" t_write_bw_16m_clean
 summary test_xsk

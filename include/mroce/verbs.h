@@ -93,6 +93,13 @@ struct mroce_dev_stats {
 	__u64	xsk_tx_ring_empty;	/* transmit wakeups that found the TX ring empty */
 };
 MROCE_API int mroce_dev_stats(struct mroce_dev *dev, struct mroce_dev_stats *stats);
+/*
+ * For tools outside the owning processes (`mroce status`): zero stats, then
+ * sum the xsk_* counters of every AF_XDP socket that processes in the
+ * caller's network namespace hold (needs CAP_SYS_PTRACE: pidfd_getfd).
+ * Returns the number of sockets found, or a negative errno.
+ */
+MROCE_API int mroce_xsk_scan_stats(struct mroce_dev_stats *stats);
 
 /* ---- memory regions ------------------------------------------------------ */
 
