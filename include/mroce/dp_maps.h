@@ -97,9 +97,8 @@ _Static_assert(sizeof(struct mroce_cfg) == 12 + 20 * MROCE_CFG_ADDRS, "cfg layou
  * map); the rest are dropped as dup_retx_limit. A sender that lost our ACK
  * thus gets a new one a round trip after its first retransmission, and one
  * ACK covers every placed PSN, so more copies within the interval add nothing
- * but load. 1 ms is
- * the library's default high RTO: losing that ACK too costs at most one more
- * (doubled) retransmission timeout.
+ * but load. 1 ms is the library's default high RTO: losing that ACK too costs
+ * at most one more (doubled) retransmission timeout.
  */
 #define MROCE_DUP_RETX_GAP_NS	1000000ULL
 
