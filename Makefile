@@ -24,7 +24,10 @@ MULTIARCH = $(shell $(CC) -print-multiarch 2>/dev/null)
 BPF_CFLAGS = -O2 -g -target bpf -std=gnu11 $(WARN) -Iinclude \
 	     -idirafter /usr/include/$(MULTIARCH) -MMD -MP
 
-LIB_SRCS   := $(wildcard lib/*.c)
+# The collectives are their own library, built on libmroce's public API only.
+COLL_SRCS  := $(wildcard lib/coll_*.c)
+COLL_OBJS  := $(COLL_SRCS:%.c=$(BUILD)/%.o)
+LIB_SRCS   := $(filter-out $(COLL_SRCS),$(wildcard lib/*.c))
 LIB_OBJS   := $(LIB_SRCS:%.c=$(BUILD)/%.o)
 CLI_SRCS   := $(filter-out loader/main.c,$(wildcard loader/*.c))
 CLI_OBJS   := $(CLI_SRCS:%.c=$(BUILD)/%.o)
@@ -46,13 +49,15 @@ PERF    := $(BUILD)/mroce-perf
 COLLPERF := $(BUILD)/mroce-coll-perf
 LIB_A   := $(BUILD)/libmroce.a
 LIB_SO  := $(BUILD)/libmroce.so
+COLL_A  := $(BUILD)/libmroce-coll.a
+COLL_SO := $(BUILD)/libmroce-coll.so
 
-.PHONY: all lib cli examples tests selftests asan test check test-fabric test-coll bench bench-coll demo deps install uninstall clean
+.PHONY: all lib cli examples tests selftests asan headers api-check test check test-fabric test-coll bench bench-coll demo deps install uninstall clean
 .DELETE_ON_ERROR:
 .PRECIOUS: $(BUILD)/%/.dir
 
-all: $(BPF_OBJ) $(CLI) $(PERF) $(COLLPERF) $(LIB_A) $(LIB_SO) examples tests selftests
-lib: $(LIB_A) $(LIB_SO)
+all: $(BPF_OBJ) $(CLI) $(PERF) $(COLLPERF) $(LIB_A) $(LIB_SO) $(COLL_A) $(COLL_SO) examples tests selftests
+lib: $(LIB_A) $(LIB_SO) $(COLL_A) $(COLL_SO)
 cli: $(CLI)
 tests: $(TEST_BINS)
 examples: $(EX_BINS)
@@ -98,11 +103,18 @@ $(LIB_SO): $(LIB_OBJS) lib/libmroce.map
 	$(CC) -shared -Wl,-soname,libmroce.so.0 -Wl,--version-script=lib/libmroce.map \
 		$(LDFLAGS) -o $@ $(LIB_OBJS) $(LDLIBS)
 
+$(COLL_A): $(COLL_OBJS)
+	$(AR) rcs $@ $^
+
+$(COLL_SO): $(COLL_OBJS) $(LIB_SO) lib/libmroce-coll.map
+	$(CC) -shared -Wl,-soname,libmroce-coll.so.0 -Wl,--version-script=lib/libmroce-coll.map \
+		$(LDFLAGS) -o $@ $(COLL_OBJS) $(LIB_SO) -lpthread -lm
+
 $(CLI): $(BUILD)/loader/main.o $(CLI_OBJS) $(LIB_A)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS) $(TOOL_LIBS)
 
-$(BUILD)/tests/%: tests/%.c $(CLI_OBJS) $(LIB_A) | $(BUILD)/tests/.dir
-	$(CC) $(CPPFLAGS) -Iloader $(CFLAGS) $(LDFLAGS) -o $@ $< $(CLI_OBJS) $(LIB_A) -lcmocka $(LDLIBS) $(TOOL_LIBS)
+$(BUILD)/tests/%: tests/%.c $(CLI_OBJS) $(COLL_A) $(LIB_A) | $(BUILD)/tests/.dir
+	$(CC) $(CPPFLAGS) -Iloader $(CFLAGS) $(LDFLAGS) -o $@ $< $(CLI_OBJS) $(COLL_A) $(LIB_A) -lcmocka $(LDLIBS) $(TOOL_LIBS)
 
 $(BUILD)/perf/%.o: perf/%.c | $(BUILD)/perf/.dir
 	$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
@@ -110,7 +122,7 @@ $(BUILD)/perf/%.o: perf/%.c | $(BUILD)/perf/.dir
 $(PERF): $(BUILD)/perf/main.o $(BUILD)/perf/args.o $(LIB_A)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS) $(TOOL_LIBS)
 
-$(COLLPERF): $(BUILD)/perf/coll_perf.o $(LIB_A)
+$(COLLPERF): $(BUILD)/perf/coll_perf.o $(COLL_A) $(LIB_A)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS) $(TOOL_LIBS)
 
 $(BUILD)/tests/test_perf_args: tests/test_perf_args.c $(BUILD)/perf/args.o | $(BUILD)/tests/.dir
@@ -124,8 +136,8 @@ $(BUILD)/examples/%: examples/%.c $(LIB_A) | $(BUILD)/examples/.dir
 
 $(BUILD)/selftests/prog_test: $(SKEL)
 
-$(BUILD)/selftests/%: selftests/%.c $(LIB_A) | $(BUILD)/selftests/.dir
-	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIB_A) -lcmocka $(LDLIBS)
+$(BUILD)/selftests/%: selftests/%.c $(COLL_A) $(LIB_A) | $(BUILD)/selftests/.dir
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(COLL_A) $(LIB_A) -lcmocka $(LDLIBS)
 
 # Unit tests again under AddressSanitizer + UBSan, in their own build tree.
 asan:
@@ -135,9 +147,20 @@ asan:
 deps:
 	@scripts/deps.sh
 
+# Each installed header compiles alone, warning-free; the application headers
+# also as C++ and without the wire format or kernel network headers.
+headers:
+	scripts/check-headers.sh
+
+# The .so files export exactly the headers' MROCE_API functions (the maps list
+# them one by one) and libmroce.a defines no global without the mroce_ prefix.
+api-check: lib
+	scripts/check-api.sh $(BUILD)
+
 # The README's test command: installs what is missing, builds, runs every tier.
 test check: deps
 	$(MAKE) all asan
+	$(MAKE) headers api-check
 	scripts/run-tests.sh
 
 # The emulated-fabric selftests alone (also part of make test).
@@ -179,16 +202,23 @@ install: all
 	install -m 0755 $(LIB_SO) $(DESTDIR)$(LIBDIR)/libmroce.so.$(VERSION)
 	ln -sf libmroce.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libmroce.so.0
 	ln -sf libmroce.so.0 $(DESTDIR)$(LIBDIR)/libmroce.so
+	install -m 0644 $(COLL_A) $(DESTDIR)$(LIBDIR)/libmroce-coll.a
+	install -m 0755 $(COLL_SO) $(DESTDIR)$(LIBDIR)/libmroce-coll.so.$(VERSION)
+	ln -sf libmroce-coll.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libmroce-coll.so.0
+	ln -sf libmroce-coll.so.0 $(DESTDIR)$(LIBDIR)/libmroce-coll.so
 	install -m 0644 include/mroce/*.h $(DESTDIR)$(INCLUDEDIR)/mroce/
 	install -m 0644 $(BPF_OBJ) $(DESTDIR)$(LIBDIR)/mroce/mroce.bpf.o
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
 	    -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' -e 's|@VERSION@|$(VERSION)|' \
 	    lib/mroce.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/mroce.pc
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
+	    -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' -e 's|@VERSION@|$(VERSION)|' \
+	    lib/mroce-coll.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/mroce-coll.pc
 
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/mroce $(DESTDIR)$(BINDIR)/mroce-perf \
 	      $(DESTDIR)$(BINDIR)/mroce-coll-perf $(DESTDIR)$(LIBDIR)/libmroce.* \
-	      $(DESTDIR)$(LIBDIR)/pkgconfig/mroce.pc
+	      $(DESTDIR)$(LIBDIR)/pkgconfig/mroce.pc $(DESTDIR)$(LIBDIR)/pkgconfig/mroce-coll.pc
 	rm -rf $(DESTDIR)$(INCLUDEDIR)/mroce $(DESTDIR)$(LIBDIR)/mroce
 
 clean:

@@ -12,7 +12,6 @@
 #include <unistd.h>
 
 #include "coll_internal.h"
-#include "engine.h"
 
 __u64 coll_now_ns(void)
 {
@@ -48,11 +47,9 @@ int coll_fail(struct mroce_coll_comm *c, int err)
 	} else {
 		usleep(2000);	/* the device's own thread sends them */
 	}
-	pthread_mutex_lock(&c->dev->lock);
 	for (int p = 0; p < c->size; p++)
 		if (p != c->rank && c->peers[p].qp)
-			mroce_qp_fail(c->peers[p].qp, MROCE_WC_WR_FLUSH_ERR);
-	pthread_mutex_unlock(&c->dev->lock);
+			mroce_qp_set_error(c->peers[p].qp);
 	return c->err;
 }
 

@@ -28,7 +28,6 @@
 #include <unistd.h>
 
 #include "coll_internal.h"
-#include "internal.h"
 
 #define REC_MAGIC	0x4d524331u	/* "MRC1" */
 #define REC_HDR		16

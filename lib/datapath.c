@@ -25,6 +25,7 @@
 #include <bpf/libbpf.h>
 
 #include "mroce/mroce.h"
+#include "mroce/wire.h"
 #include "internal.h"
 #include "mroce.skel.h"
 
@@ -264,6 +265,7 @@ int mroce_dp_attach(const char *ifname, const struct mroce_attach_opts *opts)
 	__u32 flags = XDP_FLAGS_UPDATE_IF_NOEXIST;
 	int err;
 
+	mroce_print_install();
 	if (!mroce_opts_valid(opts, opts ? opts->sz : 0, sizeof(*opts)))
 		return -EINVAL;
 	mode = MROCE_OPT(opts, mode, MROCE_XDP_NATIVE);
@@ -324,6 +326,7 @@ int mroce_dp_detach(const char *ifname)
 	__u32 ifindex, id, flags;
 	int err, fd = -1;
 
+	mroce_print_install();
 	err = ifindex_of(ifname, &ifindex);
 	if (err)
 		return err;
@@ -370,6 +373,7 @@ int mroce_dp_open(const char *ifname, struct mroce_dp **dpp)
 	long page = sysconf(_SC_PAGESIZE);
 	int err, *fds[4];
 
+	mroce_print_install();
 	if (!dpp)
 		return -EINVAL;
 	*dpp = NULL;

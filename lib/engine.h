@@ -17,6 +17,7 @@
 #include <stdbool.h>
 
 #include "mroce/mroce.h"
+#include "mroce/wire.h"
 
 #define MROCE_PKT_RING		1024	/* in-flight packet records, >= the receive window */
 #define MROCE_MSG_SLOTS		1024	/* receive messages tracked at once */

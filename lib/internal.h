@@ -3,33 +3,12 @@
 #ifndef MROCE_INTERNAL_H
 #define MROCE_INTERNAL_H
 
-#include <stddef.h>
-#include <string.h>
-
-/*
- * An options struct is usable if it is NULL, or if every byte a newer caller
- * set beyond the fields this library knows is zero (libbpf's rule).
- */
-static inline int mroce_opts_valid(const void *opts, size_t user_sz, size_t known_sz)
-{
-	const char *p = opts;
-
-	if (!opts)
-		return 1;
-	if (user_sz < sizeof(size_t))
-		return 0;
-	for (size_t i = known_sz; i < user_sz; i++)
-		if (p[i])
-			return 0;
-	return 1;
-}
-
-/* Field of opts if the caller's struct is big enough to hold it, else dflt. */
-#define MROCE_OPT(opts, field, dflt)						\
-	((opts) && (opts)->sz >= offsetof(__typeof__(*(opts)), field) +	\
-			       sizeof((opts)->field) ? (opts)->field : (dflt))
+#include "opts.h"
 
 /* Ensure a bpffs is mounted at /sys/fs/bpf (inside `ip netns exec` it is not). */
 int mroce_bpffs_ensure(void);
+
+/* Route libbpf's and libxdp's messages to mroce_set_print()'s hook (print.c). */
+void mroce_print_install(void);
 
 #endif /* MROCE_INTERNAL_H */

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "mroce/mroce.h"
+#include "mroce/wire.h"
 
 void mroce_rxwin_reset(struct mroce_flow *f, __u32 psn)
 {

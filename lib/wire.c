@@ -5,6 +5,7 @@
 #include <sys/socket.h>
 
 #include "mroce/mroce.h"
+#include "mroce/wire.h"
 #include "internal.h"
 #include "engine.h"
 

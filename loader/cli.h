@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <linux/types.h>
 #include "mroce/mroce.h"
+#include "mroce/wire.h"
 
 enum mroce_cli_cmd {
 	MROCE_CLI_HELP,

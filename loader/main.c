@@ -2,19 +2,11 @@
 /* mroce: attach, inspect and detach the MetaRoCE XDP datapath. */
 #include <stdarg.h>
 #include <stdio.h>
-#include <bpf/libbpf.h>
 
 #include "cli.h"
 
-static int libbpf_quiet(enum libbpf_print_level level, const char *fmt, va_list ap)
-{
-	(void)level;
-	(void)fmt;
-	(void)ap;
-	return 0;
-}
-
-static int libbpf_verbose(enum libbpf_print_level level, const char *fmt, va_list ap)
+/* -v: libmroce's messages (libbpf's and libxdp's among them) on stderr. */
+static int print_stderr(enum mroce_print_level level, const char *fmt, va_list ap)
 {
 	(void)level;
 	return vfprintf(stderr, fmt, ap);
@@ -29,6 +21,6 @@ int main(int argc, char **argv)
 		fprintf(stderr, "mroce: %s\n", err);
 		return MROCE_EXIT_USAGE;
 	}
-	libbpf_set_print(cli.verbose ? libbpf_verbose : libbpf_quiet);
+	mroce_set_print(cli.verbose ? print_stderr : NULL);
 	return mroce_cli_run(&cli, stdout, stderr);
 }

@@ -14,6 +14,7 @@
 #include <linux/tcp.h>
 
 #include "mroce/mroce.h"
+#include "mroce/wire.h"
 
 typedef struct arphdr fx_arphdr_t __attribute__((aligned(1)));
 typedef struct icmphdr fx_icmphdr_t __attribute__((aligned(1)));

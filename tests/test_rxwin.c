@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include "mroce/mroce.h"
+#include "mroce/wire.h"
 
 #define W MROCE_RXWIN_PSNS
 

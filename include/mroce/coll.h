@@ -10,9 +10,16 @@
 #ifndef MROCE_COLL_H
 #define MROCE_COLL_H
 
+/* MROCE_API and the shared enums; mroce.h includes this file at its end. */
+#include "mroce.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <linux/types.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
 
 struct mroce_coll_comm;	/* a communicator: N ranks fully connected by QPs */
 struct mroce_coll_req;	/* a started non-blocking operation */
@@ -148,5 +155,9 @@ enum mroce_coll_kind {
 };
 MROCE_API const char *mroce_coll_algo(const struct mroce_coll_comm *comm,
 				      enum mroce_coll_kind kind, size_t bytes);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* MROCE_COLL_H */

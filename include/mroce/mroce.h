@@ -11,14 +11,12 @@
 #ifndef MROCE_MROCE_H
 #define MROCE_MROCE_H
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <linux/types.h>
-#include <netinet/in.h>
 
-#include "proto.h"
-#include "dp_maps.h"
-#include "parse.h"
+#include "stats.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -46,91 +44,24 @@ enum mroce_errno {
 /* Describe err (negative or positive) in buf; returns 0, or -EINVAL if unknown. */
 MROCE_API int mroce_strerror(int err, char *buf, size_t size);
 
-/* ---- wire format ------------------------------------------------------- */
+/* ---- diagnostics ---------------------------------------------------------- */
 
-/* Host-order view of the transport headers of one packet. */
-struct mroce_hdr {
-	__u8	opcode;
-	__u8	path;
-	__u16	flags;
-	__u32	dqpn;
-	__u32	psn;
-	__u32	msn;
-	__u64	token;
-	__u32	ts;
-	__u32	payload_len;
-	/* RETH */
-	__u64	raddr;
-	__u32	rkey;
-	/* DETH / IMM / RREQ */
-	__u32	msg_len;
-	__u32	offset;
-	__u32	imm;
-	__u32	rd_len;
-	/* AETH */
-	__u32	cum_psn;
-	__u32	ts_echo;
-	__u64	sack[MROCE_SACK_WORDS];
-	__u16	ecn_ce;
-	__u16	ecn_pkts;
-	__u32	ack_msn;
-	__u32	rwnd;
-	/* NAK */
-	__u32	nak_psn;
-	__u32	nak_msn;
-	__u8	nak_code;
+enum mroce_print_level {
+	MROCE_WARN,
+	MROCE_INFO,
+	MROCE_DEBUG,
 };
 
-/* Where a frame goes: Ethernet, IPv4 or IPv6, UDP. */
-struct mroce_route {
-	__u8	src_mac[6];
-	__u8	dst_mac[6];
-	int	family;		/* AF_INET or AF_INET6 */
-	union {
-		struct in_addr	v4;
-		struct in6_addr	v6;
-	} src, dst;
-	__u16	sport;		/* path entropy */
-	__u16	dport;		/* 0: MROCE_DEFAULT_PORT */
-	__u8	ttl;		/* 0: 64 */
-	__u8	ecn;		/* IP ECN bits to send (ECT(0) = 2) */
-};
-
-/* Bytes of Ethernet + IP + UDP headers for a family (no VLAN). */
-MROCE_API size_t mroce_l2l4_len(int family);
+typedef int (*mroce_print_fn_t)(enum mroce_print_level level, const char *fmt, va_list ap);
 
 /*
- * Write BTH and extension headers for h into buf. h->payload_len is taken
- * as is. Returns the header length, or -EINVAL (unknown opcode) / -ENOSPC.
+ * Where the library's diagnostics go, libbpf's and libxdp's included (they
+ * are routed here while libmroce loads or attaches its program). NULL, the
+ * default, discards them: the library itself never writes to stdout or
+ * stderr. Returns the previous function. This is the library's one piece
+ * of process-wide mutable state, as libbpf_set_print() is libbpf's.
  */
-MROCE_API int mroce_hdr_encode(void *buf, size_t size, const struct mroce_hdr *h);
-
-/* Fill h from a packet that mroce_parse() accepted. */
-MROCE_API void mroce_hdr_decode(const struct mroce_pkt *pkt, struct mroce_hdr *h);
-
-/*
- * Build a whole frame (headers, payload, IP and UDP checksums) into buf.
- * Returns the frame length, or -EINVAL / -ENOSPC / -EMSGSIZE.
- */
-MROCE_API int mroce_frame_build(void *buf, size_t size, const struct mroce_route *rt,
-				const struct mroce_hdr *h, const void *payload);
-
-/* ---- receive window (user space is the only writer) -------------------- */
-
-/* Empty the window and start it at psn. */
-MROCE_API void mroce_rxwin_reset(struct mroce_flow *f, __u32 psn);
-
-/*
- * Record that psn's payload has been placed. Returns the verdict the PSN had
- * before (MROCE_RXWIN_NEW when it was marked now); the window does not move.
- */
-MROCE_API int mroce_rxwin_mark(struct mroce_flow *f, __u32 psn);
-
-/* Slide rx_base over every placed PSN; returns the new base. */
-MROCE_API __u32 mroce_rxwin_advance(struct mroce_flow *f);
-
-/* PSNs marked placed inside the window (for tools). */
-MROCE_API unsigned int mroce_rxwin_count(const struct mroce_flow *f);
+MROCE_API mroce_print_fn_t mroce_set_print(mroce_print_fn_t fn);
 
 /* ---- XDP datapath control ---------------------------------------------- */
 
@@ -180,37 +111,18 @@ MROCE_API const char *mroce_stat_desc(int stat);
 
 MROCE_API int mroce_dp_set_port(struct mroce_dp *dp, __u16 udp_port);
 
-struct mroce_flow_cfg {
-	size_t	sz;
-	__u64	token;		/* per-connection secret, host order */
-	__u32	rx_psn;		/* first PSN expected */
-	__u32	peer_qpn;
-	__u32	flags;		/* MROCE_FLOW_* */
-	size_t	:0;
-};
-
-/* Activate local QP qpn (1 .. MROCE_MAX_QPS-1). -EEXIST if active already. */
-MROCE_API int mroce_dp_flow_add(struct mroce_dp *dp, __u32 qpn, const struct mroce_flow_cfg *cfg);
-MROCE_API int mroce_dp_flow_del(struct mroce_dp *dp, __u32 qpn);
-
-/*
- * The flow's entry in the shared (mmap'ed) map, for the thread that owns the
- * QP's receive side and updates its window. NULL with errno for a bad qpn.
- */
-MROCE_API struct mroce_flow *mroce_dp_flow(struct mroce_dp *dp, __u32 qpn);
-
 /* Steer packets of receive queue `queue` to AF_XDP socket fd (or stop). */
 MROCE_API int mroce_dp_xsk_set(struct mroce_dp *dp, __u32 queue, int xsk_fd);
 MROCE_API int mroce_dp_xsk_clear(struct mroce_dp *dp, __u32 queue);
 
-/* ---- verbs: memory regions, queues, work requests, connections ---------- */
-#include "verbs.h"
-
-/* ---- collectives over a communicator of N ranks ------------------------ */
-#include "coll.h"
-
 #ifdef __cplusplus
 }
 #endif
+
+/* ---- verbs: memory regions, queues, work requests, connections ---------- */
+#include "verbs.h"
+
+/* ---- collectives over a communicator of N ranks (link -lmroce-coll) ----- */
+#include "coll.h"
 
 #endif /* MROCE_MROCE_H */

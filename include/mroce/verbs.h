@@ -3,15 +3,22 @@
  * libmroce verbs: RDMA-style memory registration, completion queues, queue
  * pairs and work requests over the MetaRoCE transport. Shaped after
  * ibverbs (ibv_post_send / ibv_poll_cq, wr_id, opcodes, status codes).
- * Include <mroce/mroce.h>, not this file.
+ * Normally included through <mroce/mroce.h>; also compiles alone.
  */
 #ifndef MROCE_VERBS_H
 #define MROCE_VERBS_H
+
+/* MROCE_API and the shared enums; mroce.h includes this file at its end. */
+#include "mroce.h"
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <linux/types.h>
 #include <netinet/in.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
 
 struct mroce_dev;	/* an interface + receive queue: UMEM, AF_XDP socket, transport */
 struct mroce_mr;	/* a registered memory region */
@@ -211,6 +218,13 @@ enum mroce_qp_state {
 	MROCE_QPS_ERR	= 2,	/* failed; everything outstanding was flushed */
 };
 MROCE_API enum mroce_qp_state mroce_qp_state(const struct mroce_qp *qp);
+
+/*
+ * Move the QP to the error state (like ibv_modify_qp to IBV_QPS_ERR): every
+ * outstanding send and receive completes with MROCE_WC_WR_FLUSH_ERR and
+ * later posts fail with -EIO. Calling it again does nothing. 0 or -EINVAL.
+ */
+MROCE_API int mroce_qp_set_error(struct mroce_qp *qp);
 
 /* A QP's transport counters; also published to the flows map for `mroce flows`. */
 struct mroce_qp_stats {

@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+# The libraries export exactly what the public headers declare (make api-check):
+#   libmroce.so      = the MROCE_API functions of mroce.h, verbs.h, wire.h
+#   libmroce-coll.so = the MROCE_API functions of coll.h
+# and libmroce.a defines no global name without the mroce_ prefix.
+set -u
+cd "$(dirname "$0")/.."
+B=${1:-build}
+I=include/mroce
+fail=0
+
+declared() {	# MROCE_API functions of the headers given
+	sed -n 's/^MROCE_API[^(]*[ *]\(mroce_[a-z0-9_]*\)(.*/\1/p' "$@" | sort -u
+}
+
+exported() {	# functions and objects the shared library exports
+	nm -D --defined-only "$1" | awk '$2 ~ /^[TDBRVWi]$/ { sub(/@.*/, "", $3); print $3 }' | sort -u
+}
+
+compare() {	# library, headers...
+	local so=$1
+	shift
+	local d
+	d=$(diff <(declared "$@") <(exported "$so"))
+	if [ -n "$d" ]; then
+		echo "FAIL $so: '<' declared but not exported, '>' exported but not declared"
+		echo "$d" | grep '^[<>]'
+		fail=1
+	else
+		echo "ok   $so exports the $(declared "$@" | wc -l) functions its headers declare"
+	fi
+}
+
+compare "$B/libmroce.so" $I/mroce.h $I/verbs.h $I/wire.h
+compare "$B/libmroce-coll.so" $I/coll.h
+
+bad=$(nm "$B/libmroce.a" | awk 'NF == 3 && $2 ~ /^[TDBRC]$/ { print $3 }' | grep -v '^mroce_' | sort -u)
+if [ -n "$bad" ]; then
+	echo "FAIL $B/libmroce.a defines global names without the mroce_ prefix:"
+	nm -A "$B/libmroce.a" | awk 'NF == 3 && $2 ~ /^[TDBRC]$/ && $3 !~ /^mroce_/ {
+		split($1, f, ":"); print "  " $3 " (" f[2] ")" }'
+	fail=1
+else
+	echo "ok   $B/libmroce.a: every global name starts with mroce_"
+fi
+exit $fail
