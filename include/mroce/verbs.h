@@ -319,7 +319,8 @@ struct mroce_listener;
 MROCE_API int mroce_listen(struct mroce_dev *dev, const char *addr, __u16 port,
 			   struct mroce_listener **l);
 MROCE_API void mroce_listener_close(struct mroce_listener *l);
-/* Readable while a connection waits to be accepted: poll it beside the CQ's fd. */
+/* Readable while a connection or a handshake waits for mroce_accept(): poll it beside
+ * the CQ's fd. */
 MROCE_API int mroce_listener_fd(const struct mroce_listener *l);
 /*
  * Accept one connection: create a QP with attr and connect it to the TCP
