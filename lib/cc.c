@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cc.h"
+#include "engine.h"
 
 void mroce_cc_init_window(struct mroce_qp *qp)
 {

@@ -8,7 +8,7 @@
 #ifndef MROCE_CC_H
 #define MROCE_CC_H
 
-#include "engine.h"
+#include "qp.h"
 
 struct mroce_cc_ops {
 	const char	*name;

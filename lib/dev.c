@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/random.h>
 #include <unistd.h>
 
 #include "engine.h"
@@ -177,6 +178,16 @@ static void rx_faulty(void *ctx, const void *frame, __u32 len)
 }
 
 /* ---- device ------------------------------------------------------------- */
+
+__u64 mroce_random64(void)
+{
+	__u64 v = 0;
+
+	/* getrandom() on a healthy system never fails for 8 bytes after boot. */
+	while (getrandom(&v, sizeof(v), 0) != sizeof(v))
+		;
+	return v;
+}
 
 void mroce_dev_kick(struct mroce_dev *dev)
 {

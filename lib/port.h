@@ -1,0 +1,29 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* The frame I/O port below the engine. Not installed. */
+#ifndef MROCE_PORT_H
+#define MROCE_PORT_H
+
+#include "mroce/mroce.h"
+
+#define MROCE_FRAME_MAX		4096
+
+/* Frame I/O below the transport: an AF_XDP socket, or a simulated wire in tests. */
+struct mroce_port_ops {
+	/* A buffer to build one frame in (cap set to its size), or NULL if none now. */
+	void	*(*tx_buf)(void *port, __u32 *cap);
+	/* Send a frame built in a buffer from tx_buf(). */
+	void	(*tx_send)(void *port, void *buf, __u32 len);
+	/* Push queued frames out (doorbell / wakeup). */
+	void	(*tx_flush)(void *port);
+	/* Hand up to budget received frames to cb; returns how many. */
+	int	(*rx_burst)(void *port, void (*cb)(void *ctx, const void *frame, __u32 len),
+			    void *ctx, int budget);
+	/* Wait up to timeout_us for frames to arrive or wake_fd to become readable. */
+	void	(*wait)(void *port, int timeout_us, int wake_fd);
+	__u64	(*now_us)(void *port);
+	void	(*close)(void *port);
+	/* Optional: fill the port's own counters (the xsk_* fields). */
+	void	(*stats)(void *port, struct mroce_dev_stats *stats);
+};
+
+#endif /* MROCE_PORT_H */

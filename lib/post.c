@@ -1,0 +1,125 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* Work requests: argument checks and filling send and receive queue entries. */
+#include <errno.h>
+#include <string.h>
+
+#include "engine.h"
+#include "opcode.h"
+
+/* Check a local SG list against registered memory; total length in *len. */
+static int check_sges(struct mroce_dev *dev, const struct mroce_sge *sg, int n, bool need_write,
+		      __u32 *len)
+{
+	__u64 total = 0;
+
+	if (n < 0 || n > MROCE_MAX_SGE || (n && !sg))
+		return -EINVAL;
+	for (int i = 0; i < n; i++) {
+		struct mroce_mr *mr = mroce_mr_by_lkey(dev, sg[i].lkey);
+		__u64 start;
+
+		if (!sg[i].length)
+			continue;
+		if (!mr)
+			return -EPERM;
+		start = sg[i].addr - (__u64)(unsigned long)mr->addr;
+		if (sg[i].addr < (__u64)(unsigned long)mr->addr || start > mr->length ||
+		    sg[i].length > mr->length - start)
+			return -EPERM;
+		if (need_write && !(mr->access & MROCE_ACCESS_LOCAL_WRITE))
+			return -EPERM;
+		total += sg[i].length;
+	}
+	if (total > 0xffffffffu)
+		return -EMSGSIZE;
+	*len = (__u32)total;
+	return 0;
+}
+
+int mroce_post_send(struct mroce_qp *qp, const struct mroce_send_wr *wr)
+{
+	const struct mroce_op_info *info;
+	struct mroce_swqe *w;
+	__u32 len = 0;
+	__u8 op;
+	int err;
+
+	if (!qp || !wr)
+		return -EINVAL;
+	op = mroce_op_from_wr(wr->opcode);
+	if (!op)
+		return -EINVAL;
+	info = mroce_op_info(op);
+	pthread_mutex_lock(&qp->dev->lock);
+	err = qp->state == MROCE_QPS_RTS ? 0 : qp->state == MROCE_QPS_INIT ? -ENOTCONN : -EIO;
+	if (!err && qp->sq_tail - qp->sq_head >= qp->attr.sq_depth)
+		err = -EAGAIN;
+	if (!err)
+		err = check_sges(qp->dev, wr->sg_list, wr->num_sge, info->awaits_resp, &len);
+	if (err && err != -EPERM) {
+		pthread_mutex_unlock(&qp->dev->lock);
+		return err;
+	}
+	w = &qp->sq[qp->sq_tail % qp->attr.sq_depth];
+	memset(w, 0, sizeof(*w));
+	if (err == -EPERM) {
+		/* As in ibverbs: accepted, then completed with a protection error. */
+		w->wr_id = wr->wr_id;
+		w->opcode = op;
+		w->done = 1;
+		w->status = MROCE_WC_LOC_PROT_ERR;
+		qp->sq_tail++;
+		pthread_mutex_unlock(&qp->dev->lock);
+		return 0;
+	}
+	w->wr_id = wr->wr_id;
+	w->opcode = op;
+	w->flags = (__u8)wr->send_flags;
+	w->raddr = wr->remote_addr;
+	w->rkey = wr->rkey;
+	w->imm = wr->imm_data;
+	w->len = len;
+	w->num_sge = (__u32)wr->num_sge;
+	memcpy(w->sge, wr->sg_list, sizeof(*w->sge) * (size_t)wr->num_sge);
+	if (!info->has_payload) {	/* a READ request: one packet */
+		w->npkts = 1;
+		w->msn = qp->sq_tail;	/* the READ's id in its responses */
+	} else {
+		w->npkts = len ? (len + qp->payload_max - 1) / qp->payload_max : 1;
+		w->msn = qp->sq_msn;
+		if (info->consumes_recv)
+			qp->sq_msn++;	/* consumes one receive at the peer */
+	}
+	qp->sq_tail++;
+	mroce_dev_kick(qp->dev);
+	pthread_mutex_unlock(&qp->dev->lock);
+	return 0;
+}
+
+int mroce_post_recv(struct mroce_qp *qp, const struct mroce_recv_wr *wr)
+{
+	struct mroce_rwqe *w;
+	__u32 len = 0;
+	int err;
+
+	if (!qp || !wr)
+		return -EINVAL;
+	pthread_mutex_lock(&qp->dev->lock);
+	err = qp->state == MROCE_QPS_ERR ? -EIO : 0;
+	if (!err && qp->rq_tail - qp->rq_head >= qp->attr.rq_depth)
+		err = -EAGAIN;
+	if (!err)
+		err = check_sges(qp->dev, wr->sg_list, wr->num_sge, true, &len);
+	if (!err) {
+		w = &qp->rq[qp->rq_tail % qp->attr.rq_depth];
+		w->wr_id = wr->wr_id;
+		w->len = len;
+		w->reported = 0;
+		w->num_sge = (__u32)wr->num_sge;
+		memcpy(w->sge, wr->sg_list, sizeof(*w->sge) * (size_t)wr->num_sge);
+		qp->rq_tail++;
+		mroce_dev_kick(qp->dev);	/* a held RNR retry may now succeed */
+	}
+	pthread_mutex_unlock(&qp->dev->lock);
+	return err;
+}

@@ -1,0 +1,196 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * Queue pairs and their queue entries, in-flight records and receive
+ * messages, as the engine sees them. Not installed.
+ *
+ * Per-QP state has a fixed size decided at creation (rings below); nothing
+ * is allocated per message or per packet.
+ */
+#ifndef MROCE_QP_H
+#define MROCE_QP_H
+
+#include <stdbool.h>
+
+#include "mroce/mroce.h"
+#include "mroce/wire.h"
+
+struct mroce_dev;
+struct mroce_cq;
+struct mroce_cc_ops;
+
+#define MROCE_PKT_RING		1024	/* in-flight packet records, >= the receive window */
+#define MROCE_MSG_SLOTS		1024	/* receive messages tracked at once */
+#define MROCE_READ_JOBS		64	/* READ responses being sent at once, per QP */
+#define MROCE_CC_PRIV_SIZE	64	/* bytes of per-QP congestion control state */
+
+_Static_assert(MROCE_PKT_RING >= MROCE_RXWIN_PSNS, "records for a full window");
+_Static_assert((MROCE_PKT_RING & (MROCE_PKT_RING - 1)) == 0, "ring is a mask");
+_Static_assert((MROCE_MSG_SLOTS & (MROCE_MSG_SLOTS - 1)) == 0, "ring is a mask");
+
+#define MROCE_MAX_PATHS		256
+#define MROCE_ENTROPY_SPACE	16384	/* source ports base .. base + this - 1 */
+#define MROCE_ACK_PATHS		4	/* ACKs spread over at least this many source ports */
+
+/* Path scoreboard entry: one entropy value (UDP source port offset) a QP sprays over. */
+struct mroce_path {
+	__u16	entropy;	/* added to the QP's base source port */
+	__u16	rsvd;
+	__u32	sent;		/* transmissions this epoch */
+	__u32	lost;		/* of those, declared lost */
+	__u32	srtt_us;	/* smoothed RTT of first transmissions on this entropy value */
+	__u32	samples;	/* RTT samples this epoch */
+	__u32	marks;		/* CE marks echoed for it this epoch */
+};
+
+/* Send queue entry. */
+struct mroce_swqe {
+	__u64		wr_id;
+	__u64		raddr;
+	__u32		rkey;
+	__u32		imm;
+	__u32		len;
+	__u32		sent;		/* bytes packetised so far */
+	__u32		npkts;		/* packets it needs (>= 1) */
+	__u32		acked;		/* packets acknowledged */
+	__u32		msn;		/* RQ sequence (SEND*, WRITE_IMM) or SQ sequence (READ) */
+	__u32		rd_got;		/* READ: response bytes placed */
+	__u32		emitted;	/* packets sent for the first time */
+	__u32		first_psn;	/* PSN of its first packet (a READ's request) */
+	__u8		opcode;		/* MROCE_OP_* */
+	__u8		status;		/* enum mroce_wc_status once done */
+	__u8		done;		/* transport finished with it */
+	__u8		flags;		/* MROCE_SEND_* */
+	__u8		reported;	/* completion queued */
+	__u8		rd_seen;	/* READ: a response arrived */
+	__u32		num_sge;
+	struct mroce_sge sge[MROCE_MAX_SGE];
+};
+
+struct mroce_rwqe {
+	__u64		wr_id;
+	__u32		len;
+	__u8		reported;	/* completion queued (unordered mode, errors) */
+	__u32		num_sge;
+	struct mroce_sge sge[MROCE_MAX_SGE];
+};
+
+/* A READ response the responder is sending (shares the responder's PSN space). */
+struct mroce_rjob {
+	const __u8	*src;		/* inside a registered region, checked */
+	__u32		msn;		/* requester's READ id */
+	__u32		msg_len;	/* whole READ length */
+	__u32		base;		/* offset of src[0] within the READ */
+	__u32		len;		/* bytes of this job */
+	__u32		sent;		/* bytes packetised */
+	__u32		emitted;	/* packets sent for the first time */
+	__u32		acked;
+	bool		used;
+};
+
+/* What each in-flight PSN carries, so it can be rebuilt for retransmission. */
+enum { PKT_FREE, PKT_INFLIGHT, PKT_SACKED, PKT_LOST };
+#define PKT_RJOB	0x80000000u	/* wqe field names a READ job, not an SQ entry */
+struct mroce_txpkt {
+	__u64	sent_us;
+	__u32	tx_seq;		/* order of this transmission among all of the QP's */
+	__u32	wqe;		/* SQ sequence number, or PKT_RJOB | job index */
+	__u32	offset;		/* within the message */
+	__u16	len;
+	__u8	state;
+	__u8	retx;	/* times resent for its own sake (timer, SACK hole, NACK) */
+	__u8	path;
+	__u8	gbn;	/* queued again only because go-back-N resends everything after a gap */
+	__u16	entropy;	/* the path's entropy value when sent (losses charge only that) */
+};
+
+/* A message being received (SEND, SEND_IMM, WRITE_IMM). */
+enum { MSG_FREE, MSG_ACTIVE, MSG_WHOLE };
+struct mroce_msgslot {
+	__u32	msn;
+	__u32	got;
+	__u32	len;
+	__u32	max_psn;
+	__u32	imm;
+	__u8	opcode;
+	__u8	state;
+	__u8	status;		/* receiver-side error (e.g. local length) */
+};
+
+struct mroce_qp {
+	struct mroce_dev	*dev;
+	struct mroce_cq		*send_cq, *recv_cq;
+	struct mroce_qp_attr	attr;		/* with defaults filled in */
+	__u32			qpn;
+	enum mroce_qp_state	state;
+	__u64			secret;		/* our half of the token */
+	__be64			token_be;	/* both halves, wire order */
+
+	/* remote end */
+	struct mroce_route	route;		/* addresses, entropy base in sport */
+	__u32			rqpn;
+	__u32			payload_max;	/* bytes of payload per packet */
+
+	/* send side */
+	struct mroce_swqe	*sq;
+	__u32			sq_head;	/* oldest not completed */
+	__u32			sq_next;	/* next to packetise */
+	__u32			sq_tail;	/* next free */
+	__u32			sq_msn;		/* RQ-consuming messages posted so far */
+	struct mroce_txpkt	pkts[MROCE_PKT_RING];
+	__u32			snd_una;	/* oldest unacknowledged PSN */
+	__u32			snd_nxt;	/* next new PSN */
+	__u32			high_sacked;	/* newest PSN known received (valid if have_sack) */
+	bool			have_sack;
+	__u32			tx_seq;		/* transmissions so far */
+	__u32			rack_seq;	/* newest transmission known delivered (RACK) */
+	__u64			rack_sent_us;	/* and when it was sent */
+	__u64			rack_timer_us;	/* next time a hole may turn into a loss (0: none) */
+	__u32			nlost;		/* records in PKT_LOST */
+	__u64			last_progress_us;
+	__u32			rto_us;		/* current, with backoff */
+	__u32			timeouts;	/* RTO expiries since the last progress */
+	__u32			srtt_us;
+	__u32			rttvar_us;	/* mean deviation of RTT samples */
+	__u32			min_rtt_us;	/* lowest RTT sample: the path's base delay */
+	/* congestion control (lib/cc.h); window in 1/256 packets */
+	const struct mroce_cc_ops *cc;
+	__u32			cwnd_x256;
+	__u64			cc_priv[MROCE_CC_PRIV_SIZE / 8];	/* the algorithm's state */
+	__u32			rnr_count;
+	__u64			rnr_until_us;	/* receiver not ready: hold until */
+	struct mroce_rjob	rjobs[MROCE_READ_JOBS];
+	__u32			rjob_next;	/* job being packetised, round robin */
+	__u32			next_path;
+	__u32			ack_path;	/* ACK/NACK slot, round robin */
+	__u8			good_path;	/* slot that last delivered a first transmission */
+	__u8			echo_path;	/* receiving: path slot of the newest data packet */
+	struct mroce_path	paths[MROCE_MAX_PATHS];
+	__u16			next_entropy;	/* next fresh entropy value */
+	__u64			path_epoch_us;
+	struct mroce_qp_stats	st;		/* what mroce_qp_query_stats reports */
+	__u64			stats_at_us;	/* last published to the flows map */
+
+	/* receive side */
+	struct mroce_flow	*flow;		/* receive window (the BPF map's entry) */
+	struct mroce_flow	local_flow;	/* used when there is no BPF map (tests) */
+	struct mroce_rwqe	*rq;
+	__u32			rq_head;	/* oldest posted, = next msn to complete */
+	__u32			rq_tail;
+	struct mroce_msgslot	msgs[MROCE_MSG_SLOTS];
+	__u32			unacked;	/* packets since our last ACK */
+	__u64			ack_due_us;	/* 0: no ACK pending */
+	__u32			ts_echo;
+	__u16			ecn_ce, ecn_pkts;
+	__u32			gbn_nak_psn;	/* go-back-N: gap already reported */
+	bool			gbn_nak_sent;
+	bool			ack_now;
+};
+
+/* dev->lock held. */
+void mroce_qp_fail(struct mroce_qp *qp, enum mroce_wc_status why);
+void mroce_qp_flush_ack(struct mroce_qp *qp);
+void mroce_qp_stats_update(struct mroce_qp *qp);
+int mroce_qp_connect_locked(struct mroce_qp *qp, const struct mroce_qp_info *remote,
+			    const __u8 *mac);
+
+#endif /* MROCE_QP_H */
