@@ -22,20 +22,9 @@
 #include "port.h"
 #include "qp.h"
 
-#define MROCE_FAULT_HOLD	8	/* frames a reorder fault can hold back */
-
-struct mroce_fault_state {
-	struct mroce_faults	cfg;
-	__u64			rng;
-	__u8			(*held)[MROCE_FRAME_MAX];
-	__u32			held_len[MROCE_FAULT_HOLD];
-	__u64			held_at[MROCE_FAULT_HOLD];
-	__u32			nheld;
-};
-
 struct mroce_dev {
 	pthread_mutex_t		lock;
-	const struct mroce_port_ops *ops;
+	const struct mroce_port_ops *ops;	/* the port, or the fault injector wrapping it */
 	void			*port;
 	struct mroce_dp		*dp;		/* NULL without an XDP datapath (tests) */
 	struct mroce_dev_attr	attr;
@@ -44,8 +33,6 @@ struct mroce_dev {
 	struct mroce_qp		*qps[MROCE_MAX_QPS];
 	struct mroce_mr		mrs[MROCE_MAX_MRS];
 	struct mroce_dev_stats	stats;
-	struct mroce_fault_state *txf, *rxf;
-	__u8			scratch[MROCE_FRAME_MAX];
 	pthread_t		thread;
 	bool			thread_running;
 	volatile bool		stop;
@@ -62,9 +49,6 @@ int mroce_engine_run(struct mroce_dev *dev, void (*rx)(void *dev, const void *fr
 /* Earliest timer of any QP, in absolute microseconds (UINT64_MAX: none). */
 __u64 mroce_engine_next_timer(struct mroce_dev *dev);
 void mroce_engine_rx(void *dev, const void *frame, __u32 len);
-
-/* Fault-injected transmit (or plain, when faults are off). */
-void mroce_dev_xmit(struct mroce_dev *dev, void *buf, __u32 len);
 
 /* New work was posted: wake the progress thread if it sleeps. dev->lock held. */
 void mroce_dev_kick(struct mroce_dev *dev);
