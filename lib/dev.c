@@ -17,6 +17,16 @@
 
 /* ---- device ------------------------------------------------------------- */
 
+/* Port backends mroce_dev_open() can use; AF_XDP is the only real one (tests use mroce_dev_create). */
+static const struct mroce_port_backend backends[] = {
+	{ .name = "af_xdp", .open = mroce_port_xsk_open },
+};
+
+int mroce_dev_open(const char *ifname, const struct mroce_dev_opts *opts, struct mroce_dev **devp)
+{
+	return backends[0].open(ifname, opts, devp);
+}
+
 __u64 mroce_random64(void)
 {
 	__u64 v = 0;

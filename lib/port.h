@@ -26,4 +26,17 @@ struct mroce_port_ops {
 	void	(*stats)(void *port, struct mroce_dev_stats *stats);
 };
 
+/*
+ * A port backend: opens an interface's port and creates a device over it
+ * (mroce_dev_create). mroce_dev_open() picks one from dev.c's table.
+ */
+struct mroce_port_backend {
+	const char	*name;
+	int		(*open)(const char *ifname, const struct mroce_dev_opts *opts,
+				struct mroce_dev **devp);
+};
+
+int mroce_port_xsk_open(const char *ifname, const struct mroce_dev_opts *opts,
+			struct mroce_dev **devp);
+
 #endif /* MROCE_PORT_H */

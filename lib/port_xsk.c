@@ -343,7 +343,9 @@ static int if_facts(const char *ifname, struct mroce_route *local, __u32 *mtu)
 	return local->family ? 0 : -EADDRNOTAVAIL;
 }
 
-int mroce_dev_open(const char *ifname, const struct mroce_dev_opts *opts, struct mroce_dev **devp)
+/* The AF_XDP backend of mroce_dev_open() (dev.c). */
+int mroce_port_xsk_open(const char *ifname, const struct mroce_dev_opts *opts,
+			struct mroce_dev **devp)
 {
 	struct xsk_umem_config ucfg = {
 		.fill_size = RING_SIZE, .comp_size = RING_SIZE, .frame_size = FRAME_SIZE,
