@@ -33,21 +33,22 @@ void mroce_pkt_acked(struct mroce_qp *qp, struct mroce_txpkt *rec, __u64 now)
 	if (rec->state == PKT_LOST)
 		qp->nlost--;
 	rec->state = PKT_SACKED;
-	if (rec->wqe & PKT_RJOB) {
-		struct mroce_rjob *j = &qp->rjobs[rec->wqe & ~PKT_RJOB];
+	if (rec->kind == PKT_RESP) {
+		struct mroce_rjob *j = &qp->rjobs[rec->wqe];
 
-		if (++j->acked == mroce_rjob_pkts(qp, j))
+		if (++j->acked == (j->cancelled ? j->emitted : mroce_rjob_pkts(qp, j)))
 			j->used = false;
 	} else {
 		struct mroce_swqe *w = SWQE(qp, rec->wqe);
+		const struct mroce_op_info *op = mroce_op_info(w->opcode);
 
-		bool awaits_resp = mroce_op_info(w->opcode)->awaits_resp;
-
-		if (++w->acked == w->npkts && !awaits_resp && !w->done) {
+		/* Ordered: a message that takes a receive waits for the cumulative ACK (comp.c). */
+		if (++w->acked == w->npkts && !op->awaits_resp && !w->done &&
+		    !(op->consumes_recv && qp->attr.order == MROCE_ORDERED)) {
 			w->done = 1;
 			w->status = MROCE_WC_SUCCESS;
-		} else if (awaits_resp) {
-			mroce_read_maybe_done(w);
+		} else if (op->awaits_resp) {
+			mroce_read_maybe_done(qp, w);
 		}
 	}
 }
@@ -152,17 +153,47 @@ void mroce_handle_ack(struct mroce_qp *qp, const struct mroce_hdr *h, __u64 now)
 	mroce_rack_detect(qp, now);
 }
 
-/* An RNR NACK: hold the QP for the RNR timer and resend the packet then. */
+/* A request (by SQ sequence) failed with st: it carries the error, the QP fails. */
+static void fail_request(struct mroce_qp *qp, struct mroce_swqe *w, enum mroce_wc_status st)
+{
+	if (w) {
+		w->done = 1;
+		w->status = (__u8)st;
+	}
+	mroce_qp_fail(qp, st);
+}
+
+/* The oldest unfinished request that takes a receive at the peer (what an RNR wait is about). */
+static struct mroce_swqe *oldest_recv_taker(struct mroce_qp *qp)
+{
+	for (__u32 i = qp->sq_head; i != qp->sq_next; i++) {
+		struct mroce_swqe *w = SWQE(qp, i);
+
+		if (!w->done && mroce_op_info(w->opcode)->consumes_recv)
+			return w;
+	}
+	return NULL;
+}
+
+/*
+ * An RNR NACK: hold the QP for the RNR timer and resend the packet then.
+ * rnr_retry counts waits, not NACKs: every packet in flight when the
+ * receiver ran out of receives is NACKed, and that is one wait. When the
+ * waits are spent, the oldest request that takes a receive carries the
+ * error and the rest is flushed.
+ */
 static void nack_rnr(struct mroce_qp *qp, struct mroce_txpkt *rec, __u64 now)
 {
-	if (++qp->rnr_count > qp->attr.rnr_retry) {
-		mroce_fail_wqe_of(qp, rec, MROCE_WC_RNR_RETRY_EXC_ERR);
-		return;
-	}
 	if (rec->state == PKT_INFLIGHT) {
 		rec->state = PKT_LOST;
 		rec->retx = 0;	/* RNR waits are counted by rnr_retry, not retry_cnt */
 		qp->nlost++;
+	}
+	if (now < qp->rnr_until_us)
+		return;		/* part of the wait already running */
+	if (++qp->rnr_count > qp->attr.rnr_retry) {
+		fail_request(qp, oldest_recv_taker(qp), MROCE_WC_RNR_RETRY_EXC_ERR);
+		return;
 	}
 	qp->rnr_until_us = now + qp->attr.rnr_timer_us;
 }
@@ -181,32 +212,47 @@ static void nack_seq(struct mroce_qp *qp, __u32 psn)
 	}
 }
 
+static enum mroce_wc_status nak_status(__u8 code)
+{
+	switch (code) {
+	case MROCE_NAK_REMOTE_ACCESS:	return MROCE_WC_REM_ACCESS_ERR;
+	case MROCE_NAK_INVALID_REQ:	return MROCE_WC_REM_INV_REQ_ERR;
+	case MROCE_NAK_REMOTE_OP:	return MROCE_WC_REM_OP_ERR;
+	default:			return MROCE_WC_SUCCESS;
+	}
+}
+
 void mroce_handle_nack(struct mroce_qp *qp, const struct mroce_hdr *h, __u64 now)
 {
+	enum mroce_wc_status st = nak_status(h->nak_code);
 	__u32 psn = h->nak_psn;
 	struct mroce_txpkt *rec;
 
 	qp->dev->stats.nacks_rx++;
-	if (mroce_psn_before(psn, qp->snd_una) || !mroce_psn_before(psn, qp->snd_nxt))
-		return;	/* stale */
-	rec = PKT(qp, psn);
-	switch (h->nak_code) {
-	case MROCE_NAK_REMOTE_ACCESS:
-		mroce_fail_wqe_of(qp, rec, MROCE_WC_REM_ACCESS_ERR);
-		break;
-	case MROCE_NAK_INVALID_REQ:
-		mroce_fail_wqe_of(qp, rec, MROCE_WC_REM_INV_REQ_ERR);
-		break;
-	case MROCE_NAK_REMOTE_OP:
-		mroce_fail_wqe_of(qp, rec, MROCE_WC_REM_OP_ERR);
-		break;
-	case MROCE_NAK_RNR:
-		nack_rnr(qp, rec, now);
-		break;
-	case MROCE_NAK_PSN_SEQ:
-		nack_seq(qp, psn);
-		break;
-	default:
-		break;
+	if (mroce_psn_before(psn, qp->snd_una) || !mroce_psn_before(psn, qp->snd_nxt)) {
+		/*
+		 * A responder may refuse a READ long after its request was
+		 * acknowledged (the region went away mid-response): the NACK
+		 * names the READ by its id. Anything else this old is stale.
+		 */
+		struct mroce_swqe *w = st ? mroce_read_of(qp, h->nak_msn) : NULL;
+
+		if (w)
+			fail_request(qp, w, st);
+		return;
 	}
+	rec = PKT(qp, psn);
+	if (st && (h->nak_flags & MROCE_NAKF_CUM)) {
+		/* What came before the refused request did arrive: it completes first. */
+		ack_cum(qp, psn, now);
+		mroce_complete_sq(qp);
+		if (qp->state != MROCE_QPS_RTS)
+			return;
+	}
+	if (st)
+		mroce_fail_wqe_of(qp, rec, st);
+	else if (h->nak_code == MROCE_NAK_RNR)
+		nack_rnr(qp, rec, now);
+	else if (h->nak_code == MROCE_NAK_PSN_SEQ)
+		nack_seq(qp, psn);
 }

@@ -2,6 +2,22 @@
 /* Completions: send-queue and receive-queue entries reported to their CQs. */
 #include "eng_int.h"
 
+/*
+ * Ordered mode: a message that takes a receive is done only once the
+ * cumulative ACK has passed its last packet, that is, once the receiver
+ * placed everything before it and so will complete its receive. A
+ * selective ACK only says its bytes arrived: the receiver may still fail
+ * on an earlier message and flush this one.
+ */
+static void cum_acked_done(struct mroce_qp *qp, struct mroce_swqe *w)
+{
+	if (!w->done && w->acked == w->npkts && w->emitted == w->npkts &&
+	    mroce_op_info(w->opcode)->consumes_recv && mroce_psn_before(w->last_psn, qp->snd_una)) {
+		w->done = 1;
+		w->status = MROCE_WC_SUCCESS;
+	}
+}
+
 /* Report finished requests; in ordered mode only in posting order. */
 static void complete_sq_done(struct mroce_qp *qp)
 {
@@ -11,6 +27,8 @@ static void complete_sq_done(struct mroce_qp *qp)
 		struct mroce_swqe *w = SWQE(qp, i);
 		struct mroce_wc wc = { .wr_id = w->wr_id, .qp_num = qp->qpn };
 
+		if (ordered)
+			cum_acked_done(qp, w);
 		if (!w->done) {
 			if (ordered)
 				break;
@@ -93,10 +111,11 @@ void mroce_complete_rq(struct mroce_qp *qp)
  * acknowledged: no in-flight record may still point at an SQ entry that
  * completion is about to recycle.
  */
-void mroce_read_maybe_done(struct mroce_swqe *w)
+void mroce_read_maybe_done(struct mroce_qp *qp, struct mroce_swqe *w)
 {
 	if (!w->done && w->rd_seen && w->rd_got == w->len && w->acked == w->npkts) {
 		w->done = 1;
 		w->status = MROCE_WC_SUCCESS;
+		qp->rd_outstanding--;
 	}
 }

@@ -12,8 +12,6 @@
 
 #define PKT(qp, psn)	(&(qp)->pkts[(psn) & (MROCE_PKT_RING - 1)])
 #define MSG(qp, msn)	(&(qp)->msgs[(msn) & (MROCE_MSG_SLOTS - 1)])
-#define SWQE(qp, seq)	(&(qp)->sq[(seq) % (qp)->attr.sq_depth])
-#define RWQE(qp, seq)	(&(qp)->rq[(seq) % (qp)->attr.rq_depth])
 
 /* What placing a packet came to; a positive value is a MROCE_NAK_* refusal. */
 enum mroce_place_result {
@@ -28,15 +26,18 @@ static inline bool mroce_psn_before(__u32 a, __u32 b) { return (__s32)(a - b) < 
 int mroce_emit(struct mroce_qp *qp, struct mroce_hdr *h, const struct mroce_sge *sg, __u32 nsge,
 	       __u32 sg_off, const void *lin, __u8 path);
 int mroce_qp_tx(struct mroce_qp *qp, __u64 now);
-bool mroce_next_new(struct mroce_qp *qp, __u32 *wqe, __u32 *off, __u32 *len);
+bool mroce_next_new(struct mroce_qp *qp, struct mroce_txpkt *rec);
 __u32 mroce_rjob_pkts(const struct mroce_qp *qp, const struct mroce_rjob *j);
 void mroce_fail_wqe_of(struct mroce_qp *qp, struct mroce_txpkt *rec, enum mroce_wc_status st);
 void mroce_send_ack(struct mroce_qp *qp);
+void mroce_send_probe(struct mroce_qp *qp, __u32 psn, struct mroce_txpkt *rec);
 void mroce_send_nack(struct mroce_qp *qp, __u8 code, __u32 psn, __u32 msn);
 
 /* place.c: responder placement of arriving requests and READ responses */
-void mroce_sg_copy(const struct mroce_sge *sg, __u32 n, __u32 off, void *lin, __u32 len, bool to_sg);
+int mroce_sg_copy(struct mroce_dev *dev, const struct mroce_sge *sg, __u32 n, __u32 off,
+		  void *lin, __u32 len, bool to_sg);
 int mroce_place(struct mroce_qp *qp, const struct mroce_hdr *h, const void *payload, __u32 psn);
+struct mroce_swqe *mroce_read_of(struct mroce_qp *qp, __u32 id);
 
 /* ack.c: the completer side of ACKs and NACKs */
 void mroce_handle_ack(struct mroce_qp *qp, const struct mroce_hdr *h, __u64 now);
@@ -48,6 +49,7 @@ __u32 mroce_rto_base(const struct mroce_qp *qp, __u32 inflight);
 __u64 mroce_head_due(const struct mroce_qp *qp, const struct mroce_txpkt *rec);
 void mroce_rack_detect(struct mroce_qp *qp, __u64 now);
 void mroce_qp_timers(struct mroce_qp *qp, __u64 now);
+__u64 mroce_read_due(const struct mroce_qp *qp);
 
 /* paths.c: the path scoreboard */
 __u8 mroce_pick_path(struct mroce_qp *qp);
@@ -59,6 +61,6 @@ void mroce_path_scoreboard(struct mroce_qp *qp, __u64 now);
 void mroce_complete_sq(struct mroce_qp *qp);
 void mroce_complete_rq(struct mroce_qp *qp);
 void mroce_report_recv(struct mroce_qp *qp, struct mroce_msgslot *m);
-void mroce_read_maybe_done(struct mroce_swqe *w);
+void mroce_read_maybe_done(struct mroce_qp *qp, struct mroce_swqe *w);
 
 #endif /* MROCE_ENG_INT_H */

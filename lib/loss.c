@@ -105,30 +105,74 @@ void mroce_rack_detect(struct mroce_qp *qp, __u64 now)
 }
 
 /*
- * Nothing acknowledged for an RTO: what is unacknowledged and that old is
- * resent. Only the oldest counts as a retry of its own; the rest only
- * follow it. A go-back-N receiver discarded everything behind the gap, so
- * all of it goes again; a selective one kept what arrived, and beyond the
- * reach of one SACK bitmap the sender cannot tell what that was: only that
- * reach is resent, the next ACK's bitmap shows the rest.
+ * Nothing acknowledged for an RTO. A go-back-N receiver discarded
+ * everything behind the gap, so all of it goes again (only the oldest
+ * counts as a retry of its own). A selective one kept what arrived: only
+ * the oldest packet not known delivered is resent, as TCP does; the ACK it
+ * brings back shows the rest (RACK then resends what was sent before it),
+ * and a timeout that was only a slow ACK costs one packet, not a window.
+ * A head known delivered (SACKed, or proven by a READ response) whose
+ * cumulative ACK was lost is resent too, as a probe: the receiver finds it
+ * a duplicate and acknowledges again.
  */
 static void rto_mark(struct mroce_qp *qp, __u64 now)
 {
+	struct mroce_txpkt *head = PKT(qp, qp->snd_una);
 	bool oldest = true;
 
+	if (head->state == PKT_SACKED && !qp->attr.go_back_n)
+		mroce_send_probe(qp, qp->snd_una, head);
 	for (__u32 psn = qp->snd_una; psn != qp->snd_nxt; psn++) {
 		struct mroce_txpkt *rec = PKT(qp, psn);
 
-		if (!qp->attr.go_back_n && psn - qp->snd_una > 64 * MROCE_SACK_WORDS)
+		if (rec->state != PKT_INFLIGHT || now - rec->sent_us < qp->rto_us)
+			continue;
+		/* not charged to the path: a timeout says nothing about which one */
+		rec->state = PKT_LOST;
+		rec->gbn = !oldest;
+		oldest = false;
+		qp->nlost++;
+		if (!qp->attr.go_back_n)
 			break;
-		if (rec->state == PKT_INFLIGHT && now - rec->sent_us >= qp->rto_us) {
-			/* not charged to the path: a timeout says nothing about which one */
-			rec->state = PKT_LOST;
-			rec->gbn = !oldest;
-			oldest = false;
-			qp->nlost++;
+	}
+}
+
+/* When the response timer of our outstanding READs next fires. */
+__u64 mroce_read_due(const struct mroce_qp *qp)
+{
+	__u32 shift = qp->rd_timeouts < 6 ? qp->rd_timeouts : 6;
+
+	return qp->rd_progress_us + ((__u64)mroce_rto_base(qp, 3) << shift);
+}
+
+/*
+ * READ responses stopped coming: the responder resends lost response
+ * packets itself while it lives, so this timer only has to notice a
+ * responder that is gone. After retry_cnt expiries without a response
+ * byte placed (backing off), the oldest outstanding READ fails with
+ * retries exceeded, as a WRITE to a dead peer does. A request the
+ * responder could not take yet was never acknowledged, so the RTO resends
+ * it (re-requesting the whole range).
+ */
+static void read_timer(struct mroce_qp *qp, __u64 now)
+{
+	if (!qp->rd_outstanding || now < mroce_read_due(qp))
+		return;
+	qp->rd_progress_us = now;
+	qp->st.rto_events++;
+	qp->dev->stats.rto_events++;
+	if (++qp->rd_timeouts <= qp->attr.retry_cnt)
+		return;
+	for (__u32 i = qp->sq_head; i != qp->sq_next; i++) {
+		struct mroce_swqe *w = SWQE(qp, i);
+
+		if (!w->done && w->emitted && mroce_op_info(w->opcode)->awaits_resp) {
+			w->done = 1;
+			w->status = MROCE_WC_RETRY_EXC_ERR;
+			break;
 		}
 	}
+	mroce_qp_fail(qp, MROCE_WC_RETRY_EXC_ERR);
 }
 
 static void rto_fire(struct mroce_qp *qp, __u64 now)
@@ -176,4 +220,6 @@ void mroce_qp_timers(struct mroce_qp *qp, __u64 now)
 	if (qp->snd_nxt != qp->snd_una && now - qp->last_progress_us >= qp->rto_us &&
 	    now >= qp->rnr_until_us)
 		rto_fire(qp, now);
+	if (qp->state == MROCE_QPS_RTS)
+		read_timer(qp, now);
 }

@@ -79,3 +79,27 @@ struct mroce_mr *mroce_mr_by_lkey(struct mroce_dev *dev, __u32 lkey)
 
 	return mr->used && mr->lkey == lkey ? mr : NULL;
 }
+
+bool mroce_mr_covers(const struct mroce_mr *mr, __u64 addr, __u64 len)
+{
+	__u64 start = (__u64)(unsigned long)mr->addr;
+
+	return addr >= start && addr - start <= mr->length && len <= mr->length - (addr - start);
+}
+
+/*
+ * The one check of every access to registered memory, at post time and
+ * again for every packet that touches it (a region may be deregistered
+ * while work still names it): the key names a live region that covers the
+ * range and grants `need`. A zero-length access needs no region.
+ */
+bool mroce_mr_grants(struct mroce_dev *dev, __u32 key, bool remote, __u64 addr, __u64 len,
+		     unsigned int need)
+{
+	struct mroce_mr *mr;
+
+	if (!len)
+		return true;
+	mr = remote ? mroce_mr_by_rkey(dev, key) : mroce_mr_by_lkey(dev, key);
+	return mr && (mr->access & need) == need && mroce_mr_covers(mr, addr, len);
+}

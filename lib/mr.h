@@ -22,5 +22,10 @@ struct mroce_mr {
 /* The region a key names, or NULL. dev->lock held. */
 struct mroce_mr *mroce_mr_by_rkey(struct mroce_dev *dev, __u32 rkey);
 struct mroce_mr *mroce_mr_by_lkey(struct mroce_dev *dev, __u32 lkey);
+/* Is [addr, addr + len) inside mr? Written so that nothing can overflow. */
+bool mroce_mr_covers(const struct mroce_mr *mr, __u64 addr, __u64 len);
+/* Does the region of key (an rkey if remote, else an lkey) grant need over the range? */
+bool mroce_mr_grants(struct mroce_dev *dev, __u32 key, bool remote, __u64 addr, __u64 len,
+		     unsigned int need);
 
 #endif /* MROCE_MR_H */

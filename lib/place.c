@@ -5,39 +5,43 @@
  * responses land in the requester's SG list, each checked against the
  * region or request it names. Packets may arrive in any order.
  */
+#include <errno.h>
 #include <string.h>
 
 #include "eng_int.h"
 
-/* Copy len bytes between a linear buffer and an SG list starting at byte off. */
-void mroce_sg_copy(const struct mroce_sge *sg, __u32 n, __u32 off, void *lin, __u32 len, bool to_sg)
+/*
+ * Copy len bytes between a linear buffer and an SG list starting at byte
+ * off, checking every SGE it touches against its region first (a region
+ * may have been deregistered since the work request was posted).
+ * -EPERM, with nothing of that SGE copied, if a region no longer grants it.
+ */
+int mroce_sg_copy(struct mroce_dev *dev, const struct mroce_sge *sg, __u32 n, __u32 off,
+		  void *lin, __u32 len, bool to_sg)
 {
 	__u8 *p = lin;
 
 	for (__u32 i = 0; i < n && len; i++) {
+		__u8 *at = (__u8 *)(unsigned long)sg[i].addr;
 		__u32 chunk;
 
 		if (off >= sg[i].length) {
 			off -= sg[i].length;
 			continue;
 		}
+		if (!mroce_mr_grants(dev, sg[i].lkey, false, sg[i].addr, sg[i].length,
+				     to_sg ? MROCE_ACCESS_LOCAL_WRITE : 0))
+			return -EPERM;
 		chunk = sg[i].length - off < len ? sg[i].length - off : len;
 		if (to_sg)
-			memcpy((__u8 *)(unsigned long)sg[i].addr + off, p, chunk);
+			memcpy(at + off, p, chunk);
 		else
-			memcpy(p, (const __u8 *)(unsigned long)sg[i].addr + off, chunk);
+			memcpy(p, at + off, chunk);
 		p += chunk;
 		len -= chunk;
 		off = 0;
 	}
-}
-
-/* Is [addr, addr + len) inside mr? Written so that nothing can overflow. */
-static bool mr_covers(const struct mroce_mr *mr, __u64 addr, __u64 len)
-{
-	__u64 start = (__u64)(unsigned long)mr->addr;
-
-	return addr >= start && addr - start <= mr->length && len <= mr->length - (addr - start);
+	return 0;
 }
 
 /* Start or continue tracking a receive-consuming message; NULL means RNR. */
@@ -72,7 +76,6 @@ static int place_write(struct mroce_qp *qp, const struct mroce_hdr *h, const voi
 		       __u32 psn)
 {
 	const struct mroce_op_info *op = mroce_op_info(h->opcode);
-	struct mroce_mr *mr = mroce_mr_by_rkey(qp->dev, h->rkey);
 	struct mroce_msgslot *m = NULL;
 	__u64 target = h->raddr + h->offset;
 
@@ -82,8 +85,8 @@ static int place_write(struct mroce_qp *qp, const struct mroce_hdr *h, const voi
 			return MROCE_RNR;
 	}
 	if (h->msg_len) {
-		if (!mr || !(mr->access & op->remote_access) || target < h->raddr ||
-		    !mr_covers(mr, h->raddr, h->msg_len))
+		if (target < h->raddr ||
+		    !mroce_mr_grants(qp->dev, h->rkey, true, h->raddr, h->msg_len, op->remote_access))
 			return MROCE_NAK_REMOTE_ACCESS;
 		memcpy((__u8 *)(unsigned long)target, payload, h->payload_len);
 	}
@@ -92,6 +95,11 @@ static int place_write(struct mroce_qp *qp, const struct mroce_hdr *h, const voi
 	return MROCE_PLACED;
 }
 
+/*
+ * A SEND's payload into the next posted receive. A receive too small, or
+ * whose region is gone, is the receiver's error: recorded in the message
+ * slot, reported in its turn (rx.c), NACKed to the sender.
+ */
 static int place_send(struct mroce_qp *qp, const struct mroce_hdr *h, const void *payload,
 		      __u32 psn)
 {
@@ -102,62 +110,85 @@ static int place_send(struct mroce_qp *qp, const struct mroce_hdr *h, const void
 		return MROCE_RNR;
 	r = RWQE(qp, h->msn);
 	if (h->msg_len > r->len) {
-		/* The receive buffer is too small: its owner sees a length error. */
-		struct mroce_wc wc = { .wr_id = r->wr_id, .qp_num = qp->qpn,
-				       .status = MROCE_WC_LOC_LEN_ERR, .opcode = MROCE_WC_RECV };
-
-		if (!r->reported) {
-			mroce_cq_push(qp->recv_cq, &wc);
-			r->reported = 1;
-		}
+		m->status = MROCE_WC_LOC_LEN_ERR;
 		return MROCE_NAK_INVALID_REQ;
 	}
-	mroce_sg_copy(r->sge, r->num_sge, h->offset, (void *)payload, h->payload_len, true);
+	if (mroce_sg_copy(qp->dev, r->sge, r->num_sge, h->offset, (void *)payload,
+			  h->payload_len, true)) {
+		m->status = MROCE_WC_LOC_PROT_ERR;
+		return MROCE_NAK_REMOTE_OP;
+	}
 	msg_account(qp, m, h->payload_len);
 	return MROCE_PLACED;
 }
 
+/*
+ * A READ request becomes a job. Jobs name the region by key and address;
+ * each packet checks them again (tx.c). The table holds twice what this
+ * side advertises (MROCE_READ_ADVERTISED), so a requester keeping to its
+ * limit finds a slot even while earlier jobs wait for their last ACKs; one
+ * that does not is refused for now and resends the request.
+ */
 static int place_read_req(struct mroce_qp *qp, const struct mroce_hdr *h)
 {
-	struct mroce_mr *mr = mroce_mr_by_rkey(qp->dev, h->rkey);
 	unsigned int need = mroce_op_info(h->opcode)->remote_access;
 	__u64 src = h->raddr + h->offset;
 
-	if (h->rd_len && (!mr || !(mr->access & need) || src < h->raddr ||
-			  !mr_covers(mr, src, h->rd_len)))
+	if (src < h->raddr || !mroce_mr_grants(qp->dev, h->rkey, true, src, h->rd_len, need))
 		return MROCE_NAK_REMOTE_ACCESS;
 	for (__u32 i = 0; i < MROCE_READ_JOBS; i++) {
 		struct mroce_rjob *j = &qp->rjobs[i];
 
 		if (j->used)
 			continue;
-		*j = (struct mroce_rjob){ .src = (const __u8 *)(unsigned long)src, .msn = h->msn,
-					  .msg_len = h->msg_len, .base = h->offset, .len = h->rd_len,
-					  .used = true };
+		*j = (struct mroce_rjob){ .raddr = src, .rkey = h->rkey, .req_psn = h->psn,
+					  .msn = h->msn, .msg_len = h->msg_len, .base = h->offset,
+					  .len = h->rd_len, .seq = qp->rjob_seq++, .used = true };
 		return MROCE_PLACED;
 	}
+	qp->dev->stats.rd_busy++;
 	return MROCE_NOT_NOW;
+}
+
+/* The READ of ours a response names (its id is the READ's SQ sequence), or NULL. */
+struct mroce_swqe *mroce_read_of(struct mroce_qp *qp, __u32 id)
+{
+	struct mroce_swqe *w = SWQE(qp, id);
+
+	if (mroce_psn_before(id, qp->sq_head) || !mroce_psn_before(id, qp->sq_tail) ||
+	    !mroce_op_info(w->opcode)->awaits_resp || w->msn != id || w->done)
+		return NULL;
+	return w;
 }
 
 static int place_read_resp(struct mroce_qp *qp, const struct mroce_hdr *h, const void *payload)
 {
-	struct mroce_swqe *w = SWQE(qp, h->msn);
+	struct mroce_swqe *w = mroce_read_of(qp, h->msn);
+	__u64 now = qp->dev->ops->now_us(qp->dev->port);
 
 	/* Must name a READ of ours that is still waiting, and stay inside it. */
-	if (mroce_psn_before(h->msn, qp->sq_head) || !mroce_psn_before(h->msn, qp->sq_tail) ||
-	    !mroce_op_info(w->opcode)->awaits_resp || w->msn != h->msn || w->done || h->msg_len != w->len)
+	if (!w || h->msg_len != w->len)
 		return MROCE_NAK_INVALID_REQ;
-	mroce_sg_copy(w->sge, w->num_sge, h->offset, (void *)payload, h->payload_len, true);
+	if (mroce_sg_copy(qp->dev, w->sge, w->num_sge, h->offset, (void *)payload,
+			  h->payload_len, true)) {
+		/* Our own region went away under the READ: it fails here, nothing lands. */
+		w->done = 1;
+		w->status = MROCE_WC_LOC_PROT_ERR;
+		return MROCE_PLACED;
+	}
 	w->rd_got += h->payload_len;
 	w->rd_seen = 1;
+	qp->rd_progress_us = now;
+	qp->rd_timeouts = 0;
 	/* A response proves the request arrived: count it acknowledged now. */
 	if (!w->acked && w->emitted && !mroce_psn_before(w->first_psn, qp->snd_una)) {
 		struct mroce_txpkt *rec = PKT(qp, w->first_psn);
 
-		if ((rec->state == PKT_INFLIGHT || rec->state == PKT_LOST) && rec->wqe == h->msn)
-			mroce_pkt_acked(qp, rec, qp->dev->ops->now_us(qp->dev->port));
+		if ((rec->state == PKT_INFLIGHT || rec->state == PKT_LOST) &&
+		    rec->kind == PKT_REQ && rec->wqe == h->msn)
+			mroce_pkt_acked(qp, rec, now);
 	}
-	mroce_read_maybe_done(w);
+	mroce_read_maybe_done(qp, w);
 	return MROCE_PLACED;
 }
 

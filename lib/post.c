@@ -15,18 +15,8 @@ static int check_sges(struct mroce_dev *dev, const struct mroce_sge *sg, int n, 
 	if (n < 0 || n > MROCE_MAX_SGE || (n && !sg))
 		return -EINVAL;
 	for (int i = 0; i < n; i++) {
-		struct mroce_mr *mr = mroce_mr_by_lkey(dev, sg[i].lkey);
-		__u64 start;
-
-		if (!sg[i].length)
-			continue;
-		if (!mr)
-			return -EPERM;
-		start = sg[i].addr - (__u64)(unsigned long)mr->addr;
-		if (sg[i].addr < (__u64)(unsigned long)mr->addr || start > mr->length ||
-		    sg[i].length > mr->length - start)
-			return -EPERM;
-		if (need_write && !(mr->access & MROCE_ACCESS_LOCAL_WRITE))
+		if (!mroce_mr_grants(dev, sg[i].lkey, false, sg[i].addr, sg[i].length,
+				     need_write ? MROCE_ACCESS_LOCAL_WRITE : 0))
 			return -EPERM;
 		total += sg[i].length;
 	}
@@ -60,7 +50,7 @@ int mroce_post_send(struct mroce_qp *qp, const struct mroce_send_wr *wr)
 		pthread_mutex_unlock(&qp->dev->lock);
 		return err;
 	}
-	w = &qp->sq[qp->sq_tail % qp->attr.sq_depth];
+	w = SWQE(qp, qp->sq_tail);
 	memset(w, 0, sizeof(*w));
 	if (err == -EPERM) {
 		/* As in ibverbs: accepted, then completed with a protection error. */
@@ -111,7 +101,7 @@ int mroce_post_recv(struct mroce_qp *qp, const struct mroce_recv_wr *wr)
 	if (!err)
 		err = check_sges(qp->dev, wr->sg_list, wr->num_sge, true, &len);
 	if (!err) {
-		w = &qp->rq[qp->rq_tail % qp->attr.rq_depth];
+		w = RWQE(qp, qp->rq_tail);
 		w->wr_id = wr->wr_id;
 		w->len = len;
 		w->reported = 0;

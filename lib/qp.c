@@ -30,6 +30,16 @@ static bool flow_reclaimable(struct mroce_dp *dp, __u32 qpn)
 	return false;
 }
 
+/* Index mask of the smallest power-of-two ring holding depth entries. */
+static __u32 ring_mask(__u32 depth)
+{
+	__u32 size = 1;
+
+	while (size < depth)
+		size <<= 1;
+	return size - 1;
+}
+
 int mroce_create_qp(struct mroce_dev *dev, const struct mroce_qp_attr *attr, struct mroce_qp **qpp)
 {
 	struct mroce_qp_attr a = {};
@@ -41,6 +51,9 @@ int mroce_create_qp(struct mroce_dev *dev, const struct mroce_qp_attr *attr, str
 	memcpy(&a, attr, attr->sz < sizeof(a) ? attr->sz : sizeof(a));
 	a.sz = sizeof(a);
 	if (!a.send_cq || !a.recv_cq || (a.order != MROCE_ORDERED && a.order != MROCE_UNORDERED))
+		return -EINVAL;
+	/* A CQ is guarded by its own device's lock: another device's would be raced. */
+	if (a.send_cq->dev != dev || a.recv_cq->dev != dev)
 		return -EINVAL;
 	a.sq_depth = DFLT(a.sq_depth, 256);
 	a.rq_depth = DFLT(a.rq_depth, 256);
@@ -54,6 +67,7 @@ int mroce_create_qp(struct mroce_dev *dev, const struct mroce_qp_attr *attr, str
 	a.ack_every = DFLT(a.ack_every, 16);
 	a.ack_delay_us = DFLT(a.ack_delay_us, 50);
 	a.reorder_pkts = DFLT(a.reorder_pkts, 64);
+	a.max_rd_atomic = DFLT(a.max_rd_atomic, 16);
 	a.mtu = DFLT(a.mtu, dev->attr.mtu);
 	if (a.sq_depth > 65536 || a.rq_depth > 65536 || a.paths > 256 ||
 	    a.max_inflight > MROCE_RXWIN_PSNS - 64 || a.rto_low_us > a.rto_high_us ||
@@ -64,8 +78,11 @@ int mroce_create_qp(struct mroce_dev *dev, const struct mroce_qp_attr *attr, str
 	qp = calloc(1, sizeof(*qp));
 	if (!qp)
 		return -ENOMEM;
-	qp->sq = calloc(a.sq_depth, sizeof(*qp->sq));
-	qp->rq = calloc(a.rq_depth, sizeof(*qp->rq));
+	/* Rings of a power of two: sequences wrap at 2^32 without aliasing (depth still bounds use). */
+	qp->sq_mask = ring_mask(a.sq_depth);
+	qp->rq_mask = ring_mask(a.rq_depth);
+	qp->sq = calloc(qp->sq_mask + 1, sizeof(*qp->sq));
+	qp->rq = calloc(qp->rq_mask + 1, sizeof(*qp->rq));
 	if (!qp->sq || !qp->rq) {
 		free(qp->sq);
 		free(qp->rq);
@@ -121,45 +138,69 @@ __u32 mroce_qp_num(const struct mroce_qp *qp)
 }
 
 /*
- * Report everything still queued: finished requests with their own status,
- * the first unfinished one with `why` (the reason the QP failed, unless a
- * finished one already carries it), the rest as flushed.
+ * The send queue's completions when the QP fails, in posting order as
+ * verbs has them: requests finished successfully before the first failing
+ * one keep their success; the failing one (the first that finished with an
+ * error, or else the first unfinished, which gets `why`) reports its
+ * status; everything after it is flushed, even if its bytes already landed
+ * (placement in any order cannot take them back: docs/transport.md).
  */
-static void flush_all(struct mroce_qp *qp, enum mroce_wc_status why)
+static void flush_sq(struct mroce_qp *qp, enum mroce_wc_status why)
 {
 	struct mroce_wc wc = { .qp_num = qp->qpn };
+	__u32 fail = qp->sq_tail;
+	bool before = true;
 
-	for (__u32 i = qp->sq_head; i != qp->sq_tail; i++)
-		if (qp->sq[i % qp->attr.sq_depth].done && qp->sq[i % qp->attr.sq_depth].status)
-			why = MROCE_WC_WR_FLUSH_ERR;
+	for (__u32 i = qp->sq_head; i != qp->sq_tail; i++) {
+		const struct mroce_swqe *w = SWQE(qp, i);
+
+		if (w->done && w->status) {
+			fail = i;
+			break;
+		}
+		if (fail == qp->sq_tail && !w->done && !w->reported)
+			fail = i;	/* unless a later one carries an error of its own */
+	}
 	for (; qp->sq_head != qp->sq_tail; qp->sq_head++) {
-		struct mroce_swqe *w = &qp->sq[qp->sq_head % qp->attr.sq_depth];
+		struct mroce_swqe *w = SWQE(qp, qp->sq_head);
+		bool ok = w->done && !w->status;
 
+		if (qp->sq_head == fail)
+			wc.status = w->done ? (enum mroce_wc_status)w->status : why;
+		else
+			wc.status = before && ok ? MROCE_WC_SUCCESS : MROCE_WC_WR_FLUSH_ERR;
+		before &= ok || w->reported;
 		if (w->reported)
 			continue;
 		wc.wr_id = w->wr_id;
 		wc.opcode = mroce_send_wc_opcode(w->opcode);
-		wc.byte_len = w->done && !w->status ? w->len : 0;
-		if (w->done) {
-			wc.status = w->status;
-		} else {
-			wc.status = why;
-			why = MROCE_WC_WR_FLUSH_ERR;
-		}
+		wc.byte_len = wc.status == MROCE_WC_SUCCESS ? w->len : 0;
 		mroce_cq_push(qp->send_cq, &wc);
+		w->reported = 1;
 	}
 	qp->sq_next = qp->sq_tail;
+}
+
+static void flush_rq(struct mroce_qp *qp)
+{
+	struct mroce_wc wc = { .qp_num = qp->qpn, .status = MROCE_WC_WR_FLUSH_ERR,
+			       .opcode = MROCE_WC_RECV };
+
 	for (; qp->rq_head != qp->rq_tail; qp->rq_head++) {
-		struct mroce_rwqe *r = &qp->rq[qp->rq_head % qp->attr.rq_depth];
+		struct mroce_rwqe *r = RWQE(qp, qp->rq_head);
 
 		if (r->reported)
 			continue;
 		wc.wr_id = r->wr_id;
-		wc.status = MROCE_WC_WR_FLUSH_ERR;
-		wc.opcode = MROCE_WC_RECV;
-		wc.byte_len = 0;
 		mroce_cq_push(qp->recv_cq, &wc);
+		r->reported = 1;
 	}
+}
+
+static void flush_all(struct mroce_qp *qp, enum mroce_wc_status why)
+{
+	flush_sq(qp, why);
+	flush_rq(qp);
 }
 
 /* Move to the error state: the failing request gets `why`, the rest are flushed. dev->lock held. */
@@ -211,6 +252,7 @@ int mroce_qp_local_info(struct mroce_qp *qp, const struct in6_addr *addr, int fa
 	if (addr)
 		info->addr = *addr;
 	info->mtu = qp->attr.mtu;
+	info->max_rd = MROCE_READ_ADVERTISED;
 	return 0;
 }
 
@@ -231,6 +273,7 @@ void mroce_qp_info_pack(const struct mroce_qp_info *in, __u8 out[MROCE_QP_INFO_W
 	v16 = mroce_be16(in->udp_port); memcpy(out + 26, &v16, 2);
 	memcpy(out + 28, &in->addr, 16);
 	v32 = mroce_be32(in->mtu); memcpy(out + 44, &v32, 4);
+	v16 = mroce_be16(in->max_rd); memcpy(out + 48, &v16, 2);
 }
 
 int mroce_qp_info_unpack(const __u8 in[MROCE_QP_INFO_WIRE_LEN], struct mroce_qp_info *info)
@@ -250,6 +293,7 @@ int mroce_qp_info_unpack(const __u8 in[MROCE_QP_INFO_WIRE_LEN], struct mroce_qp_
 	memcpy(&v16, in + 26, 2); info->udp_port = mroce_be16(v16);
 	memcpy(&info->addr, in + 28, 16);
 	memcpy(&v32, in + 44, 4); info->mtu = mroce_be32(v32);
+	memcpy(&v16, in + 48, 2); info->max_rd = mroce_be16(v16);
 	if (!info->qpn || info->qpn >= MROCE_MAX_QPS || info->mtu < 256)
 		return -EINVAL;
 	return 0;
@@ -286,6 +330,10 @@ int mroce_qp_connect_locked(struct mroce_qp *qp, const struct mroce_qp_info *r, 
 	if (qp->attr.mtu <= hdr_room + 64)
 		return -EINVAL;
 	qp->payload_max = qp->attr.mtu - hdr_room;
+	/* READs in flight: ours, and no more than the responder takes (an info without it: 1). */
+	qp->rd_limit = r->max_rd ? r->max_rd : 1;
+	if (qp->attr.max_rd_atomic < qp->rd_limit)
+		qp->rd_limit = qp->attr.max_rd_atomic;
 
 	if (dev->dp) {
 		MROCE_OPTS(mroce_flow_cfg, fc, .token = qp->secret ^ r->secret, .rx_psn = r->psn,

@@ -21,6 +21,7 @@ struct mroce_cc_ops;
 #define MROCE_PKT_RING		1024	/* in-flight packet records, >= the receive window */
 #define MROCE_MSG_SLOTS		1024	/* receive messages tracked at once */
 #define MROCE_READ_JOBS		64	/* READ responses being sent at once, per QP */
+#define MROCE_READ_ADVERTISED	(MROCE_READ_JOBS / 2)	/* what a responder offers a requester */
 #define MROCE_CC_PRIV_SIZE	64	/* bytes of per-QP congestion control state */
 
 _Static_assert(MROCE_PKT_RING >= MROCE_RXWIN_PSNS, "records for a full window");
@@ -56,6 +57,7 @@ struct mroce_swqe {
 	__u32		rd_got;		/* READ: response bytes placed */
 	__u32		emitted;	/* packets sent for the first time */
 	__u32		first_psn;	/* PSN of its first packet (a READ's request) */
+	__u32		last_psn;	/* PSN of its last packet, once all are sent */
 	__u8		opcode;		/* MROCE_OP_* */
 	__u8		status;		/* enum mroce_wc_status once done */
 	__u8		done;		/* transport finished with it */
@@ -74,9 +76,16 @@ struct mroce_rwqe {
 	struct mroce_sge sge[MROCE_MAX_SGE];
 };
 
-/* A READ response the responder is sending (shares the responder's PSN space). */
+/*
+ * A READ response the responder is sending (shares the responder's PSN
+ * space). It names the region by key and address, not by pointer: every
+ * packet looks the region up again, so a region deregistered meanwhile is
+ * never read (the job is cancelled, see tx.c).
+ */
 struct mroce_rjob {
-	const __u8	*src;		/* inside a registered region, checked */
+	__u64		raddr;		/* address of the READ's byte `base` */
+	__u32		rkey;
+	__u32		req_psn;	/* PSN of the request, for a NACK */
 	__u32		msn;		/* requester's READ id */
 	__u32		msg_len;	/* whole READ length */
 	__u32		base;		/* offset of src[0] within the READ */
@@ -84,16 +93,20 @@ struct mroce_rjob {
 	__u32		sent;		/* bytes packetised */
 	__u32		emitted;	/* packets sent for the first time */
 	__u32		acked;
+	__u32		seq;		/* order of arrival: jobs are served oldest first */
 	bool		used;
+	bool		cancelled;	/* region gone: only what is in flight is still answered */
 };
 
 /* What each in-flight PSN carries, so it can be rebuilt for retransmission. */
 enum { PKT_FREE, PKT_INFLIGHT, PKT_SACKED, PKT_LOST };
-#define PKT_RJOB	0x80000000u	/* wqe field names a READ job, not an SQ entry */
+/* What a record's wqe field names: its own field, so every 32-bit SQ sequence is a request. */
+enum { PKT_REQ, PKT_RESP };
 struct mroce_txpkt {
 	__u64	sent_us;
 	__u32	tx_seq;		/* order of this transmission among all of the QP's */
-	__u32	wqe;		/* SQ sequence number, or PKT_RJOB | job index */
+	__u32	wqe;		/* PKT_REQ: SQ sequence number; PKT_RESP: READ job index */
+	__u8	kind;		/* PKT_REQ or PKT_RESP */
 	__u32	offset;		/* within the message */
 	__u16	len;
 	__u8	state;
@@ -131,7 +144,8 @@ struct mroce_qp {
 	__u32			payload_max;	/* bytes of payload per packet */
 
 	/* send side */
-	struct mroce_swqe	*sq;
+	struct mroce_swqe	*sq;		/* a power of two >= attr.sq_depth entries */
+	__u32			sq_mask;
 	__u32			sq_head;	/* oldest not completed */
 	__u32			sq_next;	/* next to packetise */
 	__u32			sq_tail;	/* next free */
@@ -159,7 +173,17 @@ struct mroce_qp {
 	__u32			rnr_count;
 	__u64			rnr_until_us;	/* receiver not ready: hold until */
 	struct mroce_rjob	rjobs[MROCE_READ_JOBS];
-	__u32			rjob_next;	/* job being packetised, round robin */
+	__u32			rjob_seq;	/* READ jobs accepted so far */
+	/* READs of ours: at most rd_limit outstanding; a progress timer for their responses */
+	__u32			rd_limit;
+	__u32			rd_outstanding;	/* READ requests sent whose READ is not done */
+	__u64			rd_progress_us;	/* last response byte placed (or first request sent) */
+	__u32			rd_timeouts;	/* response timer expiries without progress */
+	/* a responder's error, reported once every PSN before it is placed (ordered mode) */
+	bool			rsp_err;
+	bool			rsp_err_recv;	/* the refused request takes a receive */
+	__u8			rsp_err_code;	/* MROCE_NAK_* */
+	__u32			rsp_err_psn, rsp_err_msn;
 	__u32			next_path;
 	__u32			ack_path;	/* ACK/NACK slot, round robin */
 	__u8			good_path;	/* slot that last delivered a first transmission */
@@ -173,7 +197,8 @@ struct mroce_qp {
 	/* receive side */
 	struct mroce_flow	*flow;		/* receive window (the BPF map's entry) */
 	struct mroce_flow	local_flow;	/* used when there is no BPF map (tests) */
-	struct mroce_rwqe	*rq;
+	struct mroce_rwqe	*rq;		/* a power of two >= attr.rq_depth entries */
+	__u32			rq_mask;
 	__u32			rq_head;	/* oldest posted, = next msn to complete */
 	__u32			rq_tail;
 	struct mroce_msgslot	msgs[MROCE_MSG_SLOTS];
@@ -185,6 +210,10 @@ struct mroce_qp {
 	bool			gbn_nak_sent;
 	bool			ack_now;
 };
+
+/* Rings are powers of two, so free-running 32-bit sequences index them across the wrap. */
+#define SWQE(qp, seq)	(&(qp)->sq[(seq) & (qp)->sq_mask])
+#define RWQE(qp, seq)	(&(qp)->rq[(seq) & (qp)->rq_mask])
 
 /* dev->lock held. */
 void mroce_qp_fail(struct mroce_qp *qp, enum mroce_wc_status why);

@@ -59,6 +59,51 @@ static bool rx_window(struct mroce_qp *qp, const struct mroce_hdr *h)
 	return true;
 }
 
+/*
+ * A request refused for good (bad key, range, rights; a receive too small):
+ * the receive it would have taken reports the error, the requester gets a
+ * NACK, and this QP stops as an InfiniBand responder does, flushing the
+ * receives behind it. Everything before it completes first.
+ */
+static void rsp_error_fire(struct mroce_qp *qp)
+{
+	struct mroce_msgslot *m = MSG(qp, qp->rsp_err_msn);
+
+	qp->rsp_err = false;
+	mroce_complete_rq(qp);
+	if (qp->rsp_err_recv && m->state != MSG_FREE && m->msn == qp->rsp_err_msn && m->status &&
+	    qp->rq_head == m->msn && qp->rq_head != qp->rq_tail) {
+		struct mroce_rwqe *r = RWQE(qp, m->msn);
+		struct mroce_wc wc = { .wr_id = r->wr_id, .qp_num = qp->qpn, .status = m->status,
+				       .opcode = mroce_op_info(m->opcode)->recv_wc };
+
+		mroce_cq_push(qp->recv_cq, &wc);
+		r->reported = 1;
+	}
+	mroce_send_nack(qp, qp->rsp_err_code, qp->rsp_err_psn, qp->rsp_err_msn);
+	qp->dev->ops->tx_flush(qp->dev->port);
+	mroce_qp_fail(qp, MROCE_WC_WR_FLUSH_ERR);
+}
+
+/*
+ * Ordered mode: an error waits until its message is next to complete,
+ * that is, until every PSN before it is placed (the refused packet is not
+ * marked, so the sender resends it and the cumulative ACK cannot pass it):
+ * an earlier message whose bytes all arrived completes before the error.
+ */
+static void rsp_error(struct mroce_qp *qp, const struct mroce_hdr *h, __u8 code)
+{
+	if (!qp->rsp_err || mroce_psn_before(h->psn, qp->rsp_err_psn)) {
+		qp->rsp_err = true;
+		qp->rsp_err_code = code;
+		qp->rsp_err_psn = h->psn;
+		qp->rsp_err_msn = h->msn;
+		qp->rsp_err_recv = mroce_op_info(h->opcode)->consumes_recv;
+	}
+	if (qp->attr.order == MROCE_UNORDERED || qp->rsp_err_psn == qp->flow->rx_base)
+		rsp_error_fire(qp);
+}
+
 /* What placing refused: NACK it. False if the packet goes no further. */
 static bool rx_refused(struct mroce_qp *qp, const struct mroce_hdr *h, int res)
 {
@@ -69,14 +114,7 @@ static bool rx_refused(struct mroce_qp *qp, const struct mroce_hdr *h, int res)
 		return false;
 	}
 	if (res > 0) {
-		/*
-		 * A request refused for good (bad key, range, rights; malformed):
-		 * NACK it, and stop this QP as an InfiniBand responder does, so
-		 * that requests already in flight behind it do not touch memory.
-		 */
-		mroce_send_nack(qp, (__u8)res, h->psn, h->msn);
-		qp->dev->ops->tx_flush(qp->dev->port);
-		mroce_qp_fail(qp, MROCE_WC_WR_FLUSH_ERR);
+		rsp_error(qp, h, (__u8)res);
 		return false;
 	}
 	return true;
@@ -139,6 +177,8 @@ void mroce_engine_rx(void *ctx, const void *frame, __u32 len)
 	mroce_rxwin_advance(qp->flow);
 	qp->gbn_nak_sent = false;
 	rx_ack_policy(qp, &h, pkt.ecn == 3, now);
+	if (qp->rsp_err && qp->rsp_err_psn == qp->flow->rx_base)
+		rsp_error_fire(qp);	/* everything before the refused request is in */
 }
 
 /* Send an ACK that is still owed (before a QP goes away). dev->lock held. */

@@ -47,10 +47,13 @@ int mroce_emit(struct mroce_qp *qp, struct mroce_hdr *h, const struct mroce_sge 
 		return hdr;
 	}
 	if (h->payload_len) {
-		if (lin)
+		if (lin) {
 			memcpy((__u8 *)buf + hdr, lin, h->payload_len);
-		else
-			mroce_sg_copy(sg, nsge, sg_off, (__u8 *)buf + hdr, h->payload_len, false);
+		} else if (mroce_sg_copy(dev, sg, nsge, sg_off, (__u8 *)buf + hdr, h->payload_len,
+					 false)) {
+			dev->ops->tx_send(dev->port, buf, 0);	/* the local region is gone */
+			return -EPERM;
+		}
 	}
 	mroce_frame_finish(buf, (__u32)hdr + h->payload_len, rt.family);
 	dev->stats.tx_pkts++;
@@ -59,11 +62,26 @@ int mroce_emit(struct mroce_qp *qp, struct mroce_hdr *h, const struct mroce_sge 
 	return 0;
 }
 
-/* Header of a READ response packet, from its job. */
+/*
+ * A READ job whose region no longer grants what it asked (deregistered,
+ * rights gone) is cancelled: the requester is told with a NACK, nothing
+ * new is sent, and what is in flight is answered without payload, so the
+ * requester's PSN sequence has no hole.
+ */
+static void rjob_cancel(struct mroce_qp *qp, struct mroce_rjob *j)
+{
+	j->cancelled = true;
+	mroce_send_nack(qp, MROCE_NAK_REMOTE_ACCESS, j->req_psn, j->msn);
+	if (j->acked == j->emitted)
+		j->used = false;
+}
+
+/* Header of a READ response packet, from its job; the payload's address, or NULL. */
 static const void *rjob_hdr(struct mroce_qp *qp, const struct mroce_txpkt *rec, struct mroce_hdr *h)
 {
-	struct mroce_rjob *j = &qp->rjobs[rec->wqe & ~PKT_RJOB];
+	struct mroce_rjob *j = &qp->rjobs[rec->wqe];
 	__u32 off = j->base + rec->offset;
+	__u64 src = j->raddr + rec->offset;
 
 	h->opcode = MROCE_OP_READ_RESP;
 	h->msn = j->msn;
@@ -71,7 +89,17 @@ static const void *rjob_hdr(struct mroce_qp *qp, const struct mroce_txpkt *rec, 
 	h->offset = off;
 	h->payload_len = rec->len;
 	h->flags = (off == 0 ? MROCE_F_FIRST : 0) | (off + rec->len == j->msg_len ? MROCE_F_LAST : 0);
-	return j->src + rec->offset;
+	if (!rec->len)
+		return NULL;
+	if (!j->cancelled && !mroce_mr_grants(qp->dev, j->rkey, true, src, rec->len,
+					      MROCE_ACCESS_REMOTE_READ))
+		rjob_cancel(qp, j);
+	if (j->cancelled) {
+		h->payload_len = 0;
+		h->flags &= (__u16)~MROCE_F_LAST;
+		return NULL;
+	}
+	return (const void *)(unsigned long)src;
 }
 
 /* Header of a request packet, from its send queue entry. */
@@ -107,8 +135,9 @@ static int send_psn(struct mroce_qp *qp, __u32 psn, struct mroce_txpkt *rec, boo
 	const struct mroce_sge *sg = NULL;
 	const void *lin = NULL;
 	__u32 nsge = 0;
+	int err;
 
-	if (rec->wqe & PKT_RJOB) {
+	if (rec->kind == PKT_RESP) {
 		lin = rjob_hdr(qp, rec, &h);
 	} else {
 		const struct mroce_swqe *w = swqe_hdr(qp, rec, &h);
@@ -120,11 +149,43 @@ static int send_psn(struct mroce_qp *qp, __u32 psn, struct mroce_txpkt *rec, boo
 	}
 	if (resend)
 		h.flags |= MROCE_F_RETX;
-	if (mroce_emit(qp, &h, sg, nsge, rec->offset, lin, rec->path))
-		return -EAGAIN;
+	err = mroce_emit(qp, &h, sg, nsge, rec->offset, lin, rec->path);
+	if (err == -EPERM)
+		mroce_fail_wqe_of(qp, rec, MROCE_WC_LOC_PROT_ERR);
+	if (err)
+		return err;
 	qp->st.tx_pkts++;
 	qp->st.retx_pkts += resend;
 	return 0;
+}
+
+/*
+ * Resend a delivered PSN whose acknowledgement went missing, without its
+ * payload (the receiver has it, and its request may be completed and
+ * recycled already): a duplicate that makes the receiver acknowledge
+ * again. Its record stays as it is.
+ */
+void mroce_send_probe(struct mroce_qp *qp, __u32 psn, struct mroce_txpkt *rec)
+{
+	struct mroce_hdr h = { .psn = psn };
+
+	if (rec->kind == PKT_RESP) {
+		const struct mroce_rjob *j = &qp->rjobs[rec->wqe];
+
+		h.opcode = MROCE_OP_READ_RESP;
+		h.msn = j->msn;
+		h.msg_len = j->msg_len;
+		h.offset = j->base + rec->offset;
+	} else {
+		swqe_hdr(qp, rec, &h);
+	}
+	h.payload_len = 0;
+	h.flags = (h.offset == 0 ? MROCE_F_FIRST : 0) | (h.offset == h.msg_len ? MROCE_F_LAST : 0) |
+		  MROCE_F_RETX | MROCE_F_ACK_REQ;
+	if (h.opcode == MROCE_OP_READ_REQ)
+		h.flags = MROCE_F_RETX | MROCE_F_ACK_REQ;
+	if (!mroce_emit(qp, &h, NULL, 0, 0, NULL, rec->path))
+		qp->dev->stats.retx_pkts++;
 }
 
 /* Packets a READ response needs (a zero-length one still sends one). */
@@ -133,18 +194,46 @@ __u32 mroce_rjob_pkts(const struct mroce_qp *qp, const struct mroce_rjob *j)
 	return j->len ? (j->len + qp->payload_max - 1) / qp->payload_max : 1;
 }
 
-/* Next request bytes to packetise: a READ response first, then the send queue. */
-bool mroce_next_new(struct mroce_qp *qp, __u32 *wqe, __u32 *off, __u32 *len)
+/* The READ job to packetise next: the oldest with packets not yet sent. */
+static struct mroce_rjob *next_rjob(struct mroce_qp *qp)
 {
-	for (__u32 n = 0; n < MROCE_READ_JOBS; n++) {
-		__u32 i = (qp->rjob_next + n) % MROCE_READ_JOBS;
+	struct mroce_rjob *best = NULL;
+
+	for (__u32 i = 0; i < MROCE_READ_JOBS; i++) {
 		struct mroce_rjob *j = &qp->rjobs[i];
 
-		if (!j->used || j->emitted == mroce_rjob_pkts(qp, j))
+		if (!j->used || j->cancelled || j->emitted == mroce_rjob_pkts(qp, j))
 			continue;
-		*wqe = PKT_RJOB | i;
-		*off = j->sent;
-		*len = j->len - j->sent < qp->payload_max ? j->len - j->sent : qp->payload_max;
+		if (!best || (__s32)(j->seq - best->seq) < 0)
+			best = j;
+	}
+	return best;
+}
+
+/*
+ * May the send queue entry at seq start now? A fenced one waits until every
+ * earlier one has completed; a READ waits while rd_limit READs are
+ * outstanding (the excess is held here, never dropped by the responder).
+ */
+static bool swqe_may_start(struct mroce_qp *qp, __u32 seq, const struct mroce_swqe *w)
+{
+	if (w->emitted)
+		return true;
+	if ((w->flags & MROCE_SEND_FENCE) && seq != qp->sq_head)
+		return false;
+	return !mroce_op_info(w->opcode)->awaits_resp || qp->rd_outstanding < qp->rd_limit;
+}
+
+/* Next bytes to packetise, as a record (kind, wqe, offset, len): READ responses first. */
+bool mroce_next_new(struct mroce_qp *qp, struct mroce_txpkt *rec)
+{
+	struct mroce_rjob *j = next_rjob(qp);
+
+	if (j) {
+		rec->kind = PKT_RESP;
+		rec->wqe = (__u32)(j - qp->rjobs);
+		rec->offset = j->sent;
+		rec->len = (__u16)(j->len - j->sent < qp->payload_max ? j->len - j->sent : qp->payload_max);
 		return true;
 	}
 	while (qp->sq_next != qp->sq_tail) {
@@ -154,18 +243,28 @@ bool mroce_next_new(struct mroce_qp *qp, __u32 *wqe, __u32 *off, __u32 *len)
 			qp->sq_next++;
 			continue;
 		}
-		*wqe = qp->sq_next;
-		*off = w->sent;
-		*len = !mroce_op_info(w->opcode)->has_payload ? 0 :
-		       w->len - w->sent < qp->payload_max ? w->len - w->sent : qp->payload_max;
+		if (!swqe_may_start(qp, qp->sq_next, w))
+			return false;
+		rec->kind = PKT_REQ;
+		rec->wqe = qp->sq_next;
+		rec->offset = w->sent;
+		rec->len = (__u16)(!mroce_op_info(w->opcode)->has_payload ? 0 :
+				   w->len - w->sent < qp->payload_max ? w->len - w->sent : qp->payload_max);
 		return true;
 	}
 	return false;
 }
 
+/*
+ * A request failed with st: it carries the error if it is still
+ * outstanding; the QP fails, the rest is flushed. A record of a request
+ * already completed (or of a READ response) names nothing to charge: the
+ * oldest unfinished request then gets the error (qp.c).
+ */
 void mroce_fail_wqe_of(struct mroce_qp *qp, struct mroce_txpkt *rec, enum mroce_wc_status st)
 {
-	if (!(rec->wqe & PKT_RJOB)) {
+	if (rec && rec->kind == PKT_REQ && !mroce_psn_before(rec->wqe, qp->sq_head) &&
+	    mroce_psn_before(rec->wqe, qp->sq_tail) && !SWQE(qp, rec->wqe)->done) {
 		struct mroce_swqe *w = SWQE(qp, rec->wqe);
 
 		w->done = 1;
@@ -215,21 +314,26 @@ static int tx_resend(struct mroce_qp *qp, __u64 now, int *sent)
 }
 
 /* Account a first transmission to the request or READ job it belongs to. */
-static void tx_account_new(struct mroce_qp *qp, __u32 wqe, __u32 len)
+static void tx_account_new(struct mroce_qp *qp, const struct mroce_txpkt *rec, __u64 now)
 {
-	if (wqe & PKT_RJOB) {
-		struct mroce_rjob *j = &qp->rjobs[wqe & ~PKT_RJOB];
+	if (rec->kind == PKT_RESP) {
+		struct mroce_rjob *j = &qp->rjobs[rec->wqe];
 
-		j->sent += len;
+		j->sent += rec->len;
 		j->emitted++;
-		qp->rjob_next = (wqe & ~PKT_RJOB) + 1;
 	} else {
-		struct mroce_swqe *w = SWQE(qp, wqe);
+		struct mroce_swqe *w = SWQE(qp, rec->wqe);
 
-		if (!w->emitted)
+		if (!w->emitted) {
 			w->first_psn = qp->snd_nxt - 1;
-		w->sent += len;
-		w->emitted++;
+			if (mroce_op_info(w->opcode)->awaits_resp && !qp->rd_outstanding++) {
+				qp->rd_progress_us = now;	/* the response timer starts */
+				qp->rd_timeouts = 0;
+			}
+		}
+		w->sent += rec->len;
+		if (++w->emitted == w->npkts)
+			w->last_psn = qp->snd_nxt - 1;
 	}
 }
 
@@ -237,15 +341,14 @@ static void tx_account_new(struct mroce_qp *qp, __u32 wqe, __u32 len)
 static void tx_new(struct mroce_qp *qp, __u64 now, int *sent)
 {
 	while (*sent < TX_BURST && qp->snd_nxt - qp->snd_una < mroce_cc_window(qp)) {
+		struct mroce_txpkt next = { .state = PKT_INFLIGHT, .sent_us = now, .tx_seq = qp->tx_seq };
 		struct mroce_txpkt *rec;
-		__u32 wqe, off, len;
 
-		if (!mroce_next_new(qp, &wqe, &off, &len))
+		if (!mroce_next_new(qp, &next))
 			break;
+		next.path = mroce_pick_path(qp);
 		rec = PKT(qp, qp->snd_nxt);
-		*rec = (struct mroce_txpkt){ .wqe = wqe, .offset = off, .len = (__u16)len,
-					     .state = PKT_INFLIGHT, .path = mroce_pick_path(qp),
-					     .sent_us = now, .tx_seq = qp->tx_seq };
+		*rec = next;
 		if (send_psn(qp, qp->snd_nxt, rec, false)) {
 			rec->state = PKT_FREE;
 			break;
@@ -256,7 +359,7 @@ static void tx_new(struct mroce_qp *qp, __u64 now, int *sent)
 			qp->last_progress_us = now;	/* the timer starts with the first packet */
 		qp->snd_nxt++;
 		qp->tx_seq++;
-		tx_account_new(qp, wqe, len);
+		tx_account_new(qp, rec, now);
 		(*sent)++;
 	}
 }
@@ -302,8 +405,10 @@ void mroce_send_ack(struct mroce_qp *qp)
 
 void mroce_send_nack(struct mroce_qp *qp, __u8 code, __u32 psn, __u32 msn)
 {
+	/* Every PSN before the base is placed: a NACK at the base is also a cumulative ACK. */
 	struct mroce_hdr h = { .opcode = MROCE_OP_NACK, .psn = qp->snd_nxt, .nak_code = code,
-			       .nak_psn = psn, .nak_msn = msn };
+			       .nak_psn = psn, .nak_msn = msn,
+			       .nak_flags = psn == qp->flow->rx_base ? MROCE_NAKF_CUM : 0 };
 
 	if (!mroce_emit(qp, &h, NULL, 0, 0, NULL, mroce_ack_path(qp)))
 		qp->dev->stats.nacks_tx++;

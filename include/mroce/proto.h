@@ -106,12 +106,16 @@ enum mroce_nak_code {
 	MROCE_NAK_PSN_SEQ	= 6,	/* go-back-N: gap detected, resend from psn */
 };
 
+/* naketh.flags: every PSN before naketh.psn has been placed (a cumulative ACK too). */
+#define MROCE_NAKF_CUM		0x01
+
 /* NACK extension. 12 bytes. */
 struct mroce_naketh {
 	__be32	psn;		/* offending PSN (PSN_SEQ: first missing PSN) */
 	__be32	msn;		/* message the NACK refers to */
 	__u8	code;		/* enum mroce_nak_code */
-	__u8	rsvd[3];	/* zero */
+	__u8	flags;		/* MROCE_NAKF_*; senders of version 1 before it send 0 */
+	__u8	rsvd[2];	/* zero */
 } __attribute__((packed));
 
 _Static_assert(sizeof(struct mroce_bth) == 32, "bth layout");

@@ -98,6 +98,7 @@ struct mroce_dev_stats {
 	__u64	xsk_rx_ring_full;	/* of rx_dropped: the RX ring was full */
 	__u64	xsk_rx_fill_ring_empty;	/* times a frame met an empty fill ring */
 	__u64	xsk_tx_ring_empty;	/* transmit wakeups that found the TX ring empty */
+	__u64	rd_busy;		/* READ requests refused for now: every job slot busy */
 };
 MROCE_API int mroce_dev_stats(struct mroce_dev *dev, struct mroce_dev_stats *stats);
 /*
@@ -204,6 +205,8 @@ struct mroce_qp_attr {
 	bool		static_paths;	/* never give a path slot a fresh entropy value: ECMP
 					 * routes stay fixed, as in RoCEv2 (for comparisons);
 					 * a dead route then fails the QP */
+	__u32		max_rd_atomic;	/* READs outstanding at once as requester (ibverbs' name);
+					 * also bounded by what the responder advertises; 0: 16 */
 	size_t		:0;
 };
 
@@ -256,6 +259,7 @@ struct mroce_qp_info {
 	int		family;		/* AF_INET or AF_INET6 */
 	struct in6_addr	addr;		/* IPv4 as ::ffff:a.b.c.d */
 	__u32		mtu;
+	__u16		max_rd;		/* READs this QP serves at once as responder (0: unknown) */
 };
 #define MROCE_QP_INFO_WIRE_LEN	56
 MROCE_API int mroce_qp_local_info(struct mroce_qp *qp, const struct in6_addr *local_addr,
@@ -288,6 +292,12 @@ enum mroce_wr_opcode {
 };
 
 #define MROCE_SEND_SOLICITED	0x1
+/*
+ * Start this request only once every earlier one of the QP has completed
+ * (IBV_SEND_FENCE, but for every opcode): with placement in any order, a
+ * request behind one that fails may otherwise have written memory already.
+ */
+#define MROCE_SEND_FENCE	0x2
 
 struct mroce_send_wr {
 	__u64			wr_id;

@@ -54,6 +54,7 @@ struct mroce_hdr {
 	__u32	nak_psn;
 	__u32	nak_msn;
 	__u8	nak_code;
+	__u8	nak_flags;	/* MROCE_NAKF_* */
 };
 
 /* Where a frame goes: Ethernet, IPv4 or IPv6, UDP. */
