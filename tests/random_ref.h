@@ -99,14 +99,10 @@ struct rt_region {
 	__u32		ng, gcap;
 };
 
+/* Cheap and random-access: a byte moved, shifted or from another region shows. */
 static inline __u8 rt_pat(__u32 salt, __u32 off)
 {
-	__u32 x = off * 0x9e3779b1u ^ salt;
-
-	x ^= x >> 16;
-	x *= 0x85ebca6bu;
-	x ^= x >> 13;
-	return (__u8)(x ^ x >> 8);
+	return (__u8)(((off ^ salt) * 0x9e3779b1u + salt) >> 24);
 }
 
 static inline __u8 rt_guard_byte(__u32 i) { return (__u8)(0xa5 ^ i); }
@@ -157,6 +153,9 @@ struct rt_side {
 	__u32			next_cop, next_crcv;	/* ordered: next completion expected */
 	__u32			vis_ptr;		/* peer ops known visible */
 	bool			qerr;			/* an error completion was seen */
+	bool			qcause;			/* ... one that is not a flush */
+	__u32			qcur;			/* ops before it are all resolved */
+	__u32			need;			/* receives owed to successful sends */
 	bool			stopped;		/* dead: no more progress */
 	bool			kills_peer;		/* posts what fails the peer as responder */
 	__u32			seq[4];			/* sq, rq, msn, psn */
@@ -178,6 +177,7 @@ struct rt_scn {
 	__u64			bound_dead;	/* dead peer: every request done this long after */
 	__u64			end;		/* absolute virtual-time bound */
 	__u32			payload;	/* bytes per packet */
+	__u32			bytes;		/* planned so far */
 	__u64			viol;		/* bitmask of classes seen */
 	char			detail[V_N][160];
 };
@@ -405,12 +405,6 @@ static inline void rt_first_error(struct rt_scn *c, int s, bool is_op, __u32 idx
 	bool retry_ok = c->dead || c->lossy || c->any_kill;
 
 	switch (st) {
-	case MROCE_WC_WR_FLUSH_ERR:
-		/* We failed as a responder: the peer sent what a responder must refuse. */
-		if (!c->s[1 - s].kills_peer)
-			rt_viol(c, V_SPURIOUS, "side %d: first error is a flush (%s %u), nothing kills this QP",
-				s, is_op ? "op" : "recv", idx);
-		break;
 	case MROCE_WC_RETRY_EXC_ERR:
 		if (!is_op)
 			rt_viol(c, V_WRONG_STATUS, "side %d recv %u: retry exceeded on a receive", s, idx);
@@ -455,20 +449,33 @@ static inline void rt_error_rule(struct rt_scn *c, int s, bool is_op, __u32 idx,
 {
 	struct rt_side *me = &c->s[s];
 
-	if (me->qerr) {
-		if (st == MROCE_WC_SUCCESS)
+	if (st == MROCE_WC_SUCCESS) {
+		if (me->qerr)
 			rt_viol(c, V_SUCCESS_AFTER_ERR, "side %d %s %u: SUCCESS after the QP's error",
 				s, is_op ? "op" : "recv", idx);
-		else if (st != MROCE_WC_WR_FLUSH_ERR)
-			rt_viol(c, V_SECOND_ERR, "side %d %s %u: %s after the QP's first error",
-				s, is_op ? "op" : "recv", idx, mroce_wc_status_str(st));
 		return;
 	}
-	if (st == MROCE_WC_SUCCESS)
-		return;
 	me->qerr = true;
+	if (st == MROCE_WC_WR_FLUSH_ERR)
+		return;
+	/*
+	 * Flushes of requests older than the failing one may come first (they
+	 * complete in order); the one error status the QP reports is its cause.
+	 */
+	if (me->qcause)
+		rt_viol(c, V_SECOND_ERR, "side %d %s %u: %s after the QP's first error",
+			s, is_op ? "op" : "recv", idx, mroce_wc_status_str(st));
+	me->qcause = true;
 	if (!c->destroying)
 		rt_first_error(c, s, is_op, idx, st);
+}
+
+/* A QP that flushed without any error status must have failed as a responder. */
+static inline void rt_check_flush_cause(struct rt_scn *c)
+{
+	for (int s = 0; s < 2; s++)
+		if (c->s[s].qerr && !c->s[s].qcause && !c->s[1 - s].kills_peer)
+			rt_viol(c, V_SPURIOUS, "side %d: flushed with no error status, nothing kills this QP", s);
 }
 
 static inline void rt_send_wc(struct rt_scn *c, int s, __u32 idx, const struct mroce_wc *wc)
@@ -574,10 +581,20 @@ static inline void rt_on_wc(struct rt_scn *c, int s, const struct mroce_wc *wc)
 		return;
 	}
 	if (is_op) {
+		const struct rt_op *o = &me->ops[idx];
+
+		if (wc->status == MROCE_WC_SUCCESS && o->msg >= 0 && (__u32)o->msg < c->s[1 - s].nrcv &&
+		    !c->s[1 - s].rcv[o->msg].ncompl)
+			c->s[1 - s].need++;
 		me->ops[idx].status = wc->status;
 		me->ops[idx].t_done = c->net->now - c->t0;
 		rt_send_wc(c, s, idx, wc);
 	} else {
+		const struct rt_recv *r = &me->rcv[idx];
+
+		if (r->op >= 0 && c->s[1 - s].ops[r->op].ncompl &&
+		    c->s[1 - s].ops[r->op].status == MROCE_WC_SUCCESS)
+			me->need--;
 		me->rcv[idx].status = wc->status;
 		me->rcv[idx].t_done = c->net->now - c->t0;
 		rt_recv_wc(c, s, idx, wc);
