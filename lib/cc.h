@@ -8,7 +8,7 @@
 #ifndef MROCE_CC_H
 #define MROCE_CC_H
 
-#include "qp.h"
+#include "engine.h"
 
 struct mroce_cc_ops {
 	const char	*name;
@@ -21,6 +21,8 @@ struct mroce_cc_ops {
 	void		(*on_loss)(struct mroce_qp *qp, __u64 now);
 	/* The retransmission timer fired (NULL: no reaction). */
 	void		(*on_rto)(struct mroce_qp *qp, __u64 now);
+	/* A path slot got a fresh entropy value, so a route of unknown delay (NULL: nothing). */
+	void		(*on_path_retired)(struct mroce_qp *qp);
 	/* Packets the QP may have in flight now. */
 	__u32		(*window)(const struct mroce_qp *qp);
 };
@@ -52,6 +54,12 @@ static inline void mroce_cc_on_rto(struct mroce_qp *qp, __u64 now)
 		qp->cc->on_rto(qp, now);
 }
 
+static inline void mroce_cc_on_path_retired(struct mroce_qp *qp)
+{
+	if (qp->cc->on_path_retired)
+		qp->cc->on_path_retired(qp);
+}
+
 static inline __u32 mroce_cc_window(const struct mroce_qp *qp)
 {
 	return qp->cc->window(qp);
@@ -60,6 +68,7 @@ static inline __u32 mroce_cc_window(const struct mroce_qp *qp)
 /* Helpers the window-based algorithms share (cc.c). */
 struct mroce_cc_epoch {
 	__u64	epoch_us;	/* start of the current epoch (about one RTT) */
+	__u64	loss_cut_us;	/* last cut for loss (at most one per RTT) */
 };
 bool mroce_cc_epoch_over(const struct mroce_qp *qp, const struct mroce_cc_epoch *e, __u64 now);
 void mroce_cc_epoch_end(struct mroce_qp *qp, struct mroce_cc_epoch *e, __u32 cw, bool cut,
@@ -67,6 +76,8 @@ void mroce_cc_epoch_end(struct mroce_qp *qp, struct mroce_cc_epoch *e, __u32 cw,
 __u32 mroce_cc_clamp_window(const struct mroce_qp *qp);
 void mroce_cc_init_window(struct mroce_qp *qp);
 void mroce_cc_init_none(struct mroce_qp *qp);
+void mroce_cc_loss_cut(struct mroce_qp *qp, struct mroce_cc_epoch *e, __u64 now);
+void mroce_cc_rto_floor(struct mroce_qp *qp, struct mroce_cc_epoch *e, __u64 now);
 
 /* The per-algorithm cuts, for the combined one (cc_ecn.c, cc_delay.c). */
 struct mroce_cc_dctcp_state {
@@ -75,10 +86,16 @@ struct mroce_cc_dctcp_state {
 };
 struct mroce_cc_swift_state {
 	__u32			rtt_max;	/* largest RTT sample this epoch */
+	__u32			base_us;	/* base delay: the windowed minimum RTT */
+	__u32			win_min;	/* lowest RTT sample of the current window */
+	__u64			win_us;		/* start of the current window */
 };
 void mroce_cc_dctcp_sample(struct mroce_cc_dctcp_state *s, const struct mroce_hdr *ack);
 bool mroce_cc_dctcp_cut(struct mroce_cc_dctcp_state *s, __u32 *cw);
-void mroce_cc_swift_sample(struct mroce_cc_swift_state *s, __u32 rtt_us);
-bool mroce_cc_swift_cut(const struct mroce_qp *qp, struct mroce_cc_swift_state *s, __u32 *cw);
+void mroce_cc_swift_sample(const struct mroce_qp *qp, struct mroce_cc_swift_state *s,
+			   __u32 rtt_us, __u64 now);
+void mroce_cc_swift_reset(struct mroce_cc_swift_state *s);
+bool mroce_cc_swift_cut(const struct mroce_qp *qp, struct mroce_cc_swift_state *s, __u32 *cw,
+			bool may_grow);
 
 #endif /* MROCE_CC_H */

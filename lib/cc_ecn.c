@@ -49,10 +49,22 @@ static void dctcp_on_ack(struct mroce_qp *qp, const struct mroce_hdr *ack, __u32
 	mroce_cc_epoch_end(qp, &p->e, cw, cut, now);
 }
 
+static void dctcp_on_loss(struct mroce_qp *qp, __u64 now)
+{
+	mroce_cc_loss_cut(qp, &((struct dctcp_priv *)mroce_cc_priv(qp))->e, now);
+}
+
+static void dctcp_on_rto(struct mroce_qp *qp, __u64 now)
+{
+	mroce_cc_rto_floor(qp, &((struct dctcp_priv *)mroce_cc_priv(qp))->e, now);
+}
+
 const struct mroce_cc_ops mroce_cc_dctcp = {
 	.name = "dctcp",
 	.priv_size = sizeof(struct dctcp_priv),
 	.init = mroce_cc_init_none,
 	.on_ack = dctcp_on_ack,
+	.on_loss = dctcp_on_loss,
+	.on_rto = dctcp_on_rto,
 	.window = mroce_cc_clamp_window,
 };

