@@ -12,6 +12,7 @@
 #include "eng_int.h"
 
 #define RX_BUDGET	64
+#define TX_WAIT_US		20	/* retry after this when no transmit buffer is free */
 
 /* Fill in what mroce_qp_query_stats and the flows map report. dev->lock held. */
 void mroce_qp_stats_update(struct mroce_qp *qp)
@@ -48,8 +49,14 @@ int mroce_engine_run(struct mroce_dev *dev, void (*rx)(void *, const void *, __u
 
 	work = dev->ops->rx_burst(dev->port, rx, dev, RX_BUDGET);
 	now = dev->ops->now_us(dev->port);
-	for (__u32 q = 1; q < MROCE_MAX_QPS; q++) {
-		struct mroce_qp *qp = dev->qps[q];
+	/*
+	 * Each round starts one QP further on: when the port runs out of
+	 * transmit buffers part way, a fixed start would give the low QPNs
+	 * every buffer and starve the rest.
+	 */
+	dev->rr_qp = dev->rr_qp % (MROCE_MAX_QPS - 1) + 1;
+	for (__u32 n = 0; n < MROCE_MAX_QPS - 1; n++) {
+		struct mroce_qp *qp = dev->qps[(dev->rr_qp - 1 + n) % (MROCE_MAX_QPS - 1) + 1];
 
 		if (!qp)
 			continue;
@@ -82,16 +89,31 @@ static bool qp_next_timer(struct mroce_qp *qp, __u64 now, __u64 *next)
 	if (qp->nlost)
 		return true;
 	if (qp->snd_nxt - qp->snd_una < mroce_cc_window(qp)) {
-		struct mroce_txpkt rec;
+		__u32 w, o, l;
 
-		if (mroce_next_new(qp, &rec))
+		if (mroce_next_new(qp, &w, &o, &l))
 			return true;
 	}
-	if (qp->rd_outstanding && mroce_read_due(qp) < *next)
-		*next = mroce_read_due(qp);
 	if (qp->snd_nxt != qp->snd_una && qp->last_progress_us + qp->rto_us < *next)
 		*next = qp->last_progress_us + qp->rto_us;
 	return false;
+}
+
+/*
+ * Work to do now needs a transmit buffer. With none free (the port's ring
+ * is full until the NIC completes some), "now" would spin the progress
+ * thread on the port: wait a little instead. The buffer taken to look is
+ * given straight back.
+ */
+static bool tx_buf_free(struct mroce_dev *dev)
+{
+	__u32 cap;
+	void *buf = dev->ops->tx_buf(dev->port, &cap);
+
+	if (!buf)
+		return false;
+	dev->ops->tx_send(dev->port, buf, 0);
+	return true;
 }
 
 __u64 mroce_engine_next_timer(struct mroce_dev *dev)
@@ -104,7 +126,7 @@ __u64 mroce_engine_next_timer(struct mroce_dev *dev)
 		if (!qp || qp->state != MROCE_QPS_RTS)
 			continue;
 		if (qp_next_timer(qp, now, &next))
-			return 0;
+			return tx_buf_free(dev) ? 0 : now + TX_WAIT_US;
 	}
 	return next;
 }
