@@ -89,11 +89,13 @@ static bool qp_next_timer(struct mroce_qp *qp, __u64 now, __u64 *next)
 	if (qp->nlost)
 		return true;
 	if (qp->snd_nxt - qp->snd_una < mroce_cc_window(qp)) {
-		__u32 w, o, l;
+		struct mroce_txpkt rec;
 
-		if (mroce_next_new(qp, &w, &o, &l))
+		if (mroce_next_new(qp, &rec))
 			return true;
 	}
+	if (qp->rd_outstanding && mroce_read_due(qp) < *next)
+		*next = mroce_read_due(qp);
 	if (qp->snd_nxt != qp->snd_una && qp->last_progress_us + qp->rto_us < *next)
 		*next = qp->last_progress_us + qp->rto_us;
 	return false;

@@ -38,6 +38,7 @@ struct mroce_dev {
 	volatile bool		stop;
 	int			wake_fd;	/* eventfd: new work for a sleeping progress thread */
 	bool			sleeping;	/* the progress thread is (about to be) waiting */
+	__u32			rr_qp;		/* QPN the last progress round started at */
 };
 
 /* Create a device over any port (the AF_XDP one, or a simulated wire). */
@@ -53,6 +54,8 @@ void mroce_engine_rx(void *dev, const void *frame, __u32 len);
 /* New work was posted: wake the progress thread if it sleeps. dev->lock held. */
 void mroce_dev_kick(struct mroce_dev *dev);
 __u64 mroce_random64(void);
+/* A QP's entropy base: its source ports' offset in the ephemeral range (paths.c). */
+__u16 mroce_entropy_base(const struct mroce_dev *dev, __u32 qpn);
 /* Next-hop MAC for a remote QP from the kernel's route and neighbour tables. */
 int mroce_resolve_mac(struct mroce_dev *dev, const struct mroce_qp_info *remote, __u8 mac[6]);
 
