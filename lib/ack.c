@@ -42,6 +42,8 @@ void mroce_pkt_acked(struct mroce_qp *qp, struct mroce_txpkt *rec, __u64 now)
 		struct mroce_swqe *w = SWQE(qp, rec->wqe);
 		const struct mroce_op_info *op = mroce_op_info(w->opcode);
 
+		if (op->consumes_recv)
+			qp->rnr_count = 0;	/* a receive was there: the RNR waits are over */
 		/* Ordered: a message that takes a receive waits for the cumulative ACK (comp.c). */
 		if (++w->acked == w->npkts && !op->awaits_resp && !w->done &&
 		    !(op->consumes_recv && qp->attr.order == MROCE_ORDERED)) {
@@ -147,7 +149,6 @@ void mroce_handle_ack(struct mroce_qp *qp, const struct mroce_hdr *h, __u64 now)
 	if (progress) {
 		qp->last_progress_us = now;
 		qp->rto_us = mroce_rto_base(qp, inflight);
-		qp->rnr_count = 0;
 		qp->timeouts = 0;
 	}
 	mroce_rack_detect(qp, now);
@@ -178,8 +179,10 @@ static struct mroce_swqe *oldest_recv_taker(struct mroce_qp *qp)
 /*
  * An RNR NACK: hold the QP for the RNR timer and resend the packet then.
  * rnr_retry counts waits, not NACKs: every packet in flight when the
- * receiver ran out of receives is NACKed, and that is one wait. When the
- * waits are spent, the oldest request that takes a receive carries the
+ * receiver ran out of receives is NACKed, and that is one wait, however
+ * long those NACKs take to come back (they are sprayed over paths too): only
+ * the NACK of a packet sent after the last wait began starts another. When
+ * the waits are spent, the oldest request that takes a receive carries the
  * error and the rest is flushed.
  */
 static void nack_rnr(struct mroce_qp *qp, struct mroce_txpkt *rec, __u64 now)
@@ -189,13 +192,14 @@ static void nack_rnr(struct mroce_qp *qp, struct mroce_txpkt *rec, __u64 now)
 		rec->retx = 0;	/* RNR waits are counted by rnr_retry, not retry_cnt */
 		qp->nlost++;
 	}
-	if (now < qp->rnr_until_us)
-		return;		/* part of the wait already running */
+	if ((__s32)(rec->tx_seq - qp->rnr_wait_seq) < 0)
+		return;		/* sent before the last wait began: part of it */
 	if (++qp->rnr_count > qp->attr.rnr_retry) {
 		fail_request(qp, oldest_recv_taker(qp), MROCE_WC_RNR_RETRY_EXC_ERR);
 		return;
 	}
 	qp->rnr_until_us = now + qp->attr.rnr_timer_us;
+	qp->rnr_wait_seq = qp->tx_seq;
 }
 
 /* Go-back-N: everything from the gap on is resent; only the gap counts as a retry. */

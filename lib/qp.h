@@ -172,6 +172,7 @@ struct mroce_qp {
 	__u64			cc_priv[MROCE_CC_PRIV_SIZE / 8];	/* the algorithm's state */
 	__u32			rnr_count;
 	__u64			rnr_until_us;	/* receiver not ready: hold until */
+	__u32			rnr_wait_seq;	/* tx_seq when the last RNR wait began */
 	struct mroce_rjob	rjobs[MROCE_READ_JOBS];
 	__u32			rjob_seq;	/* READ jobs accepted so far */
 	/* READs of ours: at most rd_limit outstanding; a progress timer for their responses */

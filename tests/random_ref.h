@@ -263,7 +263,8 @@ static inline enum rt_viol rt_data_class(int rg)
 }
 
 /* Poison: a READ byte the responder held only after it deregistered the region. */
-static inline bool rt_is_poison(const struct rt_scn *c, const struct rt_grant *g, __u32 p, __u8 b)
+static inline bool rt_is_poison(const struct rt_scn *c, const struct rt_grant *g, __u32 p, __u8 b,
+				__u8 bg)
 {
 	const struct rt_op *o;
 	const struct rt_region *v;
@@ -274,8 +275,9 @@ static inline bool rt_is_poison(const struct rt_scn *c, const struct rt_grant *g
 	if (o->kind != MROCE_WR_RDMA_READ || !o->victim)
 		return false;
 	v = &c->s[1 - g->side].rg[RG_VICT];
+	/* an untouched byte (bg) may equal the poison by chance: only a changed one tells */
 	return v->poisoned && b == rt_pat(v->poison_salt, o->roff + g->msg_off + p) &&
-	       b != rt_msg_byte(c, g->side, o, g->msg_off + p);
+	       b != rt_msg_byte(c, g->side, o, g->msg_off + p) && b != bg;
 }
 
 /* One granted stretch: exact if its owner succeeded, else untouched or partial. */
@@ -288,7 +290,7 @@ static inline void rt_check_grant(struct rt_scn *c, int s, int rg, const struct 
 		__u8 b = r->mem[g->off + p], bg = rt_pat(r->salt, g->off + p);
 		int want = rt_grant_expect(c, g, p, bg);
 
-		if (rt_is_poison(c, g, p, b)) {
+		if (rt_is_poison(c, g, p, b, bg)) {
 			rt_viol(c, V_READ_AFTER_DEREG, "side %d op %u byte %u holds the poisoned region's byte",
 				g->side, g->idx, g->msg_off + p);
 			return;
