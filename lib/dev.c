@@ -107,6 +107,7 @@ int mroce_dev_create(const struct mroce_port_ops *ops, void *port, struct mroce_
 int mroce_dev_progress(struct mroce_dev *dev, int timeout_ms)
 {
 	__u64 now, next;
+	bool sleep;
 	int work;
 
 	if (!dev)
@@ -115,19 +116,28 @@ int mroce_dev_progress(struct mroce_dev *dev, int timeout_ms)
 	work = mroce_engine_run(dev, mroce_engine_rx);
 	next = mroce_engine_next_timer(dev);
 	now = dev->ops->now_us(dev->port);
-	/* Posts made from now on must wake us: they see `sleeping` under the lock. */
-	dev->sleeping = !work && timeout_ms > 0 && next > now;
+	/*
+	 * Posts made from now on must wake us: they see `sleeping` under the
+	 * lock. It is only ever read and written under the lock, so it is
+	 * cleared under it too; the wake-up counter is drained after that, so
+	 * a kick between waking and clearing does not wake the next sleep for
+	 * nothing, and none after it rings (they see it clear).
+	 */
+	sleep = !work && timeout_ms > 0 && next > now;
+	dev->sleeping = sleep;
 	pthread_mutex_unlock(&dev->lock);
-	if (dev->sleeping) {
+	if (sleep) {
 		__u64 wait = (__u64)timeout_ms * 1000, v;
 
 		if (next - now < wait)
 			wait = next - now;
 		dev->ops->wait(dev->port, (int)wait, dev->wake_fd);
+		pthread_mutex_lock(&dev->lock);
+		dev->sleeping = false;
+		pthread_mutex_unlock(&dev->lock);
 		if (read(dev->wake_fd, &v, sizeof(v)) < 0) {
 			/* EAGAIN: nobody rang */
 		}
-		__atomic_store_n(&dev->sleeping, false, __ATOMIC_RELAXED);
 	}
 	return work;
 }
