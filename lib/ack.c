@@ -164,16 +164,15 @@ static void fail_request(struct mroce_qp *qp, struct mroce_swqe *w, enum mroce_w
 	mroce_qp_fail(qp, st);
 }
 
-/* The oldest unfinished request that takes a receive at the peer (what an RNR wait is about). */
-static struct mroce_swqe *oldest_recv_taker(struct mroce_qp *qp)
+/* The request a record belongs to, if it is still unfinished. */
+static struct mroce_swqe *request_of(struct mroce_qp *qp, const struct mroce_txpkt *rec)
 {
-	for (__u32 i = qp->sq_head; i != qp->sq_next; i++) {
-		struct mroce_swqe *w = SWQE(qp, i);
+	struct mroce_swqe *w = SWQE(qp, rec->wqe);
 
-		if (!w->done && mroce_op_info(w->opcode)->consumes_recv)
-			return w;
-	}
-	return NULL;
+	if (rec->kind != PKT_REQ || mroce_psn_before(rec->wqe, qp->sq_head) ||
+	    !mroce_psn_before(rec->wqe, qp->sq_tail) || w->done)
+		return NULL;
+	return w;
 }
 
 /*
@@ -182,8 +181,9 @@ static struct mroce_swqe *oldest_recv_taker(struct mroce_qp *qp)
  * receiver ran out of receives is NACKed, and that is one wait, however
  * long those NACKs take to come back (they are sprayed over paths too): only
  * the NACK of a packet sent after the last wait began starts another. When
- * the waits are spent, the oldest request that takes a receive carries the
- * error and the rest is flushed.
+ * the waits are spent, the request of the NACK that found them spent (the
+ * first one resent after the last wait: resends go oldest first) carries
+ * the error and the rest is flushed.
  */
 static void nack_rnr(struct mroce_qp *qp, struct mroce_txpkt *rec, __u64 now)
 {
@@ -195,7 +195,7 @@ static void nack_rnr(struct mroce_qp *qp, struct mroce_txpkt *rec, __u64 now)
 	if ((__s32)(rec->tx_seq - qp->rnr_wait_seq) < 0)
 		return;		/* sent before the last wait began: part of it */
 	if (++qp->rnr_count > qp->attr.rnr_retry) {
-		fail_request(qp, oldest_recv_taker(qp), MROCE_WC_RNR_RETRY_EXC_ERR);
+		fail_request(qp, request_of(qp, rec), MROCE_WC_RNR_RETRY_EXC_ERR);
 		return;
 	}
 	qp->rnr_until_us = now + qp->attr.rnr_timer_us;

@@ -404,7 +404,11 @@ static inline void rt_first_error(struct rt_scn *c, int s, bool is_op, __u32 idx
 				  enum mroce_wc_status st)
 {
 	const struct rt_op *o = is_op ? &c->s[s].ops[idx] : NULL;
-	bool retry_ok = c->dead || c->lossy || c->any_kill;
+	/*
+	 * A peer QP in error drops what arrives, as an InfiniBand one does:
+	 * our requests to it then run out of retries, for good reason.
+	 */
+	bool retry_ok = c->dead || c->lossy || c->any_kill || c->s[1 - s].qcause;
 
 	switch (st) {
 	case MROCE_WC_RETRY_EXC_ERR:
@@ -472,11 +476,17 @@ static inline void rt_error_rule(struct rt_scn *c, int s, bool is_op, __u32 idx,
 		rt_first_error(c, s, is_op, idx, st);
 }
 
-/* A QP that flushed without any error status must have failed as a responder. */
+/*
+ * A QP that flushed without any error status must have failed as a
+ * responder: refused a request, or (peer dead, link lossy, or the peer's
+ * QP in error) ran out of retries on READ responses it had no request of
+ * its own to charge with.
+ */
 static inline void rt_check_flush_cause(struct rt_scn *c)
 {
 	for (int s = 0; s < 2; s++)
-		if (c->s[s].qerr && !c->s[s].qcause && !c->s[1 - s].kills_peer)
+		if (c->s[s].qerr && !c->s[s].qcause && !c->s[1 - s].kills_peer && !c->dead &&
+		    !c->lossy && !c->s[1 - s].qcause)
 			rt_viol(c, V_SPURIOUS, "side %d: flushed with no error status, nothing kills this QP", s);
 }
 
