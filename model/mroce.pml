@@ -1,0 +1,1091 @@
+/*
+ * SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+ *
+ * A Promela model of mroce's reliable transport (lib/tx.c, rx.c, place.c,
+ * ack.c, loss.c, comp.c, verbs.c:flush_all), checked with SPIN.
+ * docs/model.md says what is modelled, what is abstracted, every property,
+ * and the rule that keeps this file and lib/ in step.
+ *
+ * Two QPs run the same engine code: QP 0 is the requester (a send queue of
+ * NW work requests), QP 1 the responder (a receive queue, READ-response jobs
+ * sent in its own PSN space). Packets are counted, not bytes. PSNs on the
+ * wire are 4 bits (modulo 16) and every rule compares them in serial
+ * arithmetic, as the C does with 32 bits; the engine keeps them as counters
+ * only so that ghost checks can name absolute PSNs.
+ *
+ * BUG_* switches put back the rule of the C code before a fix; the default
+ * is the fixed rule. Workloads: -DWL=n (see init).
+ */
+
+#ifndef WL
+#define WL 1
+#endif
+#ifndef LOSS
+#define LOSS 1		/* packets the network may drop (either direction) */
+#endif
+#ifndef DUPS
+#define DUPS 1		/* packets the network may duplicate */
+#endif
+#ifndef REORDER
+#define REORDER 1	/* 1: the second-oldest packet of a direction may overtake the oldest */
+#endif
+#ifndef ORDERED
+#define ORDERED 1	/* completion mode: 1 ordered, 0 unordered */
+#endif
+#ifndef DEAD
+#define DEAD 0		/* 1: responder dead from the start; 2: it may die at any step */
+#endif
+#ifndef RETRY
+#define RETRY 2		/* attr.retry_cnt */
+#endif
+#ifndef RNR_RETRY
+#define RNR_RETRY 1	/* attr.rnr_retry */
+#endif
+#ifndef JOBS
+#define JOBS 1		/* responder READ-response job slots (MROCE_READ_JOBS) */
+#endif
+#ifndef TMAX
+#define TMAX 24		/* bound on timer events (dead-peer property) */
+#endif
+
+#define WIN 4		/* max_inflight: PSNs in flight per QP */
+#define CAP 8		/* packets one direction of the network holds */
+#define NWMAX 3
+#define NRMAX 2
+
+/* serial arithmetic on 4-bit wire PSNs: a before b */
+#define WIRE(x)		((x) & 15)
+#define BEFORE(a, b)	(((WIRE(a) - WIRE(b)) & 15) >= 8)
+
+/* opcodes (proto.h) */
+#define OP_WRITE 1
+#define OP_SEND 3
+#define OP_RREQ 5
+#define OP_RRESP 6
+#define OP_ACK 16
+#define OP_NAK 17
+/* NAK codes */
+#define NAK_ACCESS 2
+#define NAK_INVREQ 3
+#define NAK_RNR 4
+/* completion status */
+#define ST_OK 0
+#define ST_LOCLEN 1
+#define ST_FLUSH 5
+#define ST_RETRY 12
+#define ST_RNR 13
+#define ST_RACCESS 10
+#define ST_RINV 9
+/* record states */
+#define FREE 0
+#define INFL 1
+#define SACKD 2
+#define LOST 3
+#define JOB 8		/* rec_wqe >= JOB: a READ job, not an SQ entry */
+/* message slots */
+#define MFREE 0
+#define MACT 1
+#define MWHOLE 2
+/* place results */
+#define PLACED 0
+#define NOT_NOW 100
+#define RNR 101
+
+/* ---- per-QP engine state ------------------------------------------------ */
+bool up[2];			/* qp->state == RTS */
+bool alive[2];			/* process running (the dead-peer case kills QP 1) */
+bool dirty[2];			/* a progress round (tx + completions) is due */
+byte una[2], nxt[2];		/* snd_una, snd_nxt */
+byte tmo[2];			/* timeouts since progress */
+byte rnrc[2];			/* rnr_count */
+bool rnrw[2];			/* now < rnr_until_us */
+byte rnrwaits[2];		/* ghost: RNR timer periods since progress */
+byte rec_st[16], rec_wqe[16], rec_off[16], rec_retx[16];
+bool rec_gbn[16];
+#define R(q, p)	((q) * 8 + ((p) & 7))	/* ring of 8 records >= WIN */
+
+/* receive window of each QP (for the peer's PSN space) */
+byte rbase[2];
+int rbits[2];			/* bit WIRE(psn): placed, beyond base */
+int gplaced[2];			/* ghost: absolute PSNs ever placed */
+
+/* QP 0's send queue */
+byte NW;
+byte wop[NWMAX], wlen[NWMAX], wmsn[NWMAX];
+bool wbad[NWMAX];
+byte wemit[NWMAX], wacked[NWMAX], wfirst[NWMAX];
+bool wdone[NWMAX], wrep[NWMAX];
+byte wst[NWMAX];
+byte rdbits[NWMAX];		/* READ: response packets placed */
+bool rdseen[NWMAX];
+byte rdto[NWMAX];		/* READ: response timeouts since response progress */
+bool rereq[NWMAX];		/* READ: re-request of the missing range due */
+byte rdreq[NWMAX];		/* READ: PSN of its latest request packet */
+byte sq_head, sq_next;
+
+/* QP 1's receive queue */
+byte NR, NRPOST;		/* receives the application posts; posted at start */
+byte rq_head, rq_tail;
+byte rlen[NRMAX];
+bool rrep[NRMAX];
+byte mst[NRMAX], mgot[NRMAX], mlen[NRMAX], mmax[NRMAX];
+bool lenerr;			/* a length error waits for its turn (fix of defect 8) */
+byte lenerr_msn, lenerr_psn;
+
+/* QP 1's READ jobs */
+bool jused[JOBS];
+byte jmsn[JOBS], jbase[JOBS], jlen[JOBS], jtot[JOBS], jemit[JOBS], jacked[JOBS];
+
+/* ---- ghosts for the properties ------------------------------------------ */
+bool scomp[NWMAX];
+byte scst[NWMAX];
+bool rcomp[NRMAX];
+byte rcst[NRMAX];
+bool send_ok[NRMAX];
+byte s_next, r_next;
+bool s_err, r_err;
+byte ntimer;
+
+/* ---- the network: per direction (sender's QP number) a FIFO list that
+ * may lose, duplicate and let the second-oldest packet overtake ---------- */
+typedef Pkt {
+	byte op; byte psn; byte g; byte msn; byte off; byte ln;
+	byte cum; byte gc; byte sack; byte code; bool bad
+};
+Pkt net[16];
+byte nq[2];
+byte nd[2], na[2];		/* data / ack+nak packets queued (derived) */
+byte loss_left = LOSS, dup_left = DUPS;
+hidden Pkt tp, rp;		/* scratch: packet being built / being received */
+hidden byte h_i, h_j, h_k, h_p, h_res, h_why, h_q;
+hidden byte h_b, h_prog;
+
+inline net_put1(d)
+{
+	assert(nq[(d)] < CAP);	/* model bound, not a protocol property */
+	h_k = (d) * CAP + nq[(d)];
+	net[h_k].op = tp.op; net[h_k].psn = tp.psn; net[h_k].g = tp.g;
+	net[h_k].msn = tp.msn; net[h_k].off = tp.off; net[h_k].ln = tp.ln;
+	net[h_k].cum = tp.cum; net[h_k].gc = tp.gc; net[h_k].sack = tp.sack;
+	net[h_k].code = tp.code; net[h_k].bad = tp.bad;
+	nq[(d)]++;
+	if
+	:: tp.op >= OP_ACK -> na[d]++
+	:: else -> nd[d]++
+	fi
+}
+
+/* mroce_emit -> mroce_dev_xmit: the wire may lose or duplicate it */
+inline emit(d)
+{
+	if
+	:: loss_left > 0 -> loss_left--
+	:: true -> net_put1(d);
+		if
+		:: dup_left > 0 -> dup_left--; net_put1(d)
+		:: true -> skip
+		fi
+	fi;
+	tp.op = 0; tp.psn = 0; tp.g = 0; tp.msn = 0; tp.off = 0; tp.ln = 0;
+	tp.cum = 0; tp.gc = 0; tp.sack = 0; tp.code = 0; tp.bad = 0
+}
+
+/* take packet i of direction d into rp */
+inline net_take(d, i)
+{
+	h_k = (d) * CAP + i;
+	rp.op = net[h_k].op; rp.psn = net[h_k].psn; rp.g = net[h_k].g;
+	rp.msn = net[h_k].msn; rp.off = net[h_k].off; rp.ln = net[h_k].ln;
+	rp.cum = net[h_k].cum; rp.gc = net[h_k].gc; rp.sack = net[h_k].sack;
+	rp.code = net[h_k].code; rp.bad = net[h_k].bad;
+	h_k = (d) * CAP + i;
+	do
+	:: h_k + 1 < (d) * CAP + nq[(d)] ->
+		net[h_k].op = net[h_k + 1].op; net[h_k].psn = net[h_k + 1].psn;
+		net[h_k].g = net[h_k + 1].g; net[h_k].msn = net[h_k + 1].msn;
+		net[h_k].off = net[h_k + 1].off; net[h_k].ln = net[h_k + 1].ln;
+		net[h_k].cum = net[h_k + 1].cum; net[h_k].gc = net[h_k + 1].gc;
+		net[h_k].sack = net[h_k + 1].sack; net[h_k].code = net[h_k + 1].code;
+		net[h_k].bad = net[h_k + 1].bad; h_k++
+	:: else -> break
+	od;
+	net[h_k].op = 0; net[h_k].psn = 0; net[h_k].g = 0; net[h_k].msn = 0;
+	net[h_k].off = 0; net[h_k].ln = 0; net[h_k].cum = 0; net[h_k].gc = 0;
+	net[h_k].sack = 0; net[h_k].code = 0; net[h_k].bad = 0;
+	nq[(d)]--;
+	if
+	:: rp.op >= OP_ACK -> na[d]--
+	:: else -> nd[d]--
+	fi
+}
+
+/* ---- completions (ghost checks at the CQ push) ------------------------- */
+
+/* mroce_cq_push on QP 0's send CQ */
+inline spush(i, st)
+{
+	assert(!scomp[i]);				/* P1: at most one completion */
+	scomp[i] = 1; scst[i] = st;
+#if ORDERED
+	assert(i == s_next);				/* P3: ordered, posting order */
+#endif
+	s_next = i + 1;
+	if
+	:: s_err -> assert(st == ST_FLUSH || (st == ST_OK && wdone[i]))	/* P4 */
+	:: else -> skip
+	fi;
+	if
+	:: st != ST_OK && st != ST_FLUSH -> s_err = 1
+	:: else -> skip
+	fi;
+	if
+	:: st == ST_OK && wop[i] == OP_SEND ->
+		send_ok[wmsn[i]] = 1;
+		assert(!(rcomp[wmsn[i]] && rcst[wmsn[i]] != ST_OK))	/* P2 */
+	:: else -> skip
+	fi
+}
+
+/* mroce_cq_push on QP 1's receive CQ */
+inline rpush(k, st)
+{
+	assert(!rcomp[k]);				/* P1 */
+	rcomp[k] = 1; rcst[k] = st;
+#if ORDERED
+	assert(k == r_next);				/* P3 */
+#endif
+	r_next = k + 1;
+	if
+	:: r_err -> assert(st == ST_FLUSH)		/* P4 */
+	:: else -> skip
+	fi;
+	if
+	:: st != ST_OK && st != ST_FLUSH -> r_err = 1
+	:: else -> skip
+	fi;
+	assert(st == ST_OK || !send_ok[k])		/* P2 */
+}
+
+/* verbs.c: flush_all */
+inline flush_all(q, why)
+{
+	if
+	:: q == 0 ->
+		h_why = why;
+		h_i = sq_head;
+		do
+		:: h_i < NW -> if :: wdone[h_i] && wst[h_i] != ST_OK -> h_why = ST_FLUSH :: else -> skip fi; h_i++
+		:: else -> break
+		od;
+		do
+		:: sq_head < NW ->
+			if
+			:: wrep[sq_head] -> skip
+			:: !wrep[sq_head] && wdone[sq_head] -> spush(sq_head, wst[sq_head]); wrep[sq_head] = 1
+			:: !wrep[sq_head] && !wdone[sq_head] -> spush(sq_head, h_why); wrep[sq_head] = 1; h_why = ST_FLUSH
+			fi;
+			sq_head++
+		:: else -> break
+		od;
+		sq_next = NW
+	:: else ->
+		do
+		:: rq_head < rq_tail ->
+			if
+			:: !rrep[rq_head] -> rpush(rq_head, ST_FLUSH); rrep[rq_head] = 1
+			:: else -> skip
+			fi;
+			rq_head++
+		:: else -> break
+		od
+	fi
+}
+
+/* verbs.c: mroce_qp_fail */
+inline qp_fail(q, why)
+{
+	if
+	:: up[q] ->
+		up[q] = 0;
+		flush_all(q, why);
+		if
+		:: q == 1 -> h_j = 0;
+			do
+			:: h_j < JOBS -> jused[h_j] = 0; jmsn[h_j] = 0; jbase[h_j] = 0; jlen[h_j] = 0;
+				jtot[h_j] = 0; jemit[h_j] = 0; jacked[h_j] = 0; h_j++
+			:: else -> break
+			od
+		:: else -> skip
+		fi
+	:: else -> skip
+	fi
+}
+
+/* tx.c: mroce_fail_wqe_of. h_q = record index */
+inline fail_wqe_of(q, rec, st)
+{
+	if
+	:: q == 0 && rec_wqe[rec] < JOB ->
+		/* P7: an error is never charged to a request already finished */
+		assert(!wdone[rec_wqe[rec]]);
+		wdone[rec_wqe[rec]] = 1; wst[rec_wqe[rec]] = st
+	:: else -> skip
+	fi;
+	qp_fail(q, st)
+}
+
+/* the oldest unfinished request fails (fixes of defects 3 and 4) */
+inline fail_oldest(st)
+{
+	h_i = sq_head;
+	do
+	:: h_i < NW && wdone[h_i] -> h_i++
+	:: else -> break
+	od;
+	if
+	:: h_i < NW -> wdone[h_i] = 1; wst[h_i] = st
+	:: else -> skip
+	fi;
+	qp_fail(0, st)
+}
+
+/* comp.c: mroce_read_maybe_done */
+inline read_maybe_done(i)
+{
+	if
+	:: !wdone[i] && rdseen[i] && rdbits[i] == (1 << wlen[i]) - 1 && wacked[i] ->
+		wdone[i] = 1; wst[i] = ST_OK
+	:: else -> skip
+	fi
+}
+
+/* ack.c: mroce_pkt_acked; by_cum: the cumulative PSN passed it */
+inline pkt_acked(q, rec, by_cum)
+{
+	rec_st[rec] = SACKD;
+	if
+	:: rec_wqe[rec] >= JOB ->
+		h_j = rec_wqe[rec] - JOB;
+		jacked[h_j]++;
+		if
+		:: jacked[h_j] == jlen[h_j] -> jused[h_j] = 0; jmsn[h_j] = 0; jbase[h_j] = 0;
+			jlen[h_j] = 0; jtot[h_j] = 0; jemit[h_j] = 0; jacked[h_j] = 0
+		:: else -> skip
+		fi
+	:: else ->
+		h_i = rec_wqe[rec];
+		if
+		:: wop[h_i] == OP_RREQ -> wacked[h_i] = 1; read_maybe_done(h_i)
+		:: else ->
+			wacked[h_i]++;
+#if defined(BUG_SEND_DONE_ON_SACK) || !ORDERED
+			if
+			:: wacked[h_i] == wlen[h_i] && !wdone[h_i] -> wdone[h_i] = 1; wst[h_i] = ST_OK
+			:: else -> skip
+			fi
+#else
+			/* a receive-consuming message is done only when the cumulative ACK passes it */
+			if
+			:: wacked[h_i] == wlen[h_i] && !wdone[h_i] && (wop[h_i] != OP_SEND || by_cum) ->
+				wdone[h_i] = 1; wst[h_i] = ST_OK
+			:: else -> skip
+			fi
+#endif
+		fi
+	fi
+}
+
+/* ---- transmit (tx.c) ---------------------------------------------------- */
+
+/* tx.c: send_psn. Builds tp from the record of PSN p and emits it. */
+inline send_psn(q, p)
+{
+	h_q = R(q, p);
+	tp.psn = WIRE(p); tp.g = p;
+	if
+	:: rec_wqe[h_q] >= JOB ->
+		h_j = rec_wqe[h_q] - JOB;
+		tp.op = OP_RRESP; tp.msn = jmsn[h_j]; tp.off = rec_off[h_q]; tp.ln = jtot[h_j]
+	:: else ->
+		h_i = rec_wqe[h_q];
+		tp.op = wop[h_i]; tp.msn = wmsn[h_i]; tp.off = rec_off[h_q]; tp.ln = wlen[h_i];
+		tp.bad = wbad[h_i]
+	fi;
+	emit(q)
+}
+
+/* READs whose request went out and that are not finished */
+inline reads_out(n)
+{
+	n = 0; h_j = 0;
+	do
+	:: h_j < NW -> if :: wop[h_j] == OP_RREQ && wemit[h_j] && !wdone[h_j] -> n++ :: else -> skip fi; h_j++
+	:: else -> break
+	od
+}
+
+/*
+ * tx.c: mroce_next_new. Sets h_i (wqe), h_p (offset); h_b false if nothing.
+ */
+inline next_new(q)
+{
+	h_b = 0;
+	if
+	:: q == 1 ->
+		h_j = 0;
+		do
+		:: h_j < JOBS && jused[h_j] && jemit[h_j] < jlen[h_j] ->
+			h_i = JOB + h_j; h_p = jbase[h_j] + jemit[h_j]; h_b = 1; break
+		:: h_j < JOBS && !(jused[h_j] && jemit[h_j] < jlen[h_j]) -> h_j++
+		:: else -> break
+		od
+	:: else ->
+#ifndef BUG_READ_NO_TIMER
+		/* a re-request of a READ's missing response range */
+		h_j = 0;
+		do
+		:: h_j < NW && rereq[h_j] ->
+			h_i = h_j; h_p = 0;
+			do
+			:: h_p < wlen[h_j] && (rdbits[h_j] >> h_p) & 1 -> h_p++
+			:: else -> break
+			od;
+			h_b = 1; break
+		:: h_j < NW && !rereq[h_j] -> h_j++
+		:: else -> break
+		od;
+#endif
+		do
+		:: !h_b && sq_next < NW ->
+			if
+			:: wdone[sq_next] || wemit[sq_next] == (wop[sq_next] == OP_RREQ -> 1 : wlen[sq_next]) ->
+				sq_next++
+			:: else ->
+#ifndef BUG_READ_SLOTS
+				/* the responder's READ slots, negotiated: at most JOBS READs out */
+				if
+				:: wop[sq_next] == OP_RREQ -> reads_out(h_res)
+				:: else -> h_res = 0
+				fi;
+				if
+				:: wop[sq_next] == OP_RREQ && h_res >= JOBS -> break
+				:: else -> skip
+				fi;
+#endif
+				h_i = sq_next;
+				h_p = (wop[sq_next] == OP_RREQ -> 0 : wemit[sq_next]);
+				h_b = 1
+			fi
+		:: else -> break
+		od
+	fi
+}
+
+/* tx.c: mroce_qp_tx (tx_resend, then tx_new) */
+inline qp_tx(q)
+{
+	if
+	:: up[q] && !rnrw[q] ->
+		h_p = una[q];
+		do
+		:: up[q] && h_p != nxt[q] ->
+			h_q = R(q, h_p);
+			if
+			:: rec_st[h_q] == LOST && !rec_gbn[h_q] && rec_retx[h_q] >= RETRY ->
+				fail_wqe_of(q, h_q, ST_RETRY)
+			:: rec_st[h_q] == LOST && !(!rec_gbn[h_q] && rec_retx[h_q] >= RETRY) ->
+				send_psn(q, h_p);
+				h_q = R(q, h_p);
+				if :: !rec_gbn[h_q] -> rec_retx[h_q]++ :: else -> skip fi;
+				rec_gbn[h_q] = 0; rec_st[h_q] = INFL
+			:: else -> skip
+			fi;
+			h_p++
+		:: else -> break
+		od;
+		do
+		:: up[q] && nxt[q] - una[q] < WIN ->
+			next_new(q);
+			if
+			:: !h_b -> break
+			:: else ->
+				h_q = R(q, nxt[q]);
+				rec_st[h_q] = INFL; rec_wqe[h_q] = h_i; rec_off[h_q] = h_p;
+				rec_retx[h_q] = 0; rec_gbn[h_q] = 0;
+				if
+				:: h_i >= JOB -> jemit[h_i - JOB]++
+				:: else ->
+					if
+					:: rereq[h_i] -> rereq[h_i] = 0
+					:: else ->
+						if :: !wemit[h_i] -> wfirst[h_i] = nxt[q] :: else -> skip fi;
+						wemit[h_i]++
+					fi;
+					if :: wop[h_i] == OP_RREQ -> rdreq[h_i] = nxt[q] :: else -> skip fi
+				fi;
+				send_psn(q, nxt[q]);
+				nxt[q]++
+			fi
+		:: else -> break
+		od
+	:: else -> skip
+	fi
+}
+
+/* tx.c: mroce_send_ack: cumulative PSN and SACK bits for base+1..base+3 */
+inline send_ack(q)
+{
+	tp.op = OP_ACK; tp.cum = WIRE(rbase[q]); tp.gc = rbase[q];
+	tp.sack = ((rbits[q] >> WIRE(rbase[q] + 1)) & 1) |
+		  (((rbits[q] >> WIRE(rbase[q] + 2)) & 1) << 1) |
+		  (((rbits[q] >> WIRE(rbase[q] + 3)) & 1) << 2);
+	emit(q)
+}
+
+inline send_nack(q, code_, psn_, g_, msn_)
+{
+	tp.op = OP_NAK; tp.code = code_; tp.psn = psn_; tp.g = g_; tp.msn = msn_;
+	emit(q)
+}
+
+/* ---- completions (comp.c) ----------------------------------------------- */
+
+inline complete_sq()
+{
+	h_i = sq_head;
+	do
+	:: up[0] && h_i < sq_next ->
+		if
+		:: !wdone[h_i] ->
+#if ORDERED
+			break
+#else
+			skip
+#endif
+		:: wdone[h_i] && wrep[h_i] -> skip
+		:: wdone[h_i] && !wrep[h_i] && wst[h_i] != ST_OK -> qp_fail(0, wst[h_i]); break
+		:: wdone[h_i] && !wrep[h_i] && wst[h_i] == ST_OK -> spush(h_i, ST_OK); wrep[h_i] = 1
+		fi;
+		h_i++
+	:: else -> break
+	od;
+	do
+	:: sq_head < sq_next && wrep[sq_head] -> sq_head++
+	:: else -> break
+	od
+}
+
+inline complete_rq()
+{
+	do
+	:: up[1] && rq_head < rq_tail ->
+#ifndef BUG_RECV_ERR_EARLY
+		if
+		:: lenerr && lenerr_msn == rq_head ->
+			/* its turn: the receiver sees the length error, the sender an invalid request */
+			rpush(rq_head, ST_LOCLEN); rrep[rq_head] = 1;
+			send_nack(1, NAK_INVREQ, WIRE(lenerr_psn), lenerr_psn, lenerr_msn);
+			lenerr = 0;
+			qp_fail(1, ST_FLUSH);
+			break
+		:: else -> skip
+		fi;
+#endif
+		if
+		:: !rrep[rq_head] && mst[rq_head] != MWHOLE -> break
+#if ORDERED
+		:: !rrep[rq_head] && mst[rq_head] == MWHOLE && !BEFORE(mmax[rq_head], rbase[1]) -> break
+		:: !rrep[rq_head] && mst[rq_head] == MWHOLE && BEFORE(mmax[rq_head], rbase[1]) ->
+			rpush(rq_head, ST_OK); rrep[rq_head] = 1
+#else
+		:: !rrep[rq_head] && mst[rq_head] == MWHOLE -> rpush(rq_head, ST_OK); rrep[rq_head] = 1
+#endif
+		:: rrep[rq_head] -> skip
+		fi;
+		mst[rq_head] = MFREE; mgot[rq_head] = 0; mlen[rq_head] = 0; mmax[rq_head] = 0;
+		rq_head++
+	:: else -> break
+	od
+}
+
+/* ---- receive: placement (place.c) --------------------------------------- */
+
+inline place_write(q)
+{
+	if
+	:: rp.bad -> h_res = NAK_ACCESS
+	:: else -> h_res = PLACED
+	fi
+}
+
+inline place_send(q)
+{
+	h_k = rp.msn;
+	if
+	:: h_k >= rq_tail || h_k < rq_head -> h_res = RNR
+	:: else ->
+		if
+		:: mst[h_k] == MFREE -> mst[h_k] = MACT; mlen[h_k] = rp.ln; mmax[h_k] = rp.psn; mgot[h_k] = 0
+		:: else -> skip
+		fi;
+		if :: BEFORE(mmax[h_k], rp.psn) -> mmax[h_k] = rp.psn :: else -> skip fi;
+		if
+		:: rp.ln > rlen[h_k] ->
+#ifdef BUG_RECV_ERR_EARLY
+			/* the receive buffer is too small: its owner sees a length error now */
+			if
+			:: !rrep[h_k] -> rpush(h_k, ST_LOCLEN); rrep[h_k] = 1
+			:: else -> skip
+			fi;
+			h_res = NAK_INVREQ
+#else
+			/* ... but only when it is next to complete (complete_rq) */
+			if
+			:: !lenerr -> lenerr = 1; lenerr_msn = h_k; lenerr_psn = rp.g; dirty[1] = 1
+			:: else -> skip
+			fi;
+			h_res = NOT_NOW
+#endif
+		:: else ->
+			mgot[h_k]++;
+			if
+			:: mgot[h_k] == mlen[h_k] && mst[h_k] == MACT ->
+				mst[h_k] = MWHOLE;
+#if !ORDERED
+				rpush(h_k, ST_OK); rrep[h_k] = 1;
+#endif
+				skip
+			:: else -> skip
+			fi;
+			h_res = PLACED
+		fi
+	fi
+}
+
+inline place_read_req(q)
+{
+	if
+	:: rp.bad -> h_res = NAK_ACCESS
+	:: else ->
+		h_res = NOT_NOW;	/* no free job: dropped, unacknowledged */
+		h_j = 0;
+		do
+		:: h_j < JOBS && !jused[h_j] ->
+			jused[h_j] = 1; jmsn[h_j] = rp.msn; jbase[h_j] = rp.off;
+			jlen[h_j] = rp.ln - rp.off; jtot[h_j] = rp.ln; jemit[h_j] = 0; jacked[h_j] = 0;
+			h_res = PLACED; break
+		:: h_j < JOBS && jused[h_j] -> h_j++
+		:: else -> break
+		od
+	fi
+}
+
+inline place_read_resp(q)
+{
+	h_i = rp.msn;
+	if
+	:: h_i >= NW || h_i < sq_head || wop[h_i] != OP_RREQ || wdone[h_i] || rp.ln != wlen[h_i] ->
+		h_res = NAK_INVREQ
+	:: else ->
+#ifndef BUG_READ_NO_TIMER
+		if :: !((rdbits[h_i] >> rp.off) & 1) -> rdto[h_i] = 0 :: else -> skip fi;
+#endif
+		rdbits[h_i] = rdbits[h_i] | (1 << rp.off);
+		rdseen[h_i] = 1;
+		/* a response proves the request arrived */
+#ifdef BUG_READ_ACK_SACKED
+		h_p = wfirst[h_i];
+#else
+		h_p = rdreq[h_i];
+#endif
+		h_q = R(0, h_p);
+		if
+		:: !wacked[h_i] && wemit[h_i] && !BEFORE(h_p, una[0]) && BEFORE(h_p, nxt[0]) &&
+		   (rec_st[h_q] == INFL || rec_st[h_q] == LOST) && rec_wqe[h_q] == h_i ->
+			pkt_acked(0, h_q, 0);
+#ifndef BUG_READ_ACK_SACKED
+			tmo[0] = 0; rnrc[0] = 0; rnrwaits[0] = 0;	/* progress */
+#endif
+			skip
+#ifndef BUG_READ_ACK_SACKED
+		:: wacked[h_i] && !BEFORE(h_p, una[0]) && BEFORE(h_p, nxt[0]) &&
+		   (rec_st[h_q] == INFL || rec_st[h_q] == LOST) && rec_wqe[h_q] == h_i ->
+			rec_st[h_q] = SACKD	/* a re-request, answered */
+#endif
+		:: else -> skip
+		fi;
+		h_i = rp.msn;
+		read_maybe_done(h_i);
+		h_res = PLACED
+	fi
+}
+
+/* ---- receive: acknowledgements (ack.c) ---------------------------------- */
+
+inline handle_ack(q)
+{
+	if
+	:: BEFORE(nxt[q], rp.cum) -> skip	/* acknowledges PSNs never sent */
+	:: else ->
+		h_prog = 0;
+		do
+		:: BEFORE(una[q], rp.cum) ->
+			h_q = R(q, una[q]);
+			if
+			:: rec_st[h_q] == INFL || rec_st[h_q] == LOST -> pkt_acked(q, h_q, 1)
+			:: else -> skip
+			fi;
+#if ORDERED && !defined(BUG_SEND_DONE_ON_SACK)
+			h_q = R(q, una[q]);
+			if
+			:: rec_wqe[h_q] < JOB && q == 0 && wop[rec_wqe[h_q]] == OP_SEND &&
+			   rec_off[h_q] + 1 == wlen[rec_wqe[h_q]] && wacked[rec_wqe[h_q]] == wlen[rec_wqe[h_q]] &&
+			   !wdone[rec_wqe[h_q]] ->
+				wdone[rec_wqe[h_q]] = 1; wst[rec_wqe[h_q]] = ST_OK
+			:: else -> skip
+			fi;
+#endif
+			rec_st[h_q] = FREE; rec_wqe[h_q] = 0; rec_off[h_q] = 0; rec_retx[h_q] = 0;
+			rec_gbn[h_q] = 0;
+			una[q]++; h_prog = 1
+		:: else -> break
+		od;
+		/* P6: the cumulative ACK never passes what the receiver placed */
+		assert(una[q] <= rbase[1 - q]);
+		h_k = 0;
+		do
+		:: h_k < 3 ->
+			h_p = rp.cum + 1 + h_k;
+			if
+			:: !((rp.sack >> h_k) & 1) -> skip
+			:: (rp.sack >> h_k) & 1 && !BEFORE(h_p, nxt[q]) -> break
+			:: (rp.sack >> h_k) & 1 && BEFORE(h_p, nxt[q]) && BEFORE(h_p, una[q]) -> skip
+			:: (rp.sack >> h_k) & 1 && BEFORE(h_p, nxt[q]) && !BEFORE(h_p, una[q]) ->
+				h_q = R(q, h_p);
+				if
+				:: rec_st[h_q] == INFL || rec_st[h_q] == LOST -> pkt_acked(q, h_q, 0); h_prog = 1
+				:: else -> skip
+				fi
+			fi;
+			h_k++
+		:: else -> break
+		od;
+		if
+		:: h_prog -> tmo[q] = 0; rnrc[q] = 0; rnrwaits[q] = 0
+		:: else -> skip
+		fi
+	fi
+}
+
+inline handle_nack(q)
+{
+	if
+	:: BEFORE(rp.psn, una[q]) || !BEFORE(rp.psn, nxt[q]) -> skip	/* stale */
+	:: else ->
+		h_q = R(q, rp.psn);
+		if
+		:: rp.code == NAK_ACCESS -> fail_wqe_of(q, h_q, ST_RACCESS)
+		:: rp.code == NAK_INVREQ -> fail_wqe_of(q, h_q, ST_RINV)
+		:: rp.code == NAK_RNR ->
+#ifdef BUG_RNR_PER_PACKET
+			rnrc[q]++;
+			if
+			:: rnrc[q] > RNR_RETRY ->
+				/* P8: RNR failure only after rnr_retry waits, charged to the oldest */
+				assert(rnrwaits[q] >= RNR_RETRY && rec_wqe[h_q] == sq_head);
+				fail_wqe_of(q, h_q, ST_RNR)
+			:: else -> skip
+			fi;
+#else
+			/* one receiver-not-ready wait counts once, however many packets it NACKs */
+			if
+			:: !rnrw[q] ->
+				rnrc[q]++;
+				if
+				:: rnrc[q] > RNR_RETRY ->
+					assert(rnrwaits[q] >= RNR_RETRY);	/* P8 */
+					fail_oldest(ST_RNR)
+				:: else -> skip
+				fi
+			:: else -> skip
+			fi;
+#endif
+			if
+			:: up[q] && rec_st[h_q] == INFL -> rec_st[h_q] = LOST; rec_retx[h_q] = 0
+			:: else -> skip
+			fi;
+			if :: up[q] -> rnrw[q] = 1 :: else -> skip fi
+		:: else -> skip
+		fi
+	fi
+}
+
+/* rx.c: mroce_engine_rx for one packet rp arriving at QP q */
+inline engine_rx(q)
+{
+	if
+	:: rp.op == OP_ACK -> handle_ack(q)
+	:: rp.op == OP_NAK -> handle_nack(q)
+	:: else ->
+		h_p = (rp.psn - WIRE(rbase[q])) & 15;
+		if
+		:: h_p >= 8 || (h_p < WIN && (rbits[q] >> rp.psn) & 1) ->
+			send_ack(q)		/* duplicate: our ACK may have been lost */
+		:: h_p >= WIN && h_p < 8 -> skip	/* out of window (NAK ignored by the sender) */
+		:: h_p < WIN && !((rbits[q] >> rp.psn) & 1) ->
+			if
+			:: rp.op == OP_WRITE -> place_write(q)
+			:: rp.op == OP_SEND -> place_send(q)
+			:: rp.op == OP_RREQ -> place_read_req(q)
+			:: rp.op == OP_RRESP -> place_read_resp(q)
+			fi;
+			if
+			:: h_res == NOT_NOW -> skip
+			:: h_res == RNR -> send_nack(q, NAK_RNR, rp.psn, rp.g, rp.msn)
+			:: h_res != NOT_NOW && h_res != RNR && h_res > 0 ->
+				/* refused for good: NACK it and stop this QP */
+				send_nack(q, h_res, rp.psn, rp.g, rp.msn);
+				qp_fail(q, ST_FLUSH)
+			:: h_res == PLACED ->
+				/* P5: no PSN placed twice */
+				assert(!((gplaced[q] >> rp.g) & 1));
+				gplaced[q] = gplaced[q] | (1 << rp.g);
+				rbits[q] = rbits[q] | (1 << rp.psn);
+				do
+				:: (rbits[q] >> WIRE(rbase[q])) & 1 ->
+					rbits[q] = rbits[q] & ~(1 << WIRE(rbase[q])); rbase[q]++
+				:: else -> break
+				od;
+				send_ack(q)
+			fi
+		fi
+	fi
+}
+
+/* ---- timers, as events (loss.c) ----------------------------------------- */
+
+/*
+ * A timer of QP q's own PSN space may expire only once nothing of that
+ * exchange is in the network or owed: q's data has all arrived or been
+ * lost, every ACK/NACK for it has arrived or been lost, q's round ran.
+ * (Its timeouts are longer than a round trip; nothing more is assumed.)
+ */
+#define QUIET(q)	(up[q] && alive[q] && !dirty[q] && nd[q] == 0 && na[1 - (q)] == 0)
+#define ANYREC(q, s)	(rec_st[(q)*8] == s || rec_st[(q)*8+1] == s || rec_st[(q)*8+2] == s || \
+			 rec_st[(q)*8+3] == s || rec_st[(q)*8+4] == s || rec_st[(q)*8+5] == s || \
+			 rec_st[(q)*8+6] == s || rec_st[(q)*8+7] == s)
+#ifdef BUG_READ_ACK_SACKED
+#define RTO_DUE(q)	(QUIET(q) && !rnrw[q] && una[q] != nxt[q])
+#else
+/*
+ * A request proven delivered (SACKed, or answered) is acknowledged for the
+ * timer; what still runs it is a record in flight, or (ordered) a SEND
+ * whose packets are all SACKed but that waits for the cumulative ACK.
+ */
+#if ORDERED && !defined(BUG_SEND_DONE_ON_SACK)
+#define SW(i)		((i) < NW && wop[i] == OP_SEND && wacked[i] == wlen[i] && !wdone[i])
+#else
+#define SW(i)		0
+#endif
+#define RTO_DUE(q)	(QUIET(q) && !rnrw[q] && una[q] != nxt[q] && \
+			 (ANYREC(q, INFL) || ((q) == 0 && (SW(0) || SW(1) || SW(2)))))
+#endif
+
+inline rto_fire(q)
+{
+	ntimer++;
+	assert(ntimer <= TMAX);			/* bounded number of timer events */
+	tmo[q]++;
+	if
+	:: tmo[q] > RETRY ->
+#ifdef BUG_READ_ACK_SACKED
+		fail_wqe_of(q, R(q, una[q]), ST_RETRY)
+#else
+		/* the oldest record not yet acknowledged fails, never a finished one */
+		h_p = una[q];
+		do
+		:: h_p != nxt[q] && rec_st[R(q, h_p)] != INFL -> h_p++
+		:: else -> break
+		od;
+		if
+		:: h_p != nxt[q] -> fail_wqe_of(q, R(q, h_p), ST_RETRY)
+		:: else -> fail_oldest(ST_RETRY)	/* a SEND waiting for the cumulative ACK */
+		fi
+#endif
+	:: else ->
+		h_b = 1;
+		h_p = una[q];
+		do
+		:: h_p != nxt[q] ->
+			h_q = R(q, h_p);
+			if
+			:: rec_st[h_q] == INFL -> rec_st[h_q] = LOST; rec_gbn[h_q] = !h_b; h_b = 0
+			:: else -> skip
+			fi;
+			h_p++
+		:: else -> break
+		od;
+#if !defined(BUG_READ_ACK_SACKED) && ORDERED && !defined(BUG_SEND_DONE_ON_SACK)
+		/* nothing in flight: probe with the last packet of the oldest waiting SEND,
+		 * a duplicate the receiver answers with its cumulative ACK */
+		if
+		:: h_b && q == 0 ->
+			h_p = una[q];
+			do
+			:: h_p != nxt[q] && !(rec_wqe[R(q, h_p)] < JOB && SW(rec_wqe[R(q, h_p)]) &&
+			    rec_off[R(q, h_p)] + 1 == wlen[rec_wqe[R(q, h_p)]]) -> h_p++
+			:: else -> break
+			od;
+			if
+			:: h_p != nxt[q] -> send_psn(q, h_p)
+			:: else -> skip
+			fi
+		:: else -> skip
+		fi;
+#endif
+		dirty[q] = 1
+	fi
+}
+
+/*
+ * The response-progress timer (fix of defect 2): a READ whose request is
+ * acknowledged waits on its response. It expires once the response stream
+ * is quiet and the responder holds no job for it (a live responder's own
+ * RTO repairs its job's losses); it re-requests the missing range and,
+ * after retry_cnt expiries without response progress, fails the READ.
+ */
+#define JOBFOR(i)	(jused[0] && jmsn[0] == (i))
+#define RDWAIT(i)	((i) < NW && wop[i] == OP_RREQ && wacked[i] && !wdone[i] && !rereq[i] && \
+			 rec_st[R(0, rdreq[i])] != INFL && rec_st[R(0, rdreq[i])] != LOST && \
+			 !(alive[1] && up[1] && JOBFOR(i)))
+#define RD_DUE		(up[0] && !dirty[0] && nd[1] == 0 && na[0] == 0 && \
+			 (RDWAIT(0) || RDWAIT(1) || RDWAIT(2)))
+
+inline rd_fire()
+{
+	ntimer++;
+	assert(ntimer <= TMAX);
+	h_i = 0;
+	do
+	:: !RDWAIT(h_i) -> h_i++
+	:: else -> break
+	od;
+	rdto[h_i]++;
+	if
+	:: rdto[h_i] > RETRY ->
+		wdone[h_i] = 1; wst[h_i] = ST_RETRY;
+		qp_fail(0, ST_RETRY)
+	:: else ->
+		rereq[h_i] = 1; dirty[0] = 1
+	fi
+}
+
+/* ---- the two QPs -------------------------------------------------------- */
+
+proctype qp(byte me)
+{
+end:	do
+	/* receive one packet (the head, or the one behind it: reordering) */
+	:: atomic { nq[1 - me] > 0 && alive[me] ->
+		if
+		:: true -> net_take(1 - me, 0)
+		:: REORDER && nq[1 - me] > 1 -> net_take(1 - me, 1)
+		fi;
+		if
+		:: !up[me] -> skip		/* QP in error: dropped (bad_pkts) */
+		/* older than any packet the network still delivers (maximum packet lifetime) */
+		:: up[me] && rp.op < OP_ACK && rbase[me] > rp.g + 8 -> skip
+		:: up[me] && rp.op == OP_ACK && una[me] > rp.gc + 7 -> skip
+		:: up[me] && rp.op == OP_NAK && una[me] > rp.g + 7 -> skip
+		:: else -> engine_rx(me); dirty[me] = 1
+		fi;
+		rp.op = 0; rp.psn = 0; rp.g = 0; rp.msn = 0; rp.off = 0; rp.ln = 0;
+		rp.cum = 0; rp.gc = 0; rp.sack = 0; rp.code = 0; rp.bad = 0 }
+	/* a dead QP's packets go nowhere */
+	:: atomic { nq[1 - me] > 0 && !alive[me] -> net_take(1 - me, 0);
+		rp.op = 0; rp.psn = 0; rp.g = 0; rp.msn = 0; rp.off = 0; rp.ln = 0;
+		rp.cum = 0; rp.gc = 0; rp.sack = 0; rp.code = 0; rp.bad = 0 }
+	/* one progress round: transmit, then completions (engine.c) */
+	:: atomic { dirty[me] && alive[me] ->
+		dirty[me] = 0;
+		qp_tx(me);
+		if
+		:: me == 0 && up[0] -> complete_sq()
+		:: me == 1 && up[1] -> complete_rq()
+		:: else -> skip
+		fi }
+	/* RTO */
+	:: atomic { RTO_DUE(me) -> rto_fire(me) }
+	/* the RNR timer runs out */
+	:: atomic { QUIET(me) && rnrw[me] -> ntimer++; assert(ntimer <= TMAX);
+		rnrw[me] = 0; rnrwaits[me]++; dirty[me] = 1 }
+#ifndef BUG_READ_NO_TIMER
+	:: atomic { me == 0 && RD_DUE -> rd_fire() }
+#endif
+	/* the application posts a receive */
+	:: atomic { me == 1 && alive[1] && up[1] && rq_tail < NRPOST -> rq_tail++; dirty[1] = 1 }
+#if DEAD == 2
+	:: atomic { me == 1 && alive[1] -> alive[1] = 0 }
+#endif
+	od
+}
+
+/* ---- workloads ---------------------------------------------------------- */
+
+inline wr(i, op, n, msn, bad)
+{
+	wop[i] = op; wlen[i] = n; wmsn[i] = msn; wbad[i] = bad
+}
+
+/* the whole run is over: every request completed (exactly once) */
+#define ALL_DONE	(scomp[0] && (NW < 2 || scomp[1]) && (NW < 3 || scomp[2]))
+#define ALL_OK		(ALL_DONE && scst[0] == ST_OK && (NW < 2 || scst[1] == ST_OK) && \
+			 (NW < 3 || scst[2] == ST_OK) && \
+			 (NR < 1 || (rcomp[0] && rcst[0] == ST_OK)) && (NR < 2 || (rcomp[1] && rcst[1] == ST_OK)))
+#define NONE_OK		((NW < 1 || scst[0] != ST_OK) && (NW < 2 || scst[1] != ST_OK) && \
+			 (NW < 3 || scst[2] != ST_OK))
+
+init
+{
+	atomic {
+		rlen[0] = 2; rlen[1] = 2;
+#if WL == 1		/* WRITE 2 packets, SEND 1, READ of 2 (default) */
+		NW = 3; wr(0, OP_WRITE, 2, 0, 0); wr(1, OP_SEND, 1, 0, 0); wr(2, OP_RREQ, 2, 2, 0);
+		NR = 1; NRPOST = 1; rq_tail = 1;
+#elif WL == 2		/* the receive is posted late: RNR */
+		NW = 2; wr(0, OP_SEND, 2, 0, 0); wr(1, OP_WRITE, 1, 1, 0);
+		NR = 1; NRPOST = 1; rq_tail = 0;
+#elif WL == 3		/* two SENDs, the second's receive too small */
+		NW = 2; wr(0, OP_SEND, 2, 0, 0); wr(1, OP_SEND, 1, 1, 0);
+		NR = 2; NRPOST = 2; rq_tail = 2; rlen[1] = 0;
+#elif WL == 4		/* WRITE with a bad rkey, then a SEND */
+		NW = 2; wr(0, OP_WRITE, 1, 0, 1); wr(1, OP_SEND, 1, 0, 0);
+		NR = 1; NRPOST = 1; rq_tail = 1;
+#elif WL == 5		/* two READs, the responder has one job slot */
+		NW = 2; wr(0, OP_RREQ, 2, 0, 0); wr(1, OP_RREQ, 1, 1, 0);
+		NR = 0; NRPOST = 0; rq_tail = 0;
+#elif WL == 6		/* one READ of 2 packets */
+		NW = 1; wr(0, OP_RREQ, 2, 0, 0);
+		NR = 0; NRPOST = 0; rq_tail = 0;
+#elif WL == 7		/* SEND, READ of 1 packet, two SENDs' receives */
+		NW = 3; wr(0, OP_SEND, 1, 0, 0); wr(1, OP_RREQ, 1, 1, 0); wr(2, OP_SEND, 1, 1, 0);
+		NR = 2; NRPOST = 2; rq_tail = 2;
+#endif
+		up[0] = 1; up[1] = 1; alive[0] = 1; alive[1] = 1; dirty[0] = 1;
+#if DEAD == 1
+		alive[1] = 0;
+#endif
+		run qp(0); run qp(1)
+	}
+	/* once nothing can move any more: every request completed exactly once */
+	timeout -> assert(ALL_DONE);
+	assert(!up[1] || !send_ok[0] || (rcomp[0] && rcst[0] == ST_OK));
+	assert(!up[1] || !send_ok[1] || (rcomp[1] && rcst[1] == ST_OK))
+}
+
+/* with a network that loses at most LOSS (< retry_cnt) packets: all succeed, the QPs stay up */
+ltl healthy { <> [] (ALL_OK && up[0] && up[1]) }
+/* with a dead or dying responder: every request completes */
+ltl dead { <> ALL_DONE }
+/* with a responder dead from the start: every request fails */
+ltl deadfail { <> (ALL_DONE && NONE_OK) }
