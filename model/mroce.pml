@@ -17,9 +17,11 @@
  * is the fixed rule. Workloads: -DWL=n (see init).
  */
 
-#ifndef WL
-#define WL 1
-#endif
+/*
+ * Configurations (workload, completion mode, dead peer) are chosen by init,
+ * one per run of the search: -DWL=n [-DORDERED=o -DDEAD=d] pins one, -DCFG_<NAME>
+ * picks a set (see init). Default: CFG_SAFETY, all of them.
+ */
 #ifndef LOSS
 #define LOSS 1		/* packets the network may drop (either direction) */
 #endif
@@ -30,10 +32,10 @@
 #define REORDER 1	/* 1: the second-oldest packet of a direction may overtake the oldest */
 #endif
 #ifndef ORDERED
-#define ORDERED 1	/* completion mode: 1 ordered, 0 unordered */
+#define ORDERED 1	/* with -DWL: completion mode, 1 ordered, 0 unordered */
 #endif
 #ifndef DEAD
-#define DEAD 0		/* 1: responder dead from the start; 2: it may die at any step */
+#define DEAD 0		/* with -DWL: 1 responder dead from the start; 2 it may die at any step */
 #endif
 #ifndef RETRY
 #define RETRY 2		/* attr.retry_cnt */
@@ -91,10 +93,23 @@
 #define NOT_NOW 100
 #define RNR 101
 
+/* ---- the configuration of this run -------------------------------------- */
+byte wl;			/* workload (init) */
+bool ordered;			/* attr.order == MROCE_ORDERED */
+byte dead;			/* 0 responder lives; 1 dead from the start; 2 may die any time */
+
+#ifdef BUG_SEND_DONE_ON_SACK
+#define SACK_DONE	1
+#else
+#define SACK_DONE	(!ordered)
+#endif
+
 /* ---- per-QP engine state ------------------------------------------------ */
 bool up[2];			/* qp->state == RTS */
 bool alive[2];			/* process running (the dead-peer case kills QP 1) */
 bool dirty[2];			/* a progress round (tx + completions) is due */
+bool fpend[2];			/* failed: flush_all still to run */
+byte fwhy[2];
 byte una[2], nxt[2];		/* snd_una, snd_nxt */
 byte tmo[2];			/* timeouts since progress */
 byte rnrc[2];			/* rnr_count */
@@ -217,9 +232,7 @@ inline spush(i, st)
 {
 	assert(!scomp[i]);				/* P1: at most one completion */
 	scomp[i] = 1; scst[i] = st;
-#if ORDERED
-	assert(i == s_next);				/* P3: ordered, posting order */
-#endif
+	assert(!ordered || i == s_next);		/* P3: ordered, posting order */
 	s_next = i + 1;
 	if
 	:: s_err -> assert(st == ST_FLUSH || (st == ST_OK && wdone[i]))	/* P4 */
@@ -242,9 +255,7 @@ inline rpush(k, st)
 {
 	assert(!rcomp[k]);				/* P1 */
 	rcomp[k] = 1; rcst[k] = st;
-#if ORDERED
-	assert(k == r_next);				/* P3 */
-#endif
+	assert(!ordered || k == r_next);		/* P3 */
 	r_next = k + 1;
 	if
 	:: r_err -> assert(st == ST_FLUSH)		/* P4 */
@@ -292,13 +303,20 @@ inline flush_all(q, why)
 	fi
 }
 
-/* verbs.c: mroce_qp_fail */
+/*
+ * verbs.c: mroce_qp_fail. The QP stops at once; its completions (flush_all)
+ * are pushed by the QP's next step, before anything else can read its CQs
+ * (one expansion of flush_all keeps pan small).
+ */
 inline qp_fail(q, why)
 {
 	if
 	:: up[q] ->
-		up[q] = 0;
-		flush_all(q, why);
+		up[q] = 0; fwhy[q] = why; fpend[q] = 1;
+		if
+		:: q == 0 -> sq_next = NW
+		:: else -> skip
+		fi;
 		if
 		:: q == 1 -> h_j = 0;
 			do
@@ -369,19 +387,13 @@ inline pkt_acked(q, rec, by_cum)
 		:: wop[h_i] == OP_RREQ -> wacked[h_i] = 1; read_maybe_done(h_i)
 		:: else ->
 			wacked[h_i]++;
-#if defined(BUG_SEND_DONE_ON_SACK) || !ORDERED
+			/* (ordered) a receive-consuming message is done only when the
+			 * cumulative ACK passes it */
 			if
-			:: wacked[h_i] == wlen[h_i] && !wdone[h_i] -> wdone[h_i] = 1; wst[h_i] = ST_OK
-			:: else -> skip
-			fi
-#else
-			/* a receive-consuming message is done only when the cumulative ACK passes it */
-			if
-			:: wacked[h_i] == wlen[h_i] && !wdone[h_i] && (wop[h_i] != OP_SEND || by_cum) ->
+			:: wacked[h_i] == wlen[h_i] && !wdone[h_i] && (wop[h_i] != OP_SEND || by_cum || SACK_DONE) ->
 				wdone[h_i] = 1; wst[h_i] = ST_OK
 			:: else -> skip
 			fi
-#endif
 		fi
 	fi
 }
@@ -547,12 +559,8 @@ inline complete_sq()
 	do
 	:: up[0] && h_i < sq_next ->
 		if
-		:: !wdone[h_i] ->
-#if ORDERED
-			break
-#else
-			skip
-#endif
+		:: !wdone[h_i] && ordered -> break
+		:: !wdone[h_i] && !ordered -> skip
 		:: wdone[h_i] && wrep[h_i] -> skip
 		:: wdone[h_i] && !wrep[h_i] && wst[h_i] != ST_OK -> qp_fail(0, wst[h_i]); break
 		:: wdone[h_i] && !wrep[h_i] && wst[h_i] == ST_OK -> spush(h_i, ST_OK); wrep[h_i] = 1
@@ -584,13 +592,10 @@ inline complete_rq()
 #endif
 		if
 		:: !rrep[rq_head] && mst[rq_head] != MWHOLE -> break
-#if ORDERED
-		:: !rrep[rq_head] && mst[rq_head] == MWHOLE && !BEFORE(mmax[rq_head], rbase[1]) -> break
-		:: !rrep[rq_head] && mst[rq_head] == MWHOLE && BEFORE(mmax[rq_head], rbase[1]) ->
+		:: !rrep[rq_head] && mst[rq_head] == MWHOLE && ordered && !BEFORE(mmax[rq_head], rbase[1]) ->
+			break
+		:: !rrep[rq_head] && mst[rq_head] == MWHOLE && (!ordered || BEFORE(mmax[rq_head], rbase[1])) ->
 			rpush(rq_head, ST_OK); rrep[rq_head] = 1
-#else
-		:: !rrep[rq_head] && mst[rq_head] == MWHOLE -> rpush(rq_head, ST_OK); rrep[rq_head] = 1
-#endif
 		:: rrep[rq_head] -> skip
 		fi;
 		mst[rq_head] = MFREE; mgot[rq_head] = 0; mlen[rq_head] = 0; mmax[rq_head] = 0;
@@ -642,10 +647,10 @@ inline place_send(q)
 			if
 			:: mgot[h_k] == mlen[h_k] && mst[h_k] == MACT ->
 				mst[h_k] = MWHOLE;
-#if !ORDERED
-				rpush(h_k, ST_OK); rrep[h_k] = 1;
-#endif
-				skip
+				if
+				:: !ordered -> rpush(h_k, ST_OK); rrep[h_k] = 1
+				:: else -> skip
+				fi
 			:: else -> skip
 			fi;
 			h_res = PLACED
@@ -752,10 +757,10 @@ inline handle_ack(q)
 			:: rec_st[h_q] == INFL || rec_st[h_q] == LOST -> pkt_acked(q, h_q, 1)
 			:: else -> skip
 			fi;
-#if ORDERED && !defined(BUG_SEND_DONE_ON_SACK)
+#ifndef BUG_SEND_DONE_ON_SACK
 			h_q = R(q, una[q]);
 			if
-			:: rec_wqe[h_q] < JOB && q == 0 && wop[rec_wqe[h_q]] == OP_SEND &&
+			:: ordered && rec_wqe[h_q] < JOB && q == 0 && wop[rec_wqe[h_q]] == OP_SEND &&
 			   rec_off[h_q] + 1 == wlen[rec_wqe[h_q]] && wacked[rec_wqe[h_q]] == wlen[rec_wqe[h_q]] &&
 			   !wdone[rec_wqe[h_q]] ->
 				wdone[rec_wqe[h_q]] = 1; wst[rec_wqe[h_q]] = ST_OK
@@ -900,8 +905,8 @@ inline engine_rx(q)
  * timer; what still runs it is a record in flight, or (ordered) a SEND
  * whose packets are all SACKed but that waits for the cumulative ACK.
  */
-#if ORDERED && !defined(BUG_SEND_DONE_ON_SACK)
-#define SW(i)		((i) < NW && wop[i] == OP_SEND && wacked[i] == wlen[i] && !wdone[i])
+#ifndef BUG_SEND_DONE_ON_SACK
+#define SW(i)		(ordered && (i) < NW && wop[i] == OP_SEND && wacked[i] == wlen[i] && !wdone[i])
 #else
 #define SW(i)		0
 #endif
@@ -943,11 +948,11 @@ inline rto_fire(q)
 			h_p++
 		:: else -> break
 		od;
-#if !defined(BUG_READ_ACK_SACKED) && ORDERED && !defined(BUG_SEND_DONE_ON_SACK)
+#if !defined(BUG_READ_ACK_SACKED) && !defined(BUG_SEND_DONE_ON_SACK)
 		/* nothing in flight: probe with the last packet of the oldest waiting SEND,
 		 * a duplicate the receiver answers with its cumulative ACK */
 		if
-		:: h_b && q == 0 ->
+		:: h_b && q == 0 && ordered ->
 			h_p = una[q];
 			do
 			:: h_p != nxt[q] && !(rec_wqe[R(q, h_p)] < JOB && SW(rec_wqe[R(q, h_p)]) &&
@@ -1023,6 +1028,8 @@ end:	do
 	:: atomic { nq[1 - me] > 0 && !alive[me] -> net_take(1 - me, 0);
 		rp.op = 0; rp.psn = 0; rp.g = 0; rp.msn = 0; rp.off = 0; rp.ln = 0;
 		rp.cum = 0; rp.gc = 0; rp.sack = 0; rp.code = 0; rp.bad = 0 }
+	/* the QP failed: report everything still queued (verbs.c: flush_all) */
+	:: atomic { fpend[me] -> fpend[me] = 0; flush_all(me, fwhy[me]); fwhy[me] = 0 }
 	/* one progress round: transmit, then completions (engine.c) */
 	:: atomic { dirty[me] && alive[me] ->
 		dirty[me] = 0;
@@ -1042,9 +1049,7 @@ end:	do
 #endif
 	/* the application posts a receive */
 	:: atomic { me == 1 && alive[1] && up[1] && rq_tail < NRPOST -> rq_tail++; dirty[1] = 1 }
-#if DEAD == 2
-	:: atomic { me == 1 && alive[1] -> alive[1] = 0 }
-#endif
+	:: atomic { me == 1 && dead == 2 && alive[1] -> alive[1] = 0 }
 	od
 }
 
@@ -1066,33 +1071,57 @@ inline wr(i, op, n, msn, bad)
 init
 {
 	atomic {
+		/* this run's configuration */
+#if defined(WL)
+		wl = WL; ordered = ORDERED; dead = DEAD;
+#elif defined(CFG_HEALTHY)	/* no dead peer, no refused request, receives posted */
+		if
+		:: wl = 1; ordered = 1 :: wl = 5; ordered = 1 :: wl = 6; ordered = 1 :: wl = 7; ordered = 1
+		:: wl = 6; ordered = 0 :: wl = 7; ordered = 0
+		fi;
+		dead = 0;
+#elif defined(CFG_DEAD)		/* the responder dies at any step */
+		if :: wl = 1 :: wl = 5 :: wl = 6 :: wl = 7 fi;
+		ordered = 1; dead = 2;
+#elif defined(CFG_DEADFAIL)	/* the responder is dead from the start */
+		if :: wl = 1 :: wl = 2 :: wl = 5 :: wl = 7 fi;
+		ordered = 1; dead = 1;
+#else				/* CFG_SAFETY: every workload and mode, and dying responders */
+		if
+		:: wl = 1 :: wl = 2 :: wl = 3 :: wl = 4 :: wl = 5 :: wl = 6 :: wl = 7
+		fi;
+		if :: ordered = 1 :: ordered = 0 fi;
+		if
+		:: dead = 0
+		:: (wl == 1 || wl == 5 || wl == 6 || wl == 7) && ordered -> dead = 2
+		fi;
+#endif
 		rlen[0] = 2; rlen[1] = 2;
-#if WL == 1		/* WRITE 2 packets, SEND 1, READ of 2 (default) */
-		NW = 3; wr(0, OP_WRITE, 2, 0, 0); wr(1, OP_SEND, 1, 0, 0); wr(2, OP_RREQ, 2, 2, 0);
-		NR = 1; NRPOST = 1; rq_tail = 1;
-#elif WL == 2		/* the receive is posted late: RNR */
-		NW = 2; wr(0, OP_SEND, 2, 0, 0); wr(1, OP_WRITE, 1, 1, 0);
-		NR = 1; NRPOST = 1; rq_tail = 0;
-#elif WL == 3		/* two SENDs, the second's receive too small */
-		NW = 2; wr(0, OP_SEND, 2, 0, 0); wr(1, OP_SEND, 1, 1, 0);
-		NR = 2; NRPOST = 2; rq_tail = 2; rlen[1] = 0;
-#elif WL == 4		/* WRITE with a bad rkey, then a SEND */
-		NW = 2; wr(0, OP_WRITE, 1, 0, 1); wr(1, OP_SEND, 1, 0, 0);
-		NR = 1; NRPOST = 1; rq_tail = 1;
-#elif WL == 5		/* two READs, the responder has one job slot */
-		NW = 2; wr(0, OP_RREQ, 2, 0, 0); wr(1, OP_RREQ, 1, 1, 0);
-		NR = 0; NRPOST = 0; rq_tail = 0;
-#elif WL == 6		/* one READ of 2 packets */
-		NW = 1; wr(0, OP_RREQ, 2, 0, 0);
-		NR = 0; NRPOST = 0; rq_tail = 0;
-#elif WL == 7		/* SEND, READ of 1 packet, two SENDs' receives */
-		NW = 3; wr(0, OP_SEND, 1, 0, 0); wr(1, OP_RREQ, 1, 1, 0); wr(2, OP_SEND, 1, 1, 0);
-		NR = 2; NRPOST = 2; rq_tail = 2;
-#endif
+		if
+		:: wl == 1 ->	/* WRITE 2 packets, SEND 1, READ of 2 */
+			NW = 3; wr(0, OP_WRITE, 2, 0, 0); wr(1, OP_SEND, 1, 0, 0); wr(2, OP_RREQ, 2, 2, 0);
+			NR = 1; NRPOST = 1; rq_tail = 1
+		:: wl == 2 ->	/* the receive is posted late: RNR */
+			NW = 2; wr(0, OP_SEND, 2, 0, 0); wr(1, OP_WRITE, 1, 1, 0);
+			NR = 1; NRPOST = 1; rq_tail = 0
+		:: wl == 3 ->	/* two SENDs, the second's receive too small */
+			NW = 2; wr(0, OP_SEND, 2, 0, 0); wr(1, OP_SEND, 1, 1, 0);
+			NR = 2; NRPOST = 2; rq_tail = 2; rlen[1] = 0
+		:: wl == 4 ->	/* WRITE with a bad rkey, then a SEND */
+			NW = 2; wr(0, OP_WRITE, 1, 0, 1); wr(1, OP_SEND, 1, 0, 0);
+			NR = 1; NRPOST = 1; rq_tail = 1
+		:: wl == 5 ->	/* two READs, the responder has one job slot */
+			NW = 2; wr(0, OP_RREQ, 2, 0, 0); wr(1, OP_RREQ, 1, 1, 0);
+			NR = 0; NRPOST = 0; rq_tail = 0
+		:: wl == 6 ->	/* one READ of 2 packets */
+			NW = 1; wr(0, OP_RREQ, 2, 0, 0);
+			NR = 0; NRPOST = 0; rq_tail = 0
+		:: wl == 7 ->	/* SEND, READ of 1 packet, SEND */
+			NW = 3; wr(0, OP_SEND, 1, 0, 0); wr(1, OP_RREQ, 1, 1, 0); wr(2, OP_SEND, 1, 1, 0);
+			NR = 2; NRPOST = 2; rq_tail = 2
+		fi;
 		up[0] = 1; up[1] = 1; alive[0] = 1; alive[1] = 1; dirty[0] = 1;
-#if DEAD == 1
-		alive[1] = 0;
-#endif
+		if :: dead == 1 -> alive[1] = 0 :: else -> skip fi;
 		run qp(0); run qp(1)
 	}
 	/* once nothing can move any more: every request completed exactly once */
