@@ -52,7 +52,7 @@ LIB_SO  := $(BUILD)/libmroce.so
 COLL_A  := $(BUILD)/libmroce-coll.a
 COLL_SO := $(BUILD)/libmroce-coll.so
 
-.PHONY: all lib cli examples tests selftests asan headers api-check test check test-fabric test-coll bench bench-coll demo deps install uninstall clean
+.PHONY: all lib cli examples tests selftests asan headers api-check test check test-fabric test-coll bench bench-coll demo model deps install uninstall clean
 .DELETE_ON_ERROR:
 .PRECIOUS: $(BUILD)/%/.dir
 
@@ -191,6 +191,11 @@ bench-coll: deps
 demo: deps
 	$(MAKE) all
 	selftests/demo.sh
+
+# The SPIN model of the transport protocol (docs/model.md, ~2 min): every
+# property of the fixed rules, and a counterexample for each BUG_ variant.
+model: deps
+	model/check.sh $(BUILD)/model
 
 install: all
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR)/pkgconfig \

@@ -16,6 +16,7 @@ PKGS=(
 	xdp-tools			# selftest: attach through libxdp's loader
 	ethtool				# fabric selftests: host checksum offload off
 	util-linux			# setpriv, for the not-root error test
+	spin				# make model: the protocol model checker
 )
 
 if [ "${1:-}" = bench ]; then
