@@ -50,6 +50,13 @@
 #define TMAX 24		/* bound on timer events (dead-peer property) */
 #endif
 
+#ifndef PSN0
+#define PSN0 13		/* QP 0's first PSN (absolute; the wire carries it modulo 16) */
+#endif
+#ifndef PSN1
+#define PSN1 14		/* QP 1's */
+#endif
+
 #define WIN 4		/* max_inflight: PSNs in flight per QP */
 #define CAP 8		/* packets one direction of the network holds */
 #define NWMAX 3
@@ -870,6 +877,7 @@ inline engine_rx(q)
 				qp_fail(q, ST_FLUSH)
 			:: h_res == PLACED ->
 				/* P5: no PSN placed twice */
+				assert(rp.g < 31);	/* model bound: the ghost bitmask */
 				assert(!((gplaced[q] >> rp.g) & 1));
 				gplaced[q] = gplaced[q] | (1 << rp.g);
 				rbits[q] = rbits[q] | (1 << rp.psn);
@@ -1120,6 +1128,9 @@ init
 			NW = 3; wr(0, OP_SEND, 1, 0, 0); wr(1, OP_RREQ, 1, 1, 0); wr(2, OP_SEND, 1, 1, 0);
 			NR = 2; NRPOST = 2; rq_tail = 2
 		fi;
+		/* initial PSNs just before the 4-bit wrap, so that every run crosses it */
+		una[0] = PSN0; nxt[0] = PSN0; rbase[1] = PSN0;
+		una[1] = PSN1; nxt[1] = PSN1; rbase[0] = PSN1;
 		up[0] = 1; up[1] = 1; alive[0] = 1; alive[1] = 1; dirty[0] = 1;
 		if :: dead == 1 -> alive[1] = 0 :: else -> skip fi;
 		run qp(0); run qp(1)
