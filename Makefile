@@ -119,14 +119,17 @@ $(BUILD)/tests/%: tests/%.c $(CLI_OBJS) $(COLL_A) $(LIB_A) | $(BUILD)/tests/.dir
 $(BUILD)/perf/%.o: perf/%.c | $(BUILD)/perf/.dir
 	$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
 
-$(PERF): $(BUILD)/perf/main.o $(BUILD)/perf/args.o $(LIB_A)
+$(PERF): $(BUILD)/perf/main.o $(BUILD)/perf/args.o $(BUILD)/perf/json.o $(LIB_A)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS) $(TOOL_LIBS)
 
-$(COLLPERF): $(BUILD)/perf/coll_perf.o $(COLL_A) $(LIB_A)
+$(COLLPERF): $(BUILD)/perf/coll_perf.o $(BUILD)/perf/json.o $(COLL_A) $(LIB_A)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS) $(TOOL_LIBS)
 
 $(BUILD)/tests/test_perf_args: tests/test_perf_args.c $(BUILD)/perf/args.o | $(BUILD)/tests/.dir
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/perf/args.o -lcmocka
+
+$(BUILD)/tests/test_perf_json: tests/test_perf_json.c $(BUILD)/perf/json.o | $(BUILD)/tests/.dir
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/perf/json.o -lcmocka $(TOOL_LIBS)
 
 $(BUILD)/tests/test_fabric: tests/test_fabric.c $(SWITCH_OBJS) | $(BUILD)/tests/.dir
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(SWITCH_OBJS) -lcmocka

@@ -31,6 +31,8 @@
 
 #include <mroce/mroce.h>
 
+#include "json.h"
+
 struct args {
 	enum mroce_coll_kind	kind;
 	size_t			minb, maxb;
@@ -347,9 +349,10 @@ int main(int argc, char **argv)
 {
 	MROCE_OPTS(mroce_coll_opts, copts, .rank = -1);
 	struct mroce_coll_comm *c;
+	struct json_object *report = NULL;
 	char msg[160];
 	struct args a;
-	bool first = true, reduces;
+	bool reduces;
 	int err, n, r;
 
 	if (parse_args(argc, argv, &a, msg, sizeof(msg))) {
@@ -367,12 +370,15 @@ int main(int argc, char **argv)
 	r = mroce_coll_rank(c);
 	err = warm_up(c, a.warmup_ms);
 	reduces = a.kind == MROCE_COLL_ALLREDUCE || a.kind == MROCE_COLL_REDUCE_SCATTER;
-	if (!r && a.json)
-		printf("{\"impl\":\"mroce\",\"coll\":\"%s\",\"ranks\":%d,\"type\":\"%s\",\"op\":\"%s\","
-		       "\"iters\":%d,\"results\":[", kind_names[a.kind], n,
-		       mroce_coll_dtype_str(a.dtype), reduces ? mroce_coll_redop_str(a.op) : "-",
-		       a.iters);
-	else if (!r)
+	if (!r && a.json) {
+		struct coll_run run = {
+			.coll = kind_names[a.kind], .ranks = n, .type = mroce_coll_dtype_str(a.dtype),
+			.op = reduces ? mroce_coll_redop_str(a.op) : "-", .iters = a.iters,
+		};
+
+		if (!(report = perf_json_coll_run(&run)) && !err)
+			err = -ENOMEM;
+	} else if (!r)
 		printf("# mroce-coll-perf: %s, %d ranks, %s%s%s, %d iters\n"
 		       "#%12s %11s %7s %7s %15s %11s %12s %12s %7s\n", kind_names[a.kind], n,
 		       mroce_coll_dtype_str(a.dtype), reduces ? " " : "",
@@ -422,23 +428,28 @@ int main(int argc, char **argv)
 		algo = mroce_coll_algo(c, a.kind, bytes);
 		if (r)
 			continue;
-		if (a.json)
-			printf("%s{\"size\":%zu,\"count\":%zu,\"algo\":\"%s\",\"time_us\":%.2f,"
-			       "\"algbw\":%.4f,\"busbw\":%.4f,\"wrong\":%lld}", first ? "" : ",",
-			       bytes, bytes / mroce_coll_dtype_size(a.dtype), algo, tmax, algbw, busbw,
-			       total);
-		else
+		if (a.json) {
+			struct coll_result res = {
+				.size = bytes, .count = bytes / mroce_coll_dtype_size(a.dtype),
+				.algo = algo, .time_us = tmax, .algbw = algbw, .busbw = busbw,
+				.wrong = total,
+			};
+
+			if (perf_json_coll_add(report, &res))
+				err = -ENOMEM;
+		} else {
 			printf(" %12zu %11zu %7s %7s %15s %11.2f %12.3f %12.3f %7lld\n", bytes,
 			       bytes / mroce_coll_dtype_size(a.dtype), mroce_coll_dtype_str(a.dtype),
 			       reduces ? mroce_coll_redop_str(a.op) : "-", algo, tmax, algbw, busbw,
 			       total);
+		}
 		fflush(stdout);
-		first = false;
 		if (total)
 			err = -EBADMSG;
 	}
-	if (!r && a.json)
-		printf("]}\n");
+	/* Whatever was measured before a failure is still reported, as before. */
+	if (!r && a.json && perf_json_print(stdout, report) && !err)
+		err = -ENOMEM;
 	if (err) {
 		mroce_strerror(err, msg, sizeof(msg));
 		fprintf(stderr, "mroce-coll-perf: rank %d: %s\n", r,

@@ -21,6 +21,7 @@
 #include <mroce/mroce.h>
 
 #include "args.h"
+#include "json.h"
 
 enum { MSG_HELLO = 1, MSG_START, MSG_READY, MSG_STOP, MSG_DONE };
 
@@ -377,15 +378,17 @@ static void report(struct perf *p, __u32 size, __u64 ops, double secs, double cp
 	p99 = pct(p->lat, p->nlat, 0.99);
 	p999 = pct(p->lat, p->nlat, 0.999);
 	if (a->json) {
-		printf("{\"test\":\"%s\",\"size\":%u,\"qps\":%u,\"paths\":%u,\"mode\":\"%s\",\"ops\":%" PRIu64
-		       ",\"seconds\":%.6f,\"gbit_s\":%.4f,\"mops\":%.6f,\"lat_us\":{\"p50\":%.3f,\"p99\":%.3f,"
-		       "\"p999\":%.3f},\"retransmitted\":%llu,\"out_of_order\":%llu,\"duplicates\":%llu,"
-		       "\"cpu_s_per_gb\":%.4f,\"rss_kb\":%ld,\"tx_pkts\":%llu,\"rto_events\":%llu,"
-		       "\"paths_retired\":%llu}\n", perf_test_name(a->test), size, a->qps, a->paths,
-		       a->go_back_n ? "gbn" : a->unordered ? "unordered" : "ordered", (uint64_t)ops, secs,
-		       gbps, mops, p50, p99, p999, (unsigned long long)retx, (unsigned long long)ooo,
-		       (unsigned long long)dup, bytes ? cpu / (bytes / 1e9) : 0, rss_kb(), (unsigned long long)pkts,
-		       (unsigned long long)rto, (unsigned long long)retired);
+		struct perf_result r = {
+			.test = perf_test_name(a->test), .dev = a->dev, .size = size, .qps = a->qps,
+			.mode = a->go_back_n ? "gbn" : a->unordered ? "unordered" : "ordered",
+			.paths = a->paths, .ops = ops, .retx = retx, .ooo = ooo, .dup = dup,
+			.tx_pkts = pkts, .rto = rto, .retired = retired, .secs = secs, .gbps = gbps,
+			.mops = mops, .p50 = p50, .p99 = p99, .p999 = p999, .rss_kb = rss_kb(),
+			.cpu_s_per_gb = bytes ? cpu / (bytes / 1e9) : 0,
+		};
+
+		if (perf_json_print(stdout, perf_json_result(&r)))
+			fprintf(stderr, "mroce-perf: out of memory for the JSON report\n");
 	} else {
 		printf("%-9s %9u B  %10" PRIu64 " ops  %8.3f Gbit/s  %8.4f Mop/s  lat p50 %8.2f p99 %8.2f "
 		       "p99.9 %8.2f us  sent %llu retx %llu ooo %llu dup %llu rto %llu retired %llu  cpu %.2f s/GB\n",

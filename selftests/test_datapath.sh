@@ -150,6 +150,20 @@ t_cli_errors() {
 	b ip link set dev "$IF_B" xdp off
 }
 
+# JSON output escapes what it prints: an interface named q"x\y (legal on
+# Linux) round-trips through `mroce status --json` and a JSON parser.
+t_status_json_odd_ifname() {
+	local odd='q"x\y'
+	b ip link add "$odd" type veth peer name qxpeer || return 1
+	b ip link set "$odd" up && b ip link set qxpeer up || return 1
+	b "$MROCE" attach "$odd" || return 1
+	b "$MROCE" status "$odd" --json >"$TMP/odd.json" || return 1
+	cat "$TMP/odd.json"
+	python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); print("ifname:", repr(d["ifname"])); sys.exit(d["ifname"] != sys.argv[2] or d["mode"] != "native")' \
+		"$TMP/odd.json" "$odd" || { echo "the interface name did not round-trip"; return 1; }
+	b "$MROCE" detach "$odd" >/dev/null
+}
+
 require_root datapath
 run_test "attach with the CLI in native mode" t_attach_cli_native
 run_test "crafted frames reach AF_XDP exactly when valid; ping and TCP unharmed" t_crafted_frames_and_normal_traffic
@@ -159,4 +173,5 @@ run_test "standalone attach with ip link" t_attach_with_ip_link
 run_test "generic (skb) mode" t_generic_mode
 run_test "attach with libxdp's loader (single-program fallback)" t_attach_with_libxdp
 run_test "CLI errors" t_cli_errors
+run_test "status --json escapes an interface name with a quote and a backslash" t_status_json_odd_ifname
 summary datapath
