@@ -18,12 +18,16 @@ static void cum_acked_done(struct mroce_qp *qp, struct mroce_swqe *w)
 	}
 }
 
-/* Report finished requests; in ordered mode only in posting order. */
+/*
+ * Report finished requests; in ordered mode only in posting order. Every
+ * posted entry is looked at (one fully sent stays at sq_next until the next
+ * transmit round). A failed one fails the QP once all before it are reported.
+ */
 static void complete_sq_done(struct mroce_qp *qp)
 {
-	bool ordered = qp->attr.order == MROCE_ORDERED;
+	bool ordered = qp->attr.order == MROCE_ORDERED, all_before = true;
 
-	for (__u32 i = qp->sq_head; i != qp->sq_next && qp->state == MROCE_QPS_RTS; i++) {
+	for (__u32 i = qp->sq_head; i != qp->sq_tail && qp->state == MROCE_QPS_RTS; i++) {
 		struct mroce_swqe *w = SWQE(qp, i);
 		struct mroce_wc wc = { .wr_id = w->wr_id, .qp_num = qp->qpn };
 
@@ -32,12 +36,14 @@ static void complete_sq_done(struct mroce_qp *qp)
 		if (!w->done) {
 			if (ordered)
 				break;
+			all_before = false;
 			continue;
 		}
 		if (w->reported)
 			continue;
 		if (w->status) {
-			mroce_qp_fail(qp, (enum mroce_wc_status)w->status);
+			if (all_before)	/* else it fails in its turn */
+				mroce_qp_fail(qp, (enum mroce_wc_status)w->status);
 			return;
 		}
 		wc.status = MROCE_WC_SUCCESS;
@@ -53,8 +59,10 @@ void mroce_complete_sq(struct mroce_qp *qp)
 	complete_sq_done(qp);
 	if (qp->state != MROCE_QPS_RTS)
 		return;
-	while (qp->sq_head != qp->sq_next && SWQE(qp, qp->sq_head)->reported)
+	while (qp->sq_head != qp->sq_tail && SWQE(qp, qp->sq_head)->reported)
 		qp->sq_head++;
+	if (mroce_psn_before(qp->sq_next, qp->sq_head))
+		qp->sq_next = qp->sq_head;	/* never packetise from a recycled slot */
 	/* Requests failed at posting (local protection) complete in their turn. */
 	while (qp->state == MROCE_QPS_RTS && qp->sq_head != qp->sq_tail) {
 		struct mroce_swqe *w = SWQE(qp, qp->sq_head);

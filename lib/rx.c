@@ -70,6 +70,8 @@ static void rsp_error_fire(struct mroce_qp *qp)
 	struct mroce_msgslot *m = MSG(qp, qp->rsp_err_msn);
 
 	qp->rsp_err = false;
+	/* what finished before the error is reported before it, on both queues */
+	mroce_complete_sq(qp);
 	mroce_complete_rq(qp);
 	if (qp->rsp_err_recv && m->state != MSG_FREE && m->msn == qp->rsp_err_msn && m->status &&
 	    qp->rq_head == m->msn && qp->rq_head != qp->rq_tail) {
