@@ -66,6 +66,7 @@ int mroce_dev_create(const struct mroce_port_ops *ops, void *port, struct mroce_
 	if (!dev)
 		return -ENOMEM;
 	pthread_mutex_init(&dev->lock, NULL);
+	dev->pd0 = (struct mroce_pd){ .dev = dev, .is_default = true };
 	dev->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	if (dev->wake_fd < 0) {
 		err = -errno;

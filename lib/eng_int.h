@@ -34,7 +34,7 @@ void mroce_send_probe(struct mroce_qp *qp, __u32 psn, struct mroce_txpkt *rec);
 void mroce_send_nack(struct mroce_qp *qp, __u8 code, __u32 psn, __u32 msn);
 
 /* place.c: responder placement of arriving requests and READ responses */
-int mroce_sg_copy(struct mroce_dev *dev, const struct mroce_sge *sg, __u32 n, __u32 off,
+int mroce_sg_copy(const struct mroce_pd *pd, const struct mroce_sge *sg, __u32 n, __u32 off,
 		  void *lin, __u32 len, bool to_sg);
 int mroce_place(struct mroce_qp *qp, const struct mroce_hdr *h, const void *payload, __u32 psn);
 struct mroce_swqe *mroce_read_of(struct mroce_qp *qp, __u32 id);

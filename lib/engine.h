@@ -32,6 +32,7 @@ struct mroce_dev {
 	__u16			udp_port;
 	struct mroce_qp		*qps[MROCE_MAX_QPS];
 	struct mroce_mr		mrs[MROCE_MAX_MRS];
+	struct mroce_pd		pd0;		/* the default PD (mroce_reg_mr, attr.pd NULL) */
 	struct mroce_dev_stats	stats;
 	pthread_t		thread;
 	bool			thread_running;

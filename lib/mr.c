@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* Memory regions: registration, keys, and the key lookups placement uses. */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "engine.h"
@@ -9,45 +10,109 @@
 /*
  * Keys: the low 12 bits index the table, the other 20 are random, so a
  * remote key cannot be guessed (and a packet must already carry the right
- * 64-bit connection token before its rkey is looked at).
+ * 64-bit connection token before its rkey is looked at). The slot is picked
+ * at random among the free ones, so the index does not tell how many
+ * regions were registered before or which key comes next either; lkey and
+ * rkey differ, so an lkey a peer learns is no rkey.
  */
 #define KEY_INDEX(k)	((k) & (MROCE_MAX_MRS - 1))
+#define KEY_RANDOM	(~(__u32)(MROCE_MAX_MRS - 1))
 
-int mroce_reg_mr(struct mroce_dev *dev, void *addr, size_t length, unsigned int access,
-		 struct mroce_mr **mrp)
+int mroce_alloc_pd(struct mroce_dev *dev, struct mroce_pd **pdp)
+{
+	struct mroce_pd *pd;
+
+	if (!dev || !pdp)
+		return -EINVAL;
+	pd = calloc(1, sizeof(*pd));
+	if (!pd)
+		return -ENOMEM;
+	pd->dev = dev;
+	*pdp = pd;
+	return 0;
+}
+
+int mroce_dealloc_pd(struct mroce_pd *pd)
+{
+	int err = 0;
+
+	if (!pd || pd->is_default)
+		return -EINVAL;
+	pthread_mutex_lock(&pd->dev->lock);
+	if (pd->users)
+		err = -EBUSY;
+	pthread_mutex_unlock(&pd->dev->lock);
+	if (!err)
+		free(pd);
+	return err;
+}
+
+/* A free slot, searched from a random one; -1 if the table is full. dev->lock held. */
+static int free_slot(struct mroce_dev *dev)
+{
+	__u32 start = (__u32)mroce_random64();
+
+	for (__u32 n = 0; n < MROCE_MAX_MRS; n++) {
+		__u32 i = KEY_INDEX(start + n);
+
+		if (!dev->mrs[i].used)
+			return (int)i;
+	}
+	return -1;
+}
+
+static void make_keys(struct mroce_mr *mr, __u32 i)
+{
+	__u64 r;
+
+	do
+		r = mroce_random64();
+	while (((__u32)r & KEY_RANDOM) == ((__u32)(r >> 32) & KEY_RANDOM));
+	mr->lkey = ((__u32)r & KEY_RANDOM) | i;
+	mr->rkey = ((__u32)(r >> 32) & KEY_RANDOM) | i;
+}
+
+int mroce_reg_mr_pd(struct mroce_pd *pd, void *addr, size_t length, unsigned int access,
+		    struct mroce_mr **mrp)
 {
 	unsigned int known = MROCE_ACCESS_LOCAL_WRITE | MROCE_ACCESS_REMOTE_WRITE |
 			     MROCE_ACCESS_REMOTE_READ;
-	int err = -ENOSPC;
+	struct mroce_dev *dev;
+	struct mroce_mr *mr;
+	int i;
 
-	if (!dev || !mrp || (!addr && length) || (access & ~known))
+	if (!pd || !mrp || (!addr && length) || (access & ~known))
 		return -EINVAL;
 	/* Remote writers need local write permission too (as in ibverbs). */
 	if ((access & MROCE_ACCESS_REMOTE_WRITE) && !(access & MROCE_ACCESS_LOCAL_WRITE))
 		return -EINVAL;
 	if ((__u64)(unsigned long)addr + length < (__u64)(unsigned long)addr)
 		return -EINVAL;
+	dev = pd->dev;
 	pthread_mutex_lock(&dev->lock);
-	for (__u32 i = 0; i < MROCE_MAX_MRS; i++) {
-		struct mroce_mr *mr = &dev->mrs[i];
-		__u64 r;
-
-		if (mr->used)
-			continue;
-		r = mroce_random64();
-		mr->dev = dev;
-		mr->addr = addr;
-		mr->length = length;
-		mr->access = access;
-		mr->lkey = ((__u32)r & ~(__u32)(MROCE_MAX_MRS - 1)) | i;
-		mr->rkey = ((__u32)(r >> 32) & ~(__u32)(MROCE_MAX_MRS - 1)) | i;
-		mr->used = true;
-		*mrp = mr;
-		err = 0;
-		break;
+	i = free_slot(dev);
+	if (i < 0) {
+		pthread_mutex_unlock(&dev->lock);
+		return -ENOSPC;
 	}
+	mr = &dev->mrs[i];
+	mr->dev = dev;
+	mr->pd = pd;
+	mr->addr = addr;
+	mr->length = length;
+	mr->access = access;
+	make_keys(mr, (__u32)i);
+	mr->used = true;
+	pd->users++;
 	pthread_mutex_unlock(&dev->lock);
-	return err;
+	*mrp = mr;
+	return 0;
+}
+
+int mroce_reg_mr(struct mroce_dev *dev, void *addr, size_t length, unsigned int access,
+		 struct mroce_mr **mrp)
+{
+	return dev ? mroce_reg_mr_pd(&dev->pd0, addr, length, access, mrp) : -EINVAL;
 }
 
 int mroce_dereg_mr(struct mroce_mr *mr)
@@ -58,6 +123,7 @@ int mroce_dereg_mr(struct mroce_mr *mr)
 		return -EINVAL;
 	dev = mr->dev;
 	pthread_mutex_lock(&dev->lock);
+	mr->pd->users--;
 	memset(mr, 0, sizeof(*mr));
 	pthread_mutex_unlock(&dev->lock);
 	return 0;
@@ -90,16 +156,18 @@ bool mroce_mr_covers(const struct mroce_mr *mr, __u64 addr, __u64 len)
 /*
  * The one check of every access to registered memory, at post time and
  * again for every packet that touches it (a region may be deregistered
- * while work still names it): the key names a live region that covers the
- * range and grants `need`. A zero-length access needs no region.
+ * while work still names it): the key names a live region of the accessing
+ * QP's protection domain that covers the range and grants `need`. A zero-length access needs no region.
  */
-bool mroce_mr_grants(struct mroce_dev *dev, __u32 key, bool remote, __u64 addr, __u64 len,
+bool mroce_mr_grants(const struct mroce_pd *pd, __u32 key, bool remote, __u64 addr, __u64 len,
 		     unsigned int need)
 {
 	struct mroce_mr *mr;
 
 	if (!len)
 		return true;
-	mr = remote ? mroce_mr_by_rkey(dev, key) : mroce_mr_by_lkey(dev, key);
-	return mr && (mr->access & need) == need && mroce_mr_covers(mr, addr, len);
+	mr = remote ? mroce_mr_by_rkey(pd->dev, key) : mroce_mr_by_lkey(pd->dev, key);
+	/* A region of another PD is refused exactly like an unknown key. */
+	return mr && mr->pd == pd && (mr->access & need) == need &&
+	       mroce_mr_covers(mr, addr, len);
 }

@@ -16,7 +16,7 @@
  * may have been deregistered since the work request was posted).
  * -EPERM, with nothing of that SGE copied, if a region no longer grants it.
  */
-int mroce_sg_copy(struct mroce_dev *dev, const struct mroce_sge *sg, __u32 n, __u32 off,
+int mroce_sg_copy(const struct mroce_pd *pd, const struct mroce_sge *sg, __u32 n, __u32 off,
 		  void *lin, __u32 len, bool to_sg)
 {
 	__u8 *p = lin;
@@ -29,7 +29,7 @@ int mroce_sg_copy(struct mroce_dev *dev, const struct mroce_sge *sg, __u32 n, __
 			off -= sg[i].length;
 			continue;
 		}
-		if (!mroce_mr_grants(dev, sg[i].lkey, false, sg[i].addr, sg[i].length,
+		if (!mroce_mr_grants(pd, sg[i].lkey, false, sg[i].addr, sg[i].length,
 				     to_sg ? MROCE_ACCESS_LOCAL_WRITE : 0))
 			return -EPERM;
 		chunk = sg[i].length - off < len ? sg[i].length - off : len;
@@ -86,7 +86,7 @@ static int place_write(struct mroce_qp *qp, const struct mroce_hdr *h, const voi
 	}
 	if (h->msg_len) {
 		if (target < h->raddr ||
-		    !mroce_mr_grants(qp->dev, h->rkey, true, h->raddr, h->msg_len, op->remote_access))
+		    !mroce_mr_grants(qp->pd, h->rkey, true, h->raddr, h->msg_len, op->remote_access))
 			return MROCE_NAK_REMOTE_ACCESS;
 		memcpy((__u8 *)(unsigned long)target, payload, h->payload_len);
 	}
@@ -113,7 +113,7 @@ static int place_send(struct mroce_qp *qp, const struct mroce_hdr *h, const void
 		m->status = MROCE_WC_LOC_LEN_ERR;
 		return MROCE_NAK_INVALID_REQ;
 	}
-	if (mroce_sg_copy(qp->dev, r->sge, r->num_sge, h->offset, (void *)payload,
+	if (mroce_sg_copy(qp->pd, r->sge, r->num_sge, h->offset, (void *)payload,
 			  h->payload_len, true)) {
 		m->status = MROCE_WC_LOC_PROT_ERR;
 		return MROCE_NAK_REMOTE_OP;
@@ -134,7 +134,7 @@ static int place_read_req(struct mroce_qp *qp, const struct mroce_hdr *h)
 	unsigned int need = mroce_op_info(h->opcode)->remote_access;
 	__u64 src = h->raddr + h->offset;
 
-	if (src < h->raddr || !mroce_mr_grants(qp->dev, h->rkey, true, src, h->rd_len, need))
+	if (src < h->raddr || !mroce_mr_grants(qp->pd, h->rkey, true, src, h->rd_len, need))
 		return MROCE_NAK_REMOTE_ACCESS;
 	for (__u32 i = 0; i < MROCE_READ_JOBS; i++) {
 		struct mroce_rjob *j = &qp->rjobs[i];
@@ -169,7 +169,7 @@ static int place_read_resp(struct mroce_qp *qp, const struct mroce_hdr *h, const
 	/* Must name a READ of ours that is still waiting, and stay inside it. */
 	if (!w || h->msg_len != w->len)
 		return MROCE_NAK_INVALID_REQ;
-	if (mroce_sg_copy(qp->dev, w->sge, w->num_sge, h->offset, (void *)payload,
+	if (mroce_sg_copy(qp->pd, w->sge, w->num_sge, h->offset, (void *)payload,
 			  h->payload_len, true)) {
 		/* Our own region went away under the READ: it fails here, nothing lands. */
 		w->done = 1;

@@ -7,15 +7,15 @@
 #include "opcode.h"
 
 /* Check a local SG list against registered memory; total length in *len. */
-static int check_sges(struct mroce_dev *dev, const struct mroce_sge *sg, int n, bool need_write,
-		      __u32 *len)
+static int check_sges(const struct mroce_pd *pd, const struct mroce_sge *sg, int n,
+		      bool need_write, __u32 *len)
 {
 	__u64 total = 0;
 
 	if (n < 0 || n > MROCE_MAX_SGE || (n && !sg))
 		return -EINVAL;
 	for (int i = 0; i < n; i++) {
-		if (!mroce_mr_grants(dev, sg[i].lkey, false, sg[i].addr, sg[i].length,
+		if (!mroce_mr_grants(pd, sg[i].lkey, false, sg[i].addr, sg[i].length,
 				     need_write ? MROCE_ACCESS_LOCAL_WRITE : 0))
 			return -EPERM;
 		total += sg[i].length;
@@ -45,7 +45,7 @@ int mroce_post_send(struct mroce_qp *qp, const struct mroce_send_wr *wr)
 	if (!err && qp->sq_tail - qp->sq_head >= qp->attr.sq_depth)
 		err = -EAGAIN;
 	if (!err)
-		err = check_sges(qp->dev, wr->sg_list, wr->num_sge, info->awaits_resp, &len);
+		err = check_sges(qp->pd, wr->sg_list, wr->num_sge, info->awaits_resp, &len);
 	if (err && err != -EPERM) {
 		pthread_mutex_unlock(&qp->dev->lock);
 		return err;
@@ -99,7 +99,7 @@ int mroce_post_recv(struct mroce_qp *qp, const struct mroce_recv_wr *wr)
 	if (!err && qp->rq_tail - qp->rq_head >= qp->attr.rq_depth)
 		err = -EAGAIN;
 	if (!err)
-		err = check_sges(qp->dev, wr->sg_list, wr->num_sge, true, &len);
+		err = check_sges(qp->pd, wr->sg_list, wr->num_sge, true, &len);
 	if (!err) {
 		w = RWQE(qp, qp->rq_tail);
 		w->wr_id = wr->wr_id;

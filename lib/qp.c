@@ -55,6 +55,9 @@ int mroce_create_qp(struct mroce_dev *dev, const struct mroce_qp_attr *attr, str
 	/* A CQ is guarded by its own device's lock: another device's would be raced. */
 	if (a.send_cq->dev != dev || a.recv_cq->dev != dev)
 		return -EINVAL;
+	/* So is a PD; and its regions are all on its own device. */
+	if (a.pd && a.pd->dev != dev)
+		return -EINVAL;
 	a.sq_depth = DFLT(a.sq_depth, 256);
 	a.rq_depth = DFLT(a.rq_depth, 256);
 	a.paths = DFLT(a.paths, 1);
@@ -90,6 +93,7 @@ int mroce_create_qp(struct mroce_dev *dev, const struct mroce_qp_attr *attr, str
 		return -ENOMEM;
 	}
 	qp->dev = dev;
+	qp->pd = a.pd ? a.pd : &dev->pd0;
 	qp->attr = a;
 	qp->send_cq = a.send_cq;
 	qp->recv_cq = a.recv_cq;
@@ -112,6 +116,7 @@ int mroce_create_qp(struct mroce_dev *dev, const struct mroce_qp_attr *attr, str
 			continue;	/* another live process on this interface owns it */
 		qp->qpn = q;
 		dev->qps[q] = qp;
+		qp->pd->users++;
 		err = 0;
 		break;
 	}
@@ -230,6 +235,7 @@ int mroce_destroy_qp(struct mroce_qp *qp)
 		mroce_qp_fail(qp, MROCE_WC_WR_FLUSH_ERR);
 	flush_all(qp, MROCE_WC_WR_FLUSH_ERR);
 	dev->qps[qp->qpn] = NULL;
+	qp->pd->users--;
 	pthread_mutex_unlock(&dev->lock);
 	free(qp->sq);
 	free(qp->rq);

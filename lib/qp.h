@@ -15,6 +15,7 @@
 #include "mroce/wire.h"
 
 struct mroce_dev;
+struct mroce_pd;
 struct mroce_cq;
 struct mroce_cc_ops;
 
@@ -131,6 +132,7 @@ struct mroce_msgslot {
 
 struct mroce_qp {
 	struct mroce_dev	*dev;
+	struct mroce_pd		*pd;		/* the only regions it reaches */
 	struct mroce_cq		*send_cq, *recv_cq;
 	struct mroce_qp_attr	attr;		/* with defaults filled in */
 	__u32			qpn;

@@ -49,7 +49,7 @@ int mroce_emit(struct mroce_qp *qp, struct mroce_hdr *h, const struct mroce_sge 
 	if (h->payload_len) {
 		if (lin) {
 			memcpy((__u8 *)buf + hdr, lin, h->payload_len);
-		} else if (mroce_sg_copy(dev, sg, nsge, sg_off, (__u8 *)buf + hdr, h->payload_len,
+		} else if (mroce_sg_copy(qp->pd, sg, nsge, sg_off, (__u8 *)buf + hdr, h->payload_len,
 					 false)) {
 			dev->ops->tx_send(dev->port, buf, 0);	/* the local region is gone */
 			return -EPERM;
@@ -91,7 +91,7 @@ static const void *rjob_hdr(struct mroce_qp *qp, const struct mroce_txpkt *rec, 
 	h->flags = (off == 0 ? MROCE_F_FIRST : 0) | (off + rec->len == j->msg_len ? MROCE_F_LAST : 0);
 	if (!rec->len)
 		return NULL;
-	if (!j->cancelled && !mroce_mr_grants(qp->dev, j->rkey, true, src, rec->len,
+	if (!j->cancelled && !mroce_mr_grants(qp->pd, j->rkey, true, src, rec->len,
 					      MROCE_ACCESS_REMOTE_READ))
 		rjob_cancel(qp, j);
 	if (j->cancelled) {

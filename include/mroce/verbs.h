@@ -21,6 +21,7 @@ extern "C" {
 #endif
 
 struct mroce_dev;	/* an interface + receive queue: UMEM, AF_XDP socket, transport */
+struct mroce_pd;	/* a protection domain: QPs reach only regions of their own */
 struct mroce_mr;	/* a registered memory region */
 struct mroce_cq;	/* a completion queue */
 struct mroce_qp;	/* a reliable connected queue pair */
@@ -117,6 +118,18 @@ enum mroce_access {
 	MROCE_ACCESS_REMOTE_READ	= 4,
 };
 
+/*
+ * Protection domains, as in ibverbs: a QP reaches (remotely or through its
+ * own SGEs) only the regions of its PD; a key of another PD is refused like
+ * an unknown one. Every device has a default PD, which mroce_reg_mr() and
+ * QPs created without attr.pd use. mroce_dealloc_pd(): -EBUSY while a
+ * region or QP is in it.
+ */
+MROCE_API int mroce_alloc_pd(struct mroce_dev *dev, struct mroce_pd **pd);
+MROCE_API int mroce_dealloc_pd(struct mroce_pd *pd);
+MROCE_API int mroce_reg_mr_pd(struct mroce_pd *pd, void *addr, size_t length,
+			      unsigned int access, struct mroce_mr **mr);
+/* A region in the device's default PD. */
 MROCE_API int mroce_reg_mr(struct mroce_dev *dev, void *addr, size_t length,
 			   unsigned int access, struct mroce_mr **mr);
 MROCE_API int mroce_dereg_mr(struct mroce_mr *mr);
@@ -207,6 +220,8 @@ struct mroce_qp_attr {
 					 * a dead route then fails the QP */
 	__u32		max_rd_atomic;	/* READs outstanding at once as requester (ibverbs' name);
 					 * also bounded by what the responder advertises; 0: 16 */
+	struct mroce_pd	*pd;		/* regions it may reach; NULL: the device's default PD
+					 * (a PD of another device: -EINVAL) */
 	size_t		:0;
 };
 
