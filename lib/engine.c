@@ -44,24 +44,35 @@ void mroce_qp_stats_update(struct mroce_qp *qp)
 
 int mroce_engine_run(struct mroce_dev *dev, void (*rx)(void *, const void *, __u32))
 {
+	__u32 start;
 	__u64 now;
 	int work;
 
 	work = dev->ops->rx_burst(dev->port, rx, dev, RX_BUDGET);
 	now = dev->ops->now_us(dev->port);
 	/*
-	 * Each round starts one QP further on: when the port runs out of
-	 * transmit buffers part way, a fixed start would give the low QPNs
-	 * every buffer and starve the rest.
+	 * Each round starts just after the last QP that sent in the round
+	 * before (or one QP further on if none did): when the port runs out
+	 * of transmit buffers part way, a fixed start would give the low QPNs
+	 * every buffer, and a start one further on would hand the QP behind
+	 * an idle or a buffer-taking one every buffer a second time.
 	 */
-	dev->rr_qp = dev->rr_qp % (MROCE_MAX_QPS - 1) + 1;
+	if (!dev->rr_qp || dev->rr_qp >= MROCE_MAX_QPS)
+		dev->rr_qp = 1;
+	start = dev->rr_qp;
+	dev->rr_qp = start % (MROCE_MAX_QPS - 1) + 1;
 	for (__u32 n = 0; n < MROCE_MAX_QPS - 1; n++) {
-		struct mroce_qp *qp = dev->qps[(dev->rr_qp - 1 + n) % (MROCE_MAX_QPS - 1) + 1];
+		__u32 q = (start - 1 + n) % (MROCE_MAX_QPS - 1) + 1;
+		struct mroce_qp *qp = dev->qps[q];
+		int sent;
 
 		if (!qp)
 			continue;
 		mroce_qp_timers(qp, now);
-		work += mroce_qp_tx(qp, now);
+		sent = mroce_qp_tx(qp, now);
+		if (sent > 0)
+			dev->rr_qp = q % (MROCE_MAX_QPS - 1) + 1;
+		work += sent;
 		if (qp->state == MROCE_QPS_RTS) {
 			mroce_complete_sq(qp);
 			mroce_complete_rq(qp);

@@ -39,7 +39,7 @@ struct mroce_dev {
 	volatile bool		stop;
 	int			wake_fd;	/* eventfd: new work for a sleeping progress thread */
 	bool			sleeping;	/* the progress thread is (about to be) waiting */
-	__u32			rr_qp;		/* QPN the last progress round started at */
+	__u32			rr_qp;		/* QPN the next progress round starts at */
 };
 
 /* Create a device over any port (the AF_XDP one, or a simulated wire). */

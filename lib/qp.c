@@ -327,7 +327,7 @@ int mroce_qp_connect_locked(struct mroce_qp *qp, const struct mroce_qp_info *r, 
 	qp->route.dport = r->udp_port ? r->udp_port : MROCE_DEFAULT_PORT;
 	/* Entropy base: spread QPs over the ephemeral range; each path adds its entropy. */
 	qp->route.sport = qp->attr.udp_sport ? (__u16)(qp->attr.udp_sport - 49152) :
-			  (__u16)((qp->qpn * 64) % MROCE_ENTROPY_SPACE);	/* offset; see emit() */
+			  mroce_entropy_base(qp->dev, qp->qpn);	/* offset; see emit() */
 	if (r->mtu < qp->attr.mtu)
 		qp->attr.mtu = r->mtu;
 	hdr_room = (r->family == AF_INET ? sizeof(struct iphdr) : sizeof(struct ipv6hdr)) +

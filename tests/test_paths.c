@@ -298,7 +298,7 @@ static bool first_done(void *ctx)
 	return f->w.na >= 1;
 }
 
-static void __attribute__((unused)) test_qps_share_tx_buffers_fairly(void **state)
+static void test_qps_share_tx_buffers_fairly(void **state)
 {
 	MROCE_OPTS(mroce_qp_attr, attr);
 	struct fair *f = calloc(1, sizeof(*f));
@@ -361,7 +361,7 @@ static __u32 base_gap(__u16 a, __u16 b)
  * Defect 12e: QPs of one device get entropy bases far enough apart that
  * their first paths do not share source ports: QPNs 256 apart included.
  */
-static void __attribute__((unused)) test_qp_entropy_bases_distinct(void **state)
+static void test_qp_entropy_bases_distinct(void **state)
 {
 	enum { N = 300, PATHS = 8 };
 	MROCE_OPTS(mroce_qp_attr, attr, .paths = PATHS);
@@ -504,11 +504,9 @@ static void __attribute__((unused)) test_path_down_recovery_bounded(void **state
 }
 
 /*
- * Not yet run: test_shared_bottleneck_keeps_paths (defect 10),
- * test_qps_share_tx_buffers_fairly (12d: round robin helps, 0.125 -> ~0.6,
- * not yet fair), test_path_down_recovery_bounded (25) still fail, and
- * test_qp_entropy_bases_distinct (12e) waits for lib/qp.c to call
- * mroce_entropy_base(); their fixes are not landed.
+ * Not yet run: test_shared_bottleneck_keeps_paths (defect 10) and
+ * test_path_down_recovery_bounded (25) still fail; their fixes are not
+ * landed.
  */
 int main(void)
 {
@@ -517,6 +515,8 @@ int main(void)
 		cmocka_unit_test(test_loss_shrinks_window),
 		cmocka_unit_test(test_rto_floors_window),
 		cmocka_unit_test(test_no_tx_buffer_no_spin),
+		cmocka_unit_test(test_qps_share_tx_buffers_fairly),
+		cmocka_unit_test(test_qp_entropy_bases_distinct),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
