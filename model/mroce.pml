@@ -121,7 +121,9 @@ byte una[2], nxt[2];		/* snd_una, snd_nxt */
 byte tmo[2];			/* timeouts since progress */
 byte rnrc[2];			/* rnr_count */
 bool rnrw[2];			/* now < rnr_until_us */
-byte rnrwaits[2];		/* ghost: RNR timer periods since progress */
+byte rnrwaits[2];		/* ghost: RNR timer periods since a receive was last found */
+byte rnre[2];			/* RNR waits begun (mod 256): rnr_wait_seq */
+byte rec_we[16];		/* rnre of its sender when the record was last sent */
 byte rec_st[16], rec_wqe[16], rec_off[16], rec_retx[16];
 bool rec_gbn[16];
 #define R(q, p)	((q) * 8 + ((p) & 7))	/* ring of 8 records >= WIN */
@@ -394,6 +396,10 @@ inline pkt_acked(q, rec, by_cum)
 		:: wop[h_i] == OP_RREQ -> wacked[h_i] = 1; read_maybe_done(h_i)
 		:: else ->
 			wacked[h_i]++;
+			if	/* ack.c: a receive was there, the RNR waits are over */
+			:: wop[h_i] == OP_SEND -> rnrc[q] = 0; rnrwaits[q] = 0
+			:: else -> skip
+			fi;
 			/* (ordered) a receive-consuming message is done only when the
 			 * cumulative ACK passes it */
 			if
@@ -507,7 +513,7 @@ inline qp_tx(q)
 				send_psn(q, h_p);
 				h_q = R(q, h_p);
 				if :: !rec_gbn[h_q] -> rec_retx[h_q]++ :: else -> skip fi;
-				rec_gbn[h_q] = 0; rec_st[h_q] = INFL
+				rec_gbn[h_q] = 0; rec_st[h_q] = INFL; rec_we[h_q] = rnre[q]
 			:: else -> skip
 			fi;
 			h_p++
@@ -521,7 +527,7 @@ inline qp_tx(q)
 			:: else ->
 				h_q = R(q, nxt[q]);
 				rec_st[h_q] = INFL; rec_wqe[h_q] = h_i; rec_off[h_q] = h_p;
-				rec_retx[h_q] = 0; rec_gbn[h_q] = 0;
+				rec_retx[h_q] = 0; rec_gbn[h_q] = 0; rec_we[h_q] = rnre[q];
 				if
 				:: h_i >= JOB -> jemit[h_i - JOB]++
 				:: else ->
@@ -800,7 +806,7 @@ inline handle_ack(q)
 		:: else -> break
 		od;
 		if
-		:: h_prog -> tmo[q] = 0; rnrc[q] = 0; rnrwaits[q] = 0
+		:: h_prog -> tmo[q] = 0
 		:: else -> skip
 		fi
 	fi
@@ -825,25 +831,35 @@ inline handle_nack(q)
 				fail_wqe_of(q, h_q, ST_RNR)
 			:: else -> skip
 			fi;
-#else
-			/* one receiver-not-ready wait counts once, however many packets it NACKs */
-			if
-			:: !rnrw[q] ->
-				rnrc[q]++;
-				if
-				:: rnrc[q] > RNR_RETRY ->
-					assert(rnrwaits[q] >= RNR_RETRY);	/* P8 */
-					fail_oldest(ST_RNR)
-				:: else -> skip
-				fi
-			:: else -> skip
-			fi;
-#endif
 			if
 			:: up[q] && rec_st[h_q] == INFL -> rec_st[h_q] = LOST; rec_retx[h_q] = 0
 			:: else -> skip
 			fi;
 			if :: up[q] -> rnrw[q] = 1 :: else -> skip fi
+#else
+			/*
+			 * ack.c nack_rnr: one wait counts once, however many packets it
+			 * NACKs and however late they come back: only the NACK of a
+			 * packet sent after the last wait began starts another; the
+			 * request of that NACK carries the error.
+			 */
+			h_b = (rec_we[h_q] == rnre[q]);
+			if
+			:: up[q] && rec_st[h_q] == INFL -> rec_st[h_q] = LOST; rec_retx[h_q] = 0
+			:: else -> skip
+			fi;
+			if
+			:: h_b ->
+				rnrc[q]++;
+				if
+				:: rnrc[q] > RNR_RETRY ->
+					assert(rnrwaits[q] >= RNR_RETRY);	/* P8 */
+					fail_wqe_of(q, h_q, ST_RNR)
+				:: else -> rnre[q]++; if :: up[q] -> rnrw[q] = 1 :: else -> skip fi
+				fi
+			:: else -> skip
+			fi
+#endif
 		:: else -> skip
 		fi
 	fi

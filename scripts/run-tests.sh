@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 # Run every test tier (make test builds first) and close with one line:
 #   tests: N passed, N failed, N skipped
-# Tiers: cmocka unit tests (no root), the same under ASan/UBSan, the XDP
+# Tiers: cmocka unit tests (no root), the same under ASan/UBSan, the SPIN model, the XDP
 # program under BPF_PROG_TEST_RUN (root), the veth/netns selftests (root),
 # the latter also with the sanitizer-built tools, and the emulated fabric
 # (root; its functional tests again with the sanitizer-built tools, its
@@ -97,6 +97,27 @@ echo "== unit tests under AddressSanitizer and UBSan"
 for t in build/asan/tests/test_*; do
 	[ -x "$t" ] && [ -f "$t" ] && run_cmocka "$t" asan
 done
+
+echo "== the protocol model under SPIN (make model)"
+run_model() {
+	local log="$LOGDIR/model.log" p f
+	model/check.sh build/model >"$log" 2>&1
+	read -r p f < <(sed -n 's/^model: \([0-9]*\) passed, \([0-9]*\) failed.*/\1 \2/p' "$log" | tail -n 1)
+	if [ -z "${p:-}" ]; then
+		echo "FAIL: model check.sh ended without a summary"
+		tail -n 20 "$log" | sed 's/^/    /'
+		FAIL=$((FAIL + 1))
+		return
+	fi
+	PASS=$((PASS + p)) FAIL=$((FAIL + f))
+	if [ "$f" -ne 0 ]; then
+		echo "FAIL: model ($p passed, $f failed)"
+		sed 's/^/    /' "$log"
+	else
+		echo "ok:   model ($p passed)"
+	fi
+}
+run_model
 
 echo "== XDP program under BPF_PROG_TEST_RUN (root)"
 run_cmocka build/selftests/prog_test bpf
