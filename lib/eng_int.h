@@ -56,6 +56,7 @@ __u8 mroce_pick_path(struct mroce_qp *qp);
 __u8 mroce_ack_path(struct mroce_qp *qp);
 void mroce_path_retire(struct mroce_qp *qp, struct mroce_path *p);
 void mroce_path_scoreboard(struct mroce_qp *qp, __u64 now);
+void mroce_path_loss(struct mroce_qp *qp, const struct mroce_txpkt *rec);
 
 /* comp.c: completions */
 void mroce_complete_sq(struct mroce_qp *qp);

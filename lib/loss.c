@@ -76,8 +76,7 @@ static __u32 rack_holes(struct mroce_qp *qp, __u64 now)
 		    (qp->rack_seq - rec->tx_seq >= qp->attr.reorder_pkts ||
 		     qp->rack_sent_us + qp->srtt_us / 2 >= rec->sent_us)) {
 			rec->state = PKT_LOST;
-			if (qp->paths[rec->path].entropy == rec->entropy)
-				qp->paths[rec->path].lost++;	/* a retired value is history */
+			mroce_path_loss(qp, rec);
 			qp->nlost++;
 			lost++;
 		} else if (!qp->rack_timer_us || rec->sent_us + thresh < qp->rack_timer_us) {

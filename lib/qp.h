@@ -37,8 +37,8 @@ _Static_assert((MROCE_MSG_SLOTS & (MROCE_MSG_SLOTS - 1)) == 0, "ring is a mask")
 struct mroce_path {
 	__u16	entropy;	/* added to the QP's base source port */
 	__u16	rsvd;
-	__u32	sent;		/* transmissions this epoch */
-	__u32	lost;		/* of those, declared lost */
+	__u32	sent;		/* first transmissions lately (halved each epoch) */
+	__u32	lost;		/* of those, declared lost (mroce_path_loss) */
 	__u32	srtt_us;	/* smoothed RTT of first transmissions on this entropy value */
 	__u32	samples;	/* RTT samples this epoch */
 	__u32	marks;		/* CE marks echoed for it this epoch */

@@ -295,7 +295,6 @@ static int tx_resend(struct mroce_qp *qp, __u64 now, int *sent)
 			    qp->good_path : (__u8)((rec->path + 1) % qp->attr.paths);
 		if (send_psn(qp, psn, rec, true))
 			return -1;	/* no transmit buffer now: still lost, tried next round */
-		qp->paths[rec->path].sent++;
 		rec->entropy = qp->paths[rec->path].entropy;
 		if (!rec->gbn)
 			rec->retx++;
