@@ -122,9 +122,33 @@ static void ack_rtt(struct mroce_qp *qp, const struct mroce_hdr *h, __u64 now)
 	mroce_cc_on_ack(qp, h, rtt, now);
 }
 
+/*
+ * Timeouts since the last progress, and this ACK, the first progress since,
+ * acknowledges the timed-out head while echoing a packet sent before the last
+ * of them: the receiver had the head before its resend, only the ACKs were
+ * late (Eifel, RFC 3522); on a loaded host, a receiving process
+ * descheduled for milliseconds. Another stall as long would time out again:
+ * the floor rises to half again what this ACK took (within 16 high RTOs),
+ * and sinks by 1 us per ACK with progress (some 0.1 to 1 s at full rate).
+ */
+static void rto_floor_update(struct mroce_qp *qp, const struct mroce_hdr *h, bool head_acked,
+			     __u64 now)
+{
+	__u32 took = (__u32)now - h->ts_echo, cap = 16 * qp->attr.rto_high_us, floor;
+
+	if (!qp->timeouts || !head_acked || !h->ts_echo ||
+	    (__s32)(h->ts_echo - (__u32)qp->last_progress_us) >= 0) {
+		qp->rto_floor_us -= qp->rto_floor_us > 0;
+		return;
+	}
+	floor = took < cap / 3 * 2 ? took + took / 2 : cap;
+	if (floor > qp->rto_floor_us)
+		qp->rto_floor_us = floor;
+}
+
 void mroce_handle_ack(struct mroce_qp *qp, const struct mroce_hdr *h, __u64 now)
 {
-	__u32 inflight;
+	__u32 inflight, una = qp->snd_una;
 	bool progress;
 
 	qp->dev->stats.acks_rx++;
@@ -147,6 +171,7 @@ void mroce_handle_ack(struct mroce_qp *qp, const struct mroce_hdr *h, __u64 now)
 		ack_rtt(qp, h, now);
 	inflight = qp->snd_nxt - qp->snd_una;
 	if (progress) {
+		rto_floor_update(qp, h, una != qp->snd_una, now);
 		qp->last_progress_us = now;
 		qp->rto_us = mroce_rto_base(qp, inflight);
 		qp->timeouts = 0;
@@ -246,9 +271,14 @@ void mroce_handle_nack(struct mroce_qp *qp, const struct mroce_hdr *h, __u64 now
 		return;
 	}
 	rec = PKT(qp, psn);
-	if (st && (h->nak_flags & MROCE_NAKF_CUM)) {
-		/* What came before the refused request did arrive: it completes first. */
-		ack_cum(qp, psn, now);
+	/*
+	 * What came before the NACKed packet did arrive (it may overtake the
+	 * ACK saying so): it counts first, so a receive found just before an
+	 * RNR NACK ends the waits, and requests before a refused one complete.
+	 */
+	if ((h->nak_flags & MROCE_NAKF_CUM) && ack_cum(qp, psn, now)) {
+		qp->last_progress_us = now;
+		qp->timeouts = 0;
 		mroce_complete_sq(qp);
 		if (qp->state != MROCE_QPS_RTS)
 			return;
