@@ -10,12 +10,15 @@
 /*
  * IRN's two timeouts: a low one while few packets are in flight (a tail loss
  * has nothing behind it to reveal it), a high one otherwise; never below a
- * few measured RTTs, since a software path's RTT varies far more than a NIC's.
+ * few measured RTTs, since a software path's RTT varies far more than a NIC's,
+ * nor below the stalls that made earlier timeouts spurious (ack.c).
  */
 __u32 mroce_rto_base(const struct mroce_qp *qp, __u32 inflight)
 {
 	__u32 rto = inflight < 3 ? qp->attr.rto_low_us : qp->attr.rto_high_us;
 
+	if (rto < qp->rto_floor_us)
+		rto = qp->rto_floor_us;
 	return rto > 3 * qp->srtt_us ? rto : 3 * qp->srtt_us;
 }
 

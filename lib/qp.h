@@ -164,6 +164,7 @@ struct mroce_qp {
 	__u32			nlost;		/* records in PKT_LOST */
 	__u64			last_progress_us;
 	__u32			rto_us;		/* current, with backoff */
+	__u32			rto_floor_us;	/* raised by timeouts proven spurious (ack.c) */
 	__u32			timeouts;	/* RTO expiries since the last progress */
 	__u32			srtt_us;
 	__u32			rttvar_us;	/* mean deviation of RTT samples */

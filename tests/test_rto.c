@@ -1,0 +1,121 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Spurious retransmission timeouts (defect 17). On a loaded host the
+ * receiving process is descheduled for milliseconds while nothing is lost:
+ * its ACKs come late, in one burst. The first such stall fires the RTO; the
+ * ACK that ends it echoes the timestamp of a packet sent before the timeout,
+ * so the resend was not needed (Eifel, RFC 3522), and the timeout floor
+ * rises to what was seen: the next stalls of that length fire no RTO.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include "pair.h"
+
+#define STALL_US	3000	/* longer than the 1 ms default floor, far below a retry limit */
+#define WRITES		8
+
+static bool never(void *ctx)
+{
+	(void)ctx;
+	return false;
+}
+
+/* A 10 Gbit/s link, one way 10 us: 8 MiB take some 7 ms. */
+static void pair_link(struct pair *p)
+{
+	p->net->a.link = (struct sim_link){ .delay_us = 10, .rate_mbps = 10000, .queue_bytes = 1 << 22 };
+	p->net->b.link = (struct sim_link){ .delay_us = 10 };
+}
+
+/* 8 MiB of WRITEs whose ACKs all wait STALL_US once, 1 ms into them. */
+static void write_with_stall(struct pair *p, struct waiter *w)
+{
+	memset(w, 0, sizeof(*w));
+	w->p = p;
+	w->want_a = WRITES;
+	for (int i = 0; i < WRITES; i++)
+		assert_int_equal(post(p->qa, MROCE_WR_RDMA_WRITE, i, p->la, BUF, mroce_mr_lkey(p->ma),
+				      (__u64)(unsigned long)p->lb, mroce_mr_rkey(p->mb), 0), 0);
+	sim_run(p->net, p->da, p->db, never, NULL, 1000);
+	/* every ACK sent during the stall arrives after it, none overtakes the others */
+	p->net->b.link.delay_us = STALL_US;
+	sim_run(p->net, p->da, p->db, never, NULL, STALL_US);
+	p->net->b.link.delay_us = 10;
+	assert_int_equal(sim_run(p->net, p->da, p->db, one_each, w, 10000000), 0);
+	for (int i = 0; i < WRITES; i++)
+		assert_int_equal(w->wa[i].status, MROCE_WC_SUCCESS);
+	assert_memory_equal(p->la, p->lb, BUF);
+}
+
+static void test_stalled_acks_raise_the_rto_floor(void **state)
+{
+	struct waiter *w = calloc(1, sizeof(*w));
+	__u64 rto[4], retx[4], before_rto = 0, before_retx = 0;
+	struct pair p;
+
+	(void)state;
+	pair_open(&p, 1700, NULL, NULL);
+	pair_connect(&p);
+	pair_link(&p);
+	fill(p.la, BUF, 17);
+	for (int i = 0; i < 4; i++) {
+		write_with_stall(&p, w);
+		rto[i] = p.da->stats.rto_events - before_rto;
+		retx[i] = p.da->stats.retx_pkts - before_retx;
+		before_rto = p.da->stats.rto_events;
+		before_retx = p.da->stats.retx_pkts;
+		printf("  stall %d of %u us: %llu RTOs, %llu resent, rto %u us, srtt %u us\n", i + 1,
+		       STALL_US, (unsigned long long)rto[i], (unsigned long long)retx[i], p.qa->rto_us,
+		       p.qa->srtt_us);
+	}
+	assert_true(rto[0] >= 1);		/* the first stall cannot be told from a loss */
+	for (int i = 1; i < 4; i++) {
+		assert_int_equal(rto[i], 0);	/* the later ones are expected */
+		assert_int_equal(retx[i], 0);
+	}
+	free(w);
+	pair_close(&p);
+}
+
+/* The floor only rises for timeouts proven spurious: a real loss leaves it alone. */
+static void test_real_loss_keeps_the_floor(void **state)
+{
+	struct waiter *w = calloc(1, sizeof(*w));
+	struct pair p;
+
+	(void)state;
+	pair_open(&p, 1701, NULL, NULL);
+	pair_connect(&p);
+	pair_link(&p);
+	fill(p.la, BUF, 18);
+	w->p = &p;
+	w->want_a = 1;
+	/* the tail is lost: only the RTO can resend it */
+	p.net->a.link.drop_psn = p.qa->snd_nxt + (BUF + p.qa->payload_max - 1) / p.qa->payload_max - 1;
+	p.net->a.link.drop_armed = true;
+	assert_int_equal(post(p.qa, MROCE_WR_RDMA_WRITE, 1, p.la, BUF, mroce_mr_lkey(p.ma),
+			      (__u64)(unsigned long)p.lb, mroce_mr_rkey(p.mb), 0), 0);
+	assert_int_equal(sim_run(p.net, p.da, p.db, one_each, w, 10000000), 0);
+	printf("  tail loss: %llu RTOs, floor %u us, rto %u us\n",
+	       (unsigned long long)p.da->stats.rto_events, p.qa->rto_floor_us, p.qa->rto_us);
+	assert_true(p.da->stats.rto_events >= 1);
+	assert_int_equal(p.qa->rto_floor_us, 0);
+	assert_memory_equal(p.la, p.lb, BUF);
+	free(w);
+	pair_close(&p);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_stalled_acks_raise_the_rto_floor),
+		cmocka_unit_test(test_real_loss_keeps_the_floor),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
