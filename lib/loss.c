@@ -32,7 +32,8 @@ __u32 mroce_rto_base(const struct mroce_qp *qp, __u32 inflight)
  */
 __u64 mroce_head_due(const struct mroce_qp *qp, const struct mroce_txpkt *rec)
 {
-	__u32 base = 2 * qp->srtt_us + 4 * qp->rttvar_us + 20;
+	/* with no RTT measured yet, two RTTs are unknown: wait an RTO instead */
+	__u32 base = qp->srtt_us ? 2 * qp->srtt_us + 4 * qp->rttvar_us + 20 : qp->rto_us;
 
 	return rec->sent_us + ((__u64)base << (rec->retx > 10 ? 10 : rec->retx - 1));
 }
