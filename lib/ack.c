@@ -127,16 +127,19 @@ static void ack_rtt(struct mroce_qp *qp, const struct mroce_hdr *h, __u64 now)
  * acknowledges the timed-out head while echoing a packet sent before the last
  * of them: the receiver had the head before its resend, only the ACKs were
  * late (Eifel, RFC 3522); on a loaded host, a receiving process
- * descheduled for milliseconds. Another stall as long would time out again:
- * the floor rises to half again what this ACK took (within 16 high RTOs),
- * and sinks by 1 us per ACK with progress (some 0.1 to 1 s at full rate).
+ * descheduled for milliseconds. Only if nothing beyond the head had been
+ * acknowledged either: a head late alone is on a slow path, which the
+ * timeouts are there to retire (loss.c rto_fire). Another stall as long
+ * would time out again: the floor rises to half again what this ACK took
+ * (within 16 high RTOs), and sinks by 1 us per ACK with progress (some 0.1
+ * to 1 s at full rate).
  */
-static void rto_floor_update(struct mroce_qp *qp, const struct mroce_hdr *h, bool head_acked,
+static void rto_floor_update(struct mroce_qp *qp, const struct mroce_hdr *h, bool stalled,
 			     __u64 now)
 {
 	__u32 took = (__u32)now - h->ts_echo, cap = 16 * qp->attr.rto_high_us, floor;
 
-	if (!qp->timeouts || !head_acked || !h->ts_echo ||
+	if (!qp->timeouts || !stalled || !h->ts_echo ||
 	    (__s32)(h->ts_echo - (__u32)qp->last_progress_us) >= 0) {
 		qp->rto_floor_us -= qp->rto_floor_us > 0;
 		return;
@@ -149,7 +152,7 @@ static void rto_floor_update(struct mroce_qp *qp, const struct mroce_hdr *h, boo
 void mroce_handle_ack(struct mroce_qp *qp, const struct mroce_hdr *h, __u64 now)
 {
 	__u32 inflight, una = qp->snd_una;
-	bool progress;
+	bool progress, sacked = qp->have_sack;
 
 	qp->dev->stats.acks_rx++;
 	/* Ignore what acknowledges PSNs we never sent. */
@@ -171,7 +174,7 @@ void mroce_handle_ack(struct mroce_qp *qp, const struct mroce_hdr *h, __u64 now)
 		ack_rtt(qp, h, now);
 	inflight = qp->snd_nxt - qp->snd_una;
 	if (progress) {
-		rto_floor_update(qp, h, una != qp->snd_una, now);
+		rto_floor_update(qp, h, una != qp->snd_una && !sacked, now);
 		qp->last_progress_us = now;
 		qp->rto_us = mroce_rto_base(qp, inflight);
 		qp->timeouts = 0;
@@ -283,6 +286,8 @@ void mroce_handle_nack(struct mroce_qp *qp, const struct mroce_hdr *h, __u64 now
 		if (qp->state != MROCE_QPS_RTS)
 			return;
 	}
+	if (st && rec->kind == PKT_REQ && !request_of(qp, rec))
+		return;	/* about a request already complete (a READ whose region went after it) */
 	if (st)
 		mroce_fail_wqe_of(qp, rec, st);
 	else if (h->nak_code == MROCE_NAK_RNR)
