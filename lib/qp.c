@@ -40,13 +40,13 @@ static __u32 ring_mask(__u32 depth)
 	return size - 1;
 }
 
-int mroce_create_qp(struct mroce_dev *dev, const struct mroce_qp_attr *attr, struct mroce_qp **qpp)
+/* The caller's attributes with the defaults filled in, checked; 0 or -EINVAL. */
+static int qp_attr_fill(struct mroce_dev *dev, const struct mroce_qp_attr *attr,
+			struct mroce_qp_attr *out)
 {
 	struct mroce_qp_attr a = {};
-	struct mroce_qp *qp;
-	int err = -ENOSPC;
 
-	if (!dev || !attr || !qpp || !mroce_opts_valid(attr, attr->sz, sizeof(*attr)))
+	if (!mroce_opts_valid(attr, attr->sz, sizeof(*attr)))
 		return -EINVAL;
 	memcpy(&a, attr, attr->sz < sizeof(a) ? attr->sz : sizeof(a));
 	a.sz = sizeof(a);
@@ -77,7 +77,46 @@ int mroce_create_qp(struct mroce_dev *dev, const struct mroce_qp_attr *attr, str
 	    a.retry_cnt > 255 || a.mtu < 256 || a.mtu > MROCE_FRAME_MAX - sizeof(struct ethhdr) ||
 	    a.ack_every > MROCE_RXWIN_PSNS / 2 || (a.udp_sport && a.udp_sport < 49152))
 		return -EINVAL;
+	*out = a;
+	return 0;
+}
 
+static void qp_free(struct mroce_qp *qp)
+{
+	free(qp->sq);
+	free(qp->rq);
+	free(qp);
+}
+
+/* A free QPN for qp, and qp in the device's table; dev->lock held. -ENOSPC if none. */
+static int qp_take_qpn(struct mroce_dev *dev, struct mroce_qp *qp)
+{
+	/* Start the search at a random QPN so numbers are not reused right away. */
+	for (__u32 n = 0, q = (__u32)mroce_random64() % (MROCE_MAX_QPS - 1) + 1;
+	     n < MROCE_MAX_QPS - 1; n++, q = q % (MROCE_MAX_QPS - 1) + 1) {
+		if (dev->qps[q])
+			continue;
+		if (dev->dp && !flow_reclaimable(dev->dp, q))
+			continue;	/* another live process on this interface owns it */
+		qp->qpn = q;
+		dev->qps[q] = qp;
+		qp->pd->users++;
+		return 0;
+	}
+	return -ENOSPC;
+}
+
+int mroce_create_qp(struct mroce_dev *dev, const struct mroce_qp_attr *attr, struct mroce_qp **qpp)
+{
+	struct mroce_qp_attr a;
+	struct mroce_qp *qp;
+	int err;
+
+	if (!dev || !attr || !qpp)
+		return -EINVAL;
+	err = qp_attr_fill(dev, attr, &a);
+	if (err)
+		return err;
 	qp = calloc(1, sizeof(*qp));
 	if (!qp)
 		return -ENOMEM;
@@ -87,9 +126,7 @@ int mroce_create_qp(struct mroce_dev *dev, const struct mroce_qp_attr *attr, str
 	qp->sq = calloc(qp->sq_mask + 1, sizeof(*qp->sq));
 	qp->rq = calloc(qp->rq_mask + 1, sizeof(*qp->rq));
 	if (!qp->sq || !qp->rq) {
-		free(qp->sq);
-		free(qp->rq);
-		free(qp);
+		qp_free(qp);
 		return -ENOMEM;
 	}
 	qp->dev = dev;
@@ -107,24 +144,10 @@ int mroce_create_qp(struct mroce_dev *dev, const struct mroce_qp_attr *attr, str
 		qp->paths[i].entropy = (__u16)i;
 	qp->next_entropy = (__u16)(a.paths > MROCE_ACK_PATHS ? a.paths : MROCE_ACK_PATHS);
 	pthread_mutex_lock(&dev->lock);
-	/* Start the search at a random QPN so numbers are not reused right away. */
-	for (__u32 n = 0, q = (__u32)mroce_random64() % (MROCE_MAX_QPS - 1) + 1;
-	     n < MROCE_MAX_QPS - 1; n++, q = q % (MROCE_MAX_QPS - 1) + 1) {
-		if (dev->qps[q])
-			continue;
-		if (dev->dp && !flow_reclaimable(dev->dp, q))
-			continue;	/* another live process on this interface owns it */
-		qp->qpn = q;
-		dev->qps[q] = qp;
-		qp->pd->users++;
-		err = 0;
-		break;
-	}
+	err = qp_take_qpn(dev, qp);
 	pthread_mutex_unlock(&dev->lock);
 	if (err) {
-		free(qp->sq);
-		free(qp->rq);
-		free(qp);
+		qp_free(qp);
 		return err;
 	}
 	qp->flow = &qp->local_flow;
@@ -237,9 +260,7 @@ int mroce_destroy_qp(struct mroce_qp *qp)
 	dev->qps[qp->qpn] = NULL;
 	qp->pd->users--;
 	pthread_mutex_unlock(&dev->lock);
-	free(qp->sq);
-	free(qp->rq);
-	free(qp);
+	qp_free(qp);
 	return 0;
 }
 
