@@ -310,13 +310,15 @@ static const struct mroce_port_ops sim_ops = {
 	.rx_burst = sim_rx_burst, .wait = sim_wait, .now_us = sim_now,
 };
 
-static inline struct sim_net *sim_new(__u64 seed)
+/* An empty wire from a seed, keeping the frame pool and heaps it already has. */
+static inline void sim_reset(struct sim_net *net, __u64 seed)
 {
-	struct sim_net *net = calloc(1, sizeof(*net));
+	struct sim_frame *pool = net->pool, **ha = net->a.heap, **hb = net->b.heap;
 
-	net->pool = calloc(2 * SIM_QUEUE, sizeof(*net->pool));
-	net->a.heap = calloc(2 * SIM_QUEUE, sizeof(*net->a.heap));
-	net->b.heap = calloc(2 * SIM_QUEUE, sizeof(*net->b.heap));
+	memset(net, 0, sizeof(*net));
+	net->pool = pool;
+	net->a.heap = ha;
+	net->b.heap = hb;
 	for (__u32 i = 0; i < 2 * SIM_QUEUE; i++)
 		net->pool_free[net->nfree++] = i;
 	net->rng = seed * 0x9e3779b97f4a7c15ULL + 1;
@@ -324,6 +326,16 @@ static inline struct sim_net *sim_new(__u64 seed)
 	net->a.net = net->b.net = net;
 	net->a.peer = &net->b;
 	net->b.peer = &net->a;
+}
+
+static inline struct sim_net *sim_new(__u64 seed)
+{
+	struct sim_net *net = calloc(1, sizeof(*net));
+
+	net->pool = calloc(2 * SIM_QUEUE, sizeof(*net->pool));
+	net->a.heap = calloc(2 * SIM_QUEUE, sizeof(*net->a.heap));
+	net->b.heap = calloc(2 * SIM_QUEUE, sizeof(*net->b.heap));
+	sim_reset(net, seed);
 	return net;
 }
 

@@ -765,23 +765,6 @@ static void teardown(struct rt_scn *c)
 	}
 }
 
-/* The wire of sim_new() again, without allocating 16 MiB per scenario. */
-static void net_reset(struct sim_net *net, __u64 seed)
-{
-	struct sim_frame *pool = net->pool, **ha = net->a.heap, **hb = net->b.heap;
-
-	memset(net, 0, sizeof(*net));
-	net->pool = pool;
-	net->a.heap = ha;
-	net->b.heap = hb;
-	for (__u32 i = 0; i < 2 * SIM_QUEUE; i++)
-		net->pool_free[net->nfree++] = i;
-	net->rng = seed * 0x9e3779b97f4a7c15ULL + 1;
-	net->now = 1000000;
-	net->a.net = net->b.net = net;
-	net->a.peer = &net->b;
-	net->b.peer = &net->a;
-}
 
 static void describe(const struct rt_scn *c)
 {
@@ -820,7 +803,7 @@ static __u64 scenario(struct rt_scn *c, struct sim_net *net, __u64 seed, bool ve
 	c->seed = seed;
 	c->rng = seed;
 	c->verbose = verbose;
-	net_reset(net, seed);
+	sim_reset(net, seed);
 	c->net = net;
 	plan(c);
 	if (setup(c) || connect_pair(c)) {
