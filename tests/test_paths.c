@@ -311,6 +311,7 @@ static void test_qps_share_tx_buffers_fairly(void **state)
 	memset(&lim, 0, sizeof(lim));
 	lim.per_round = 4;
 	pair_open_lim(&p, 2600, NULL);
+	mroce_destroy_qp(p.qa);	/* its CQ could not be destroyed while it lived */
 	mroce_destroy_qp(p.qb);
 	p.qa = p.qb = NULL;
 	p.net->a.link = (struct sim_link){ .delay_us = 10 };
@@ -509,7 +510,19 @@ static void __attribute__((unused)) test_path_down_recovery_bounded(void **state
 	assert_true(worst <= 10);
 }
 
-/* Not yet run: test_path_down_recovery_bounded (25) still fails; its fix is not landed. */
+/*
+ * Not yet run: test_path_down_recovery_bounded (25) still fails; its fix is
+ * not landed. What it shows (MROCE_RECOVERY_DEBUG=1 prints the 1 ms
+ * windows, MROCE_RECOVERY_SEED0 picks the first seed): with the relative
+ * loss rule the two dead slots are retired within 1-3 ms and the other six
+ * kept, but the fresh entropy values (base + 8, + 9, ...) land on source
+ * ports that the simulator gives other delays (path_step_us per port % 16),
+ * so in some seeds the window-limited goodput settles at 75-79% of its
+ * level before the failure and the 80% criterion is never met, although
+ * (seeds 3001 and 3027 looked at) no slot is still on a dead route. Before
+ * that rule: 24-27 ms at worst over 30 seeds, reached by retiring 40-60
+ * slots until fast ports came up.
+ */
 
 int main(void)
 {
