@@ -559,6 +559,28 @@ static int client(struct perf *p)
 	return 0;
 }
 
+/* Everything setup() and the tests made; the device does not own CQs or regions. */
+static void teardown(struct perf *p)
+{
+	for (__u32 i = 0; i < PERF_MAX_QPS; i++) {
+		if (p->conns[i].qp)
+			mroce_destroy_qp(p->conns[i].qp);
+		if (p->conns[i].cqp)
+			mroce_destroy_qp(p->conns[i].cqp);
+	}
+	if (p->mr)
+		mroce_dereg_mr(p->mr);
+	if (p->ctl_mr)
+		mroce_dereg_mr(p->ctl_mr);
+	if (p->cq)
+		mroce_destroy_cq(p->cq);
+	mroce_dev_close(p->dev);
+	free(p->lat);
+	free(p->region);
+	free(p->ctl);
+	free(p);
+}
+
 int main(int argc, char **argv)
 {
 	struct perf *p = calloc(1, sizeof(*p));
@@ -572,11 +594,10 @@ int main(int argc, char **argv)
 		if (rc < 0)
 			fprintf(stderr, "mroce-perf: %s\n", err);
 		fputs(perf_usage, rc < 0 ? stderr : stdout);
+		free(p);
 		return rc < 0 ? 2 : 0;
 	}
-	if (setup(p))
-		return 1;
-	rc = p->a.server ? server(p) : client(p);
-	mroce_dev_close(p->dev);
+	rc = setup(p) ? 1 : p->a.server ? server(p) : client(p);
+	teardown(p);
 	return rc;
 }
