@@ -145,7 +145,7 @@ $(BUILD)/selftests/%: selftests/%.c $(COLL_A) $(LIB_A) | $(BUILD)/selftests/.dir
 # Unit tests again under AddressSanitizer + UBSan, in their own build tree.
 asan:
 	$(MAKE) BUILD=build/asan CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer" \
-		LDFLAGS="-fsanitize=address,undefined" cli examples tests selftests
+		LDFLAGS="-fsanitize=address,undefined" cli examples tests selftests build/asan/mroce-perf
 
 deps:
 	@scripts/deps.sh
