@@ -42,8 +42,6 @@ void mroce_pkt_acked(struct mroce_qp *qp, struct mroce_txpkt *rec, __u64 now)
 		struct mroce_swqe *w = SWQE(qp, rec->wqe);
 		const struct mroce_op_info *op = mroce_op_info(w->opcode);
 
-		if (op->consumes_recv)
-			qp->rnr_count = 0;	/* a receive was there: the RNR waits are over */
 		/* Ordered: a message that takes a receive waits for the cumulative ACK (comp.c). */
 		if (++w->acked == w->npkts && !op->awaits_resp && !w->done &&
 		    !(op->consumes_recv && qp->attr.order == MROCE_ORDERED)) {
@@ -205,29 +203,35 @@ static struct mroce_swqe *request_of(struct mroce_qp *qp, const struct mroce_txp
 
 /*
  * An RNR NACK: hold the QP for the RNR timer and resend the packet then.
- * rnr_retry counts waits, not NACKs: every packet in flight when the
- * receiver ran out of receives is NACKed, and that is one wait, however
- * long those NACKs take to come back (they are sprayed over paths too): only
- * the NACK of a packet sent after the last wait began starts another. When
- * the waits are spent, the request of the NACK that found them spent (the
- * first one resent after the last wait: resends go oldest first) carries
- * the error and the rest is flushed.
+ * rnr_retry counts waits, not NACKs, and per request, as verbs has it:
+ * every packet in flight when the receiver ran out of receives is NACKed,
+ * and that is one wait, however long those NACKs take to come back (they
+ * are sprayed over paths too): only the NACK of a packet sent after the
+ * last wait began starts another. A request is charged once for each wait
+ * it was NACKed in; the one that exceeds rnr_retry carries the error and
+ * the rest is flushed.
  */
 static void nack_rnr(struct mroce_qp *qp, struct mroce_txpkt *rec, __u64 now)
 {
+	struct mroce_swqe *w;
+
 	if (rec->state == PKT_INFLIGHT) {
 		rec->state = PKT_LOST;
 		rec->retx = 0;	/* RNR waits are counted by rnr_retry, not retry_cnt */
 		qp->nlost++;
 	}
-	if ((__s32)(rec->tx_seq - qp->rnr_wait_seq) < 0)
-		return;		/* sent before the last wait began: part of it */
-	if (++qp->rnr_count > qp->attr.rnr_retry) {
-		fail_request(qp, request_of(qp, rec), MROCE_WC_RNR_RETRY_EXC_ERR);
-		return;
+	w = request_of(qp, rec);
+	if ((__s32)(rec->tx_seq - qp->rnr_wait_seq) >= 0) {
+		/* sent after the last wait began: a new wait */
+		qp->rnr_count++;
+		qp->rnr_until_us = now + qp->attr.rnr_timer_us;
+		qp->rnr_wait_seq = qp->tx_seq;
 	}
-	qp->rnr_until_us = now + qp->attr.rnr_timer_us;
-	qp->rnr_wait_seq = qp->tx_seq;
+	if (!w || w->rnr_wait == qp->rnr_count)
+		return;		/* this request is already charged with this wait */
+	w->rnr_wait = qp->rnr_count;
+	if (++w->rnr_waits > qp->attr.rnr_retry)
+		fail_request(qp, w, MROCE_WC_RNR_RETRY_EXC_ERR);
 }
 
 /* Go-back-N: everything from the gap on is resent; only the gap counts as a retry. */

@@ -65,6 +65,8 @@ struct mroce_swqe {
 	__u8		flags;		/* MROCE_SEND_* */
 	__u8		reported;	/* completion queued */
 	__u8		rd_seen;	/* READ: a response arrived */
+	__u8		rnr_waits;	/* RNR waits this request was NACKed in */
+	__u32		rnr_wait;	/* the last of them (qp->rnr_count then) */
 	__u32		num_sge;
 	struct mroce_sge sge[MROCE_MAX_SGE];
 };
@@ -173,7 +175,7 @@ struct mroce_qp {
 	const struct mroce_cc_ops *cc;
 	__u32			cwnd_x256;
 	__u64			cc_priv[MROCE_CC_PRIV_SIZE / 8];	/* the algorithm's state */
-	__u32			rnr_count;
+	__u32			rnr_count;	/* RNR waits begun so far: numbers each wait */
 	__u64			rnr_until_us;	/* receiver not ready: hold until */
 	__u32			rnr_wait_seq;	/* tx_seq when the last RNR wait began */
 	struct mroce_rjob	rjobs[MROCE_READ_JOBS];
