@@ -121,7 +121,7 @@ byte una[2], nxt[2];		/* snd_una, snd_nxt */
 byte tmo[2];			/* timeouts since progress */
 byte rnrc[2];			/* rnr_count */
 bool rnrw[2];			/* now < rnr_until_us */
-byte rnrwaits[2];		/* ghost: RNR timer periods since a receive was last found */
+byte rnrwaits[2];		/* ghost: RNR timer periods so far */
 byte rnre[2];			/* RNR waits begun (mod 256): rnr_wait_seq */
 byte rec_we[16];		/* rnre of its sender when the record was last sent */
 byte rec_st[16], rec_wqe[16], rec_off[16], rec_retx[16];
@@ -144,6 +144,9 @@ byte rdbits[NWMAX];		/* READ: response packets placed */
 bool rdseen[NWMAX];
 byte rdto[NWMAX];		/* READ: response timeouts since response progress */
 bool rereq[NWMAX];		/* READ: re-request of the missing range due */
+byte wrnr[NWMAX];		/* RNR waits the request was NACKed in (swqe rnr_waits) */
+byte wrnrw[NWMAX];		/* the last of them (swqe rnr_wait) */
+byte wrnr0[NWMAX];		/* ghost: rnrwaits when it was first charged */
 byte rdreq[NWMAX];		/* READ: PSN of its latest request packet */
 byte sq_head, sq_next;
 
@@ -397,7 +400,7 @@ inline pkt_acked(q, rec, by_cum)
 		:: else ->
 			wacked[h_i]++;
 			if	/* ack.c: a receive was there, the RNR waits are over */
-			:: wop[h_i] == OP_SEND -> rnrc[q] = 0; rnrwaits[q] = 0
+			:: wop[h_i] == OP_SEND -> rnrc[q] = 0	/* (the per-packet bug's counter) */
 			:: else -> skip
 			fi;
 			/* (ordered) a receive-consuming message is done only when the
@@ -739,7 +742,7 @@ inline place_read_resp(q)
 		   (rec_st[h_q] == INFL || rec_st[h_q] == LOST) && rec_wqe[h_q] == h_i ->
 			pkt_acked(0, h_q, 0);
 #ifndef BUG_READ_ACK_SACKED
-			tmo[0] = 0; rnrc[0] = 0; rnrwaits[0] = 0;	/* progress */
+			tmo[0] = 0; rnrc[0] = 0;	/* progress */
 #endif
 			skip
 #ifndef BUG_READ_ACK_SACKED
@@ -848,14 +851,23 @@ inline handle_nack(q)
 			:: up[q] && rec_st[h_q] == INFL -> rec_st[h_q] = LOST; rec_retx[h_q] = 0
 			:: else -> skip
 			fi;
+			if	/* a new wait */
+			:: h_b -> rnre[q]++; if :: up[q] -> rnrw[q] = 1 :: else -> skip fi
+			:: else -> skip
+			fi;
+			/* charged once per wait it is NACKed in; past rnr_retry it fails */
+			h_i = rec_wqe[h_q];
 			if
-			:: h_b ->
-				rnrc[q]++;
+			:: q == 0 && h_i < JOB && !wdone[h_i] && wrnrw[h_i] != rnre[q] ->
+				if :: !wrnr[h_i] -> wrnr0[h_i] = rnrwaits[q] :: else -> skip fi;
+				wrnrw[h_i] = rnre[q];
+				wrnr[h_i]++;
 				if
-				:: rnrc[q] > RNR_RETRY ->
-					assert(rnrwaits[q] >= RNR_RETRY);	/* P8 */
+				:: wrnr[h_i] > RNR_RETRY ->
+					/* P8: rnr_retry RNR timer periods passed since its first wait */
+					assert(rnrwaits[q] - wrnr0[h_i] >= RNR_RETRY);
 					fail_wqe_of(q, h_q, ST_RNR)
-				:: else -> rnre[q]++; if :: up[q] -> rnrw[q] = 1 :: else -> skip fi
+				:: else -> skip
 				fi
 			:: else -> skip
 			fi
