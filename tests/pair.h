@@ -117,4 +117,27 @@ static inline bool one_each(void *ctx)
 	return collected(ctx) && w->na >= w->want_a && w->nb >= w->want_b;
 }
 
+/*
+ * n WRITEs of the whole buffer from A to B, until(w) or all completed, each
+ * checked: success and B's bytes. Returns the virtual time it took.
+ */
+static inline __u64 pair_write_n(struct pair *p, struct waiter *w, int n, __u32 seed,
+				 bool (*until)(void *))
+{
+	__u64 t0 = p->net->now;
+
+	memset(w, 0, sizeof(*w));
+	w->p = p;
+	fill(p->la, BUF, seed);
+	for (int i = 0; i < n; i++)
+		assert_int_equal(post(p->qa, MROCE_WR_RDMA_WRITE, (__u64)i, p->la, BUF, mroce_mr_lkey(p->ma),
+				      (__u64)(unsigned long)p->lb, mroce_mr_rkey(p->mb), 0), 0);
+	w->want_a = n;
+	assert_int_equal(sim_run(p->net, p->da, p->db, until ? until : one_each, w, 60000000), 0);
+	for (int i = 0; i < n; i++)
+		assert_int_equal(w->wa[i].status, MROCE_WC_SUCCESS);
+	assert_memory_equal(p->lb, p->la, BUF);
+	return p->net->now - t0;
+}
+
 #endif /* MROCE_TEST_PAIR_H */

@@ -17,25 +17,6 @@
 #define BUF	(1 << 20)
 #include "pair.h"
 
-/* n WRITEs of the whole buffer from A to B, each checked; returns the virtual time taken. */
-static __u64 write_n(struct pair *p, int n, __u32 seed, bool (*until)(void *), void *ctx)
-{
-	struct waiter *w = ctx;
-	__u64 t0 = p->net->now;
-
-	w->p = p;
-	w->na = w->nb = 0;
-	fill(p->la, BUF, seed);
-	for (int i = 0; i < n; i++)
-		assert_int_equal(post(p->qa, MROCE_WR_RDMA_WRITE, (__u64)i, p->la, BUF, mroce_mr_lkey(p->ma),
-				      (__u64)(unsigned long)p->lb, mroce_mr_rkey(p->mb), 0), 0);
-	w->want_a = n;
-	assert_int_equal(sim_run(p->net, p->da, p->db, until ? until : one_each, w, 60000000), 0);
-	for (int i = 0; i < n; i++)
-		assert_int_equal(w->wa[i].status, MROCE_WC_SUCCESS);
-	assert_memory_equal(p->lb, p->la, BUF);
-	return p->net->now - t0;
-}
 
 /*
  * Defect 10: four equal paths through one tail-drop queue (a shared
@@ -52,7 +33,7 @@ static void test_shared_bottleneck_keeps_paths(void **state)
 	pair_open(&p, 2100, &attr, NULL);
 	pair_connect(&p);
 	p.net->a.link = (struct sim_link){ .delay_us = 10, .rate_mbps = 1000, .queue_bytes = 65536 };
-	write_n(&p, 4, 11, NULL, w);
+	pair_write_n(&p, w, 4, 11, NULL);
 	printf("  shared bottleneck, 4 paths: %llu packets, %llu dropped at the queue, %llu resent, "
 	       "%llu paths retired, %llu timeouts\n",
 	       (unsigned long long)p.da->stats.tx_pkts, (unsigned long long)p.net->a.dropped,
@@ -83,9 +64,9 @@ static void test_delay_follows_route_change(void **state)
 	pair_connect(&p);
 	p.net->a.link = (struct sim_link){ .delay_us = 50 };
 	p.net->b.link = p.net->a.link;
-	write_n(&p, 2, 21, NULL, w);
+	pair_write_n(&p, w, 2, 21, NULL);
 	p.net->a.link.delay_us = p.net->b.link.delay_us = 200;
-	t = write_n(&p, 4, 22, NULL, w);
+	t = pair_write_n(&p, w, 4, 22, NULL);
 	/* 4 MiB in packets, a full window (256) per 400 us round trip */
 	ideal = (4ULL * BUF / p.qa->payload_max + 255) / 256 * 400;
 	printf("  route 100 -> 400 us RTT, delay control: 4 MiB in %llu us (ideal %llu us), "
@@ -126,7 +107,7 @@ static void test_loss_shrinks_window(void **state)
 	pair_connect(&p);
 	p.net->a.link = (struct sim_link){ .delay_us = 10, .rate_mbps = 1000, .queue_bytes = 65536 };
 	c->min_cwnd = UINT32_MAX;
-	write_n(&p, 4, 31, watch_cwnd, c);
+	pair_write_n(&p, &c->w, 4, 31, watch_cwnd);
 	printf("  lossy bottleneck, ECN control, no marks: %llu dropped, %llu resent, %llu window cuts, "
 	       "smallest window %u\n", (unsigned long long)p.net->a.dropped,
 	       (unsigned long long)p.da->stats.retx_pkts, (unsigned long long)p.da->stats.cc_cuts,

@@ -707,20 +707,6 @@ static void test_congestion_control(void **state)
  * `until` is satisfied (NULL: every completion in); each must succeed, and B
  * must then hold A's bytes.
  */
-static void write_stream(struct pair *p, struct waiter *w, int n, __u32 seed, bool (*until)(void *))
-{
-	memset(w, 0, sizeof(*w));
-	w->p = p;
-	fill(p->la, BUF, seed);
-	for (int i = 0; i < n; i++)
-		assert_int_equal(post(p->qa, MROCE_WR_RDMA_WRITE, (__u64)i, p->la, BUF, mroce_mr_lkey(p->ma),
-				      (__u64)(unsigned long)p->lb, mroce_mr_rkey(p->mb), 0), 0);
-	w->want_a = n;
-	assert_int_equal(sim_run(p->net, p->da, p->db, until ? until : one_each, w, 60000000), 0);
-	for (int i = 0; i < n; i++)
-		assert_int_equal(w->wa[i].status, MROCE_WC_SUCCESS);
-	assert_memory_equal(p->lb, p->la, BUF);
-}
 
 static void test_dead_path_retired(void **state)
 {
@@ -736,7 +722,7 @@ static void test_dead_path_retired(void **state)
 	p.net->a.link = (struct sim_link){ .delay_us = 10, .path_step_us = 5 };
 	p.net->a.link.dead_sport = (__u16)(49152 + (p.qa->route.sport + p.qa->paths[1].entropy) %
 					   MROCE_ENTROPY_SPACE);
-	write_stream(&p, w, 4, 41, NULL);
+	pair_write_n(&p, w, 4, 41, NULL);
 	pkts = p.da->stats.tx_pkts;
 	printf("  dead path: %llu of %llu packets lost on it, %llu paths retired, %llu resent\n",
 	       (unsigned long long)p.net->a.dead_drops, (unsigned long long)pkts,
@@ -766,14 +752,14 @@ static void test_slow_path_retired(void **state)
 	w->p = &p;
 	/* Sane spread: paths 0, 30, 60, 90 us slower than the fastest. */
 	p.net->a.link = (struct sim_link){ .delay_us = 10, .path_step_us = 30 };
-	write_stream(&p, w, 4, 51, NULL);
+	pair_write_n(&p, w, 4, 51, NULL);
 	assert_int_equal(p.da->stats.paths_retired, 0);
 
 	/* Now path slot 2 is 2 ms slower than the others. */
 	p.net->a.link.slow_extra_us = 2000;
 	p.net->a.link.slow_sport = (__u16)(49152 + (p.qa->route.sport + p.qa->paths[2].entropy) %
 					   MROCE_ENTROPY_SPACE);
-	write_stream(&p, w, 4, 52, NULL);
+	pair_write_n(&p, w, 4, 52, NULL);
 	printf("  slow path: %llu frames took it, %llu paths retired, %llu resent\n",
 	       (unsigned long long)p.net->a.slow_frames, (unsigned long long)p.da->stats.paths_retired,
 	       (unsigned long long)p.da->stats.retx_pkts);
@@ -781,7 +767,7 @@ static void test_slow_path_retired(void **state)
 	/* Once retired, the slow source port is never used again. */
 	slow_before = p.net->a.slow_frames;
 	assert_int_not_equal(p.qa->paths[2].entropy, 2);
-	write_stream(&p, w, 1, 53, NULL);
+	pair_write_n(&p, w, 1, 53, NULL);
 	assert_int_equal(p.net->a.slow_frames, slow_before);
 	free(w);
 	pair_close(&p);
@@ -806,7 +792,7 @@ static void test_large_window_under_loss(void **state)
 	p.net->a.link = (struct sim_link){ .delay_us = 10, .path_step_us = 30, .jitter_us = 10,
 					   .loss_ppm = 10000 };
 	p.net->b.link = (struct sim_link){ .delay_us = 10, .path_step_us = 30, .loss_ppm = 5000 };
-	write_stream(&p, w, 16, 61, NULL);
+	pair_write_n(&p, w, 16, 61, NULL);
 	mroce_dev_stats(p.da, &sa);
 	mroce_dev_stats(p.da, &sa);
 	printf("  window 896, 8 paths, 1%% loss: %llu packets, %llu resent, %llu timeouts, %llu paths retired\n",
@@ -845,7 +831,7 @@ static void test_route_dies_mid_stream(void **state)
 	w->p = &p;
 	p.net->a.link = (struct sim_link){ .delay_us = 10, .path_step_us = 10, .jitter_us = 5 };
 	p.net->b.link = p.net->a.link;
-	write_stream(&p, w, 24, 71, kill_route_later);
+	pair_write_n(&p, w, 24, 71, kill_route_later);
 	mroce_dev_stats(p.da, &sa);
 	printf("  route dies mid-stream: %llu lost on it, %llu resent, %llu timeouts, %llu paths retired\n",
 	       (unsigned long long)p.net->a.dead_drops, (unsigned long long)sa.retx_pkts,
@@ -882,7 +868,7 @@ static void test_single_path_rotates_entropy(void **state)
 	w->p = &p;
 	p.net->a.link = (struct sim_link){ .delay_us = 10 };
 	p.net->b.link = p.net->a.link;
-	write_stream(&p, w, 8, 81, kill_sport_later);
+	pair_write_n(&p, w, 8, 81, kill_sport_later);
 	printf("  single path dies: %llu lost on it, %llu timeouts, entropy rotated %llu time(s)\n",
 	       (unsigned long long)p.net->a.dead_drops, (unsigned long long)p.da->stats.rto_events,
 	       (unsigned long long)p.da->stats.paths_retired);
@@ -945,7 +931,7 @@ static void test_marked_path_retired(void **state)
 	/* 10 Gbit/s: the transfer lasts many scoreboard epochs */
 	p.net->a.link = (struct sim_link){ .delay_us = 10, .mark_sport = marked, .rate_mbps = 10000,
 					   .queue_bytes = 1 << 22 };
-	write_stream(&p, w, 4, 91, NULL);
+	pair_write_n(&p, w, 4, 91, NULL);
 	printf("  marked path: %llu packets marked, %llu echoed, %llu paths retired\n",
 	       (unsigned long long)p.net->a.marked, (unsigned long long)p.qa->st.ecn_ce,
 	       (unsigned long long)p.da->stats.paths_retired);
