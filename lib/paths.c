@@ -161,13 +161,14 @@ void mroce_path_scoreboard(struct mroce_qp *qp, __u64 now)
 }
 
 /*
- * A QP's entropy base (offset of its source ports): QPNs step through the
- * entropy space by its size over the golden ratio (a Weyl sequence), so n
- * QPs' bases lie about 16384 / n apart for any n: QPNs 1..1023 at least 11
- * apart, more than 8 paths each, where qpn * 64 repeated every 256 QPNs.
- * The start is a hash of the device's own address, so hosts sending to one
- * peer do not pick the same ports for the same QPN; it is not random, so a
- * run (and a simulated one) is repeatable.
+ * A QP's entropy base (offset of its source ports): one of the 1024 slots
+ * of 16 ports in the entropy space, stepped through by the golden ratio (a
+ * Weyl sequence: 633 / 1024), so every QPN of a device (1..1023) has a slot
+ * of its own and n QPs lie about 1024 / n slots apart, where qpn * 64
+ * repeated every 256 QPNs. Slots keep a path's offset within its 16 ports
+ * the same for every QP. The start is a hash of the device's own address,
+ * so hosts sending to one peer do not pick the same ports for the same QPN;
+ * it is not random, so a run (and a simulated one) is repeatable.
  */
 __u16 mroce_entropy_base(const struct mroce_dev *dev, __u32 qpn)
 {
@@ -178,5 +179,5 @@ __u16 mroce_entropy_base(const struct mroce_dev *dev, __u32 qpn)
 		h = (h ^ b[i]) * 16777619u;
 	for (__u32 i = 0; i < 6; i++)
 		h = (h ^ dev->local.src_mac[i]) * 16777619u;
-	return (__u16)((h + qpn * 10127u) % MROCE_ENTROPY_SPACE);
+	return (__u16)(((h + qpn * 633u) % (MROCE_ENTROPY_SPACE / 16)) * 16);
 }
