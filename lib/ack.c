@@ -221,8 +221,14 @@ static void nack_rnr(struct mroce_qp *qp, struct mroce_txpkt *rec, __u64 now)
 		qp->nlost++;
 	}
 	w = request_of(qp, rec);
-	if ((__s32)(rec->tx_seq - qp->rnr_wait_seq) >= 0) {
-		/* sent after the last wait began: a new wait */
+	/*
+	 * A new wait: the NACK is of a copy sent after the last wait began.
+	 * The record only knows its newest copy, and one resent when the wait
+	 * ended cannot be NACKed sooner than a round trip later: a NACK before
+	 * then is of an older copy.
+	 */
+	if ((__s32)(rec->tx_seq - qp->rnr_wait_seq) >= 0 &&
+	    now >= qp->rnr_until_us + qp->min_rtt_us) {
 		qp->rnr_count++;
 		qp->rnr_until_us = now + qp->attr.rnr_timer_us;
 		qp->rnr_wait_seq = qp->tx_seq;
