@@ -24,6 +24,7 @@ void mroce_pkt_acked(struct mroce_qp *qp, struct mroce_txpkt *rec, __u64 now)
 		p->srtt_us = p->srtt_us ? (7 * p->srtt_us + rtt) / 8 : rtt;
 		p->samples++;
 		qp->good_path = rec->path;
+		qp->good_entropy = rec->entropy;
 	}
 	/* Newest transmission known delivered (for a resent packet, assume its last copy). */
 	if ((__s32)(rec->tx_seq - qp->rack_seq) > 0 || !qp->rack_sent_us) {
@@ -158,8 +159,10 @@ void mroce_handle_ack(struct mroce_qp *qp, const struct mroce_hdr *h, __u64 now)
 		return;
 	/* Marks count for the path scoreboard whether or not congestion control is on. */
 	qp->st.ecn_ce += h->ecn_ce;
-	if (h->ecn_ce && h->path < qp->attr.paths)
+	if (h->path < qp->attr.paths) {
+		qp->paths[h->path].echoes++;
 		qp->paths[h->path].marks += h->ecn_ce;
+	}
 	progress = ack_cum(qp, h->cum_psn, now);
 	progress |= ack_sack(qp, h, now);
 	/*
@@ -206,12 +209,14 @@ static struct mroce_swqe *request_of(struct mroce_qp *qp, const struct mroce_txp
  * rnr_retry counts waits, not NACKs, and per request, as verbs has it:
  * every packet in flight when the receiver ran out of receives is NACKed,
  * and that is one wait, however long those NACKs take to come back (they
- * are sprayed over paths too): only the NACK of a packet sent after the
- * last wait began starts another. A request is charged once for each wait
- * it was NACKed in; the one that exceeds rnr_retry carries the error and
- * the rest is flushed.
+ * are sprayed over paths too): only the NACK of a copy sent after the last
+ * wait ended starts another. The NACK echoes the refused copy's send time
+ * (naketh.ts_echo), since the record knows only its newest copy, and a
+ * late NACK of an older one would be charged a wait the request never
+ * waited. A request is charged once for each wait it was NACKed in; the
+ * one that exceeds rnr_retry carries the error and the rest is flushed.
  */
-static void nack_rnr(struct mroce_qp *qp, struct mroce_txpkt *rec, __u64 now)
+static void nack_rnr(struct mroce_qp *qp, struct mroce_txpkt *rec, __u32 copy_ts, __u64 now)
 {
 	struct mroce_swqe *w;
 
@@ -221,17 +226,10 @@ static void nack_rnr(struct mroce_qp *qp, struct mroce_txpkt *rec, __u64 now)
 		qp->nlost++;
 	}
 	w = request_of(qp, rec);
-	/*
-	 * A new wait: the NACK is of a copy sent after the last wait began.
-	 * The record only knows its newest copy, and one resent when the wait
-	 * ended cannot be NACKed sooner than a round trip later: a NACK before
-	 * then is of an older copy.
-	 */
-	if ((__s32)(rec->tx_seq - qp->rnr_wait_seq) >= 0 &&
-	    now >= qp->rnr_until_us + qp->min_rtt_us) {
+	/* A new wait: the refused copy went out after the last wait ended (nothing goes out during one). */
+	if (!qp->rnr_count || (__s32)(copy_ts - (__u32)qp->rnr_until_us) >= 0) {
 		qp->rnr_count++;
 		qp->rnr_until_us = now + qp->attr.rnr_timer_us;
-		qp->rnr_wait_seq = qp->tx_seq;
 	}
 	if (!w || w->rnr_wait == qp->rnr_count)
 		return;		/* this request is already charged with this wait */
@@ -301,7 +299,7 @@ void mroce_handle_nack(struct mroce_qp *qp, const struct mroce_hdr *h, __u64 now
 	if (st)
 		mroce_fail_wqe_of(qp, rec, st);
 	else if (h->nak_code == MROCE_NAK_RNR)
-		nack_rnr(qp, rec, now);
+		nack_rnr(qp, rec, h->nak_ts, now);
 	else if (h->nak_code == MROCE_NAK_PSN_SEQ)
 		nack_seq(qp, psn);
 }

@@ -27,9 +27,16 @@ int mroce_dev_open(const char *ifname, const struct mroce_dev_opts *opts, struct
 	return backends[0].open(ifname, opts, devp);
 }
 
-__u64 mroce_random64(void)
+__u64 mroce_dev_random64(struct mroce_dev *dev)
 {
 	__u64 v = 0;
+
+	if (dev->test_rng) {	/* splitmix64 */
+		v = (dev->test_rng += 0x9e3779b97f4a7c15ULL);
+		v = (v ^ (v >> 30)) * 0xbf58476d1ce4e5b9ULL;
+		v = (v ^ (v >> 27)) * 0x94d049bb133111ebULL;
+		return v ^ (v >> 31);
+	}
 
 	/* getrandom() on a healthy system never fails for 8 bytes after boot. */
 	while (getrandom(&v, sizeof(v), 0) != sizeof(v))

@@ -53,10 +53,14 @@ __u64 mroce_read_due(const struct mroce_qp *qp);
 
 /* paths.c: the path scoreboard */
 __u8 mroce_pick_path(struct mroce_qp *qp);
-__u8 mroce_ack_path(struct mroce_qp *qp);
+__u8 mroce_echo_slot(const struct mroce_qp *qp);
+void mroce_echo_sent(struct mroce_qp *qp, __u8 slot);
+void mroce_ret_heard(struct mroce_qp *qp, __u8 slot, __u16 sport);
 void mroce_path_retire(struct mroce_qp *qp, struct mroce_path *p);
 void mroce_path_scoreboard(struct mroce_qp *qp, __u64 now);
 void mroce_path_loss(struct mroce_qp *qp, const struct mroce_txpkt *rec);
+void mroce_path_head_lost(struct mroce_qp *qp, const struct mroce_txpkt *rec);
+#define MROCE_HEAD_COPIES	3	/* a head lost twice goes out on this many more slots (tx.c) */
 
 /* comp.c: completions */
 void mroce_complete_sq(struct mroce_qp *qp);

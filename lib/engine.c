@@ -44,18 +44,20 @@ void mroce_qp_stats_update(struct mroce_qp *qp)
 
 int mroce_engine_run(struct mroce_dev *dev, void (*rx)(void *, const void *, __u32))
 {
-	__u32 start;
+	__u32 start, refused = 0;
 	__u64 now;
 	int work;
 
 	work = dev->ops->rx_burst(dev->port, rx, dev, RX_BUDGET);
 	now = dev->ops->now_us(dev->port);
 	/*
-	 * Each round starts just after the last QP that sent in the round
-	 * before (or one QP further on if none did): when the port runs out
-	 * of transmit buffers part way, a fixed start would give the low QPNs
-	 * every buffer, and a start one further on would hand the QP behind
-	 * an idle or a buffer-taking one every buffer a second time.
+	 * Each round starts at the first QP the round before refused every
+	 * transmit buffer (data or an ACK), else just after the last QP that
+	 * sent, else one QP further on: when the port runs out of buffers part
+	 * way, a fixed start would give the low QPNs every buffer, a start one
+	 * further on would hand the QP behind a buffer-taking one every buffer
+	 * a second time, and moving on past a QP that found none (rounds come
+	 * faster than buffers free) could skip the same QP every time.
 	 */
 	if (!dev->rr_qp || dev->rr_qp >= MROCE_MAX_QPS)
 		dev->rr_qp = 1;
@@ -68,8 +70,11 @@ int mroce_engine_run(struct mroce_dev *dev, void (*rx)(void *, const void *, __u
 
 		if (!qp)
 			continue;
+		dev->tx_refused = false;
 		mroce_qp_timers(qp, now);
 		sent = mroce_qp_tx(qp, now);
+		if (dev->tx_refused && sent <= 0 && !refused)
+			refused = q;	/* wanted to send, got nothing */
 		if (sent > 0)
 			dev->rr_qp = q % (MROCE_MAX_QPS - 1) + 1;
 		work += sent;
@@ -78,6 +83,8 @@ int mroce_engine_run(struct mroce_dev *dev, void (*rx)(void *, const void *, __u
 			mroce_complete_rq(qp);
 		}
 	}
+	if (refused)
+		dev->rr_qp = refused;
 	dev->ops->tx_flush(dev->port);
 	return work;
 }

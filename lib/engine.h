@@ -40,6 +40,8 @@ struct mroce_dev {
 	int			wake_fd;	/* eventfd: new work for a sleeping progress thread */
 	bool			sleeping;	/* the progress thread is (about to be) waiting */
 	__u32			rr_qp;		/* QPN the next progress round starts at */
+	bool			tx_refused;	/* the port had no transmit buffer (this QP's turn) */
+	__u64			test_rng;	/* nonzero: a test's repeatable random stream (testhook.c) */
 };
 
 /* Create a device over any port (the AF_XDP one, or a simulated wire). */
@@ -54,7 +56,8 @@ void mroce_engine_rx(void *dev, const void *frame, __u32 len);
 
 /* New work was posted: wake the progress thread if it sleeps. dev->lock held. */
 void mroce_dev_kick(struct mroce_dev *dev);
-__u64 mroce_random64(void);
+/* Random bits for QPNs, PSNs, secrets and keys: getrandom(), or a test's repeatable stream. */
+__u64 mroce_dev_random64(struct mroce_dev *dev);
 /* A QP's entropy base: its source ports' offset in the ephemeral range (paths.c). */
 __u16 mroce_entropy_base(const struct mroce_dev *dev, __u32 qpn);
 /* Next-hop MAC for a remote QP from the kernel's route and neighbour tables. */

@@ -50,6 +50,7 @@ static bool head_timer(struct mroce_qp *qp, __u64 now)
 	if (now >= due) {
 		rec->state = PKT_LOST;
 		qp->nlost++;
+		mroce_path_head_lost(qp, rec);
 		return true;
 	}
 	if (!qp->rack_timer_us || due < qp->rack_timer_us)

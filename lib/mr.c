@@ -50,7 +50,7 @@ int mroce_dealloc_pd(struct mroce_pd *pd)
 /* A free slot, searched from a random one; -1 if the table is full. dev->lock held. */
 static int free_slot(struct mroce_dev *dev)
 {
-	__u32 start = (__u32)mroce_random64();
+	__u32 start = (__u32)mroce_dev_random64(dev);
 
 	for (__u32 n = 0; n < MROCE_MAX_MRS; n++) {
 		__u32 i = KEY_INDEX(start + n);
@@ -66,7 +66,7 @@ static void make_keys(struct mroce_mr *mr, __u32 i)
 	__u64 r;
 
 	do
-		r = mroce_random64();
+		r = mroce_dev_random64(mr->dev);
 	while (((__u32)r & KEY_RANDOM) == ((__u32)(r >> 32) & KEY_RANDOM));
 	mr->lkey = ((__u32)r & KEY_RANDOM) | i;
 	mr->rkey = ((__u32)(r >> 32) & KEY_RANDOM) | i;

@@ -15,20 +15,31 @@ __u8 mroce_pick_path(struct mroce_qp *qp)
 }
 
 /*
- * ACKs are sprayed too, round robin over at least MROCE_ACK_PATHS source
- * ports: on one fixed path, a failure of that path would silence every ACK
- * and fail the sender's QP although data still gets through. Each ACK
- * repeats the whole SACK state, so losing a share of them costs little.
+ * The way back. ACKs are sprayed too: an ACK echoes one of the peer's path
+ * slots, each in turn, and leaves on that slot's way back (ret[slot]). The peer counts the ACKs that echo each of its slots;
+ * a slot whose packets arrive but which no ACK echoes over an epoch has a
+ * dead way back, and the peer moves the slot (mroce_path_scoreboard). We
+ * see that as the slot's packets coming from another source port, and move
+ * its way back too (mroce_ret_heard). Each ACK repeats the whole SACK
+ * state, so losing some costs little; losing a fixed share for ever (a
+ * dead route under a quarter of the ports) slows a window-limited sender.
  */
-__u8 mroce_ack_path(struct mroce_qp *qp)
+__u8 mroce_echo_slot(const struct mroce_qp *qp)
 {
-	__u32 n = qp->attr.paths > MROCE_ACK_PATHS ? qp->attr.paths : MROCE_ACK_PATHS;
-
-	return (__u8)(qp->ack_path++ % n);
+	if (qp->echo_mark || !qp->ret_slots)
+		return qp->echo_path;
+	return (__u8)(qp->echo_next % qp->ret_slots);
 }
 
-/* Replace a path's entropy value with a fresh one no other slot holds. */
-void mroce_path_retire(struct mroce_qp *qp, struct mroce_path *p)
+/* An ACK echoing slot went out: the turn passes on. */
+void mroce_echo_sent(struct mroce_qp *qp, __u8 slot)
+{
+	qp->echo_next = slot + 1u;
+	qp->echo_mark = false;
+}
+
+/* A fresh entropy value: none of the QP's path slots holds it. */
+static __u16 fresh_entropy(struct mroce_qp *qp)
 {
 	bool used;
 
@@ -38,8 +49,37 @@ void mroce_path_retire(struct mroce_qp *qp, struct mroce_path *p)
 		for (__u32 k = 0; k < qp->attr.paths; k++)
 			used |= qp->paths[k].entropy == qp->next_entropy;
 	} while (used);
-	p->entropy = qp->next_entropy;
-	p->sent = p->lost = p->samples = p->srtt_us = p->marks = 0;
+	return qp->next_entropy;
+}
+
+/* A packet of the peer's slot came from sport: if the peer moved the slot, move its way back. */
+void mroce_ret_heard(struct mroce_qp *qp, __u8 slot, __u16 sport)
+{
+	struct mroce_ret *r = &qp->ret[slot];
+
+	if (r->peer_sport && r->peer_sport != sport) {
+		r->entropy = fresh_entropy(qp);
+		qp->st.returns_moved++;
+		qp->dev->stats.returns_moved++;
+	}
+	r->peer_sport = sport;
+	if (slot >= qp->ret_slots)
+		qp->ret_slots = slot + 1u;
+}
+
+/*
+ * Replace a path's entropy value with a fresh one no other slot holds. A
+ * way back on the old value (the same route) moves with it.
+ */
+void mroce_path_retire(struct mroce_qp *qp, struct mroce_path *p)
+{
+	__u16 old = p->entropy;
+
+	p->entropy = fresh_entropy(qp);
+	for (__u32 k = 0; k < MROCE_MAX_PATHS; k++)
+		if (qp->ret[k].entropy == old)
+			qp->ret[k].entropy = p->entropy;
+	p->sent = p->lost = p->samples = p->srtt_us = p->marks = p->echoes = 0;
 	qp->dev->stats.paths_retired++;
 	qp->st.paths_retired++;
 	/* the new route's delay is unknown: delay control re-learns its base */
@@ -63,7 +103,8 @@ void mroce_path_loss(struct mroce_qp *qp, const struct mroce_txpkt *rec)
 
 /* The QP's counts over all its paths. */
 struct path_totals {
-	__u32	sent, lost, marks, best_srtt;
+	__u32	sent, lost, marks, echoes, best_srtt;
+	__u32	good_sent, good_lost;	/* of the paths that are not losing */
 	bool	all_losing;	/* every path that carried anything lost a quarter */
 };
 
@@ -83,28 +124,59 @@ static void path_totals(const struct mroce_qp *qp, struct path_totals *t)
 		t->sent += p->sent;
 		t->lost += p->lost;
 		t->marks += p->marks;
-		if (p->sent && !path_losing(p))
+		t->echoes += p->echoes;
+		if (p->sent && !path_losing(p)) {
 			t->all_losing = false;
+			t->good_sent += p->sent;
+			t->good_lost += p->lost;
+		}
 	}
 }
 
 /*
- * Loss is judged against the rest of the QP: a path is bad only if it lost
- * a quarter of what it carried and far more than the other paths did over
- * the same time (more than twice their rate, plus a few packets). Paths
- * through one tail-drop queue all lose alike, and retiring one would only
- * move it to another port of the same queue; when every path loses,
- * nothing is retired on loss at all.
+ * A resent window head was lost again: no ACK came back for it (nor for its
+ * copies, tx_head_copies) in two RTTs. While the head is missing the window
+ * stays full, no new packet goes out and none would show the slots' other
+ * losses, nor would an epoch's ACKs show a dead way back: a dead route
+ * under a large share of the QP's ports, either way, would hold the head
+ * back with ever longer backoffs. So the slots it went on are retired at
+ * once (the peer moves their ways back when it sees them move), unless
+ * every slot is losing, as at a shared tail-drop queue, where moving slots
+ * would only churn.
+ */
+void mroce_path_head_lost(struct mroce_qp *qp, const struct mroce_txpkt *rec)
+{
+	__u32 n = rec->retx >= 2 ? 1 + MROCE_HEAD_COPIES : 1;
+	struct path_totals t;
+
+	if (rec->path >= qp->attr.paths || qp->attr.static_paths)
+		return;
+	path_totals(qp, &t);
+	if (t.all_losing)
+		return;
+	for (__u32 k = 0; k < n && k < qp->attr.paths; k++) {
+		struct mroce_path *p = &qp->paths[(rec->path + k) % qp->attr.paths];
+
+		if (k || p->entropy == rec->entropy)
+			mroce_path_retire(qp, p);
+	}
+}
+
+/*
+ * Loss is judged against the QP's paths that are not losing: a path is bad
+ * only if it lost a quarter of what it carried and far more than those did
+ * over the same time (more than twice their rate, plus a few packets).
+ * Paths through one tail-drop queue all lose alike, and retiring one would
+ * only move it to another port of the same queue; when every path loses,
+ * nothing is retired on loss at all. The yardstick is the good paths, not
+ * all the others: when most of a QP's paths hash onto a dead route, the
+ * others' rate is mostly the dead ones' and no dead path would stand out.
  */
 static bool path_lossy(const struct mroce_path *p, const struct path_totals *t)
 {
-	__u32 rest_sent = t->sent - p->sent, rest_lost = t->lost - p->lost;
-
 	if (!path_losing(p) || t->all_losing)
 		return false;
-	if (!rest_sent)
-		return true;
-	return p->lost > 2 * ((__u64)rest_lost * p->sent / rest_sent) + 3;
+	return p->lost > 2 * ((__u64)t->good_lost * p->sent / t->good_sent) + 3;
 }
 
 /* At an epoch's end: slow (delay rule) or marked far more than the QP (marks rule). */
@@ -112,6 +184,17 @@ static bool path_congested(const struct mroce_path *p, const struct path_totals 
 {
 	return (t->best_srtt && p->samples >= 4 && p->srtt_us > 2 * t->best_srtt + 100) ||
 	       (p->marks >= 4 && (__u64)p->marks * t->sent > 2ULL * t->marks * p->sent);
+}
+
+/*
+ * At an epoch's end: its packets arrive (4 or more acknowledged) but not
+ * one ACK echoed it while the QP's ACKs echoed each slot twice on average:
+ * its way back is dead. Moving the slot makes the peer move the way back.
+ */
+static bool path_unanswered(const struct mroce_qp *qp, const struct mroce_path *p,
+			    const struct path_totals *t)
+{
+	return p->samples >= 4 && !p->echoes && t->echoes >= 2 * qp->attr.paths;
 }
 
 /*
@@ -125,7 +208,9 @@ static bool path_congested(const struct mroce_path *p, const struct path_totals 
  *    slot's plus 100 us over at least 4 samples: a congested or slow route;
  *  - or, at an epoch's end, had at least 4 of its packets come back
  *    CE-marked, a marked fraction more than twice the QP's: a route whose
- *    queue builds while the others' do not.
+ *    queue builds while the others' do not;
+ *  - or, at an epoch's end, no ACK echoed it although its packets arrive:
+ *    a dead way back (path_unanswered).
  *    All relative, so a fabric slow, marking or dropping everywhere (incast,
  *    a shared bottleneck) retires nothing, and paths of different but sane
  *    delays are all kept.
@@ -133,31 +218,38 @@ static bool path_congested(const struct mroce_path *p, const struct path_totals 
  * packet went out, often an epoch later, so loss counts are not started
  * over but halved with each epoch: a window over about the last two, in
  * which a dead path's losses still meet what it was sent. RTT samples and
- * marks start over.
+ * marks start over. An epoch in which no first transmission went out (the
+ * window stuck behind a missing head) ages nothing: it brought no news.
  */
 void mroce_path_scoreboard(struct mroce_qp *qp, __u64 now)
 {
 	__u32 epoch = 4 * qp->srtt_us > 200 ? 4 * qp->srtt_us : 200;
 	struct path_totals t;
-	bool new_epoch;
+	bool new_epoch, news;
 
 	if (qp->attr.paths < 2 || qp->attr.static_paths)
 		return;
 	new_epoch = now - qp->path_epoch_us >= epoch;
+	news = qp->st.tx_pkts - qp->st.retx_pkts != qp->path_epoch_pkts;
 	path_totals(qp, &t);
 	for (__u32 i = 0; i < qp->attr.paths; i++) {
 		struct mroce_path *p = &qp->paths[i];
 
-		if (path_lossy(p, &t) || (new_epoch && path_congested(p, &t))) {
+		if (path_lossy(p, &t) ||
+		    (new_epoch && (path_congested(p, &t) || path_unanswered(qp, p, &t)))) {
 			mroce_path_retire(qp, p);
 		} else if (new_epoch) {
-			p->sent /= 2;
-			p->lost /= 2;
-			p->samples = p->marks = 0;
+			if (news) {
+				p->sent /= 2;
+				p->lost /= 2;
+			}
+			p->samples = p->marks = p->echoes = 0;
 		}
 	}
-	if (new_epoch)
+	if (new_epoch) {
 		qp->path_epoch_us = now;
+		qp->path_epoch_pkts = qp->st.tx_pkts - qp->st.retx_pkts;
+	}
 }
 
 /*

@@ -10,6 +10,7 @@
 #include <signal.h>
 
 #include "cc.h"
+#include "eng_int.h"
 #include "engine.h"
 #include "internal.h"
 #include "opcode.h"
@@ -92,7 +93,7 @@ static void qp_free(struct mroce_qp *qp)
 static int qp_take_qpn(struct mroce_dev *dev, struct mroce_qp *qp)
 {
 	/* Start the search at a random QPN so numbers are not reused right away. */
-	for (__u32 n = 0, q = (__u32)mroce_random64() % (MROCE_MAX_QPS - 1) + 1;
+	for (__u32 n = 0, q = (__u32)mroce_dev_random64(dev) % (MROCE_MAX_QPS - 1) + 1;
 	     n < MROCE_MAX_QPS - 1; n++, q = q % (MROCE_MAX_QPS - 1) + 1) {
 		if (dev->qps[q])
 			continue;
@@ -135,14 +136,14 @@ int mroce_create_qp(struct mroce_dev *dev, const struct mroce_qp_attr *attr, str
 	qp->send_cq = a.send_cq;
 	qp->recv_cq = a.recv_cq;
 	qp->state = MROCE_QPS_INIT;
-	qp->secret = mroce_random64();
-	qp->snd_una = qp->snd_nxt = (__u32)mroce_random64();
+	qp->secret = mroce_dev_random64(dev);
+	qp->snd_una = qp->snd_nxt = (__u32)mroce_dev_random64(dev);
 	qp->rto_us = a.rto_high_us;	/* nothing measured yet */
 	mroce_cc_init(qp);
-	/* Slots past a.paths carry only ACKs (see ack_path()). */
-	for (__u32 i = 0; i < a.paths || i < MROCE_ACK_PATHS; i++)
-		qp->paths[i].entropy = (__u16)i;
-	qp->next_entropy = (__u16)(a.paths > MROCE_ACK_PATHS ? a.paths : MROCE_ACK_PATHS);
+	/* The way back for the peer's slot i starts on our slot i's port (paths.c). */
+	for (__u32 i = 0; i < MROCE_MAX_PATHS; i++)
+		qp->paths[i].entropy = qp->ret[i].entropy = (__u16)i;
+	qp->next_entropy = (__u16)(a.paths - 1);
 	pthread_mutex_lock(&dev->lock);
 	err = qp_take_qpn(dev, qp);
 	pthread_mutex_unlock(&dev->lock);
@@ -236,6 +237,12 @@ void mroce_qp_fail(struct mroce_qp *qp, enum mroce_wc_status why)
 {
 	if (qp->state == MROCE_QPS_ERR)
 		return;
+	/*
+	 * Receives whose messages are placed complete first, successfully: an
+	 * ACK sent earlier in this round may already cover them, and their
+	 * senders then report success.
+	 */
+	mroce_complete_rq(qp);
 	qp->state = MROCE_QPS_ERR;
 	flush_all(qp, why);
 	for (__u32 i = 0; i < MROCE_READ_JOBS; i++)

@@ -31,7 +31,6 @@ _Static_assert((MROCE_MSG_SLOTS & (MROCE_MSG_SLOTS - 1)) == 0, "ring is a mask")
 
 #define MROCE_MAX_PATHS		256
 #define MROCE_ENTROPY_SPACE	16384	/* source ports base .. base + this - 1 */
-#define MROCE_ACK_PATHS		4	/* ACKs spread over at least this many source ports */
 
 /* Path scoreboard entry: one entropy value (UDP source port offset) a QP sprays over. */
 struct mroce_path {
@@ -42,6 +41,17 @@ struct mroce_path {
 	__u32	srtt_us;	/* smoothed RTT of first transmissions on this entropy value */
 	__u32	samples;	/* RTT samples this epoch */
 	__u32	marks;		/* CE marks echoed for it this epoch */
+	__u32	echoes;		/* ACKs that echoed it this epoch: its way back works */
+};
+
+/*
+ * The way back for the peer's path slot i: ACKs and NACKs that echo slot i
+ * leave on this entropy value, moved to a fresh one when the peer moves its
+ * slot i (paths.c, mroce_ret_heard).
+ */
+struct mroce_ret {
+	__u16	entropy;
+	__u16	peer_sport;	/* UDP source port the peer's slot i last came from (0: none yet) */
 };
 
 /* Send queue entry. */
@@ -177,7 +187,6 @@ struct mroce_qp {
 	__u64			cc_priv[MROCE_CC_PRIV_SIZE / 8];	/* the algorithm's state */
 	__u32			rnr_count;	/* RNR waits begun so far: numbers each wait */
 	__u64			rnr_until_us;	/* receiver not ready: hold until */
-	__u32			rnr_wait_seq;	/* tx_seq when the last RNR wait began */
 	struct mroce_rjob	rjobs[MROCE_READ_JOBS];
 	__u32			rjob_seq;	/* READ jobs accepted so far */
 	/* READs of ours: at most rd_limit outstanding; a progress timer for their responses */
@@ -191,12 +200,17 @@ struct mroce_qp {
 	__u8			rsp_err_code;	/* MROCE_NAK_* */
 	__u32			rsp_err_psn, rsp_err_msn;
 	__u32			next_path;
-	__u32			ack_path;	/* ACK/NACK slot, round robin */
 	__u8			good_path;	/* slot that last delivered a first transmission */
+	__u16			good_entropy;	/* on this entropy value (retired since: no longer good) */
 	__u8			echo_path;	/* receiving: path slot of the newest data packet */
+	bool			echo_mark;	/* the next ACK echoes echo_path (a CE mark, a resend) */
+	__u32			echo_next;	/* the slot after the one the last ACK echoed */
+	__u32			ret_slots;	/* the peer's path slots heard of: 1 + the highest */
+	struct mroce_ret	ret[MROCE_MAX_PATHS];
 	struct mroce_path	paths[MROCE_MAX_PATHS];
 	__u16			next_entropy;	/* next fresh entropy value */
 	__u64			path_epoch_us;
+	__u64			path_epoch_pkts;	/* first transmissions when the epoch began */
 	struct mroce_qp_stats	st;		/* what mroce_qp_query_stats reports */
 	__u64			stats_at_us;	/* last published to the flows map */
 

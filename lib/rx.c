@@ -38,6 +38,14 @@ static bool rx_window(struct mroce_qp *qp, const struct mroce_hdr *h)
 	if (v == MROCE_RXWIN_DUP) {
 		dev->stats.dup_pkts++;
 		qp->ack_now = true;	/* our ACK may have been lost */
+		/*
+		 * The ACK it triggers echoes its time: echoing the newest packet
+		 * placed, perhaps long ago, would hand the sender an RTT of all
+		 * the time its ACKs were being lost.
+		 */
+		qp->ts_echo = h->ts;
+		qp->echo_path = h->path;
+		qp->echo_mark = true;	/* on the way back of the slot it came on */
 		return false;
 	}
 	if (v == MROCE_RXWIN_BEYOND) {
@@ -126,14 +134,21 @@ static bool rx_refused(struct mroce_qp *qp, const struct mroce_hdr *h, int res)
  * The last packet of a message is acknowledged at once: its sender
  * waits on it. So is a CE-marked one (as a DCTCP receiver does): each
  * ACK then carries at most one mark, on the packet whose path slot it
- * echoes, and the sender can charge marks to paths.
+ * echoes, and the sender can charge marks to paths. So is a resend, on
+ * the way back of the slot it came on (paths.c): the sender tries a slot
+ * both ways with it.
  */
 static void rx_ack_policy(struct mroce_qp *qp, const struct mroce_hdr *h, bool ce, __u64 now)
 {
 	if (ce) {
 		qp->unacked++;
 		qp->ack_now = true;	/* stays due if no transmit buffer is free now */
+		qp->echo_mark = true;	/* the mark's ACK echoes the marked packet's slot */
 		mroce_send_ack(qp);	/* now, before another packet changes the slot it echoes */
+	} else if (h->flags & MROCE_F_RETX) {
+		qp->unacked++;
+		qp->ack_now = true;	/* a resend is waited on, */
+		qp->echo_mark = true;	/* answered on the way back of its own slot */
 	} else if (++qp->unacked >= qp->attr.ack_every ||
 		   (h->flags & (MROCE_F_ACK_REQ | MROCE_F_LAST)) || qp->attr.go_back_n) {
 		qp->ack_now = true;
@@ -165,6 +180,8 @@ void mroce_engine_rx(void *ctx, const void *frame, __u32 len)
 		mroce_handle_nack(qp, &h, now);
 		return;
 	}
+	mroce_ret_heard(qp, h.path,
+			mroce_be16(((const mroce_udphdr_t *)((const __u8 *)frame + pkt.l4_off))->source));
 	if (!rx_window(qp, &h))
 		return;
 	qp->ecn_pkts++;

@@ -5,6 +5,16 @@
 #include "engine.h"
 #include "testhook.h"
 
+int mroce_dev_test_seed_random(struct mroce_dev *dev, __u64 seed)
+{
+	if (!dev || !seed)
+		return -EINVAL;
+	pthread_mutex_lock(&dev->lock);
+	dev->test_rng = seed;
+	pthread_mutex_unlock(&dev->lock);
+	return 0;
+}
+
 int mroce_qp_test_seed_seq(struct mroce_qp *qp, __u32 sq_seq, __u32 rq_seq, __u32 msn, __u32 psn)
 {
 	int err = 0;

@@ -22,4 +22,13 @@ struct mroce_qp;
  */
 int mroce_qp_test_seed_seq(struct mroce_qp *qp, __u32 sq_seq, __u32 rq_seq, __u32 msn, __u32 psn);
 
+/*
+ * Draw a device's QPNs, first PSNs, secrets and keys from a repeatable
+ * stream started at seed instead of getrandom(), so that a simulated run
+ * replays exactly. Only for single-threaded tests (no_thread devices).
+ * 0 or -EINVAL (NULL device, seed 0).
+ */
+struct mroce_dev;
+int mroce_dev_test_seed_random(struct mroce_dev *dev, __u64 seed);
+
 #endif /* MROCE_TESTHOOK_H */

@@ -25,22 +25,29 @@ int mroce_emit(struct mroce_qp *qp, struct mroce_hdr *h, const struct mroce_sge 
 {
 	struct mroce_dev *dev = qp->dev;
 	struct mroce_route rt = qp->route;
+	bool ack = mroce_op_info(h->opcode)->kind == MROCE_OPK_ACK ||
+		   mroce_op_info(h->opcode)->kind == MROCE_OPK_NACK;
 	__u32 cap;
 	void *buf = dev->ops->tx_buf(dev->port, &cap);
 	int hdr;
 
-	if (!buf)
+	if (!buf) {
+		dev->tx_refused = true;
 		return -EAGAIN;
-	/* Source port: the ephemeral range, at the QP's offset plus the path's entropy. */
-	rt.sport = (__u16)(49152 + (qp->route.sport + qp->paths[path].entropy) % MROCE_ENTROPY_SPACE);
+	}
+	/*
+	 * Source port: the ephemeral range, at the QP's offset plus the
+	 * entropy of the path slot, or for an ACK or NACK of the way back of
+	 * the peer's slot it echoes (paths.c).
+	 */
+	rt.sport = (__u16)(49152 + (qp->route.sport + (ack ? qp->ret[path].entropy :
+						       qp->paths[path].entropy)) % MROCE_ENTROPY_SPACE);
 	rt.ecn = 2;	/* ECT(0) */
 	h->dqpn = qp->rqpn;
 	h->token = mroce_be64(qp->token_be);
 	h->ts = (__u32)dev->ops->now_us(dev->port);
-	/* ACKs and NACKs carry the path slot of the newest data packet they cover, set by the caller. */
-	if (mroce_op_info(h->opcode)->kind != MROCE_OPK_ACK &&
-	    mroce_op_info(h->opcode)->kind != MROCE_OPK_NACK)
-		h->path = path;
+	/* ACKs and NACKs carry the peer's slot they echo, and leave on its way back. */
+	h->path = path;
 	hdr = mroce_frame_hdrs(buf, cap, &rt, h);
 	if (hdr < 0) {
 		dev->ops->tx_send(dev->port, buf, 0);	/* give the buffer back */
@@ -273,6 +280,25 @@ void mroce_fail_wqe_of(struct mroce_qp *qp, struct mroce_txpkt *rec, enum mroce_
 	mroce_qp_fail(qp, st);
 }
 
+/*
+ * The window head lost again after a resend: copies go out on the next
+ * MROCE_HEAD_COPIES slots too (one packet each), so that one dead route,
+ * under however many of the QP's slots, cannot hold the whole window back
+ * while the scoreboard finds it. The record keeps the first copy's slot.
+ */
+static void tx_head_copies(struct mroce_qp *qp, __u32 psn, struct mroce_txpkt *rec)
+{
+	__u8 first = rec->path;
+
+	for (__u32 k = 1; k <= MROCE_HEAD_COPIES && k < qp->attr.paths; k++) {
+		rec->path = (__u8)((first + k) % qp->attr.paths);
+		if (send_psn(qp, psn, rec, true))
+			break;
+		qp->dev->stats.retx_pkts++;
+	}
+	rec->path = first;
+}
+
 /* Resend what loss detection marked lost; they hold the window back. -1: stop this round. */
 static int tx_resend(struct mroce_qp *qp, __u64 now, int *sent)
 {
@@ -286,15 +312,18 @@ static int tx_resend(struct mroce_qp *qp, __u64 now, int *sent)
 			return -1;
 		}
 		/*
-		 * Resend on another path: first on the one that last delivered a
-		 * first transmission, known to work lately; if that fails too,
-		 * on each next slot in turn, so that retries reach every path
-		 * rather than bounce between two that may share a dead route.
+		 * Resend on another path: on the one that last delivered a first
+		 * transmission, known to work lately (unless retired since); if
+		 * this copy was lost on that one, on the next slot, so that
+		 * retries reach every path rather than bounce on one dead route.
 		 */
-		rec->path = !rec->retx && qp->good_path != rec->path && qp->good_path < qp->attr.paths ?
+		rec->path = qp->good_path != rec->path && qp->good_path < qp->attr.paths &&
+			    qp->paths[qp->good_path].entropy == qp->good_entropy ?
 			    qp->good_path : (__u8)((rec->path + 1) % qp->attr.paths);
 		if (send_psn(qp, psn, rec, true))
 			return -1;	/* no transmit buffer now: still lost, tried next round */
+		if (psn == qp->snd_una && rec->retx && !rec->gbn)
+			tx_head_copies(qp, psn, rec);
 		rec->entropy = qp->paths[rec->path].entropy;
 		if (!rec->gbn)
 			rec->retx++;
@@ -380,21 +409,22 @@ void mroce_send_ack(struct mroce_qp *qp)
 	const struct mroce_flow *f = qp->flow;
 	struct mroce_hdr h = { .opcode = MROCE_OP_ACK, .psn = qp->snd_nxt };
 	__u32 base = f->rx_base;
+	__u8 slot = mroce_echo_slot(qp);
 
 	h.cum_psn = base;
 	for (__u32 i = 0; i < 64 * MROCE_SACK_WORDS; i++)
 		if (mroce_rxwin_check(f, base + 1 + i) == MROCE_RXWIN_DUP)
 			h.sack[i / 64] |= 1ULL << (i % 64);
 	h.ts_echo = qp->ts_echo;
-	h.path = qp->echo_path;
 	h.ecn_ce = qp->ecn_ce;
 	h.ecn_pkts = qp->ecn_pkts;
 	if (qp->ecn_ce)
 		h.flags |= MROCE_F_ECN_ECHO;
 	h.ack_msn = qp->rq_head;
 	h.rwnd = MROCE_RXWIN_PSNS;
-	if (mroce_emit(qp, &h, NULL, 0, 0, NULL, mroce_ack_path(qp)))
+	if (mroce_emit(qp, &h, NULL, 0, 0, NULL, slot))
 		return;	/* no TX buffer: the ACK stays due */
+	mroce_echo_sent(qp, slot);
 	qp->dev->stats.acks_tx++;
 	qp->unacked = 0;
 	qp->ack_due_us = 0;
@@ -406,9 +436,10 @@ void mroce_send_nack(struct mroce_qp *qp, __u8 code, __u32 psn, __u32 msn)
 {
 	/* Every PSN before the base is placed: a NACK at the base is also a cumulative ACK. */
 	struct mroce_hdr h = { .opcode = MROCE_OP_NACK, .psn = qp->snd_nxt, .nak_code = code,
-			       .nak_psn = psn, .nak_msn = msn,
+			       .nak_psn = psn, .nak_msn = msn, .nak_ts = qp->ts_echo,
 			       .nak_flags = psn == qp->flow->rx_base ? MROCE_NAKF_CUM : 0 };
 
-	if (!mroce_emit(qp, &h, NULL, 0, 0, NULL, mroce_ack_path(qp)))
+	/* on the way back of the slot the refused packet came on */
+	if (!mroce_emit(qp, &h, NULL, 0, 0, NULL, qp->echo_path))
 		qp->dev->stats.nacks_tx++;
 }

@@ -97,6 +97,7 @@ int mroce_hdr_encode(void *buf, size_t size, const struct mroce_hdr *h)
 		PUT(p, struct mroce_naketh, msn, h->nak_msn);
 		PUT(p, struct mroce_naketh, code, h->nak_code);
 		PUT(p, struct mroce_naketh, flags, h->nak_flags);
+		PUT(p, struct mroce_naketh, ts_echo, h->nak_ts);
 		p += sizeof(struct mroce_naketh);
 	}
 	return (int)len;
@@ -145,6 +146,7 @@ void mroce_hdr_decode(const struct mroce_pkt *pkt, struct mroce_hdr *h)
 		h->nak_msn = GET(pkt->nak, struct mroce_naketh, msn);
 		h->nak_code = GET(pkt->nak, struct mroce_naketh, code);
 		h->nak_flags = GET(pkt->nak, struct mroce_naketh, flags);
+		h->nak_ts = GET(pkt->nak, struct mroce_naketh, ts_echo);
 	}
 }
 

@@ -122,8 +122,7 @@ byte tmo[2];			/* timeouts since progress */
 byte rnrc[2];			/* rnr_count */
 bool rnrw[2];			/* now < rnr_until_us */
 byte rnrwaits[2];		/* ghost: RNR timer periods so far */
-byte rnre[2];			/* RNR waits begun (mod 256): rnr_wait_seq */
-byte rec_we[16];		/* rnre of its sender when the record was last sent */
+byte rnre[2];			/* RNR waits begun (mod 256): rnr_count */
 byte rec_st[16], rec_wqe[16], rec_off[16], rec_retx[16];
 bool rec_gbn[16];
 #define R(q, p)	((q) * 8 + ((p) & 7))	/* ring of 8 records >= WIN */
@@ -177,7 +176,8 @@ byte ntimer;
  * may lose, duplicate and let the second-oldest packet overtake ---------- */
 typedef Pkt {
 	byte op; byte psn; byte g; byte msn; byte off; byte ln;
-	byte cum; byte gc; byte sack; byte code; bool bad
+	byte cum; byte gc; byte sack; byte code; bool bad;
+	byte we		/* data: RNR waits begun when sent (bth.ts); NAK: the refused copy's (ts_echo) */
 };
 Pkt net[16];
 byte nq[2];
@@ -193,7 +193,7 @@ inline net_put1(d)
 	net[h_k].op = tp.op; net[h_k].psn = tp.psn; net[h_k].g = tp.g;
 	net[h_k].msn = tp.msn; net[h_k].off = tp.off; net[h_k].ln = tp.ln;
 	net[h_k].cum = tp.cum; net[h_k].gc = tp.gc; net[h_k].sack = tp.sack;
-	net[h_k].code = tp.code; net[h_k].bad = tp.bad;
+	net[h_k].code = tp.code; net[h_k].bad = tp.bad; net[h_k].we = tp.we;
 	nq[(d)]++
 }
 
@@ -209,7 +209,7 @@ inline emit(d)
 		fi
 	fi;
 	tp.op = 0; tp.psn = 0; tp.g = 0; tp.msn = 0; tp.off = 0; tp.ln = 0;
-	tp.cum = 0; tp.gc = 0; tp.sack = 0; tp.code = 0; tp.bad = 0
+	tp.cum = 0; tp.gc = 0; tp.sack = 0; tp.code = 0; tp.bad = 0; tp.we = 0
 }
 
 /* take packet i of direction d into rp */
@@ -219,7 +219,7 @@ inline net_take(d, i)
 	rp.op = net[h_k].op; rp.psn = net[h_k].psn; rp.g = net[h_k].g;
 	rp.msn = net[h_k].msn; rp.off = net[h_k].off; rp.ln = net[h_k].ln;
 	rp.cum = net[h_k].cum; rp.gc = net[h_k].gc; rp.sack = net[h_k].sack;
-	rp.code = net[h_k].code; rp.bad = net[h_k].bad;
+	rp.code = net[h_k].code; rp.bad = net[h_k].bad; rp.we = net[h_k].we;
 	h_k = (d) * CAP + i;
 	do
 	:: h_k + 1 < (d) * CAP + nq[(d)] ->
@@ -228,12 +228,12 @@ inline net_take(d, i)
 		net[h_k].off = net[h_k + 1].off; net[h_k].ln = net[h_k + 1].ln;
 		net[h_k].cum = net[h_k + 1].cum; net[h_k].gc = net[h_k + 1].gc;
 		net[h_k].sack = net[h_k + 1].sack; net[h_k].code = net[h_k + 1].code;
-		net[h_k].bad = net[h_k + 1].bad; h_k++
+		net[h_k].bad = net[h_k + 1].bad; net[h_k].we = net[h_k + 1].we; h_k++
 	:: else -> break
 	od;
 	net[h_k].op = 0; net[h_k].psn = 0; net[h_k].g = 0; net[h_k].msn = 0;
 	net[h_k].off = 0; net[h_k].ln = 0; net[h_k].cum = 0; net[h_k].gc = 0;
-	net[h_k].sack = 0; net[h_k].code = 0; net[h_k].bad = 0;
+	net[h_k].sack = 0; net[h_k].code = 0; net[h_k].bad = 0; net[h_k].we = 0;
 	nq[(d)]--
 }
 
@@ -430,6 +430,7 @@ inline send_psn(q, p)
 		tp.op = wop[h_i]; tp.msn = wmsn[h_i]; tp.off = rec_off[h_q]; tp.ln = wlen[h_i];
 		tp.bad = wbad[h_i]
 	fi;
+	tp.we = rnre[q];
 	emit(q)
 }
 
@@ -516,7 +517,7 @@ inline qp_tx(q)
 				send_psn(q, h_p);
 				h_q = R(q, h_p);
 				if :: !rec_gbn[h_q] -> rec_retx[h_q]++ :: else -> skip fi;
-				rec_gbn[h_q] = 0; rec_st[h_q] = INFL; rec_we[h_q] = rnre[q]
+				rec_gbn[h_q] = 0; rec_st[h_q] = INFL
 			:: else -> skip
 			fi;
 			h_p++
@@ -530,7 +531,7 @@ inline qp_tx(q)
 			:: else ->
 				h_q = R(q, nxt[q]);
 				rec_st[h_q] = INFL; rec_wqe[h_q] = h_i; rec_off[h_q] = h_p;
-				rec_retx[h_q] = 0; rec_gbn[h_q] = 0; rec_we[h_q] = rnre[q];
+				rec_retx[h_q] = 0; rec_gbn[h_q] = 0;
 				if
 				:: h_i >= JOB -> jemit[h_i - JOB]++
 				:: else ->
@@ -564,6 +565,7 @@ inline send_ack(q)
 inline send_nack(q, code_, psn_, g_, msn_)
 {
 	tp.op = OP_NAK; tp.code = code_; tp.psn = psn_; tp.g = g_; tp.msn = msn_;
+	tp.we = rp.we;	/* naketh.ts_echo: which copy was refused */
 	emit(q)
 }
 
@@ -843,10 +845,10 @@ inline handle_nack(q)
 			/*
 			 * ack.c nack_rnr: one wait counts once, however many packets it
 			 * NACKs and however late they come back: only the NACK of a
-			 * packet sent after the last wait began starts another; the
-			 * request of that NACK carries the error.
+			 * copy sent after the last wait ended (its ts_echo says) starts
+			 * another; the request of that NACK carries the error.
 			 */
-			h_b = (rec_we[h_q] == rnre[q]);
+			h_b = (rp.we == rnre[q]);
 			if
 			:: up[q] && rec_st[h_q] == INFL -> rec_st[h_q] = LOST; rec_retx[h_q] = 0
 			:: else -> skip

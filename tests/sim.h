@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "../lib/engine.h"
+#include "../lib/testhook.h"
 
 #define SIM_QUEUE	2048
 
@@ -36,6 +37,8 @@ struct sim_link {
 	__u32	ecn_bytes;	/* mark CE on ECN-capable packets above this queue depth */
 	__u16	dead_sport;	/* a failed path: frames with this UDP source port vanish */
 	__u16	dead_mod;	/* a failed route: frames whose source port % dead_mod == 0 vanish */
+	__u16	routes;		/* an ECMP fabric: a frame takes route sim_route(source port); */
+	__u16	dead_route;	/* ... route dead_route - 1 is down (0: none); path_step_us is per route */
 	__u16	slow_sport;	/* a slow path: frames with this source port take ... */
 	__u32	slow_extra_us;	/* ... this much longer */
 	__u16	mark_sport;	/* a congested path: ECT frames with this source port get CE */
@@ -127,6 +130,19 @@ static inline void sim_free(struct sim_net *net, struct sim_frame *f)
 }
 
 /* Put a copy of a frame on the wire toward p->peer. */
+/* The route an ECMP switch hashes a source port onto (a 16-bit mix, as a switch's CRC). */
+static inline __u32 sim_route(const struct sim_link *l, __u16 sport)
+{
+	__u32 h = sport;	/* murmur3's finaliser */
+
+	h ^= h >> 16;
+	h *= 0x85ebca6bu;
+	h ^= h >> 13;
+	h *= 0xc2b2ae35u;
+	h ^= h >> 16;
+	return h % l->routes;
+}
+
 static inline void sim_wire(struct sim_port *p, void *data, __u32 len)
 {
 	struct sim_net *net = p->net;
@@ -151,11 +167,13 @@ static inline void sim_wire(struct sim_port *p, void *data, __u32 len)
 		p->dropped++;
 		return;
 	}
-	if ((l->dead_sport || l->dead_mod) && len > mroce_l2l4_len(AF_INET)) {
+	if ((l->dead_sport || l->dead_mod || l->dead_route) && len > mroce_l2l4_len(AF_INET)) {
 		__u16 sp;
 
 		memcpy(&sp, (const __u8 *)data + mroce_l2l4_len(AF_INET) - 8, 2);
-		if (mroce_be16(sp) == l->dead_sport || (l->dead_mod && mroce_be16(sp) % l->dead_mod == 0)) {
+		sp = mroce_be16(sp);
+		if (sp == l->dead_sport || (l->dead_mod && sp % l->dead_mod == 0) ||
+		    (l->dead_route && sim_route(l, sp) == l->dead_route - 1u)) {
 			p->dead_drops++;
 			p->dropped++;
 			return;
@@ -229,7 +247,7 @@ static inline void sim_wire(struct sim_port *p, void *data, __u32 len)
 		f->len = len;
 		memcpy(&sport, f->data + mroce_l2l4_len(AF_INET) - 8, 2);
 		f->at = (l->rate_mbps ? p->free_at_ns / 1000 : net->now) + l->delay_us +
-			(mroce_be16(sport) % 16) * l->path_step_us +
+			(l->routes ? sim_route(l, mroce_be16(sport)) : mroce_be16(sport) % 16u) * l->path_step_us +
 			(l->jitter_us ? sim_rand(net) % l->jitter_us : 0);
 		if (l->slow_sport && mroce_be16(sport) == l->slow_sport) {
 			f->at += l->slow_extra_us;
@@ -362,6 +380,8 @@ static inline struct mroce_dev *sim_dev(struct sim_net *net, bool side_b,
 	if (mroce_dev_create(&sim_ops, side_b ? &net->b : &net->a, NULL, &local, &o, &dev))
 		return NULL;
 	dev->attr.mtu = 1500;
+	/* QPNs, PSNs and keys from the wire's seed: a seed replays exactly */
+	mroce_dev_test_seed_random(dev, net->rng ^ (side_b ? 0xb0b : 0xa0a));
 	return dev;
 }
 

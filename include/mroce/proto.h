@@ -109,13 +109,14 @@ enum mroce_nak_code {
 /* naketh.flags: every PSN before naketh.psn has been placed (a cumulative ACK too). */
 #define MROCE_NAKF_CUM		0x01
 
-/* NACK extension. 12 bytes. */
+/* NACK extension. 16 bytes. */
 struct mroce_naketh {
 	__be32	psn;		/* offending PSN (PSN_SEQ: first missing PSN) */
 	__be32	msn;		/* message the NACK refers to */
 	__u8	code;		/* enum mroce_nak_code */
 	__u8	flags;		/* MROCE_NAKF_*; senders of version 1 before it send 0 */
 	__u8	rsvd[2];	/* zero */
+	__be32	ts_echo;	/* bth.ts of the packet refused: which copy of it (RNR waits) */
 } __attribute__((packed));
 
 _Static_assert(sizeof(struct mroce_bth) == 32, "bth layout");
@@ -131,7 +132,7 @@ _Static_assert(sizeof(struct mroce_immeth) == 4, "immeth layout");
 _Static_assert(sizeof(struct mroce_rreqeth) == 4, "rreqeth layout");
 _Static_assert(sizeof(struct mroce_aeth) == 36, "aeth layout");
 _Static_assert(__builtin_offsetof(struct mroce_aeth, sack) == 8, "aeth.sack");
-_Static_assert(sizeof(struct mroce_naketh) == 12, "naketh layout");
+_Static_assert(sizeof(struct mroce_naketh) == 16, "naketh layout");
 
 /* Which extension headers follow the BTH, in this order, for an opcode. */
 #define MROCE_EXT_RETH		0x01

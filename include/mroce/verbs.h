@@ -100,6 +100,7 @@ struct mroce_dev_stats {
 	__u64	xsk_rx_fill_ring_empty;	/* times a frame met an empty fill ring */
 	__u64	xsk_tx_ring_empty;	/* transmit wakeups that found the TX ring empty */
 	__u64	rd_busy;		/* READ requests refused for now: every job slot busy */
+	__u64	returns_moved;		/* ways back (ACK ports) moved after the peer moved a path */
 };
 MROCE_API int mroce_dev_stats(struct mroce_dev *dev, struct mroce_dev_stats *stats);
 /*
@@ -260,6 +261,7 @@ struct mroce_qp_stats {
 	__u32	inflight_pkts;
 	__u32	paths;			/* path slots sprayed over */
 	__u32	worst_path_srtt_us;	/* slowest path slot's smoothed RTT */
+	__u64	returns_moved;		/* ways back (ACK ports) moved after the peer moved a path */
 };
 MROCE_API int mroce_qp_query_stats(struct mroce_qp *qp, struct mroce_qp_stats *stats);
 MROCE_API __u32 mroce_qp_num(const struct mroce_qp *qp);

@@ -55,6 +55,7 @@ struct mroce_hdr {
 	__u32	nak_msn;
 	__u8	nak_code;
 	__u8	nak_flags;	/* MROCE_NAKF_* */
+	__u32	nak_ts;		/* bth.ts of the refused packet */
 };
 
 /* Where a frame goes: Ethernet, IPv4 or IPv6, UDP. */
