@@ -226,7 +226,7 @@ static void nack_rnr(struct mroce_qp *qp, struct mroce_txpkt *rec, __u32 copy_ts
 		qp->nlost++;
 	}
 	w = request_of(qp, rec);
-	/* A new wait: the refused copy went out after the last wait ended (nothing goes out during one). */
+	/* A new wait: the refused copy went out after the last wait ended (none goes out in one). */
 	if (!qp->rnr_count || (__s32)(copy_ts - (__u32)qp->rnr_until_us) >= 0) {
 		qp->rnr_count++;
 		qp->rnr_until_us = now + qp->attr.rnr_timer_us;

@@ -11,11 +11,9 @@
 #include <ifaddrs.h>
 #include <limits.h>
 #include <net/if.h>
-#include <net/if_arp.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -169,22 +167,6 @@ static int pin_all(struct bpf_object *obj, const char *root, const char *ifname)
 }
 
 /* The interface's MAC, or none when it has no Ethernet address (lo). */
-static int host_mac(const char *ifname, __u8 mac[6])
-{
-	struct ifreq ifr = {};
-	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0), err = 0;
-
-	if (fd < 0)
-		return -errno;
-	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
-	if (ioctl(fd, SIOCGIFHWADDR, &ifr) < 0)
-		err = -errno;
-	else if (ifr.ifr_hwaddr.sa_family == ARPHRD_ETHER)
-		memcpy(mac, ifr.ifr_hwaddr.sa_data, 6);
-	close(fd);
-	return err;
-}
-
 /*
  * Fill cfg with this host's addresses on ifname, for the XDP program to pass
  * MetaRoCE frames meant for other hosts. Link-local IPv6 is left out (mroce
@@ -197,7 +179,7 @@ static int host_addrs(const char *ifname, struct mroce_cfg *cfg)
 	int err;
 
 	memset(cfg->mac, 0, sizeof(cfg->mac));
-	err = host_mac(ifname, cfg->mac);
+	err = mroce_if_hw(ifname, cfg->mac, NULL);
 	if (err)
 		return err;
 	if (getifaddrs(&ifa))

@@ -3,10 +3,15 @@
 #ifndef MROCE_INTERNAL_H
 #define MROCE_INTERNAL_H
 
+#include <linux/types.h>
+
 #include "opts.h"
 
 /* Ensure a bpffs is mounted at /sys/fs/bpf (inside `ip netns exec` it is not). */
 int mroce_bpffs_ensure(void);
+
+/* ifname's MAC address (if it is Ethernet) and, if mtu is not NULL, its MTU; 0 or -errno. */
+int mroce_if_hw(const char *ifname, __u8 mac[6], __u32 *mtu);
 
 /* Route libbpf's and libxdp's messages to mroce_set_print()'s hook (print.c). */
 void mroce_print_install(void);

@@ -16,11 +16,12 @@ __u8 mroce_pick_path(struct mroce_qp *qp)
 
 /*
  * The way back. ACKs are sprayed too: an ACK echoes one of the peer's path
- * slots, each in turn, and leaves on that slot's way back (ret[slot]). The peer counts the ACKs that echo each of its slots;
- * a slot whose packets arrive but which no ACK echoes over an epoch has a
- * dead way back, and the peer moves the slot (mroce_path_scoreboard). We
- * see that as the slot's packets coming from another source port, and move
- * its way back too (mroce_ret_heard). Each ACK repeats the whole SACK
+ * slots, each in turn, and leaves on that slot's way back (ret[slot]). The
+ * peer counts the ACKs that echo each of its slots; a slot whose packets
+ * arrive but which no ACK echoes over an epoch has a dead way back, and the
+ * peer moves the slot (mroce_path_scoreboard). We see that as the slot's
+ * packets coming from another source port, and move its way back too
+ * (mroce_ret_heard). Each ACK repeats the whole SACK
  * state, so losing some costs little; losing a fixed share for ever (a
  * dead route under a quarter of the ports) slows a window-limited sender.
  */

@@ -15,7 +15,6 @@
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/pidfd.h>
 #include <sys/socket.h>
@@ -302,22 +301,9 @@ static const struct mroce_port_ops xsk_ops = {
 /* The interface's MAC, MTU and first address (IPv4 preferred). */
 static int if_facts(const char *ifname, struct mroce_route *local, __u32 *mtu)
 {
-	struct ifreq ifr = {};
 	struct ifaddrs *ifa, *i;
-	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0), err = 0;
+	int err = mroce_if_hw(ifname, local->src_mac, mtu);
 
-	if (fd < 0)
-		return -errno;
-	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
-	if (ioctl(fd, SIOCGIFHWADDR, &ifr) < 0)
-		err = -errno;
-	else
-		memcpy(local->src_mac, ifr.ifr_hwaddr.sa_data, 6);
-	if (!err && ioctl(fd, SIOCGIFMTU, &ifr) < 0)
-		err = -errno;
-	else
-		*mtu = (__u32)ifr.ifr_mtu;
-	close(fd);
 	if (err)
 		return err;
 	if (getifaddrs(&ifa))

@@ -17,16 +17,15 @@
 
 #define ACC_ALL	(MROCE_ACCESS_LOCAL_WRITE | MROCE_ACCESS_REMOTE_WRITE | MROCE_ACCESS_REMOTE_READ)
 
-/* Start a not yet connected QP's send queue and message counters at seq. */
+/* Start a not yet connected QP's send queue and message counters at seq (lib/testhook.h). */
 static void seed_sq(struct mroce_qp *qp, __u32 seq, __u32 msn)
 {
-	qp->sq_head = qp->sq_next = qp->sq_tail = seq;
-	qp->sq_msn = msn;
+	assert_int_equal(mroce_qp_test_seed_seq(qp, seq, qp->rq_head, msn, qp->snd_nxt), 0);
 }
 
 static void seed_rq(struct mroce_qp *qp, __u32 seq)
 {
-	qp->rq_head = qp->rq_tail = seq;
+	assert_int_equal(mroce_qp_test_seed_seq(qp, qp->sq_head, seq, qp->sq_msn, qp->snd_nxt), 0);
 }
 
 static __u64 lb_addr(struct pair *p, size_t off)
