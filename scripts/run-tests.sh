@@ -98,6 +98,14 @@ for t in build/asan/tests/test_*; do
 	[ -x "$t" ] && [ -f "$t" ] && run_cmocka "$t" asan
 done
 
+# The quick ones again as clang builds them with its UBSan (the slow simulations
+# already ran under gcc's ASan + UBSan above).
+echo "== unit tests under clang's UBSan"
+for t in build/clang-ubsan/tests/test_*; do
+	case "$t" in *.d|*/test_paths|*/test_random|*/test_transport) continue ;; esac
+	[ -x "$t" ] && [ -f "$t" ] && run_cmocka "$t" clang-ubsan
+done
+
 echo "== the protocol model under SPIN (make model)"
 run_model() {
 	local log="$LOGDIR/model.log" p f
