@@ -23,6 +23,7 @@ void mroce_pkt_acked(struct mroce_qp *qp, struct mroce_txpkt *rec, __u64 now)
 
 		p->srtt_us = p->srtt_us ? (7 * p->srtt_us + rtt) / 8 : rtt;
 		p->samples++;
+		p->acked++;
 		qp->good_path = rec->path;
 		qp->good_entropy = rec->entropy;
 	}

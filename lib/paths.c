@@ -80,7 +80,7 @@ void mroce_path_retire(struct mroce_qp *qp, struct mroce_path *p)
 	for (__u32 k = 0; k < MROCE_MAX_PATHS; k++)
 		if (qp->ret[k].entropy == old)
 			qp->ret[k].entropy = p->entropy;
-	p->sent = p->lost = p->samples = p->srtt_us = p->marks = p->echoes = 0;
+	p->sent = p->lost = p->samples = p->srtt_us = p->marks = p->echoes = p->acked = 0;
 	qp->dev->stats.paths_retired++;
 	qp->st.paths_retired++;
 	/* the new route's delay is unknown: delay control re-learns its base */
@@ -188,14 +188,15 @@ static bool path_congested(const struct mroce_path *p, const struct path_totals 
 }
 
 /*
- * At an epoch's end: its packets arrive (4 or more acknowledged) but not
- * one ACK echoed it while the QP's ACKs echoed each slot twice on average:
- * its way back is dead. Moving the slot makes the peer move the way back.
+ * At the end of an echo round (the QP's ACKs echoed each slot twice on
+ * average, however many epochs that took: a receiver may ACK only every
+ * few dozen packets): its packets arrive (4 or more acknowledged) but not
+ * one ACK echoed it: its way back is dead. Moving the slot makes the peer
+ * move the way back.
  */
-static bool path_unanswered(const struct mroce_qp *qp, const struct mroce_path *p,
-			    const struct path_totals *t)
+static bool path_unanswered(const struct mroce_path *p)
 {
-	return p->samples >= 4 && !p->echoes && t->echoes >= 2 * qp->attr.paths;
+	return p->acked >= 4 && !p->echoes;
 }
 
 /*
@@ -210,8 +211,8 @@ static bool path_unanswered(const struct mroce_qp *qp, const struct mroce_path *
  *  - or, at an epoch's end, had at least 4 of its packets come back
  *    CE-marked, a marked fraction more than twice the QP's: a route whose
  *    queue builds while the others' do not;
- *  - or, at an epoch's end, no ACK echoed it although its packets arrive:
- *    a dead way back (path_unanswered).
+ *  - or, at an echo round's end, no ACK echoed it although its packets
+ *    arrive: a dead way back (path_unanswered).
  *    All relative, so a fabric slow, marking or dropping everywhere (incast,
  *    a shared bottleneck) retires nothing, and paths of different but sane
  *    delays are all kept.
@@ -226,26 +227,31 @@ void mroce_path_scoreboard(struct mroce_qp *qp, __u64 now)
 {
 	__u32 epoch = 4 * qp->srtt_us > 200 ? 4 * qp->srtt_us : 200;
 	struct path_totals t;
-	bool new_epoch, news;
+	bool new_epoch, news, echo_round;
 
 	if (qp->attr.paths < 2 || qp->attr.static_paths)
 		return;
 	new_epoch = now - qp->path_epoch_us >= epoch;
 	news = qp->st.tx_pkts - qp->st.retx_pkts != qp->path_epoch_pkts;
 	path_totals(qp, &t);
+	echo_round = new_epoch && t.echoes >= 2 * qp->attr.paths;
 	for (__u32 i = 0; i < qp->attr.paths; i++) {
 		struct mroce_path *p = &qp->paths[i];
 
-		if (path_lossy(p, &t) ||
-		    (new_epoch && (path_congested(p, &t) || path_unanswered(qp, p, &t)))) {
+		if (path_lossy(p, &t) || (new_epoch && path_congested(p, &t)) ||
+		    (echo_round && path_unanswered(p))) {
 			mroce_path_retire(qp, p);
-		} else if (new_epoch) {
+			continue;
+		}
+		if (new_epoch) {
 			if (news) {
 				p->sent /= 2;
 				p->lost /= 2;
 			}
-			p->samples = p->marks = p->echoes = 0;
+			p->samples = p->marks = 0;
 		}
+		if (echo_round)
+			p->echoes = p->acked = 0;
 	}
 	if (new_epoch) {
 		qp->path_epoch_us = now;

@@ -41,7 +41,8 @@ struct mroce_path {
 	__u32	srtt_us;	/* smoothed RTT of first transmissions on this entropy value */
 	__u32	samples;	/* RTT samples this epoch */
 	__u32	marks;		/* CE marks echoed for it this epoch */
-	__u32	echoes;		/* ACKs that echoed it this epoch: its way back works */
+	__u32	echoes;		/* ACKs that echoed it this echo round: its way back works */
+	__u32	acked;		/* first transmissions acknowledged this echo round */
 };
 
 /*
@@ -203,7 +204,7 @@ struct mroce_qp {
 	__u8			good_path;	/* slot that last delivered a first transmission */
 	__u16			good_entropy;	/* on this entropy value (retired since: no longer good) */
 	__u8			echo_path;	/* receiving: path slot of the newest data packet */
-	bool			echo_mark;	/* the next ACK echoes echo_path (a CE mark, a resend) */
+	bool			echo_mark;	/* the next ACK echoes echo_path: it carries a CE mark */
 	__u32			echo_next;	/* the slot after the one the last ACK echoed */
 	__u32			ret_slots;	/* the peer's path slots heard of: 1 + the highest */
 	struct mroce_ret	ret[MROCE_MAX_PATHS];

@@ -44,8 +44,6 @@ static bool rx_window(struct mroce_qp *qp, const struct mroce_hdr *h)
 		 * the time its ACKs were being lost.
 		 */
 		qp->ts_echo = h->ts;
-		qp->echo_path = h->path;
-		qp->echo_mark = true;	/* on the way back of the slot it came on */
 		return false;
 	}
 	if (v == MROCE_RXWIN_BEYOND) {
@@ -134,9 +132,10 @@ static bool rx_refused(struct mroce_qp *qp, const struct mroce_hdr *h, int res)
  * The last packet of a message is acknowledged at once: its sender
  * waits on it. So is a CE-marked one (as a DCTCP receiver does): each
  * ACK then carries at most one mark, on the packet whose path slot it
- * echoes, and the sender can charge marks to paths. So is a resend, on
- * the way back of the slot it came on (paths.c): the sender tries a slot
- * both ways with it.
+ * echoes, and the sender can charge marks to paths. So is a resend (on
+ * the next way back in turn, as every other ACK: one for a resent
+ * duplicate may be all the sender gets, and a fixed way back could be
+ * dead).
  */
 static void rx_ack_policy(struct mroce_qp *qp, const struct mroce_hdr *h, bool ce, __u64 now)
 {
@@ -147,8 +146,7 @@ static void rx_ack_policy(struct mroce_qp *qp, const struct mroce_hdr *h, bool c
 		mroce_send_ack(qp);	/* now, before another packet changes the slot it echoes */
 	} else if (h->flags & MROCE_F_RETX) {
 		qp->unacked++;
-		qp->ack_now = true;	/* a resend is waited on, */
-		qp->echo_mark = true;	/* answered on the way back of its own slot */
+		qp->ack_now = true;	/* a resend is waited on */
 	} else if (++qp->unacked >= qp->attr.ack_every ||
 		   (h->flags & (MROCE_F_ACK_REQ | MROCE_F_LAST)) || qp->attr.go_back_n) {
 		qp->ack_now = true;
