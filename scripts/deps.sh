@@ -8,6 +8,7 @@ set -euo pipefail
 PKGS=(
 	make gcc libc6-dev		# user-space build
 	clang				# BPF target (clang-14 is enough)
+	libclang-rt-dev			# clang's UBSan runtime (make ubsan-clang)
 	bpftool				# skeleton generation
 	libbpf-dev libxdp-dev libelf-dev zlib1g-dev
 	libcmocka-dev			# unit tests
