@@ -61,7 +61,6 @@ void mroce_ret_heard(struct mroce_qp *qp, __u8 slot, __u16 sport)
 	if (r->peer_sport && r->peer_sport != sport) {
 		r->entropy = fresh_entropy(qp);
 		qp->st.returns_moved++;
-		qp->dev->stats.returns_moved++;
 	}
 	r->peer_sport = sport;
 	if (slot >= qp->ret_slots)

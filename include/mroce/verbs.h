@@ -100,7 +100,6 @@ struct mroce_dev_stats {
 	__u64	xsk_rx_fill_ring_empty;	/* times a frame met an empty fill ring */
 	__u64	xsk_tx_ring_empty;	/* transmit wakeups that found the TX ring empty */
 	__u64	rd_busy;		/* READ requests refused for now: every job slot busy */
-	__u64	returns_moved;		/* ways back (ACK ports) moved after the peer moved a path */
 };
 MROCE_API int mroce_dev_stats(struct mroce_dev *dev, struct mroce_dev_stats *stats);
 /*
