@@ -516,7 +516,7 @@ static __u32 recovery_ms(__u64 seed, __u64 *retired, __u64 *timeouts)
 
 			printf("head psn %u state %u retx %u path %u entropy %u (slot now %u) sent_us %llu "
 			       "now %llu; b rx_base %u; a rto_us %u timeouts %u\n", p.qa->snd_una, hd->state,
-			       hd->retx, hd->path, hd->entropy, p.qa->paths[hd->path % 8].entropy,
+			       hd->retx, hd->path, hd->entropy, p.qa->paths[hd->path % p.qa->attr.paths].entropy,
 			       (unsigned long long)hd->sent_us, (unsigned long long)p.net->now,
 			       p.qb->flow->rx_base, p.qa->rto_us, p.qa->timeouts);
 			printf("dead route %u; b: window drops %llu dup %llu bad %llu rx %llu; a sim dropped %llu b %llu\n",
