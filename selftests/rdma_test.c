@@ -15,6 +15,8 @@
  * memory is checked, and --timeline records "t_ns acked_bytes" every
  * millisecond (CLOCK_MONOTONIC, comparable across namespaces); --linger-ms
  * keeps the QPs open that long afterwards, so tools can read their counters.
+ * On the server, --timeline F records the device's receive counters every
+ * millisecond instead (the receiver's side of a stall).
  *
  * The server exposes one region (filled with a known pattern) and answers
  * control messages (SEND/RECV) so the client can check, by content, what
@@ -30,6 +32,8 @@
 #include <errno.h>
 #include <getopt.h>
 #include <poll.h>
+#include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -85,6 +89,14 @@ static struct mroce_mr *mr, *ctl_mr;
 static __u8 *region;
 static struct ctl *ctl_mem;
 static struct conn conns[MAX_QPS];
+
+static __u64 now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (__u64)ts.tv_sec * 1000000000ULL + (__u64)ts.tv_nsec;
+}
 
 static double now_s(void)
 {
@@ -193,6 +205,45 @@ static struct conn *conn_of(__u32 qpn)
 }
 
 /* ---- server ------------------------------------------------------------- */
+
+static volatile bool srv_sampling;
+
+/* The server's --timeline: the device's counters every millisecond. */
+static void *srv_sampler(void *arg)
+{
+	FILE *tl = arg;
+	struct mroce_dp *dp = NULL;
+
+	/* The XDP program's counters too: what reached the host, before user space. */
+	if (mroce_dp_open(o.dev, &dp))
+		dp = NULL;
+	while (srv_sampling) {
+		__u64 x[MROCE_STAT_MAX] = {};
+		struct mroce_dev_stats st;
+
+		if (dp)
+			mroce_dp_stats(dp, x);
+		if (!mroce_dev_stats(dev, &st))
+			fprintf(tl, "%llu rx %llu ooo %llu dup %llu acks %llu nacks %llu window_drops %llu "
+				"xsk_dropped %llu fill_empty %llu tx %llu xdp_rx %llu xdp_dup %llu xdp_dup_limit %llu "
+				"xdp_window %llu xdp_other %llu\n", (unsigned long long)now_ns(),
+				(unsigned long long)st.rx_pkts, (unsigned long long)st.ooo_pkts,
+				(unsigned long long)st.dup_pkts, (unsigned long long)st.acks_tx,
+				(unsigned long long)st.nacks_tx, (unsigned long long)st.rx_dropped_window,
+				(unsigned long long)st.xsk_rx_dropped, (unsigned long long)st.xsk_rx_fill_ring_empty,
+				(unsigned long long)st.tx_pkts, (unsigned long long)x[MROCE_STAT_RX],
+				(unsigned long long)x[MROCE_STAT_DUPLICATE],
+				(unsigned long long)x[MROCE_STAT_DUP_RETX_LIMIT],
+				(unsigned long long)x[MROCE_STAT_OUT_OF_WINDOW],
+				(unsigned long long)(x[MROCE_STAT_BAD_TOKEN] + x[MROCE_STAT_UNKNOWN_QP] +
+						     x[MROCE_STAT_NO_XSK] + x[MROCE_STAT_BAD_LENGTH] +
+						     x[MROCE_STAT_TRUNCATED]));
+		usleep(1000);
+	}
+	if (dp)
+		mroce_dp_close(dp);
+	return NULL;
+}
 
 static int server(void)
 {
@@ -518,25 +569,26 @@ static int until_killed(struct conn *c)
 	return st == MROCE_WC_RETRY_EXC_ERR && mroce_qp_state(c->qp) == MROCE_QPS_ERR ? 0 : 1;
 }
 
-static __u64 now_ns(void)
+/* One timeline line: time, bytes acknowledged over all QPs, then the first
+ * QP's counters, so that a slow recovery can be read after the fact. */
+static void timeline_sample(FILE *tl, __u64 now)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (__u64)ts.tv_sec * 1000000000ULL + (__u64)ts.tv_nsec;
-}
-
-static __u64 acked_bytes(void)
-{
+	struct mroce_qp_stats st = { .sz = sizeof(st) };
 	__u64 sum = 0;
 
 	for (int i = 0; i < o.qps; i++) {
-		struct mroce_qp_stats st = { .sz = sizeof(st) };
+		struct mroce_qp_stats qs = { .sz = sizeof(qs) };
 
-		if (!mroce_qp_query_stats(conns[i].qp, &st))
-			sum += st.acked_bytes;
+		if (!mroce_qp_query_stats(conns[i].qp, &qs))
+			sum += qs.acked_bytes;
+		if (!i)
+			st = qs;
 	}
-	return sum;
+	fprintf(tl, "%llu %llu tx %llu retx %llu rto %llu retired %llu inflight %u cwnd %u srtt %u worst %u\n",
+		(unsigned long long)now, (unsigned long long)sum, (unsigned long long)st.tx_pkts,
+		(unsigned long long)st.retx_pkts, (unsigned long long)st.rto_events,
+		(unsigned long long)st.paths_retired, st.inflight_pkts, st.cwnd_pkts, st.srtt_us,
+		st.worst_path_srtt_us);
 }
 
 /* Every data QP WRITEs o.stream bytes at once; see the header comment. */
@@ -579,7 +631,7 @@ static int stream(void)
 		int n;
 
 		if (tl && now - last_sample >= 1000000) {
-			fprintf(tl, "%llu %llu\n", (unsigned long long)now, (unsigned long long)acked_bytes());
+			timeline_sample(tl, now);
 			last_sample = now;
 		}
 		n = mroce_poll_cq(cq, 1, &wc);
@@ -599,7 +651,7 @@ static int stream(void)
 		left--;
 	}
 	if (tl) {
-		fprintf(tl, "%llu %llu\n", (unsigned long long)now_ns(), (unsigned long long)acked_bytes());
+		timeline_sample(tl, now_ns());
 		fclose(tl);
 	}
 	for (int i = 0; i < o.qps; i++) {
@@ -753,6 +805,7 @@ int main(int argc, char **argv)
 		{ 0, 0, 0, 0 },
 	};
 	struct mroce_faults faults;
+	pthread_t sampler;
 	int c, err, rc;
 
 	if (argc < 2 || (strcmp(argv[1], "server") && strcmp(argv[1], "client"))) {
@@ -821,7 +874,21 @@ int main(int argc, char **argv)
 				MROCE_ACCESS_LOCAL_WRITE, &ctl_mr)) ||
 	    (err = mroce_create_cq(dev, 4096, &cq)))
 		return fail("setup", err);
-	rc = o.server ? server() : client();
+	if (o.server && o.timeline) {
+		FILE *tl = fopen(o.timeline, "w");
+
+		if (!tl)
+			return fail("--timeline", -errno);
+		srv_sampling = true;
+		if ((err = -pthread_create(&sampler, NULL, srv_sampler, tl)))
+			return fail("--timeline", err);
+		rc = server();
+		srv_sampling = false;
+		pthread_join(sampler, NULL);
+		fclose(tl);
+	} else {
+		rc = o.server ? server() : client();
+	}
 	{
 		struct mroce_dev_stats st;
 

@@ -98,7 +98,8 @@ busiest_path() {
 t_path_down_mid_write() {
 	local s=402653184 clog=$TMP/client.log out t_down path cpid spid
 	rm -f "$TMP/srv.log" "$TMP/go"
-	bg h 1 "$RT" server --dev eth0 --addr "$(fab_ip 1)" --region 420000000 >"$TMP/srv.log" 2>&1
+	bg h 1 "$RT" server --dev eth0 --addr "$(fab_ip 1)" --region 420000000 --timeline "$TMP/srv_timeline" \
+		>"$TMP/srv.log" 2>&1
 	spid=$!
 	wait_for "$TMP/srv.log" listening 30 || return 1
 	bg h 0 "$RT" client --dev eth0 --addr "$(fab_ip 1)" --paths 8 --window 896 --stream $s --region 420000000 \
@@ -119,7 +120,8 @@ t_path_down_mid_write() {
 	[ $rc -eq 0 ] || return 1
 	grep -q "stream verified" "$clog" || return 1
 	[ "$(path_stat "$path" drop_down)" -gt 0 ] || { echo "the failed path dropped nothing: the failure missed the transfer"; return 1; }
-	python3 "$ROOT/selftests/fabric/recovery.py" "$TMP/timeline" "$t_down" 50
+	python3 "$ROOT/selftests/fabric/recovery.py" "$TMP/timeline" "$t_down" 50 "$TMP/srv_timeline" ||
+		{ cat "$TMP/srv.log"; return 1; }
 }
 
 # Incast: hosts 1-3 WRITE to host 0 at once, all through one 500 Mbit/s path
