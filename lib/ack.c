@@ -77,31 +77,32 @@ static bool ack_sack(struct mroce_qp *qp, const struct mroce_hdr *h, __u64 now)
 	__u32 cum = h->cum_psn;
 	bool progress = false;
 
-	for (__u32 i = 0; i < 64 * MROCE_SACK_WORDS; i++) {
-		__u32 psn = cum + 1 + i;
-		struct mroce_txpkt *rec;
+	for (__u32 w = 0; w < MROCE_SACK_WORDS; w++) {
+		for (__u64 bits = h->sack[w]; bits; bits &= bits - 1) {
+			__u32 psn = cum + 1 + 64 * w + (__u32)__builtin_ctzll(bits);
+			struct mroce_txpkt *rec;
 
-		if (!(h->sack[i / 64] >> (i % 64) & 1))
-			continue;
-		if (!mroce_psn_before(psn, qp->snd_nxt))
-			break;
-		/*
-		 * A late ACK (they take different paths) may name PSNs already
-		 * behind snd_una, whose ring slots now hold PSNs 1024 later: those
-		 * must not be taken as delivered.
-		 */
-		if (mroce_psn_before(psn, qp->snd_una))
-			continue;
-		rec = PKT(qp, psn);
-		if (rec->state == PKT_INFLIGHT || rec->state == PKT_LOST) {
-			mroce_pkt_acked(qp, rec, now);
-			progress = true;
-		}
-		if (!qp->have_sack || mroce_psn_before(qp->high_sacked, psn)) {
-			qp->high_sacked = psn;
-			qp->have_sack = true;
+			if (!mroce_psn_before(psn, qp->snd_nxt))
+				goto done;
+			/*
+			 * A late ACK (they take different paths) may name PSNs
+			 * already behind snd_una, whose ring slots now hold PSNs
+			 * 1024 later: those must not be taken as delivered.
+			 */
+			if (mroce_psn_before(psn, qp->snd_una))
+				continue;
+			rec = PKT(qp, psn);
+			if (rec->state == PKT_INFLIGHT || rec->state == PKT_LOST) {
+				mroce_pkt_acked(qp, rec, now);
+				progress = true;
+			}
+			if (!qp->have_sack || mroce_psn_before(qp->high_sacked, psn)) {
+				qp->high_sacked = psn;
+				qp->have_sack = true;
+			}
 		}
 	}
+done:
 	if (qp->have_sack && mroce_psn_before(qp->high_sacked, qp->snd_una))
 		qp->have_sack = false;
 	return progress;

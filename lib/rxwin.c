@@ -70,6 +70,26 @@ __u32 mroce_rxwin_advance(struct mroce_flow *f)
 	return nbase;
 }
 
+__u32 mroce_rxwin_sack(const struct mroce_flow *f, __u64 sack[MROCE_SACK_WORDS])
+{
+	__u32 base = __atomic_load_n(&f->rx_base, __ATOMIC_ACQUIRE);
+
+	/* Word w takes PSNs start .. start + 63, straddling two ring words. */
+	for (__u32 w = 0; w < MROCE_SACK_WORDS; w++) {
+		__u32 start = base + 1 + 64 * w, sh = start & 63, d0 = 1 + 64 * w;
+		__u64 v = __atomic_load_n(&f->rx_bits[mroce_rxwin_word(start)], __ATOMIC_ACQUIRE) >> sh;
+
+		if (sh)
+			v |= __atomic_load_n(&f->rx_bits[mroce_rxwin_word(start + 64)], __ATOMIC_ACQUIRE)
+			     << (64 - sh);
+		/* The slack word past the window's edge holds nothing to report. */
+		if (d0 + 64 > MROCE_RXWIN_PSNS)
+			v &= d0 >= MROCE_RXWIN_PSNS ? 0 : ~0ULL >> (d0 + 64 - MROCE_RXWIN_PSNS);
+		sack[w] = v;
+	}
+	return base;
+}
+
 unsigned int mroce_rxwin_count(const struct mroce_flow *f)
 {
 	__u32 base = __atomic_load_n(&f->rx_base, __ATOMIC_ACQUIRE);

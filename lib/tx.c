@@ -307,7 +307,7 @@ static int tx_resend(struct mroce_qp *qp, __u64 now, int *sent)
 
 		if (rec->state != PKT_LOST)
 			continue;
-		if (!rec->gbn && rec->retx >= qp->attr.retry_cnt) {
+		if (!rec->gbn && rec->tmo > qp->attr.retry_cnt) {
 			mroce_fail_wqe_of(qp, rec, MROCE_WC_RETRY_EXC_ERR);
 			return -1;
 		}
@@ -408,13 +408,9 @@ void mroce_send_ack(struct mroce_qp *qp)
 {
 	const struct mroce_flow *f = qp->flow;
 	struct mroce_hdr h = { .opcode = MROCE_OP_ACK, .psn = qp->snd_nxt };
-	__u32 base = f->rx_base;
 	__u8 slot = mroce_echo_slot(qp);
 
-	h.cum_psn = base;
-	for (__u32 i = 0; i < 64 * MROCE_SACK_WORDS; i++)
-		if (mroce_rxwin_check(f, base + 1 + i) == MROCE_RXWIN_DUP)
-			h.sack[i / 64] |= 1ULL << (i % 64);
+	h.cum_psn = mroce_rxwin_sack(f, h.sack);
 	h.ts_echo = qp->ts_echo;
 	h.ecn_ce = qp->ecn_ce;
 	h.ecn_pkts = qp->ecn_pkts;

@@ -123,6 +123,11 @@ byte rnrc[2];			/* rnr_count */
 bool rnrw[2];			/* now < rnr_until_us */
 byte rnrwaits[2];		/* ghost: RNR timer periods so far */
 byte rnre[2];			/* RNR waits begun (mod 256): rnr_count */
+/*
+ * rec_retx: the record's copies lost to a timer, which retry_cnt bounds
+ * (qp.h's rec->tmo; the model declares losses only by timer and RNR NACK,
+ * so it is also the record's resend count, rec->retx).
+ */
 byte rec_st[16], rec_wqe[16], rec_off[16], rec_retx[16];
 bool rec_gbn[16];
 #define R(q, p)	((q) * 8 + ((p) & 7))	/* ring of 8 records >= WIN */
@@ -552,7 +557,10 @@ inline qp_tx(q)
 	fi
 }
 
-/* tx.c: mroce_send_ack: cumulative PSN and SACK bits for base+1..base+3 */
+/*
+ * tx.c: mroce_send_ack: cumulative PSN and SACK bits for base+1..base+3,
+ * the whole window beyond the base, as the implementation's SACK is.
+ */
 inline send_ack(q)
 {
 	tp.op = OP_ACK; tp.cum = WIRE(rbase[q]); tp.gc = rbase[q];

@@ -107,6 +107,26 @@ static int ref_verdict(__u64 abs, __u64 ref_base)
 	return ref_placed[abs] ? MROCE_RXWIN_DUP : MROCE_RXWIN_NEW;
 }
 
+/*
+ * An ACK's SACK at this point: bit i of word w is abs ref_base + 1 + 64w + i
+ * placed, for the whole window beyond the base and nothing past its edge.
+ */
+static void check_sack(const struct mroce_flow *f, __u32 start, __u64 ref_base, unsigned int seed)
+{
+	__u64 sack[MROCE_SACK_WORDS];
+
+	memset(sack, 0xa5, sizeof(sack));
+	assert_int_equal(mroce_rxwin_sack(f, sack), start + (__u32)ref_base);
+	for (__u32 i = 0; i < 64 * MROCE_SACK_WORDS; i++) {
+		__u64 abs = ref_base + 1 + i;
+		int want = abs < ref_base + W && ref_placed[abs];
+
+		if ((int)(sack[i / 64] >> (i % 64) & 1) != want)
+			fail_msg("seed %u: base abs %llu, sack bit %u is %d, model %d", seed,
+				 (unsigned long long)ref_base, i, !want, want);
+	}
+}
+
 static void run_model(unsigned int seed, __u32 start)
 {
 	struct mroce_flow f = {};
@@ -145,6 +165,7 @@ static void run_model(unsigned int seed, __u32 start)
 						 (unsigned long long)a);
 			}
 		}
+		check_sack(&f, start, ref_base, seed);
 		for (__u64 a = ref_base ? ref_base - 1 : 0; a < ref_base + W + 64; a += 7)
 			if (mroce_rxwin_check(&f, start + (__u32)a) != ref_verdict(a, ref_base))
 				fail_msg("seed %u: abs %llu verdict %d, model %d", seed,

@@ -33,6 +33,8 @@
 #define MROCE_RXWIN_PSNS	((MROCE_RXWIN_WORDS - 1) * 64)	/* 960 */
 _Static_assert((MROCE_RXWIN_WORDS & (MROCE_RXWIN_WORDS - 1)) == 0,
 	       "ring index is a mask");
+_Static_assert(MROCE_SACK_WORDS * 64 >= MROCE_RXWIN_PSNS - 1,
+	       "an ACK's SACK covers the whole receive window beyond cum_psn");
 
 enum mroce_flow_state {
 	MROCE_FLOW_FREE		= 0,	/* no QP: packets count as unknown QP */

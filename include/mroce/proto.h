@@ -83,9 +83,16 @@ struct mroce_rreqeth {
 	__be32	length;
 } __attribute__((packed));
 
-#define MROCE_SACK_WORDS	2	/* 128-bit selective ACK bitmap */
+/*
+ * Selective ACK bitmap: 960 bits, the whole receive window beyond cum_psn
+ * (MROCE_RXWIN_PSNS in dp_maps.h), so that every ACK says of every PSN the
+ * sender may have in flight whether it arrived: a sender stuck behind a hole
+ * learns all the other holes in one round trip, and counts everything else
+ * out of flight.
+ */
+#define MROCE_SACK_WORDS	15
 
-/* ACK extension. 36 bytes. */
+/* ACK extension. 140 bytes. */
 struct mroce_aeth {
 	__be32	cum_psn;	/* every PSN before this one has been placed */
 	__be32	ts_echo;	/* bth.ts of the newest packet this ACK covers */
@@ -130,7 +137,7 @@ _Static_assert(sizeof(struct mroce_reth) == 16, "reth layout");
 _Static_assert(sizeof(struct mroce_deth) == 8, "deth layout");
 _Static_assert(sizeof(struct mroce_immeth) == 4, "immeth layout");
 _Static_assert(sizeof(struct mroce_rreqeth) == 4, "rreqeth layout");
-_Static_assert(sizeof(struct mroce_aeth) == 36, "aeth layout");
+_Static_assert(sizeof(struct mroce_aeth) == 140, "aeth layout");
 _Static_assert(__builtin_offsetof(struct mroce_aeth, sack) == 8, "aeth.sack");
 _Static_assert(sizeof(struct mroce_naketh) == 16, "naketh layout");
 

@@ -106,6 +106,13 @@ MROCE_API int mroce_rxwin_mark(struct mroce_flow *f, __u32 psn);
 /* Slide rx_base over every placed PSN; returns the new base. */
 MROCE_API __u32 mroce_rxwin_advance(struct mroce_flow *f);
 
+/*
+ * The SACK bitmap of an ACK at the window's current base (returned): bit i
+ * of word w set if PSN base + 1 + 64 * w + i is placed. Covers the whole
+ * window beyond the base, nothing past it.
+ */
+MROCE_API __u32 mroce_rxwin_sack(const struct mroce_flow *f, __u64 sack[MROCE_SACK_WORDS]);
+
 /* PSNs marked placed inside the window (for tools). */
 MROCE_API unsigned int mroce_rxwin_count(const struct mroce_flow *f);
 
