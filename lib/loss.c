@@ -26,9 +26,9 @@ __u32 mroce_rto_base(const struct mroce_qp *qp, __u32 inflight)
  * The head of the window, once resent, can only be proven lost again by
  * something transmitted after it; with the window full, nothing is. So it
  * gets a timer of its own, two RTTs plus the reordering allowance after its
- * last copy, doubling with each resend (retry_cnt still bounds how often):
- * waiting for the RTO instead would resend the whole window, most of it
- * already delivered beyond what one SACK bitmap can tell.
+ * last copy, doubling with each resend (retry_cnt bounds how often): the
+ * RTO is several RTTs and, with nothing else to resend, a window blocked
+ * behind one packet would wait all of it.
  */
 __u64 mroce_head_due(const struct mroce_qp *qp, const struct mroce_txpkt *rec)
 {
@@ -49,6 +49,7 @@ static bool head_timer(struct mroce_qp *qp, __u64 now)
 	due = mroce_head_due(qp, rec);
 	if (now >= due) {
 		rec->state = PKT_LOST;
+		rec->tmo++;
 		qp->nlost++;
 		mroce_path_head_lost(qp, rec);
 		return true;
@@ -134,6 +135,7 @@ static void rto_mark(struct mroce_qp *qp, __u64 now)
 		/* not charged to the path: a timeout says nothing about which one */
 		rec->state = PKT_LOST;
 		rec->gbn = !oldest;
+		rec->tmo += oldest;
 		oldest = false;
 		qp->nlost++;
 		if (!qp->attr.go_back_n)

@@ -120,15 +120,24 @@ struct mroce_txpkt {
 	__u64	sent_us;
 	__u32	tx_seq;		/* order of this transmission among all of the QP's */
 	__u32	wqe;		/* PKT_REQ: SQ sequence number; PKT_RESP: READ job index */
-	__u8	kind;		/* PKT_REQ or PKT_RESP */
 	__u32	offset;		/* within the message */
 	__u16	len;
+	__u8	kind;		/* PKT_REQ or PKT_RESP */
 	__u8	state;
 	__u8	retx;	/* times resent for its own sake (timer, SACK hole, NACK) */
+	/*
+	 * Of those, copies a timer declared lost (RTO, head timer): what
+	 * retry_cnt bounds. A loss RACK finds was revealed by a later packet's
+	 * delivery, so the peer and a route to it work: under congestion a
+	 * packet may lose any number of races to a full queue and the QP lives.
+	 */
+	__u8	tmo;
 	__u8	path;
 	__u8	gbn;	/* queued again only because go-back-N resends everything after a gap */
 	__u16	entropy;	/* the path's entropy value when sent (losses charge only that) */
 };
+
+_Static_assert(sizeof(struct mroce_txpkt) == 32, "a ring of 1024 per QP: keep it small");
 
 /* A message being received (SEND, SEND_IMM, WRITE_IMM). */
 enum { MSG_FREE, MSG_ACTIVE, MSG_WHOLE };

@@ -201,7 +201,7 @@ struct mroce_qp_attr {
 	__u32		max_inflight;	/* packets in flight cap (BDP); 0: 256 */
 	__u32		rto_low_us;	/* 0: 200 (used while few packets are in flight) */
 	__u32		rto_high_us;	/* 0: 1000 */
-	__u32		retry_cnt;	/* retransmissions of one packet before failing; 0: 12 */
+	__u32		retry_cnt;	/* timeouts one packet may see before failing; 0: 12 */
 	__u32		rnr_retry;	/* receiver-not-ready retries; 0: 7 */
 	__u32		rnr_timer_us;	/* 0: 1000 */
 	__u32		ack_every;	/* ACK after this many packets; 0: 16 */
