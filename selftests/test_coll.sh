@@ -59,12 +59,14 @@ t_rank_killed_mid_allreduce() {
 	[ $rc -eq 0 ] || { echo "the surviving ranks did not all exit"; return 1; }
 	kill_at=$(printf '%s\n' "$out" | sed -n 's/^mroce-launch: killed rank 2 at \([0-9.]*\).*/\1/p')
 	[ -n "$kill_at" ] || { echo "the launcher did not report the kill"; return 1; }
+	# One report per match, not per line: rank 0's stdout and the other
+	# ranks' prefixed stderr share the pipe, and a line may hold two reports.
 	while read -r line; do
-		at=$(printf '%s\n' "$line" | sed -n 's/.* at \([0-9.]*\): .*/\1/p')
+		at=${line##* at }
 		late=$(python3 -c "print(int(($at - $kill_at) * 1000))")
 		[ "$late" -gt "$worst" ] && worst=$late
 		n=$((n + 1))
-	done < <(printf '%s\n' "$out" | grep 'allreduce .* failed')
+	done < <(printf '%s\n' "$out" | grep -o 'rank [0-9]*: allreduce [0-9]* failed at [0-9.]*')
 	echo "killed rank: $n survivors failed, the last $worst ms after the kill (timeout 2000 ms)"
 	[ $n -eq 3 ] || { echo "expected 3 survivors to report an error"; return 1; }
 	[ "$worst" -le 2500 ] || { echo "a survivor took longer than the timeout"; return 1; }
