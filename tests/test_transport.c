@@ -639,7 +639,7 @@ static void test_scatter_gather(void **state)
  * and packets are resent; with ECN (marks above 16 KiB) or delay control
  * the window shrinks to fit, and far fewer packets are lost.
  */
-static __u64 congested_write(bool ecn, bool delay, __u64 *cuts, __u64 *peak)
+static __u64 congested_write(bool ecn, bool delay, __u64 *cuts, __u64 *peak, __u64 *us)
 {
 	MROCE_OPTS(mroce_qp_attr, attr, .max_inflight = 512, .cc_ecn = ecn, .cc_delay = delay);
 	struct pair p;
@@ -656,7 +656,9 @@ static __u64 congested_write(bool ecn, bool delay, __u64 *cuts, __u64 *peak)
 		assert_int_equal(post(p.qa, MROCE_WR_RDMA_WRITE, (__u64)i, p.la, BUF, mroce_mr_lkey(p.ma),
 				      (__u64)(unsigned long)p.lb, mroce_mr_rkey(p.mb), 0), 0);
 	w->want_a = 4;
+	*us = p.net->now;
 	assert_int_equal(sim_run(p.net, p.da, p.db, one_each, w, 60000000), 0);
+	*us = p.net->now - *us;
 	for (int i = 0; i < 4; i++)
 		assert_int_equal(w->wa[i].status, MROCE_WC_SUCCESS);
 	assert_memory_equal(p.lb, p.la, BUF);
@@ -672,18 +674,20 @@ static __u64 congested_write(bool ecn, bool delay, __u64 *cuts, __u64 *peak)
 
 static void test_congestion_control(void **state)
 {
-	__u64 cuts_none, cuts_ecn, cuts_delay, peak_none, peak_ecn, peak_delay;
-	__u64 none = congested_write(false, false, &cuts_none, &peak_none);
-	__u64 ecn = congested_write(true, false, &cuts_ecn, &peak_ecn);
-	__u64 delay = congested_write(false, true, &cuts_delay, &peak_delay);
+	__u64 cuts_none, cuts_ecn, cuts_delay, peak_none, peak_ecn, peak_delay, us[3];
+	__u64 none = congested_write(false, false, &cuts_none, &peak_none, &us[0]);
+	__u64 ecn = congested_write(true, false, &cuts_ecn, &peak_ecn, &us[1]);
+	__u64 delay = congested_write(false, true, &cuts_delay, &peak_delay, &us[2]);
 
 	(void)state;
 	printf("  4 MiB through 1 Gbit/s, 64 KiB buffer: resent %llu without CC, %llu with ECN, "
-	       "%llu with delay (window cuts %llu / %llu, queue peak %llu / %llu / %llu bytes)\n",
+	       "%llu with delay (window cuts %llu / %llu, queue peak %llu / %llu / %llu bytes, "
+	       "%llu / %llu / %llu us)\n",
 	       (unsigned long long)none, (unsigned long long)ecn, (unsigned long long)delay,
 	       (unsigned long long)cuts_ecn, (unsigned long long)cuts_delay,
 	       (unsigned long long)peak_none, (unsigned long long)peak_ecn,
-	       (unsigned long long)peak_delay);
+	       (unsigned long long)peak_delay, (unsigned long long)us[0], (unsigned long long)us[1],
+	       (unsigned long long)us[2]);
 	assert_int_equal(cuts_none, 0);
 	assert_true(none > 0);
 	assert_true(cuts_ecn > 0);
