@@ -52,7 +52,7 @@ LIB_SO  := $(BUILD)/libmroce.so
 COLL_A  := $(BUILD)/libmroce-coll.a
 COLL_SO := $(BUILD)/libmroce-coll.so
 
-.PHONY: all lib cli examples tests selftests asan ubsan-clang headers api-check test check test-fabric test-coll bench bench-coll demo model deps install uninstall clean
+.PHONY: all lib cli examples tests selftests asan ubsan-clang headers api-check test check test-fabric test-coll bench bench-targets bench-coll demo model deps install uninstall clean
 .DELETE_ON_ERROR:
 .PRECIOUS: $(BUILD)/%/.dir
 
@@ -189,7 +189,14 @@ bench: deps
 	scripts/deps.sh bench
 	$(MAKE) all
 	selftests/bench/bench.py $(if $(RUNS),--runs $(RUNS))
+	selftests/bench/targets.py $(if $(RUNS),--rounds $(RUNS)) --out docs/benchmarks.md
 	selftests/bench/coll_bench.py $(if $(RUNS),--runs $(RUNS))
+
+# Issue 12's point-to-point targets alone (~2 min): mroce against kernel TCP, interleaved.
+bench-targets: deps
+	scripts/deps.sh bench
+	$(MAKE) all
+	selftests/bench/targets.py $(if $(RUNS),--rounds $(RUNS)) --out docs/benchmarks.md
 
 # The collectives part alone (~15 min): mroce against Open MPI on 2 and 4 ranks.
 bench-coll: deps

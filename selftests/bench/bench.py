@@ -119,23 +119,32 @@ def repeat(n, f):
 # ---- the cases ---------------------------------------------------------------
 
 def raw_ceiling(mac_b, size, secs):
+    # Each run's frames carry their own token: the receiver counts only those.
+    token = str(int.from_bytes(os.urandom(8), "little"))
     # The socket of the run before may still be held by the kernel (EBUSY): try again.
     for attempt in range(3):
         try:
-            srv = start_in(NS_B, [RAW, "rx", "--dev", "vb", "--seconds", str(secs)], ready="ready")
+            srv = start_in(NS_B, [RAW, "rx", "--dev", "vb", "--seconds", str(secs), "--token", token], ready="ready")
             break
         except RuntimeError:
             if attempt == 2:
                 raise
             time.sleep(1)
     run_in(NS_A, [RAW, "tx", "--dev", "va", "--dst-mac", mac_b, "--src", IP_A, "--dst", IP_B,
-                  "--size", str(size), "--seconds", str(secs)])
+                  "--size", str(size), "--seconds", str(secs), "--token", token])
     srv.wait(30)
     log = [l for p, l in procs if p is srv][0]
     log.seek(0)
     m = re.search(r"rx: \d+ frames \d+ bytes in [\d.]+ s: ([\d.]+) Mpps, ([\d.]+) Gbit/s", log.read())
     stop(srv)
     return {"mpps": float(m.group(1)), "gbps": float(m.group(2))} if m else None
+
+
+def memcpy_ceiling(size, secs):
+    """One core copying `size` bytes at a time, beyond the caches: what one more copy of each byte costs."""
+    m = re.search(r"memcpy: \d+-byte copies: ([\d.]+) Gbit/s", sh([RAW, "memcpy", "--size", str(size),
+                                                                  "--seconds", str(secs)]).stdout)
+    return float(m.group(1)) if m else None
 
 
 def mroce_perf(ns_srv, ns_cli, dev_srv, dev_cli, ip_srv, args):
@@ -330,6 +339,7 @@ def report(r, out):
     L.append("| what | throughput | latency (half round trip, us) p50 / p99 / p99.9 | message rate |\n|---|---|---|---|")
     if big:
         L.append(f"| raw AF_XDP, no transport (`xsk_raw`), 3512 B frames / 64 B frames | {fmt(big['gbps'])} Gbit/s | | {fmt(small['mpps'] if small else None, 3)} Mpps (64 B) |")
+    L.append(f"| one core's memcpy of 3456 B (a packet's payload) between 256 MiB buffers (`xsk_raw memcpy`) | {fmt(r.get('memcpy_gbps'))} Gbit/s | | |")
     L.append(f"| mroce WRITE 1 MiB, selective repeat, 4 paths, window 896 | {fmt(w1m)} Gbit/s | {fmt(lat['p50'] if lat else None)} / {fmt(lat['p99'] if lat else None)} / {fmt(lat['p999'] if lat else None)} (8 B WRITE_IMM ping-pong) | {fmt(r['rate_8b'], 3)} M WRITEs/s (8 B, 4 QPs x 64 deep) |")
     L.append(f"| mroce WRITE 1 MiB, go-back-N, 1 path, window 896 | {fmt(r['write_1m_gbn'])} Gbit/s | | |")
     L.append(f"| mroce READ 1 MiB | {fmt(r['read_1m'])} Gbit/s | {fmt(r['read_lat']['p50'] if r['read_lat'] else None)} / {fmt(r['read_lat']['p99'] if r['read_lat'] else None)} / - (8 B READ, whole operation) | |")
@@ -355,11 +365,12 @@ def report(r, out):
         L.append("## Where the time goes (`perf record` of the client, write_bw 1 MiB)\n")
         L.append("```\n" + r["profile"] + "\n```\n")
     L.append(open(os.path.join(ROOT, "selftests", "bench", "analysis.md")).read())
-    # The collectives section is coll_bench.py's: keep it.
+    # The sections of targets.py and coll_bench.py are theirs: keep them.
     old = open(out).read() if os.path.exists(out) else ""
-    begin, end = "<!-- collectives: coll_bench.py -->", "<!-- /collectives -->"
-    if begin in old and end in old:
-        L.append(old[old.index(begin):old.index(end) + len(end)] + "\n")
+    for begin, end in (("<!-- targets: targets.py -->", "<!-- /targets -->"),
+                       ("<!-- collectives: coll_bench.py -->", "<!-- /collectives -->")):
+        if begin in old and end in old:
+            L.append(old[old.index(begin):old.index(end) + len(end)] + "\n")
     with open(out, "w") as f:
         f.write("\n".join(L))
 
@@ -387,6 +398,7 @@ def main():
         # A ceiling: the best of the runs (everything else is a median).
         r["raw_big"] = {k: max([x[k] for x in repeat(runs, lambda: raw_ceiling(mac_b, 3512, secs)) if x]) for k in ("mpps", "gbps")}
         r["raw_small"] = {k: max([x[k] for x in repeat(runs, lambda: raw_ceiling(mac_b, 64, secs)) if x]) for k in ("mpps", "gbps")}
+        r["memcpy_gbps"] = max([x for x in repeat(runs, lambda: memcpy_ceiling(3456, secs)) if x] or [None])
         say("mroce")
         pf = lambda args: mroce_perf(NS_B, NS_A, "vb", "va", IP_B, args)
         r["write_1m"] = median(repeat(runs, lambda: pf(["--test", "write_bw", "--size", "1m", "--duration", str(secs)] + WINDOW)[0]["gbit_s"]))

@@ -6,16 +6,28 @@
  * transport on this datapath (copy-mode AF_XDP on veth here) can at best
  * reach at that frame size.
  *
- *   xsk_raw rx --dev DEV [--seconds T]
- *   xsk_raw tx --dev DEV --dst-mac MAC --src IP --dst IP --size BYTES [--seconds T]
+ *   xsk_raw rx --dev DEV [--seconds T] [--token N]
+ *   xsk_raw tx --dev DEV --dst-mac MAC --src IP --dst IP --size BYTES [--seconds T] [--token N]
+ *   xsk_raw memcpy --size BYTES [--seconds T]
  *
  * rx prints, once the flow has stopped for 200 ms (or T has passed):
- *   rx: FRAMES frames BYTES bytes in SECONDS s: MPPS Mpps, GBPS Gbit/s
+ *   rx: FRAMES frames BYTES bytes in SECONDS s: MPPS Mpps, GBPS Gbit/s (STRAY stray)
+ * Only the sender's frames count: UDP to port 9 whose payload starts with
+ * "xsk_raw" and the run's token. Anything else the redirect brings (a
+ * neighbour solicitation, a frame of the run before) is counted as stray
+ * and starts nothing: a stray frame before the sender began used to open the
+ * measurement and end it 200 ms later, with no figure.
+ *
+ * memcpy is the other ceiling: one core copying BYTES at a time from a
+ * 256 MiB buffer into another, beyond any cache, as a transport that copies
+ * each byte once more would:
+ *   memcpy: BYTES-byte copies: GBPS Gbit/s
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <getopt.h>
 #include <poll.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,24 +51,42 @@ static double now_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+#define MAGIC		"xsk_raw"	/* 8 bytes with its NUL */
+#define HDRS		(sizeof(struct ethhdr) + sizeof(struct iphdr) + sizeof(struct udphdr))
+#define MARK_LEN	(sizeof(MAGIC) + 8)	/* the magic, then the 64-bit token */
+
 struct count {
-	__u64	frames, bytes;
+	__u64	frames, bytes, stray, token;
 };
+
+static bool ours(const __u8 *f, __u32 len, __u64 token)
+{
+	const struct ethhdr *eth = (const void *)f;
+	const struct iphdr *ip = (const void *)(f + sizeof(*eth));
+	const struct udphdr *udp = (const void *)(ip + 1);
+
+	return len >= HDRS + MARK_LEN && eth->h_proto == htons(ETH_P_IP) && ip->ihl == 5 &&
+	       ip->protocol == IPPROTO_UDP && udp->dest == htons(9) &&
+	       !memcmp(f + HDRS, MAGIC, sizeof(MAGIC)) && !memcmp(f + HDRS + sizeof(MAGIC), &token, 8);
+}
 
 static void on_frame(void *ctx, const __u8 *frame, __u32 len)
 {
 	struct count *c = ctx;
 
-	(void)frame;
+	if (!ours(frame, len, c->token)) {
+		c->stray++;
+		return;
+	}
 	c->frames++;
 	c->bytes += len;
 }
 
-static int rx(const char *dev, double seconds)
+static int rx(const char *dev, double seconds, __u64 token)
 {
 	struct xport_ingress in;
 	struct xport p;
-	struct count c = {};
+	struct count c = { .token = token };
 	double first = 0, last = 0, start = now_s();
 	int err;
 
@@ -89,18 +119,53 @@ static int rx(const char *dev, double seconds)
 	}
 	xport_close(&p);
 	xport_ingress_close(&in);
-	if (!c.frames) {
-		printf("rx: nothing arrived\n");
+	if (c.frames < 2 || last <= first) {
+		printf("rx: nothing from the sender arrived (%llu frames, %llu stray)\n",
+		       (unsigned long long)c.frames, (unsigned long long)c.stray);
 		return 1;
 	}
-	printf("rx: %llu frames %llu bytes in %.3f s: %.4f Mpps, %.3f Gbit/s\n",
+	printf("rx: %llu frames %llu bytes in %.3f s: %.4f Mpps, %.3f Gbit/s (%llu stray)\n",
 	       (unsigned long long)c.frames, (unsigned long long)c.bytes, last - first,
-	       (double)c.frames / (last - first) / 1e6, (double)c.bytes * 8 / (last - first) / 1e9);
+	       (double)c.frames / (last - first) / 1e6, (double)c.bytes * 8 / (last - first) / 1e9,
+	       (unsigned long long)c.stray);
+	return 0;
+}
+
+static int copy_ceiling(__u32 size, double seconds)
+{
+	const size_t area = 256u << 20;
+	__u8 *src = malloc(area), *dst = malloc(area);
+	double t0, t;
+	__u64 copied = 0;
+	size_t off = 0;
+
+	if (!src || !dst || size < 64 || size > area) {
+		fprintf(stderr, "xsk_raw: memcpy: --size 64..%zu, and memory for two 256 MiB buffers\n", area);
+		return 2;
+	}
+	memset(src, 0x5a, area);	/* fault both in before timing */
+	memset(dst, 0, area);
+	t0 = now_s();
+	do {
+		for (int i = 0; i < 256; i++) {
+			if (off + size > area)
+				off = 0;
+			memcpy(dst + off, src + off, size);
+			off += size;
+			copied += size;
+		}
+		t = now_s();
+	} while (t - t0 < seconds);
+	/* Read something back, so the copies cannot be optimised away. */
+	printf("memcpy: %u-byte copies: %.3f Gbit/s (check %u)\n", size, (double)copied * 8 / (t - t0) / 1e9,
+	       dst[off ? off - 1 : 0]);
+	free(src);
+	free(dst);
 	return 0;
 }
 
 static int tx(const char *dev, const char *mac, const char *src, const char *dst, __u32 size,
-	      double seconds)
+	      double seconds, __u64 token)
 {
 	static __u8 frame[XPORT_FRAME];
 	struct ethhdr *eth;
@@ -112,7 +177,7 @@ static int tx(const char *dev, const char *mac, const char *src, const char *dst
 	double start, end;
 	int fd;
 
-	if (size < 64 || size > XPORT_FRAME) {
+	if (size < HDRS + MARK_LEN || size < 64 || size > XPORT_FRAME) {
 		fprintf(stderr, "xsk_raw: --size %u: 64..%u\n", size, XPORT_FRAME);
 		return 2;
 	}
@@ -152,6 +217,8 @@ static int tx(const char *dev, const char *mac, const char *src, const char *dst
 	udp->source = htons(9);
 	udp->dest = htons(9);
 	udp->len = htons((__u16)(size - sizeof(*eth) - sizeof(*ip)));
+	memcpy(frame + HDRS, MAGIC, sizeof(MAGIC));
+	memcpy(frame + HDRS + sizeof(MAGIC), &token, 8);
 	if (xport_open(&p, dev, 0, NULL)) {
 		xport_close(&p);
 		return 1;
@@ -176,16 +243,19 @@ int main(int argc, char **argv)
 {
 	static const struct option lo[] = {
 		{ "dev", 1, 0, 'd' }, { "dst-mac", 1, 0, 'm' }, { "src", 1, 0, 's' }, { "dst", 1, 0, 't' },
-		{ "size", 1, 0, 'z' }, { "seconds", 1, 0, 'T' }, { 0, 0, 0, 0 },
+		{ "size", 1, 0, 'z' }, { "seconds", 1, 0, 'T' }, { "token", 1, 0, 'k' }, { 0, 0, 0, 0 },
 	};
+	__u64 token = 1;
 	const char *dev = NULL, *mac = NULL, *src = NULL, *dst = NULL;
 	double seconds = 2;
 	__u32 size = 0;
 	int c;
 
-	if (argc < 2 || (strcmp(argv[1], "rx") && strcmp(argv[1], "tx"))) {
-		fprintf(stderr, "usage: xsk_raw rx --dev DEV [--seconds T]\n"
-				"       xsk_raw tx --dev DEV --dst-mac MAC --src IP --dst IP --size BYTES [--seconds T]\n");
+	if (argc < 2 || (strcmp(argv[1], "rx") && strcmp(argv[1], "tx") && strcmp(argv[1], "memcpy"))) {
+		fprintf(stderr, "usage: xsk_raw rx --dev DEV [--seconds T] [--token N]\n"
+				"       xsk_raw tx --dev DEV --dst-mac MAC --src IP --dst IP --size BYTES [--seconds T] "
+				"[--token N]\n"
+				"       xsk_raw memcpy --size BYTES [--seconds T]\n");
 		return 2;
 	}
 	optind = 2;
@@ -197,18 +267,25 @@ int main(int argc, char **argv)
 		case 't': dst = optarg; break;
 		case 'z': size = (__u32)atoi(optarg); break;
 		case 'T': seconds = atof(optarg); break;
+		case 'k': token = strtoull(optarg, NULL, 0); break;
 		default: return 2;
 		}
 	}
-	if (!dev || seconds <= 0) {
-		fprintf(stderr, "xsk_raw: --dev is required, --seconds must be positive\n");
+	if (seconds <= 0) {
+		fprintf(stderr, "xsk_raw: --seconds must be positive\n");
+		return 2;
+	}
+	if (!strcmp(argv[1], "memcpy"))
+		return copy_ceiling(size, seconds);
+	if (!dev) {
+		fprintf(stderr, "xsk_raw: --dev is required\n");
 		return 2;
 	}
 	if (!strcmp(argv[1], "rx"))
-		return rx(dev, seconds);
+		return rx(dev, seconds, token);
 	if (!mac || !src || !dst || !size) {
 		fprintf(stderr, "xsk_raw: tx needs --dst-mac, --src, --dst and --size\n");
 		return 2;
 	}
-	return tx(dev, mac, src, dst, size, seconds);
+	return tx(dev, mac, src, dst, size, seconds, token);
 }

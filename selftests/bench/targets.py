@@ -1,0 +1,161 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+"""Issue 12's point-to-point targets: mroce with the library's defaults against kernel TCP.
+
+    selftests/bench/targets.py [--rounds N] [--secs S] [--out docs/benchmarks.md]
+
+Root. One veth pair between two namespaces (MTU 3498), as bench.py sets it up.
+The contenders run interleaved, round after round (mroce, TCP, mroce, TCP...),
+so that each ratio compares figures taken a few seconds apart: this VM's speed
+drifts up to 2x between runs. mroce runs as a user runs it, `mroce-perf client
+--test T --size S` and nothing else (no window, path or progress options).
+
+CPU per byte counts every CPU of the machine, both ends and the kernel's work
+for them (/proc/stat, busy = everything but idle and iowait), over the client's
+run only: the servers are started and stopped outside the window.
+
+Prints each target as met or missed with the median of the rounds' ratios and
+every round's ratio; with --out, replaces the section between
+<!-- targets: targets.py --> and <!-- /targets --> of the report (or appends it).
+"""
+import argparse, json, os, re, signal, statistics, sys, time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import bench as B  # noqa: E402  (the namespaces, the servers, the tools' paths)
+
+BEGIN, END = "<!-- targets: targets.py -->", "<!-- /targets -->"
+
+
+def cpu_busy_s():
+    """Busy CPU seconds of the whole machine so far (all CPUs)."""
+    with open("/proc/stat") as f:
+        v = [int(x) for x in f.readline().split()[1:9]]
+    user, nice, system, idle, iowait, irq, softirq, steal = v
+    return (user + nice + system + irq + softirq + steal) / os.sysconf("SC_CLK_TCK")
+
+
+def measured(server, client):
+    """Start the server, run the client inside a CPU window, stop the server: (client output, CPU s)."""
+    srv = B.start_in(*server)
+    try:
+        c0 = cpu_busy_s()
+        out = B.run_in(*client, timeout=300)
+        return out, cpu_busy_s() - c0
+    finally:
+        B.stop(srv)
+
+
+def mroce(test, size, secs, extra=()):
+    out, cpu = measured((B.NS_B, [B.PERF, "server", "--dev", "vb", "--addr", B.IP_B], "listening"),
+                        (B.NS_A, [B.PERF, "client", "--dev", "va", "--addr", B.IP_B, "--json",
+                                  "--test", test, "--size", str(size), "--duration", str(secs)] + list(extra)))
+    r = [json.loads(l) for l in out.splitlines() if l.startswith("{")][0]
+    nbytes = r["gbit_s"] * 1e9 / 8 * r["seconds"]
+    return {"gbps": r["gbit_s"], "mops": r["mops"], "p50": r["lat_us"]["p50"],
+            "cpu_s_per_gb": cpu / (nbytes / 1e9) if nbytes else None}
+
+
+def tcp_bulk(secs):
+    out, cpu = measured((B.NS_B, ["iperf3", "-s", "-1", "-B", B.IP_B], None),
+                        (B.NS_A, ["iperf3", "-c", B.IP_B, "-t", str(secs), "-J"]))
+    d = json.loads(out)["end"]["sum_received"]
+    return {"gbps": d["bits_per_second"] / 1e9, "cpu_s_per_gb": cpu / (d["bytes"] / 1e9)}
+
+
+def tcp_pingpong(secs):
+    return B.sockperf(secs)
+
+
+# (name, target text, measure(round) -> ratio or value, met(x) -> bool)
+def targets():
+    return [
+        ("write_bw", "WRITE 1 MiB throughput >= 2.0x iperf3's", lambda r: r["w"]["gbps"] / r["t"]["gbps"],
+         lambda x: x >= 2.0, "x"),
+        ("write_cpu", "CPU seconds per GB (all CPUs) <= 0.5x kernel TCP's",
+         lambda r: r["w"]["cpu_s_per_gb"] / r["t"]["cpu_s_per_gb"], lambda x: x <= 0.5, "x"),
+        ("write_lat", "8-byte WRITE latency p50 <= 0.5x sockperf TCP ping-pong's (mroce on the library's "
+         "progress thread, as sockperf does not busy-poll either)",
+         lambda r: r["lt"]["p50"] / r["s"]["p50"], lambda x: x <= 0.5, "x"),
+        ("write_rate", "8-byte WRITE rate >= 1 M/s", lambda r: r["m"]["mops"], lambda x: x >= 1.0, " M/s"),
+        ("read_bw", "READ 1 MiB within 10% of WRITE", lambda r: r["rd"]["gbps"] / r["w"]["gbps"],
+         lambda x: x >= 0.9, "x of WRITE"),
+    ]
+
+
+def one_round(secs):
+    r = {}
+    r["w"] = mroce("write_bw", "1m", secs)
+    r["t"] = tcp_bulk(secs)
+    r["rd"] = mroce("read_bw", "1m", secs)
+    r["lt"] = mroce("write_lat", 8, secs, ["--progress", "thread"])
+    r["l"] = mroce("write_lat", 8, secs)	# mroce-perf's default for latency: it busy-polls
+    r["s"] = tcp_pingpong(secs)
+    r["m"] = mroce("write_bw", 8, secs)
+    return r
+
+
+def report(rounds):
+    L = [BEGIN, "## Issue 12's targets, point to point (`selftests/bench/targets.py`)\n",
+         f"Generated on {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}: {len(rounds)} rounds, "
+         "contenders interleaved, mroce with the library's defaults (`mroce-perf client --test T --size S`), "
+         "CPU over all CPUs from /proc/stat. The ratio is the median of the rounds'.\n",
+         "| target | measured (median) | each round | met |", "|---|---|---|---|"]
+    met_all = True
+    for name, text, f, ok, unit in targets():
+        xs = [f(r) for r in rounds]
+        xs = [x for x in xs if x is not None]
+        m = statistics.median(xs) if xs else None
+        met = m is not None and ok(m)
+        met_all &= met
+        L.append(f"| {text} | {'n/a' if m is None else f'{m:.2f}{unit}'} | "
+                 f"{', '.join(f'{x:.2f}' for x in xs)} | {'met' if met else 'missed'} |")
+    L.append("")
+    L.append("| round | mroce WRITE Gbit/s, CPU s/GB | iperf3 Gbit/s, CPU s/GB | mroce READ Gbit/s | "
+             "WRITE 8 B p50 us, progress thread / busy-polling (mroce-perf's default) | sockperf p50 us | "
+             "WRITE 8 B M/s |")
+    L.append("|---|---|---|---|---|---|---|")
+    for i, r in enumerate(rounds):
+        L.append(f"| {i + 1} | {r['w']['gbps']:.2f}, {r['w']['cpu_s_per_gb']:.2f} | "
+                 f"{r['t']['gbps']:.2f}, {r['t']['cpu_s_per_gb']:.2f} | {r['rd']['gbps']:.2f} | "
+                 f"{r['lt']['p50']:.2f} / {r['l']['p50']:.2f} | {r['s']['p50']:.2f} | {r['m']['mops']:.3f} |")
+    L.append(END)
+    return "\n".join(L) + "\n", met_all
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--secs", type=float, default=2)
+    ap.add_argument("--out", help="the report to put the section in (docs/benchmarks.md)")
+    a = ap.parse_args()
+    if os.geteuid():
+        sys.exit("targets: needs root (network namespaces, XDP)")
+    for t in (B.PERF, "iperf3", "sockperf"):
+        if not (os.access(t, os.X_OK) or B.shutil.which(t)):
+            sys.exit(f"targets: {t} is missing (make bench installs the tools)")
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(130))
+    rounds = []
+    try:
+        B.veth_pair(B.MTU)
+        for i in range(a.rounds):
+            print(f"targets: round {i + 1} of {a.rounds}", flush=True)
+            rounds.append(one_round(a.secs))
+    finally:
+        B.cleanup()
+    text, _ = report(rounds)
+    for l in text.splitlines():
+        if l.startswith("|"):
+            print(l)
+    if a.out:
+        old = open(a.out).read() if os.path.exists(a.out) else ""
+        if BEGIN in old and END in old:
+            new = old[:old.index(BEGIN)] + text.rstrip("\n") + old[old.index(END) + len(END):]
+        else:
+            new = old.rstrip("\n") + "\n\n" + text
+        with open(a.out, "w") as f:
+            f.write(new)
+        print(f"targets: section written to {a.out}")
+
+
+if __name__ == "__main__":
+    main()
