@@ -53,12 +53,24 @@ void mroce_dev_kick(struct mroce_dev *dev)
 	}
 }
 
+/*
+ * The library's progress: it sleeps on the socket and the wake-up eventfd
+ * until the next timer, as soon as a round finds no work. The sleep is
+ * capped only so that a wake-up source nobody thought of costs a delay,
+ * never a hang: idle, the thread wakes PROGRESS_IDLE_MS apart and costs
+ * nothing measurable (it woke every millisecond before: 6.8% of a CPU for
+ * an idle mroce-perf server). Spinning 50 us before each sleep was tried
+ * and gave no measurable latency gain on veth (the application's own
+ * wake-up on the CQ's fd dominates), so the thread does not spin.
+ */
+#define PROGRESS_IDLE_MS	100
+
 static void *progress_thread(void *arg)
 {
 	struct mroce_dev *dev = arg;
 
 	while (!dev->stop)
-		mroce_dev_progress(dev, 1);
+		mroce_dev_progress(dev, PROGRESS_IDLE_MS);
 	return NULL;
 }
 
@@ -155,7 +167,13 @@ void mroce_dev_close(struct mroce_dev *dev)
 	if (!dev)
 		return;
 	if (dev->thread_running) {
+		__u64 one = 1;
+
 		dev->stop = true;
+		/* it may be asleep for up to PROGRESS_IDLE_MS: wake it now */
+		if (write(dev->wake_fd, &one, sizeof(one)) < 0) {
+			/* the counter cannot overflow here; it wakes on its timeout anyway */
+		}
 		pthread_join(dev->thread, NULL);
 	}
 	/* QPs the application left open go with the device, flushed. */

@@ -212,11 +212,23 @@ static int fp_rx_burst(void *port, void (*cb)(void *ctx, const void *frame, __u3
 	return n;
 }
 
+/* The sleep ends when a held frame is due, however long the transport would sleep. */
 static void fp_wait(void *port, int timeout_us, int wake_fd)
 {
 	struct fault_port *fp = port;
+	__u64 now = fp->ops->now_us(fp->port);
+	const struct fault_dir *dirs[2] = { &fp->txd, &fp->rxd };
 
-	fp->ops->wait(fp->port, timeout_us, wake_fd);
+	for (int i = 0; i < 2; i++)
+		for (__u32 k = 0; k < dirs[i]->nheld; k++) {
+			__u64 due = dirs[i]->held_at[k] + FAULT_HOLD_MAX_US;
+			__u64 left = due > now ? due - now : 0;
+
+			if (left < (__u64)timeout_us)
+				timeout_us = (int)left;
+		}
+	if (timeout_us > 0)
+		fp->ops->wait(fp->port, timeout_us, wake_fd);
 }
 
 static __u64 fp_now_us(void *port)

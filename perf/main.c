@@ -78,13 +78,14 @@ static double cpu_s(void)
 
 /*
  * Let the transport run until something may have happened: in poll mode
- * this thread runs it (busy, or sleeping up to 1 ms once idle for a while),
- * otherwise the library's thread does and we sleep on the CQ's fd.
+ * this thread runs it (busy, or sleeping up to 20 ms once idle for a while),
+ * otherwise the library's thread does and we sleep on the CQ's fd (up to
+ * 100 ms once idle: completions and the listener wake us).
  */
 static void pump(struct perf *p, bool idle, int extra_fd)
 {
 	if (p->a.poll) {
-		mroce_dev_progress(p->dev, idle ? 1 : 0);
+		mroce_dev_progress(p->dev, idle ? 20 : 0);
 		if (idle && extra_fd >= 0) {
 			struct pollfd pfd = { .fd = extra_fd, .events = POLLIN };
 
@@ -95,7 +96,7 @@ static void pump(struct perf *p, bool idle, int extra_fd)
 	struct pollfd pfd[2] = { { .fd = mroce_cq_fd(p->cq), .events = POLLIN },
 				 { .fd = extra_fd, .events = POLLIN } };
 
-	poll(pfd, extra_fd >= 0 ? 2 : 1, 1);
+	poll(pfd, extra_fd >= 0 ? 2 : 1, idle ? 100 : 1);
 }
 
 /* Resident set size, KiB (/proc/self/status VmRSS). */

@@ -4,7 +4,8 @@
 # cannot have the interface's queue leaves the first one's socket in place,
 # and a clean 16 MiB write_bw neither loses packets in the AF_XDP rings nor
 # resends more than a small share of them; the socket's own counters
-# (XDP_STATISTICS) are exposed by mroce_dev_stats and `mroce status`.
+# (XDP_STATISTICS) are exposed by mroce_dev_stats and `mroce status`; an
+# idle server sleeps.
 . "$(dirname "$0")/lib.sh"
 
 PERF=$BUILD/mroce-perf
@@ -72,7 +73,55 @@ t_write_bw_16m_clean() {
 	[ $bad -eq 0 ]
 }
 
+# perf_pid NS: the mroce-perf process running in namespace NS ($! is the
+# subshell that bg starts, not the server).
+perf_pid() {
+	local p
+	for p in $(ip netns pids "$1"); do
+		tr '\0' ' ' </proc/"$p"/cmdline 2>/dev/null | grep -q "^$PERF " && { echo "$p"; return 0; }
+	done
+	return 1
+}
+
+# cpu_ticks PID: user + system clock ticks of every thread of PID so far.
+cpu_ticks() {
+	awk '{ sub(/.*\) /, ""); t += $12 + $13 } END { print t }' /proc/"$1"/task/*/stat
+}
+
+# An idle server, in each progress mode, costs next to nothing: it sleeps on
+# its socket, eventfd and CQ until something happens (it woke every
+# millisecond before: 4-7% of a CPU).
+t_idle_server_costs_nothing() {
+	local mode sh pid t0 t1 pct hz try bad=0
+	hz=$(getconf CLK_TCK)
+	for mode in thread poll; do
+		# The kernel releases the last server's socket a moment after it exits (EBUSY).
+		for try in 1 2 3 4 5; do
+			rm -f "$TMP/srv.log"
+			bg b "$PERF" server --dev "$IF_B" --addr "$IP_B" --progress "$mode" >"$TMP/srv.log" 2>&1
+			sh=$!
+			wait_for "$TMP/srv.log" 'listening\|busy' 30
+			grep -q listening "$TMP/srv.log" && break
+			wait "$sh" 2>/dev/null
+			[ $try -lt 5 ] || { cat "$TMP/srv.log"; return 1; }
+			sleep 0.5
+		done
+		pid=$(perf_pid "$NS_B") || { echo "cannot find the server's process"; return 1; }
+		sleep 1.5	# past the poll mode's 1 s of spinning after the last work
+		t0=$(cpu_ticks "$pid")
+		sleep 4
+		t1=$(cpu_ticks "$pid")
+		kill "$pid"
+		wait "$sh" 2>/dev/null
+		pct=$(( (t1 - t0) * 1000 / (4 * hz) ))	# tenths of a percent of one CPU
+		echo "idle server, progress $mode: $((pct / 10)).$((pct % 10))% of a CPU over 4 s (bound 2%)"
+		[ "$pct" -le 20 ] || bad=1
+	done
+	[ $bad -eq 0 ]
+}
+
 require_root test_xsk
 run_test "a failed second open leaves the first socket receiving" t_second_open_keeps_first
 FIGURES='^run [0-9]' run_test "write_bw 16 MiB on a clean pair: < 0.5% resent, no AF_XDP drops" t_write_bw_16m_clean
+FIGURES='^idle server' run_test "an idle mroce-perf server costs < 2% of a CPU in either progress mode" t_idle_server_costs_nothing
 summary test_xsk
