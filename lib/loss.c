@@ -49,7 +49,7 @@ static bool head_timer(struct mroce_qp *qp, __u64 now)
 	due = mroce_head_due(qp, rec);
 	if (now >= due) {
 		rec->state = PKT_LOST;
-		rec->tmo++;
+		rec->timer_lost = 1;
 		qp->nlost++;
 		mroce_path_head_lost(qp, rec);
 		return true;
@@ -135,7 +135,7 @@ static void rto_mark(struct mroce_qp *qp, __u64 now)
 		/* not charged to the path: a timeout says nothing about which one */
 		rec->state = PKT_LOST;
 		rec->gbn = !oldest;
-		rec->tmo += oldest;
+		rec->timer_lost = oldest;
 		oldest = false;
 		qp->nlost++;
 		if (!qp->attr.go_back_n)

@@ -126,12 +126,14 @@ struct mroce_txpkt {
 	__u8	state;
 	__u8	retx;	/* times resent for its own sake (timer, SACK hole, NACK) */
 	/*
-	 * Of those, copies a timer declared lost (RTO, head timer): what
-	 * retry_cnt bounds. A loss RACK finds was revealed by a later packet's
-	 * delivery, so the peer and a route to it work: under congestion a
-	 * packet may lose any number of races to a full queue and the QP lives.
+	 * Of those, resends after a timer (RTO, head timer) declared the copy
+	 * before lost: what retry_cnt bounds (<= 255, so no wrap). A loss RACK
+	 * finds was revealed by a later packet's delivery, so the peer and a
+	 * route to it work: under congestion a packet may lose any number of
+	 * races to a full queue and the QP lives.
 	 */
 	__u8	tmo;
+	__u8	timer_lost;	/* the current PKT_LOST was a timer's verdict */
 	__u8	path;
 	__u8	gbn;	/* queued again only because go-back-N resends everything after a gap */
 	__u16	entropy;	/* the path's entropy value when sent (losses charge only that) */

@@ -307,7 +307,7 @@ static int tx_resend(struct mroce_qp *qp, __u64 now, int *sent)
 
 		if (rec->state != PKT_LOST)
 			continue;
-		if (!rec->gbn && rec->tmo > qp->attr.retry_cnt) {
+		if (!rec->gbn && rec->timer_lost && rec->tmo >= qp->attr.retry_cnt) {
 			mroce_fail_wqe_of(qp, rec, MROCE_WC_RETRY_EXC_ERR);
 			return -1;
 		}
@@ -327,6 +327,8 @@ static int tx_resend(struct mroce_qp *qp, __u64 now, int *sent)
 		rec->entropy = qp->paths[rec->path].entropy;
 		if (!rec->gbn)
 			rec->retx++;
+		rec->tmo += rec->timer_lost;
+		rec->timer_lost = 0;
 		rec->gbn = 0;
 		rec->state = PKT_INFLIGHT;
 		rec->sent_us = now;

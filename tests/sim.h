@@ -32,6 +32,7 @@ struct sim_link {
 	bool	down;		/* black hole */
 	__u32	drop_psn;	/* drop the first transmission of this PSN ... */
 	bool	drop_armed;	/* ... while armed */
+	bool	drop_forever;	/* ... and every copy after it: a black hole for one PSN */
 	__u32	rate_mbps;	/* bottleneck rate; 0: unlimited (no queue) */
 	__u32	queue_bytes;	/* buffer in front of it: tail drop beyond */
 	__u32	ecn_bytes;	/* mark CE on ECN-capable packets above this queue depth */
@@ -155,7 +156,7 @@ static inline void sim_wire(struct sim_port *p, void *data, __u32 len)
 
 		if (mroce_be32(bth->psn) == l->drop_psn && bth->opcode != MROCE_OP_ACK &&
 		    bth->opcode != MROCE_OP_NACK) {
-			p->link.drop_armed = false;
+			p->link.drop_armed = l->drop_forever;
 			p->dropped++;
 			return;
 		}

@@ -110,11 +110,49 @@ static void test_real_loss_keeps_the_floor(void **state)
 	pair_close(&p);
 }
 
+/*
+ * One PSN that never gets through, every other one does: RACK finds it lost
+ * again and again (a later packet's delivery proves it), which retry_cnt
+ * does not count; once the window stalls behind it only its timers remain,
+ * and retry_cnt of those fail the QP with retries exceeded, in bounded time.
+ */
+static void test_black_holed_psn_fails_bounded(void **state)
+{
+	MROCE_OPTS(mroce_qp_attr, attr, .retry_cnt = 3);
+	struct waiter *w = calloc(1, sizeof(*w));
+	struct pair p;
+	__u64 t0;
+
+	(void)state;
+	pair_open(&p, 1701, &attr, NULL);
+	pair_connect(&p);
+	pair_link(&p);
+	fill(p.la, BUF, 19);
+	w->p = &p;
+	w->want_a = 1;
+	p.net->a.link.drop_psn = p.qa->snd_nxt + 3;
+	p.net->a.link.drop_armed = true;
+	p.net->a.link.drop_forever = true;
+	t0 = p.net->now;
+	assert_int_equal(post(p.qa, MROCE_WR_RDMA_WRITE, 1, p.la, BUF, mroce_mr_lkey(p.ma),
+			      (__u64)(unsigned long)p.lb, mroce_mr_rkey(p.mb), 0), 0);
+	assert_int_equal(sim_run(p.net, p.da, p.db, one_each, w, 60000000), 0);
+	printf("  one PSN black-holed, retry_cnt 3: %s after %llu ms, %llu copies of it dropped, %llu RTOs\n",
+	       mroce_wc_status_str(w->wa[0].status), (unsigned long long)(p.net->now - t0) / 1000,
+	       (unsigned long long)p.net->a.dropped, (unsigned long long)p.da->stats.rto_events);
+	assert_int_equal(w->wa[0].status, MROCE_WC_RETRY_EXC_ERR);
+	assert_true(p.net->now - t0 < 10000000);	/* seconds, not the minute sim_run allows */
+	assert_true(p.net->a.dropped >= 4);		/* the first copy and 3 timer resends at least */
+	free(w);
+	pair_close(&p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_stalled_acks_raise_the_rto_floor),
 		cmocka_unit_test(test_real_loss_keeps_the_floor),
+		cmocka_unit_test(test_black_holed_psn_fails_bounded),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
