@@ -124,9 +124,9 @@ bool rnrw[2];			/* now < rnr_until_us */
 byte rnrwaits[2];		/* ghost: RNR timer periods so far */
 byte rnre[2];			/* RNR waits begun (mod 256): rnr_count */
 /*
- * rec_retx: the record's copies lost to a timer, which retry_cnt bounds
- * (qp.h's rec->tmo; the model declares losses only by timer and RNR NACK,
- * so it is also the record's resend count, rec->retx).
+ * rec_retx: the record's resends after a timer declared it lost, which
+ * retry_cnt bounds (qp.h's rec->tmo; the model declares losses only by
+ * timer and RNR NACK, so it is also the record's resend count, rec->retx).
  */
 byte rec_st[16], rec_wqe[16], rec_off[16], rec_retx[16];
 bool rec_gbn[16];
