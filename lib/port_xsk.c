@@ -61,23 +61,39 @@ static void reap_completions(struct xsk_port *p)
 
 /*
  * Copy mode transmits from sendto(), at most a small batch per call (32 in
- * current kernels), so keep kicking until the kernel has taken every
- * descriptor or says "later" (EAGAIN/EBUSY/ENOBUFS: the next flush retries).
+ * current kernels, EAGAIN when it stops at that budget), so keep kicking
+ * while the kernel takes descriptors. When a call takes none, the device is
+ * busy (its queue stopped; EAGAIN says only "later"): the kick stays pending
+ * and xp_wait() sleeps at most TX_RETRY_US before the next flush tries
+ * again. Clearing it would leave the rest of a burst in the ring until the
+ * transport next sent something, which with a full window is its
+ * retransmission timer. (Not seen in a write_bw on veth here; drivers that
+ * stop their queues under load produce it.)
  */
+#define TX_RETRY_US	50
+
 static void kick_tx(struct xsk_port *p)
 {
+	bool again = false;
+
 	if (!p->tx_kick)
 		return;
 	for (int i = 0; i < RING_SIZE / 32; i++) {
-		if (xsk_prod_nb_free(&p->tx, RING_SIZE) >= RING_SIZE)
+		__u32 before = xsk_prod_nb_free(&p->tx, RING_SIZE);
+
+		if (before >= RING_SIZE)
 			break;	/* the kernel consumed everything */
 		if (!xsk_ring_prod__needs_wakeup(&p->tx))
 			break;	/* zero-copy driver is processing on its own */
 		if (sendto(p->fd, NULL, 0, MSG_DONTWAIT, NULL, 0) < 0 && errno != EAGAIN &&
-		    errno != EBUSY && errno != ENOBUFS && errno != ENETDOWN)
+		    errno != EBUSY && errno != ENOBUFS)
+			break;	/* down or worse: the next frame sent kicks again */
+		if (xsk_prod_nb_free(&p->tx, RING_SIZE) == before) {
+			again = true;	/* none taken: busy, try again after TX_RETRY_US */
 			break;
+		}
 	}
-	p->tx_kick = false;
+	p->tx_kick = again;
 }
 
 static void *xp_tx_buf(void *port, __u32 *cap)
@@ -155,8 +171,12 @@ static void xp_wait(void *port, int timeout_us, int wake_fd)
 {
 	struct xsk_port *p = port;
 	struct pollfd pfd[2] = { { .fd = p->fd, .events = POLLIN }, { .fd = wake_fd, .events = POLLIN } };
-	struct timespec ts = { .tv_sec = timeout_us / 1000000, .tv_nsec = (timeout_us % 1000000) * 1000L };
+	struct timespec ts;
 
+	/* Frames the kernel has not taken yet: back soon to kick again (kick_tx()). */
+	if (p->tx_kick && timeout_us > TX_RETRY_US)
+		timeout_us = TX_RETRY_US;
+	ts = (struct timespec){ .tv_sec = timeout_us / 1000000, .tv_nsec = (timeout_us % 1000000) * 1000L };
 	ppoll(pfd, 2, &ts, NULL);
 }
 

@@ -218,6 +218,10 @@ static int run(int argc, char **argv)
 			pfd[i] = (struct pollfd){ .fd = f->ports[i].fd, .events = POLLIN };
 		pfd[f->nports] = (struct pollfd){ .fd = f->listen_fd, .events = POLLIN };
 		now = now_ns();
+		/* A port whose device was busy is kicked again soon (xport_kick()). */
+		for (__u32 i = 0; i < f->nports; i++)
+			if (f->ports[i].kick && next > now + 50000)
+				next = now + 50000;
 		if (next <= now + 2000)
 			continue;	/* due within 2 us: not worth a sleep */
 		next -= now;

@@ -138,17 +138,26 @@ static void reap(struct xport *p)
 		xsk_ring_cons__release(&p->cq, n);
 }
 
-/* Copy mode sends from sendto(), a small batch per call: kick until the ring is empty. */
+/*
+ * Copy mode sends from sendto(), a small batch per call: kick while the
+ * kernel takes descriptors. A call that takes none means the device is busy
+ * (its queue stopped): the kick stays pending, and the caller comes back
+ * soon (fabric.c sleeps at most 50 us).
+ */
 void xport_kick(struct xport *p)
 {
 	for (int i = 0; p->kick && i < XPORT_RING / 32; i++) {
-		if (xsk_prod_nb_free(&p->tx, XPORT_RING) >= XPORT_RING)
+		__u32 before = xsk_prod_nb_free(&p->tx, XPORT_RING);
+
+		if (before >= XPORT_RING)
 			break;
 		if (sendto(p->fd, NULL, 0, MSG_DONTWAIT, NULL, 0) < 0 && errno != EAGAIN &&
 		    errno != EBUSY && errno != ENOBUFS)
 			break;
+		if (xsk_prod_nb_free(&p->tx, XPORT_RING) == before)
+			break;
 	}
-	p->kick = false;
+	p->kick = xsk_prod_nb_free(&p->tx, XPORT_RING) < XPORT_RING;
 	reap(p);
 }
 
