@@ -141,6 +141,8 @@ static int copy_ceiling(__u32 size, double seconds)
 
 	if (!src || !dst || size < 64 || size > area) {
 		fprintf(stderr, "xsk_raw: memcpy: --size 64..%zu, and memory for two 256 MiB buffers\n", area);
+		free(src);
+		free(dst);
 		return 2;
 	}
 	memset(src, 0x5a, area);	/* fault both in before timing */
