@@ -62,10 +62,6 @@ def tcp_bulk(secs):
     return {"gbps": d["bits_per_second"] / 1e9, "cpu_s_per_gb": cpu / (d["bytes"] / 1e9)}
 
 
-def tcp_pingpong(secs):
-    return B.sockperf(secs)
-
-
 # (name, target text, measure(round) -> ratio or value, met(x) -> bool)
 def targets():
     return [
@@ -89,7 +85,7 @@ def one_round(secs):
     r["rd"] = mroce("read_bw", "1m", secs)
     r["lt"] = mroce("write_lat", 8, secs, ["--progress", "thread"])
     r["l"] = mroce("write_lat", 8, secs)	# mroce-perf's default for latency: it busy-polls
-    r["s"] = tcp_pingpong(secs)
+    r["s"] = B.sockperf(secs)
     r["m"] = mroce("write_bw", 8, secs)
     return r
 

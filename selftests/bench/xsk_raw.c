@@ -54,6 +54,7 @@ static double now_s(void)
 #define MAGIC		"xsk_raw"	/* 8 bytes with its NUL */
 #define HDRS		(sizeof(struct ethhdr) + sizeof(struct iphdr) + sizeof(struct udphdr))
 #define MARK_LEN	(sizeof(MAGIC) + 8)	/* the magic, then the 64-bit token */
+_Static_assert(HDRS + MARK_LEN <= 64, "the smallest frame (--size 64) holds the mark");
 
 struct count {
 	__u64	frames, bytes, stray, token;
@@ -179,7 +180,7 @@ static int tx(const char *dev, const char *mac, const char *src, const char *dst
 	double start, end;
 	int fd;
 
-	if (size < HDRS + MARK_LEN || size < 64 || size > XPORT_FRAME) {
+	if (size < 64 || size > XPORT_FRAME) {
 		fprintf(stderr, "xsk_raw: --size %u: 64..%u\n", size, XPORT_FRAME);
 		return 2;
 	}
