@@ -5,8 +5,14 @@
  * and pass every other frame (and MetaRoCE for other hosts) to the kernel
  * untouched.
  *
- * This program only reads the flows map; user space owns every write to it
- * (docs/datapath.md explains why that keeps the bitmap race-free).
+ * A WRITE into a region registered on device memory (the mroce_dm pool) is
+ * placed here: the payload is copied into the pool and the frame goes up cut
+ * to its headers, flagged in its XDP metadata, so user space runs the same
+ * window, ACK and completion logic as for a payload it copies itself.
+ *
+ * This program only reads the flows, dmr and dm_own maps; user space owns every
+ * write to them (docs/datapath.md explains why that keeps the bitmap
+ * race-free).
  */
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
@@ -51,6 +57,33 @@ struct {
 	__type(key, __u32);
 	__type(value, __u64);
 } mroce_retx_ts SEC(".maps");
+
+/* Device memory: chunks the applications mmap (dp_maps.h); the loader may resize it. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, MROCE_DM_CHUNKS);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, MROCE_DM_CHUNK);
+} mroce_dm SEC(".maps");
+
+/* Regions on device memory, index = rkey's table index. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, MROCE_DMR_MAX);
+	__type(key, __u32);
+	__type(value, struct mroce_dmr);
+} mroce_dmr SEC(".maps");
+
+/* Owner (pid) of each pool chunk: XDP places only into a region's owner's chunks. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, MROCE_DM_CHUNKS);
+	__type(key, __u32);
+	__type(value, __u32);
+} mroce_dm_own SEC(".maps");
 
 static __always_inline void count(__u32 stat, __u64 n)
 {
@@ -158,6 +191,238 @@ static __always_inline int retx_due(__u32 qpn)
 	return 1;
 }
 
+/* A constant-size piece of the UDP checksum, if [p, p + n) is in the frame. */
+#define CSUM_PIECE(n)								\
+	do {									\
+		if (left & (n)) {						\
+			if ((const void *)(p + (n)) > data_end) \
+				return -1;					\
+			sum = bpf_csum_diff(0, 0, (void *)p, (n), sum);		\
+			p += (n);						\
+		}								\
+	} while (0)
+
+/* The IP version of a frame the parser accepted (4 or 6). */
+static __always_inline __u32 ip_ver_of(const void *data, const void *data_end, __u32 l3_off)
+{
+	__u64 off = l3_off;
+	const __u8 *v;
+
+	asm volatile("" : "+r"(off));
+	if (off > ETH_HLEN + 8)
+		return 0;
+	v = data + off;
+	if ((const void *)(v + 1) > data_end)
+		return 0;
+	return *v >> 4;
+}
+
+/*
+ * Whether the UDP checksum of a placement candidate holds (1), or not (0);
+ * -1 if the frame cannot be summed here (user space will judge it). The
+ * kernel's csum_partial, a constant-size piece at a time, so the verifier
+ * can see every read; the sum is in memory order, so is every constant
+ * added to it, and a correct checksum folds to 0xffff either way.
+ * A global function: the verifier checks it once, not once per path of
+ * the program that leads to it.
+ */
+__attribute__((noinline)) int mroce_udp_csum_ok(struct xdp_md *ctx, __u32 l3_off, __u32 l4_off,
+						__u32 ip_ver)
+{
+	const void *data = (const void *)(long)ctx->data;
+	const void *data_end = (const void *)(long)ctx->data_end;
+	const struct udphdr *udp;
+	const __u8 *p;
+	__u64 sum = 0, l4 = l4_off, l3 = l3_off;
+	__u32 udp_len, left;
+
+	asm volatile("" : "+r"(l4));
+	asm volatile("" : "+r"(l3));
+	if (l4 > ETH_HLEN + 8 + 40 || l3 > ETH_HLEN + 8)
+		return -1;
+	udp = data + l4;
+	if ((const void *)(udp + 1) > data_end)
+		return -1;
+	if (!udp->check)
+		return ip_ver == 4;	/* IPv4 may omit it; IPv6 may not */
+	udp_len = mroce_be16(udp->len);
+	if (ip_ver == 4) {
+		const __u8 *a = data + l3 + 12;
+
+		if ((const void *)(a + 8) > data_end)
+			return -1;
+		sum = bpf_csum_diff(0, 0, (void *)a, 8, 0);
+	} else {
+		const __u8 *a = data + l3 + 8;
+
+		if ((const void *)(a + 32) > data_end)
+			return -1;
+		sum = bpf_csum_diff(0, 0, (void *)a, 32, 0);
+	}
+	sum += mroce_be16(IPPROTO_UDP) + mroce_be16((__u16)udp_len);
+	p = (const __u8 *)udp;
+	if (udp_len > MROCE_DM_PLACE_MAX + 256)
+		return -1;
+	left = udp_len;
+	for (int i = 0; i < (MROCE_DM_PLACE_MAX + 256) / 256; i++) {
+		if (left < 256)
+			break;
+		if ((const void *)(p + 256) > data_end)
+			return -1;
+		sum = bpf_csum_diff(0, 0, (void *)p, 256, sum);
+		p += 256;
+		left -= 256;
+	}
+	CSUM_PIECE(128);
+	CSUM_PIECE(64);
+	CSUM_PIECE(32);
+	CSUM_PIECE(16);
+	CSUM_PIECE(8);
+	CSUM_PIECE(4);
+	if (left & 2) {
+		if ((const void *)(p + 2) > data_end)
+			return -1;
+		sum += *(const __u16 *)p;
+		p += 2;
+	}
+	if (left & 1) {
+		if ((const void *)(p + 1) > data_end)
+			return -1;
+		sum += *p;	/* memory order: the odd byte, then a zero */
+	}
+	sum = (sum & 0xffffffff) + (sum >> 32);
+	sum = (sum & 0xffffffff) + (sum >> 32);
+	sum = (sum & 0xffff) + (sum >> 16);
+	sum = (sum & 0xffff) + (sum >> 16);
+	sum = (sum & 0xffff) + (sum >> 16);
+	return sum == 0xffff;
+}
+
+/*
+ * Where in device memory a new WRITE's payload goes, after the checks the
+ * library's placement makes (lib/place.c, lib/mr.c): the key names an
+ * active region of the flow's protection domain that grants remote write
+ * and holds the whole message. NULL: not for XDP (user space places or
+ * refuses it, and answers for it, exactly as it does for any memory).
+ * The parser has seen the headers whole; bounds are checked again for the
+ * verifier.
+ */
+static __always_inline __u8 *dm_target(const struct mroce_flow *flow, const struct mroce_bth *bth,
+					const void *data_end)
+{
+	/* The RETH follows the BTH, the DETH the RETH (proto.h). */
+	const struct mroce_reth *reth = (const void *)(bth + 1);
+	const struct mroce_deth *deth = (const void *)(reth + 1);
+	const struct mroce_dmr *r;
+	__u64 raddr, iova, len, msg_len, rel, pool_off, o;
+	__u32 rkey, idx, chunk, plen;
+	__u64 cookie = MROCE_READ_ONCE(flow->pd_cookie);
+	const __u32 *owner;
+	__u8 *base;
+
+	if ((const void *)(deth + 1) > data_end || !cookie)
+		return NULL;
+	plen = mroce_be16(bth->payload_len);
+	if (plen == 0 || plen > MROCE_DM_PLACE_MAX)
+		return NULL;
+	rkey = mroce_be32(reth->rkey);
+	idx = rkey & (MROCE_DMR_MAX - 1);
+	r = bpf_map_lookup_elem(&mroce_dmr, &idx);
+	if (!r || MROCE_READ_ONCE(r->state) != MROCE_DMR_ACTIVE || r->rkey != rkey ||
+	    r->pd_cookie != cookie || !(r->access & MROCE_DMR_REMOTE_WRITE))
+		return NULL;
+	raddr = mroce_be64(reth->raddr);
+	msg_len = mroce_be32(deth->msg_len);
+	iova = r->iova;
+	len = r->length;
+	/* [raddr, raddr + msg_len) inside [iova, iova + len), without overflow */
+	if (raddr < iova || raddr - iova > len || msg_len > len - (raddr - iova))
+		return NULL;
+	/* the parser saw offset + payload <= msg_len */
+	rel = raddr - iova + mroce_be32(deth->offset);
+	pool_off = r->dm_off + rel;
+	if (pool_off < r->dm_off)
+		return NULL;
+	o = pool_off & (MROCE_DM_CHUNK - 1);
+	/* A payload crossing into the next chunk is user space's to place. */
+	if (o > MROCE_DM_CHUNK - MROCE_DM_PLACE_MAX)
+		return NULL;
+	if (pool_off >> MROCE_DM_CHUNK_SHIFT > 0xffffffffULL)
+		return NULL;	/* the lookup refuses a chunk past the pool's end */
+	chunk = (__u32)(pool_off >> MROCE_DM_CHUNK_SHIFT);
+	/* Only into a chunk the region's own process holds (not one freed since). */
+	owner = bpf_map_lookup_elem(&mroce_dm_own, &chunk);
+	if (!owner || MROCE_READ_ONCE(*owner) != r->owner_pid)
+		return NULL;
+	base = bpf_map_lookup_elem(&mroce_dm, &chunk);
+	return base ? base + o : NULL;
+}
+
+#define PLACE_NO_META	(-1)	/* no metadata could be written: nothing placed */
+#define PLACE_BAD_CSUM	(-2)	/* drop it: the UDP checksum is wrong */
+
+/*
+ * Put a struct mroce_xdp_meta in front of a frame going up to its socket
+ * and, if try_place and the frame is a WRITE into device memory (above),
+ * place its payload there first and cut the frame to its headers.
+ * Returns the bytes placed (0: none), or PLACE_*. A global function, so
+ * the verifier checks it once rather than once per path that leads here.
+ */
+__attribute__((noinline)) int mroce_xdp_place(struct xdp_md *ctx, __u32 qpn, __u32 l3_off,
+					      __u32 l4_off, __u32 try_place)
+{
+	const void *data = (const void *)(long)ctx->data;
+	const void *data_end = (const void *)(long)ctx->data_end;
+	const struct mroce_bth *bth;
+	const struct mroce_flow *flow;
+	struct mroce_xdp_meta *m;
+	__u64 n = 0, off = l4_off;
+	__u32 payload_off = 0;
+	__u8 *dst = NULL;
+	int layout;
+
+	asm volatile("" : "+r"(off));
+	if (try_place && qpn && off <= ETH_HLEN + 8 + 40) {
+		bth = data + off + sizeof(struct udphdr);
+		if ((const void *)(bth + 1) > data_end)
+			return PLACE_NO_META;
+		layout = mroce_op_layout(bth->opcode);
+		flow = bpf_map_lookup_elem(&mroce_flows, &qpn);
+		if (flow && layout >= 0 && (layout & MROCE_EXT_RETH) && (layout & MROCE_EXT_PAYLOAD))
+			dst = dm_target(flow, bth, data_end);
+		if (dst) {
+			int ok = mroce_udp_csum_ok(ctx, l3_off, l4_off, ip_ver_of(data, data_end, l3_off));
+
+			if (ok == 0)
+				return PLACE_BAD_CSUM;
+			if (ok < 0)
+				dst = NULL;
+			n = mroce_be16(bth->payload_len);
+			payload_off = (__u32)off + sizeof(struct udphdr) + sizeof(*bth) +
+				      mroce_ext_len(layout);
+		}
+	}
+	/* From here on the frame's pointers are stale: only ctx is used. */
+	if (bpf_xdp_adjust_meta(ctx, -(int)sizeof(*m)))
+		return PLACE_NO_META;
+	/* One register, checked and then used, so clang cannot pass another copy. */
+	asm volatile("" : "+r"(n));
+	if (dst && n >= 1 && n <= MROCE_DM_PLACE_MAX) {
+		if (bpf_xdp_load_bytes(ctx, payload_off, dst, (__u32)n) ||
+		    bpf_xdp_adjust_tail(ctx, -(int)n))
+			n = 0;	/* the frame is whole: user space places it */
+	} else {
+		n = 0;
+	}
+	data = (void *)(long)ctx->data;
+	m = (void *)(long)ctx->data_meta;
+	if ((void *)(m + 1) > data)
+		return PLACE_NO_META;
+	m->magic = MROCE_XDP_META_MAGIC;
+	m->placed_len = (__u32)n;
+	return (int)n;
+}
+
 SEC("xdp")
 int mroce_xdp(struct xdp_md *ctx)
 {
@@ -167,7 +432,8 @@ int mroce_xdp(struct xdp_md *ctx)
 	struct mroce_pkt pkt;
 	struct mroce_flow *flow;
 	__u32 qpn, queue, zero = 0, stat = MROCE_STAT_RX;
-	int verdict;
+	__u64 stat_bytes;
+	int verdict, placed;
 
 	cfg = bpf_map_lookup_elem(&mroce_cfg, &zero);
 	verdict = mroce_parse(data, data_end, mroce_port(cfg), &pkt);
@@ -217,11 +483,21 @@ int mroce_xdp(struct xdp_md *ctx)
 	queue = ctx->rx_queue_index;
 	if (!bpf_map_lookup_elem(&mroce_xsks, &queue))
 		return drop(MROCE_STAT_NO_XSK);
+
+	stat_bytes = data_end - data;
+	/* Only a new PSN is placed: a duplicate's bytes are in memory already. */
+	placed = mroce_xdp_place(ctx, qpn, pkt.l3_off, pkt.l4_off, stat == MROCE_STAT_RX);
+	if (placed == PLACE_BAD_CSUM)
+		return drop(MROCE_STAT_BAD_CSUM);
 	verdict = bpf_redirect_map(&mroce_xsks, queue, XDP_DROP);
 	if (verdict == XDP_REDIRECT) {
 		count(stat, 1);
 		if (stat == MROCE_STAT_RX)
-			count(MROCE_STAT_RX_BYTES, data_end - data);
+			count(MROCE_STAT_RX_BYTES, stat_bytes);
+		if (placed > 0) {
+			count(MROCE_STAT_PLACED, 1);
+			count(MROCE_STAT_PLACED_BYTES, placed);
+		}
 	} else {
 		count(MROCE_STAT_NO_XSK, 1);
 	}

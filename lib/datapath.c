@@ -39,14 +39,31 @@ struct mroce_dp {
 	int			stats_fd;
 	int			cfg_fd;
 	int			xsks_fd;
+	int			dm_fd;
+	int			dmr_fd;
+	int			dm_own_fd;
 	int			ncpus;
 	struct mroce_flow	*flows;		/* the flows map, mmap'ed */
 	size_t			flows_len;
+	struct mroce_dmr	*dmr;		/* the dmr map, mmap'ed */
+	size_t			dmr_len;
+	__u32			*dm_own;	/* the dm_own map, mmap'ed */
+	size_t			dm_own_len;
+	__u32			dm_chunks;	/* the pool's size, in MROCE_DM_CHUNK */
 };
 
 static const char *const map_names[] = {
 	MROCE_MAP_FLOWS, MROCE_MAP_STATS, MROCE_MAP_CFG, MROCE_MAP_XSKS,
+	MROCE_MAP_DM, MROCE_MAP_DMR, MROCE_MAP_DM_OWN,
 };
+#define N_MAPS	(sizeof(map_names) / sizeof(map_names[0]))
+
+static void *map_mmap(int fd, size_t len)
+{
+	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+
+	return p == MAP_FAILED ? NULL : p;
+}
 
 static int prog_name_by_id(__u32 id, char name[BPF_OBJ_NAME_LEN], int *fd_out)
 {
@@ -270,9 +287,21 @@ int mroce_dp_attach(const char *ifname, const struct mroce_attach_opts *opts)
 		return errno == EINVAL ? -MROCE_ERR_BAD_OBJ : -errno;
 	prog = bpf_object__find_program_by_name(obj, MROCE_PROG_NAME);
 	err = prog ? 0 : -MROCE_ERR_BAD_OBJ;
-	for (size_t i = 0; !err && i < sizeof(map_names) / sizeof(map_names[0]); i++)
+	for (size_t i = 0; !err && i < N_MAPS; i++)
 		if (!bpf_object__find_map_by_name(obj, map_names[i]))
 			err = -MROCE_ERR_BAD_OBJ;
+	if (!err && MROCE_OPT(opts, dm_bytes, 0)) {
+		__u64 bytes = MROCE_OPT(opts, dm_bytes, 0);
+		__u64 chunks = (bytes + MROCE_DM_CHUNK - 1) / MROCE_DM_CHUNK;
+
+		if (bytes > (64ULL << 30))
+			err = -EINVAL;
+		else if (bpf_map__set_max_entries(bpf_object__find_map_by_name(obj, MROCE_MAP_DM),
+						  (__u32)chunks) ||
+			 bpf_map__set_max_entries(bpf_object__find_map_by_name(obj, MROCE_MAP_DM_OWN),
+						  (__u32)chunks))
+			err = -MROCE_ERR_BAD_OBJ;
+	}
 	if (err)
 		goto out;
 	err = bpf_object__load(obj);
@@ -353,7 +382,7 @@ int mroce_dp_open(const char *ifname, struct mroce_dp **dpp)
 	__u32 len = sizeof(pinfo), ids[16];
 	struct mroce_dp *dp;
 	long page = sysconf(_SC_PAGESIZE);
-	int err, *fds[4];
+	int err, *fds[N_MAPS];
 
 	mroce_print_install();
 	if (!dpp)
@@ -363,6 +392,7 @@ int mroce_dp_open(const char *ifname, struct mroce_dp **dpp)
 	if (!dp)
 		return -ENOMEM;
 	dp->prog_fd = dp->flows_fd = dp->stats_fd = dp->cfg_fd = dp->xsks_fd = -1;
+	dp->dm_fd = dp->dmr_fd = dp->dm_own_fd = -1;
 	err = ifindex_of(ifname, &dp->ifindex);
 	if (err)
 		goto fail;
@@ -383,7 +413,10 @@ int mroce_dp_open(const char *ifname, struct mroce_dp **dpp)
 	fds[1] = &dp->stats_fd;
 	fds[2] = &dp->cfg_fd;
 	fds[3] = &dp->xsks_fd;
-	for (int i = 0; i < 4; i++) {
+	fds[4] = &dp->dm_fd;
+	fds[5] = &dp->dmr_fd;
+	fds[6] = &dp->dm_own_fd;
+	for (size_t i = 0; i < N_MAPS; i++) {
 		*fds[i] = map_fd_by_name(ids, pinfo.nr_map_ids < 16 ? pinfo.nr_map_ids : 16,
 					 map_names[i], &minfo);
 		if (*fds[i] < 0) {
@@ -398,10 +431,20 @@ int mroce_dp_open(const char *ifname, struct mroce_dp **dpp)
 			goto fail;
 		}
 		if ((i == 1 && minfo.max_entries != MROCE_STAT_MAX) ||
-		    (i == 2 && minfo.value_size != sizeof(struct mroce_cfg))) {
+		    (i == 2 && minfo.value_size != sizeof(struct mroce_cfg)) ||
+		    (i == 4 && (minfo.value_size != MROCE_DM_CHUNK || !minfo.max_entries ||
+				!(minfo.map_flags & BPF_F_MMAPABLE))) ||
+		    (i == 5 && (minfo.value_size != sizeof(struct mroce_dmr) ||
+				minfo.max_entries != MROCE_DMR_MAX ||
+				!(minfo.map_flags & BPF_F_MMAPABLE))) ||
+		    (i == 6 && (minfo.value_size != sizeof(__u32) ||
+				minfo.max_entries != dp->dm_chunks ||
+				!(minfo.map_flags & BPF_F_MMAPABLE)))) {
 			err = -MROCE_ERR_BAD_OBJ;
 			goto fail;
 		}
+		if (i == 4)
+			dp->dm_chunks = minfo.max_entries;
 	}
 	err = cfg_refresh(dp->cfg_fd, dp->ifname);
 	if (err)
@@ -418,6 +461,14 @@ int mroce_dp_open(const char *ifname, struct mroce_dp **dpp)
 		err = -errno;
 		goto fail;
 	}
+	dp->dmr_len = (sizeof(struct mroce_dmr) * MROCE_DMR_MAX + page - 1) / page * page;
+	dp->dm_own_len = (sizeof(__u32) * dp->dm_chunks + page - 1) / page * page;
+	dp->dmr = map_mmap(dp->dmr_fd, dp->dmr_len);
+	dp->dm_own = map_mmap(dp->dm_own_fd, dp->dm_own_len);
+	if (!dp->dmr || !dp->dm_own) {
+		err = -errno;
+		goto fail;
+	}
 	*dpp = dp;
 	return 0;
 fail:
@@ -431,7 +482,11 @@ void mroce_dp_close(struct mroce_dp *dp)
 		return;
 	if (dp->flows)
 		munmap(dp->flows, dp->flows_len);
-	for (int *fd = &dp->prog_fd; fd <= &dp->xsks_fd; fd++)
+	if (dp->dmr)
+		munmap(dp->dmr, dp->dmr_len);
+	if (dp->dm_own)
+		munmap(dp->dm_own, dp->dm_own_len);
+	for (int *fd = &dp->prog_fd; fd <= &dp->dm_own_fd; fd++)
 		if (*fd >= 0)
 			close(*fd);
 	free(dp);
@@ -523,6 +578,7 @@ int mroce_dp_flow_add(struct mroce_dp *dp, __u32 qpn, const struct mroce_flow_cf
 	f->peer_qpn = MROCE_OPT(cfg, peer_qpn, 0);
 	f->flags = MROCE_OPT(cfg, flags, 0);
 	f->owner_pid = (__u32)getpid();
+	f->pd_cookie = MROCE_OPT(cfg, pd_cookie, 0);
 	memset(&f->tx, 0, sizeof(f->tx));	/* a previous QP's counters are not this one's */
 	mroce_rxwin_reset(f, MROCE_OPT(cfg, rx_psn, 0));
 	__atomic_store_n(&f->state, MROCE_FLOW_ACTIVE, __ATOMIC_RELEASE);
@@ -539,6 +595,7 @@ int mroce_dp_flow_del(struct mroce_dp *dp, __u32 qpn)
 		return -ENOENT;
 	__atomic_store_n(&f->state, MROCE_FLOW_FREE, __ATOMIC_RELEASE);
 	f->token = 0;
+	f->pd_cookie = 0;
 	return 0;
 }
 
@@ -554,4 +611,14 @@ int mroce_dp_xsk_clear(struct mroce_dp *dp, __u32 queue)
 	if (!dp || queue >= MROCE_MAX_QUEUES)
 		return -EINVAL;
 	return bpf_map_delete_elem(dp->xsks_fd, &queue) && errno != ENOENT ? -errno : 0;
+}
+
+/* Device memory (dm.c): the pool's map, its chunk owners, the region table. */
+int mroce_dp_dm(struct mroce_dp *dp, struct mroce_dp_dm *out)
+{
+	if (!dp || !out)
+		return -EINVAL;
+	*out = (struct mroce_dp_dm){ .fd = dp->dm_fd, .chunks = dp->dm_chunks,
+				     .own = dp->dm_own, .dmr = dp->dmr };
+	return 0;
 }

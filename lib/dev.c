@@ -85,7 +85,7 @@ int mroce_dev_create(const struct mroce_port_ops *ops, void *port, struct mroce_
 	if (!dev)
 		return -ENOMEM;
 	pthread_mutex_init(&dev->lock, NULL);
-	dev->pd0 = (struct mroce_pd){ .dev = dev, .is_default = true };
+	dev->pd0 = (struct mroce_pd){ .dev = dev, .is_default = true, .cookie = mroce_pd_cookie() };
 	dev->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	if (dev->wake_fd < 0) {
 		err = -errno;
@@ -180,6 +180,7 @@ void mroce_dev_close(struct mroce_dev *dev)
 	for (__u32 q = 1; q < MROCE_MAX_QPS; q++)
 		if (dev->qps[q])
 			mroce_destroy_qp(dev->qps[q]);
+	mroce_dm_close_all(dev);	/* before the port takes the datapath with it */
 	if (dev->ops->close)
 		dev->ops->close(dev->port);
 	close(dev->wake_fd);

@@ -42,7 +42,7 @@ void mroce_qp_stats_update(struct mroce_qp *qp)
 	tx->worst_path_srtt_us = st->worst_path_srtt_us;
 }
 
-int mroce_engine_run(struct mroce_dev *dev, void (*rx)(void *, const void *, __u32))
+int mroce_engine_run(struct mroce_dev *dev, mroce_rx_cb rx)
 {
 	__u32 start, refused = 0;
 	__u64 now;

@@ -33,6 +33,7 @@ struct mroce_dev {
 	struct mroce_qp		*qps[MROCE_MAX_QPS];
 	struct mroce_mr		mrs[MROCE_MAX_MRS];
 	struct mroce_pd		pd0;		/* the default PD (mroce_reg_mr, attr.pd NULL) */
+	struct mroce_dm		*dms;		/* device memory allocated (dm.c) */
 	struct mroce_dev_stats	stats;
 	pthread_t		thread;
 	bool			thread_running;
@@ -49,10 +50,10 @@ int mroce_dev_create(const struct mroce_port_ops *ops, void *port, struct mroce_
 		     const struct mroce_route *local, const struct mroce_dev_opts *opts,
 		     struct mroce_dev **devp);
 /* The body of one progress round; dev->lock held. Returns work done. */
-int mroce_engine_run(struct mroce_dev *dev, void (*rx)(void *dev, const void *frame, __u32 len));
+int mroce_engine_run(struct mroce_dev *dev, mroce_rx_cb rx);
 /* Earliest timer of any QP, in absolute microseconds (UINT64_MAX: none). */
 __u64 mroce_engine_next_timer(struct mroce_dev *dev);
-void mroce_engine_rx(void *dev, const void *frame, __u32 len);
+void mroce_engine_rx(void *dev, const void *frame, __u32 len, __u32 placed_len);
 
 /* New work was posted: wake the progress thread if it sleeps. dev->lock held. */
 void mroce_dev_kick(struct mroce_dev *dev);

@@ -13,6 +13,18 @@ int mroce_bpffs_ensure(void);
 /* ifname's MAC address (if it is Ethernet) and, if mtu is not NULL, its MTU; 0 or -errno. */
 int mroce_if_hw(const char *ifname, __u8 mac[6], __u32 *mtu);
 
+struct mroce_dp;
+struct mroce_dmr;
+
+/* The datapath's device memory, for dm.c and mr.c (datapath.c owns the maps). */
+struct mroce_dp_dm {
+	int			fd;	/* the pool map: mmap a chunk range at chunk * MROCE_DM_CHUNK */
+	__u32			chunks;
+	__u32			*own;	/* chunks entries: owner pid, 0 when free */
+	struct mroce_dmr	*dmr;	/* MROCE_DMR_MAX entries */
+};
+int mroce_dp_dm(struct mroce_dp *dp, struct mroce_dp_dm *out);
+
 /* Route libbpf's and libxdp's messages to mroce_set_print()'s hook (print.c). */
 void mroce_print_install(void);
 

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 
 #include "engine.h"
 
@@ -18,6 +19,15 @@
 #define KEY_INDEX(k)	((k) & (MROCE_MAX_MRS - 1))
 #define KEY_RANDOM	(~(__u32)(MROCE_MAX_MRS - 1))
 
+__u64 mroce_pd_cookie(void)
+{
+	__u64 v = 0;
+
+	while (getrandom(&v, sizeof(v), 0) != sizeof(v))
+		;
+	return v | 1;
+}
+
 int mroce_alloc_pd(struct mroce_dev *dev, struct mroce_pd **pdp)
 {
 	struct mroce_pd *pd;
@@ -28,6 +38,7 @@ int mroce_alloc_pd(struct mroce_dev *dev, struct mroce_pd **pdp)
 	if (!pd)
 		return -ENOMEM;
 	pd->dev = dev;
+	pd->cookie = mroce_pd_cookie();
 	*pdp = pd;
 	return 0;
 }
@@ -47,15 +58,20 @@ int mroce_dealloc_pd(struct mroce_pd *pd)
 	return err;
 }
 
-/* A free slot, searched from a random one; -1 if the table is full. dev->lock held. */
-static int free_slot(struct mroce_dev *dev)
+/*
+ * A free slot, searched from a random one; -1 if the table is full. For a
+ * region XDP will place into, the same index of the datapath's region table
+ * (shared by every process on the interface) must be ours too: it is
+ * claimed here. dev->lock held.
+ */
+static int free_slot(struct mroce_dev *dev, bool dmr)
 {
 	__u32 start = (__u32)mroce_dev_random64(dev);
 
 	for (__u32 n = 0; n < MROCE_MAX_MRS; n++) {
 		__u32 i = KEY_INDEX(start + n);
 
-		if (!dev->mrs[i].used)
+		if (!dev->mrs[i].used && (!dmr || mroce_dmr_claim(dev, i)))
 			return (int)i;
 	}
 	return -1;
@@ -78,7 +94,9 @@ int mroce_reg_mr_pd(struct mroce_pd *pd, void *addr, size_t length, unsigned int
 	unsigned int known = MROCE_ACCESS_LOCAL_WRITE | MROCE_ACCESS_REMOTE_WRITE |
 			     MROCE_ACCESS_REMOTE_READ;
 	struct mroce_dev *dev;
+	struct mroce_dm *dm;
 	struct mroce_mr *mr;
+	bool dmr;
 	int i;
 
 	if (!pd || !mrp || (!addr && length) || (access & ~known))
@@ -90,7 +108,9 @@ int mroce_reg_mr_pd(struct mroce_pd *pd, void *addr, size_t length, unsigned int
 		return -EINVAL;
 	dev = pd->dev;
 	pthread_mutex_lock(&dev->lock);
-	i = free_slot(dev);
+	dm = length ? mroce_dm_find(dev, addr, length) : NULL;
+	dmr = dm && (access & MROCE_ACCESS_REMOTE_WRITE);
+	i = free_slot(dev, dmr);
 	if (i < 0) {
 		pthread_mutex_unlock(&dev->lock);
 		return -ENOSPC;
@@ -102,8 +122,13 @@ int mroce_reg_mr_pd(struct mroce_pd *pd, void *addr, size_t length, unsigned int
 	mr->length = length;
 	mr->access = access;
 	make_keys(mr, (__u32)i);
+	mr->dm = dm;
 	mr->used = true;
 	pd->users++;
+	if (dm)
+		dm->users++;
+	if (dmr)
+		mroce_dmr_publish(mr, (__u32)i);
 	pthread_mutex_unlock(&dev->lock);
 	*mrp = mr;
 	return 0;
@@ -123,6 +148,11 @@ int mroce_dereg_mr(struct mroce_mr *mr)
 		return -EINVAL;
 	dev = mr->dev;
 	pthread_mutex_lock(&dev->lock);
+	/* XDP stops placing into it first: nothing lands after this returns but bytes in flight. */
+	if (mr->dmr)
+		mroce_dmr_unpublish(dev, mr, KEY_INDEX(mr->rkey));
+	if (mr->dm)
+		mr->dm->users--;
 	mr->pd->users--;
 	memset(mr, 0, sizeof(*mr));
 	pthread_mutex_unlock(&dev->lock);

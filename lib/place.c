@@ -88,7 +88,8 @@ static int place_write(struct mroce_qp *qp, const struct mroce_hdr *h, const voi
 		if (target < h->raddr ||
 		    !mroce_mr_grants(qp->pd, h->rkey, true, h->raddr, h->msg_len, op->remote_access))
 			return MROCE_NAK_REMOTE_ACCESS;
-		memcpy((__u8 *)(unsigned long)target, payload, h->payload_len);
+		if (payload)	/* NULL: XDP placed it, after these same checks */
+			memcpy((__u8 *)(unsigned long)target, payload, h->payload_len);
 	}
 	if (m)
 		msg_account(qp, m, h->payload_len);
@@ -195,7 +196,12 @@ static int place_read_resp(struct mroce_qp *qp, const struct mroce_hdr *h, const
 /* Place one data packet by its opcode: a mroce_place_result or a MROCE_NAK_* code. */
 int mroce_place(struct mroce_qp *qp, const struct mroce_hdr *h, const void *payload, __u32 psn)
 {
-	switch (mroce_op_info(h->opcode)->place) {
+	enum mroce_op_place k = mroce_op_info(h->opcode)->place;
+
+	/* Only a WRITE's payload is ever placed by XDP (payload NULL). */
+	if (!payload && h->payload_len && k != MROCE_PLACE_WRITE)
+		return MROCE_NAK_INVALID_REQ;
+	switch (k) {
 	case MROCE_PLACE_WRITE:
 		return place_write(qp, h, payload, psn);
 	case MROCE_PLACE_SEND:

@@ -7,6 +7,14 @@
 
 #define MROCE_FRAME_MAX		4096
 
+/*
+ * A received frame, handed up. placed_len > 0: XDP has placed the payload,
+ * that many bytes, in device memory already and cut the frame where the
+ * payload began (struct mroce_xdp_meta); only a port that reads that
+ * metadata from our XDP program passes anything but 0.
+ */
+typedef void (*mroce_rx_cb)(void *ctx, const void *frame, __u32 len, __u32 placed_len);
+
 /* Frame I/O below the transport: an AF_XDP socket, or a simulated wire in tests. */
 struct mroce_port_ops {
 	/* A buffer to build one frame in (cap set to its size), or NULL if none now. */
@@ -16,8 +24,7 @@ struct mroce_port_ops {
 	/* Push queued frames out (doorbell / wakeup). */
 	void	(*tx_flush)(void *port);
 	/* Hand up to budget received frames to cb; returns how many. */
-	int	(*rx_burst)(void *port, void (*cb)(void *ctx, const void *frame, __u32 len),
-			    void *ctx, int budget);
+	int	(*rx_burst)(void *port, mroce_rx_cb cb, void *ctx, int budget);
 	/* Wait up to timeout_us for frames to arrive or wake_fd to become readable. */
 	void	(*wait)(void *port, int timeout_us, int wake_fd);
 	__u64	(*now_us)(void *port);

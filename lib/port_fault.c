@@ -32,7 +32,7 @@ struct fault_port {
 	__u64			*faults;	/* the device's counter */
 	struct fault_dir	txd, rxd;
 	/* the receive callback of the burst in progress */
-	void			(*rx_cb)(void *ctx, const void *frame, __u32 len);
+	mroce_rx_cb		rx_cb;
 	void			*rx_ctx;
 	__u8			scratch[MROCE_FRAME_MAX];
 };
@@ -66,7 +66,7 @@ static void deliver(struct fault_port *fp, struct fault_dir *d, const void *fram
 	void *buf;
 
 	if (!d->tx) {
-		fp->rx_cb(fp->rx_ctx, frame, len);
+		fp->rx_cb(fp->rx_ctx, frame, len, 0);
 		return;
 	}
 	buf = fp->ops->tx_buf(fp->port, &cap);
@@ -187,17 +187,29 @@ static void fp_tx_flush(void *port)
 	fp->ops->tx_flush(fp->port);
 }
 
-static void fp_rx_one(void *ctx, const void *frame, __u32 len)
+static void fp_rx_one(void *ctx, const void *frame, __u32 len, __u32 placed_len)
 {
 	struct fault_port *fp = rx_port;
 
 	(void)ctx;	/* fp->rx_ctx, the same */
+	/*
+	 * A frame XDP placed has crossed the wire already: it can still be
+	 * lost on its way up (the payload is in memory then, unacknowledged,
+	 * and is sent and placed again), but it is not the wire's to corrupt,
+	 * copy or hold back.
+	 */
+	if (placed_len) {
+		if (roll(&fp->rxd, fp->cfg.rx_drop_ppm))
+			(*fp->faults)++;
+		else
+			fp->rx_cb(fp->rx_ctx, frame, len, placed_len);
+		return;
+	}
 	fault_apply(fp, &fp->rxd, frame, len);
 }
 
 /* Frames held back too long go on first (both ways), then what arrives now. */
-static int fp_rx_burst(void *port, void (*cb)(void *ctx, const void *frame, __u32 len), void *ctx,
-		       int budget)
+static int fp_rx_burst(void *port, mroce_rx_cb cb, void *ctx, int budget)
 {
 	struct fault_port *fp = port, *outer = rx_port;
 	int n;

@@ -140,7 +140,24 @@ static void xp_tx_flush(void *port)
 	reap_completions(p);
 }
 
-static int xp_rx_burst(void *port, void (*cb)(void *, const void *, __u32), void *ctx, int budget)
+/*
+ * The metadata our XDP program puts in front of every frame it redirects
+ * (dp_maps.h): how much of a WRITE's payload it placed. Cleared once read,
+ * so a frame without it (another program, or metadata XDP could not write)
+ * never shows the one of a frame before it in the same buffer.
+ */
+static __u32 rx_placed_len(struct xsk_port *p, __u8 *frame)
+{
+	struct mroce_xdp_meta m;
+
+	if (!p->dp)
+		return 0;
+	memcpy(&m, frame - sizeof(m), sizeof(m));
+	memset(frame - sizeof(m), 0, sizeof(m));
+	return m.magic == MROCE_XDP_META_MAGIC ? m.placed_len : 0;
+}
+
+static int xp_rx_burst(void *port, mroce_rx_cb cb, void *ctx, int budget)
 {
 	struct xsk_port *p = port;
 	__u32 idx_rx, idx_fq, n;
@@ -154,7 +171,9 @@ static int xp_rx_burst(void *port, void (*cb)(void *, const void *, __u32), void
 	for (__u32 i = 0; i < n; i++) {
 		const struct xdp_desc *d = xsk_ring_cons__rx_desc(&p->rx, idx_rx + i);
 
-		cb(ctx, xsk_umem__get_data(p->area, d->addr), d->len);
+		__u8 *frame = xsk_umem__get_data(p->area, d->addr);
+
+		cb(ctx, frame, d->len, rx_placed_len(p, frame));
 	}
 	/* The fill ring has room for every receive frame, so this cannot fail. */
 	while (xsk_ring_prod__reserve(&p->fq, n, &idx_fq) != n)

@@ -6,15 +6,41 @@
  */
 #include "eng_int.h"
 
+/*
+ * Parse and check a frame. One XDP placed (placed_len > 0) ends where its
+ * payload began: it is parsed as the whole frame it was, and must be a
+ * WRITE whose payload was exactly that long and started exactly at the cut
+ * (XDP checked its UDP checksum before it placed the payload).
+ */
+static bool rx_parse(struct mroce_dev *dev, const void *frame, __u32 len, __u32 placed_len,
+		     struct mroce_pkt *pkt)
+{
+	const __u8 *end = (const __u8 *)frame + len;
+
+	if (!placed_len)
+		return mroce_parse(frame, end, dev->udp_port, pkt) == MROCE_STAT_RX &&
+		       mroce_frame_csum_ok(frame, pkt);
+	/*
+	 * Only the headers are read, and they must end exactly at len; a
+	 * frame that is not what XDP makes is refused, and the parser never
+	 * reads further than the largest header stack (under 512 bytes),
+	 * inside the port's receive buffer either way.
+	 */
+	if (placed_len > MROCE_FRAME_MAX || len > 512)
+		return false;
+	return mroce_parse(frame, end + placed_len, dev->udp_port, pkt) == MROCE_STAT_RX &&
+	       pkt->reth && (pkt->layout & MROCE_EXT_PAYLOAD) &&
+	       pkt->payload == (const void *)end && pkt->payload_len == placed_len;
+}
+
 /* The RTS QP a valid frame is for, with its header decoded; NULL: counted as bad. */
 static struct mroce_qp *rx_qp(struct mroce_dev *dev, const void *frame, __u32 len,
-			      struct mroce_pkt *pkt, struct mroce_hdr *h)
+			      __u32 placed_len, struct mroce_pkt *pkt, struct mroce_hdr *h)
 {
 	struct mroce_qp *qp;
 	__u32 qpn;
 
-	if (mroce_parse(frame, (const __u8 *)frame + len, dev->udp_port, pkt) != MROCE_STAT_RX ||
-	    !mroce_frame_csum_ok(frame, pkt)) {
+	if (!rx_parse(dev, frame, len, placed_len, pkt)) {
 		dev->stats.bad_pkts++;
 		return NULL;
 	}
@@ -155,7 +181,7 @@ static void rx_ack_policy(struct mroce_qp *qp, const struct mroce_hdr *h, bool c
 	}
 }
 
-void mroce_engine_rx(void *ctx, const void *frame, __u32 len)
+void mroce_engine_rx(void *ctx, const void *frame, __u32 len, __u32 placed_len)
 {
 	struct mroce_dev *dev = ctx;
 	struct mroce_pkt pkt;
@@ -165,8 +191,8 @@ void mroce_engine_rx(void *ctx, const void *frame, __u32 len)
 	__u64 now = dev->ops->now_us(dev->port);
 
 	dev->stats.rx_pkts++;
-	dev->stats.rx_bytes += len;
-	qp = rx_qp(dev, frame, len, &pkt, &h);
+	dev->stats.rx_bytes += len + placed_len;
+	qp = rx_qp(dev, frame, len, placed_len, &pkt, &h);
 	if (!qp)
 		return;
 	kind = mroce_op_info(h.opcode)->kind;
@@ -187,7 +213,9 @@ void mroce_engine_rx(void *ctx, const void *frame, __u32 len)
 	dev->stats.ecn_ce_rx += pkt.ecn == 3;
 	qp->ts_echo = h.ts;
 	qp->echo_path = h.path;
-	if (!rx_refused(qp, &h, mroce_place(qp, &h, pkt.payload, h.psn)))
+	if (placed_len)
+		dev->stats.xdp_placed++;
+	if (!rx_refused(qp, &h, mroce_place(qp, &h, placed_len ? NULL : pkt.payload, h.psn)))
 		return;
 	/* Placed: only now does the PSN count as received. */
 	mroce_rxwin_mark(qp->flow, h.psn);

@@ -7,6 +7,7 @@
  *                    [--order unordered] [--paths N] [--gbn] [--bad-keys] [--until-killed]
  *                    [--cc ecn|delay|both] [--sports P1,P2,...] [--window PKTS] [--static-paths]
  *                    [--retry N]   (retransmissions of one packet before the QP fails; 12)
+ *                    [--dm]   (either side: the region is device memory, XDP places WRITEs)
  *                    [--stream BYTES [--roff OFF] [--go-file F] [--timeline F] [--linger-ms N]]
  *
  * --stream: every data QP WRITEs BYTES at once (QP i to remote offset
@@ -80,13 +81,14 @@ static struct {
 	int		port, qps, paths, umem, linger_ms, window, retry;
 	size_t		region, stream, roff;
 	bool		cc_ecn, cc_delay, static_paths;
-	bool		server, unordered, gbn, bad_keys, until_killed;
+	bool		server, unordered, gbn, bad_keys, until_killed, dm;
 } o = { .port = 7471, .qps = 1, .paths = 4, .region = 130u << 20 };
 
 static struct mroce_dev *dev;
 static struct mroce_cq *cq;
 static struct mroce_mr *mr, *ctl_mr;
 static __u8 *region;
+static struct mroce_dm *dm;	/* --dm: region is device memory */
 static struct ctl *ctl_mem;
 static struct conn conns[MAX_QPS];
 
@@ -801,7 +803,7 @@ int main(int argc, char **argv)
 		{ "umem", 1, 0, 'u' }, { "cc", 1, 0, 'c' }, { "sports", 1, 0, 'S' },
 		{ "stream", 1, 0, 'w' }, { "roff", 1, 0, 'R' }, { "go-file", 1, 0, 'G' },
 		{ "timeline", 1, 0, 'T' }, { "linger-ms", 1, 0, 'L' }, { "window", 1, 0, 'W' },
-		{ "static-paths", 0, 0, 'X' }, { "retry", 1, 0, 'Y' },
+		{ "static-paths", 0, 0, 'X' }, { "retry", 1, 0, 'Y' }, { "dm", 0, 0, 'M' },
 		{ 0, 0, 0, 0 },
 	};
 	struct mroce_faults faults;
@@ -846,6 +848,7 @@ int main(int argc, char **argv)
 		case 'W': o.window = atoi(optarg); break;
 		case 'X': o.static_paths = true; break;
 		case 'Y': o.retry = atoi(optarg); break;
+		case 'M': o.dm = true; break;
 		default: return 2;
 		}
 	}
@@ -859,7 +862,24 @@ int main(int argc, char **argv)
 	}
 	if (err)
 		return fail(o.dev, err);
-	region = malloc(o.region);
+	/*
+	 * --dm (or MROCE_TEST_DM=1 in the environment, how the selftests run
+	 * every case a second time): the region is device memory, so XDP
+	 * places WRITEs into it. One larger than the pool stays ordinary.
+	 */
+	if (getenv("MROCE_TEST_DM") && strcmp(getenv("MROCE_TEST_DM"), "0"))
+		o.dm = true;
+	if (o.dm) {
+		err = mroce_alloc_dm(dev, o.region, &dm);
+		if (err && err != -ENOSPC)
+			return fail("--dm", err);
+		if (err)
+			printf("%s: region of %zu bytes is larger than the device memory pool: "
+			       "ordinary memory\n", o.server ? "server" : "client", o.region);
+		region = dm ? mroce_dm_addr(dm) : NULL;
+	}
+	if (!region)
+		region = malloc(o.region);
 	ctl_mem = calloc(MAX_QPS * (CTL_SLOTS + 1), sizeof(*ctl_mem));
 	if (!region || !ctl_mem)
 		return fail("memory", -ENOMEM);
@@ -894,11 +914,13 @@ int main(int argc, char **argv)
 
 		mroce_dev_stats(dev, &st);
 		printf("%s: packets tx %llu rx %llu, retransmitted %llu, timeouts %llu, out of order %llu, "
-		       "duplicates %llu, bad %llu, injected faults %llu\n", o.server ? "server" : "client",
+		       "duplicates %llu, bad %llu, injected faults %llu, placed by XDP %llu\n",
+		       o.server ? "server" : "client",
 		       (unsigned long long)st.tx_pkts, (unsigned long long)st.rx_pkts,
 		       (unsigned long long)st.retx_pkts, (unsigned long long)st.rto_events,
 		       (unsigned long long)st.ooo_pkts, (unsigned long long)st.dup_pkts,
-		       (unsigned long long)st.bad_pkts, (unsigned long long)st.faults);
+		       (unsigned long long)st.bad_pkts, (unsigned long long)st.faults,
+		       (unsigned long long)st.xdp_placed);
 	}
 	for (int i = 0; i < o.qps; i++) {
 		if (conns[i].qp)
@@ -909,8 +931,14 @@ int main(int argc, char **argv)
 	mroce_destroy_cq(cq);
 	mroce_dereg_mr(mr);
 	mroce_dereg_mr(ctl_mr);
+	if (dm) {
+		err = mroce_free_dm(dm);
+		if (err)
+			rc = fail("mroce_free_dm", err);
+	} else {
+		free(region);
+	}
 	mroce_dev_close(dev);
-	free(region);
 	free(ctl_mem);
 	return rc;
 }

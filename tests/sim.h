@@ -304,7 +304,7 @@ static bool sim_xdp_drops(struct mroce_dev *dev, const void *frame, __u32 len)
 	return (qp->flow->flags & MROCE_FLOW_GO_BACK_N) && psn != qp->flow->rx_base;
 }
 
-static int sim_rx_burst(void *port, void (*cb)(void *, const void *, __u32), void *ctx, int budget)
+static int sim_rx_burst(void *port, mroce_rx_cb cb, void *ctx, int budget)
 {
 	struct sim_port *p = port;
 	int n = 0;
@@ -313,7 +313,7 @@ static int sim_rx_burst(void *port, void (*cb)(void *, const void *, __u32), voi
 		struct sim_frame *f = sim_pop(p);
 
 		if (!sim_xdp_drops(ctx, f->data, f->len))
-			cb(ctx, f->data, f->len);
+			cb(ctx, f->data, f->len, 0);
 		sim_free(p->net, f);
 		n++;
 	}

@@ -16,6 +16,9 @@
 #define MROCE_MAP_CFG		"mroce_cfg"
 #define MROCE_MAP_XSKS		"mroce_xsks"
 #define MROCE_MAP_RETX_TS	"mroce_retx_ts"	/* written by the XDP program only */
+#define MROCE_MAP_DM		"mroce_dm"	/* device memory: the pool XDP places into */
+#define MROCE_MAP_DMR		"mroce_dmr"	/* regions registered on device memory */
+#define MROCE_MAP_DM_OWN	"mroce_dm_own"	/* which process owns each pool chunk */
 #define MROCE_PROG_NAME		"mroce_xdp"
 
 /* Flows are indexed by local queue pair number; QPN 0 is never valid. */
@@ -57,6 +60,7 @@ struct mroce_flow {
 	__u32	peer_qpn;	/* remote QPN, for tools */
 	__u32	owner_pid;	/* process that owns the QP, so a dead one's flows can be reclaimed */
 	__u32	rsvd;
+	__u64	pd_cookie;	/* the QP's protection domain (struct mroce_dmr.pd_cookie) */
 	__u64	rx_bits[MROCE_RXWIN_WORDS];	/* set: PSN placed */
 	/*
 	 * The sending side's counters, published by the owning library for
@@ -70,7 +74,60 @@ struct mroce_flow {
 	} tx;
 };
 _Static_assert(sizeof(struct mroce_flow_tx) == 56, "flow tx layout");
-_Static_assert(sizeof(struct mroce_flow) == 32 + 8 * MROCE_RXWIN_WORDS + 56, "flow layout");
+_Static_assert(sizeof(struct mroce_flow) == 40 + 8 * MROCE_RXWIN_WORDS + 56, "flow layout");
+
+/*
+ * Device memory (docs/datapath.md, "Placement in XDP"): a pool of chunks in
+ * an mmapable array map (value = one chunk), which applications map with
+ * mroce_alloc_dm() and register like any memory. For a region on it the
+ * library publishes a struct mroce_dmr (index = rkey's table index), and
+ * the XDP program copies a WRITE's payload straight into the pool, after
+ * the same checks the library makes (token, window, key, PD, rights, the
+ * whole message inside the region, UDP checksum), then cuts the frame to
+ * its headers and hands it up with a struct mroce_xdp_meta saying so.
+ * A payload that would cross a chunk's end goes up whole and user space
+ * places it, as it places everything on ordinary memory.
+ */
+#define MROCE_DM_CHUNK_SHIFT	22
+#define MROCE_DM_CHUNK		(1u << MROCE_DM_CHUNK_SHIFT)	/* 4 MiB, the largest array value */
+#define MROCE_DM_CHUNKS		64	/* default pool: 256 MiB per interface (attach opts: dm_bytes) */
+#define MROCE_DM_PLACE_MAX	4096	/* largest payload XDP places */
+#define MROCE_DMR_MAX		4096	/* = the library's region table (MROCE_MAX_MRS) */
+
+enum mroce_dmr_state {
+	MROCE_DMR_FREE		= 0,
+	MROCE_DMR_CLAIMED	= 1,	/* a process is filling it in: XDP ignores it */
+	MROCE_DMR_ACTIVE	= 2,
+};
+
+/* mroce_dmr.access: the same bit as MROCE_ACCESS_REMOTE_WRITE (mroce.h). */
+#define MROCE_DMR_REMOTE_WRITE	0x2
+
+/* Value of the dmr map (mmapable array). Writer: the owning library; reader: XDP. */
+struct mroce_dmr {
+	__u32	state;		/* enum mroce_dmr_state */
+	__u32	rkey;		/* the whole key: the index alone is not enough */
+	__u64	pd_cookie;	/* must equal the flow's: a region is reached by its PD's QPs only */
+	__u64	iova;		/* the region's address in its owner's process (what raddr names) */
+	__u64	length;
+	__u64	dm_off;		/* byte offset of iova in the pool */
+	__u32	access;		/* MROCE_DMR_* */
+	__u32	owner_pid;
+};
+_Static_assert(sizeof(struct mroce_dmr) == 48, "dmr layout");
+
+/*
+ * Placed in front of every frame XDP redirects (XDP metadata, copied into
+ * the UMEM by AF_XDP in copy and zero-copy mode alike): placed_len > 0 says
+ * the payload, that many bytes, is in device memory already and the frame
+ * ends where it began. The wire cannot write it; user space clears it after
+ * each frame, so a stale one is never read as fresh.
+ */
+#define MROCE_XDP_META_MAGIC	0x6d524d31	/* "mRM1" */
+struct mroce_xdp_meta {
+	__u32	magic;
+	__u32	placed_len;
+};
 
 /*
  * Value of the config map (array, one entry), written by the loader and

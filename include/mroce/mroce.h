@@ -76,6 +76,9 @@ struct mroce_attach_opts {
 	__u16			udp_port;	/* 0: MROCE_DEFAULT_PORT */
 	const char		*obj_path;	/* NULL: the object built into libmroce */
 	bool			pin;		/* also pin maps in /sys/fs/bpf/mroce/IFNAME/ */
+	/* Device memory pool (mroce_alloc_dm), rounded up to 4 MiB chunks, at most
+	 * 64 GiB; 0: 256 MiB. The kernel allocates all of it at attach. */
+	__u64			dm_bytes;
 	size_t			:0;
 };
 

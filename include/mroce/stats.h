@@ -29,7 +29,10 @@
 	X(OUT_OF_WINDOW, out_of_window,  "drop: PSN beyond the receive window") \
 	X(OUT_OF_ORDER,  out_of_order,   "drop: go-back-N flow, PSN is not the next") \
 	X(NO_XSK,        no_xsk,         "drop: no AF_XDP socket on the receive queue") \
-	X(NOT_LOCAL,     not_local,      "MetaRoCE port, but for another MAC or IP: passed to the kernel")
+	X(NOT_LOCAL,     not_local,      "MetaRoCE port, but for another MAC or IP: passed to the kernel") \
+	X(PLACED,        placed,         "WRITE payloads placed in device memory by XDP (frame cut to its headers)") \
+	X(PLACED_BYTES,  placed_bytes,   "payload bytes placed by XDP") \
+	X(BAD_CSUM,      bad_csum,       "drop: UDP checksum wrong (checked by XDP before it places)")
 
 enum mroce_stat {
 #define MROCE_STAT_ENUM(NAME, name, desc) MROCE_STAT_##NAME,

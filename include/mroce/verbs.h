@@ -23,6 +23,7 @@ extern "C" {
 struct mroce_dev;	/* an interface + receive queue: UMEM, AF_XDP socket, transport */
 struct mroce_pd;	/* a protection domain: QPs reach only regions of their own */
 struct mroce_mr;	/* a registered memory region */
+struct mroce_dm;	/* device memory: a buffer the XDP datapath can write */
 struct mroce_cq;	/* a completion queue */
 struct mroce_qp;	/* a reliable connected queue pair */
 
@@ -100,6 +101,7 @@ struct mroce_dev_stats {
 	__u64	xsk_rx_fill_ring_empty;	/* times a frame met an empty fill ring */
 	__u64	xsk_tx_ring_empty;	/* transmit wakeups that found the TX ring empty */
 	__u64	rd_busy;		/* READ requests refused for now: every job slot busy */
+	__u64	xdp_placed;		/* data packets whose payload XDP placed in device memory */
 };
 MROCE_API int mroce_dev_stats(struct mroce_dev *dev, struct mroce_dev_stats *stats);
 /*
@@ -135,6 +137,23 @@ MROCE_API int mroce_reg_mr(struct mroce_dev *dev, void *addr, size_t length,
 MROCE_API int mroce_dereg_mr(struct mroce_mr *mr);
 MROCE_API __u32 mroce_mr_lkey(const struct mroce_mr *mr);
 MROCE_API __u32 mroce_mr_rkey(const struct mroce_mr *mr);
+
+/*
+ * Device memory, in the spirit of ibv_alloc_dm(): a buffer in the XDP
+ * datapath's pool (256 MiB per interface by default, in 4 MiB chunks, shared
+ * by the processes on it), zeroed, mapped at mroce_dm_addr(). Register it
+ * (all of it or any part) like other memory; for a region on it that grants
+ * remote write, the XDP program places arriving WRITE payloads straight into
+ * it, after the same checks the library makes, and the library only
+ * acknowledges and completes them: one copy less per byte. -EOPNOTSUPP on a
+ * device without an XDP datapath, -ENOSPC when the pool has no run of free
+ * chunks that long. mroce_free_dm(): -EBUSY while a region is registered on
+ * it. What is left at mroce_dev_close() goes with the device.
+ */
+MROCE_API int mroce_alloc_dm(struct mroce_dev *dev, size_t length, struct mroce_dm **dm);
+MROCE_API int mroce_free_dm(struct mroce_dm *dm);
+MROCE_API void *mroce_dm_addr(const struct mroce_dm *dm);
+MROCE_API size_t mroce_dm_length(const struct mroce_dm *dm);
 
 /* ---- completion queues --------------------------------------------------- */
 

@@ -124,6 +124,7 @@ struct mroce_flow_cfg {
 	__u32	rx_psn;		/* first PSN expected */
 	__u32	peer_qpn;
 	__u32	flags;		/* MROCE_FLOW_* */
+	__u64	pd_cookie;	/* the QP's protection domain, for placement in XDP */
 	size_t	:0;
 };
 
