@@ -26,6 +26,8 @@ const char perf_usage[] =
 "  --port N           connection manager TCP port (default 18515)\n"
 "  --progress thread|poll  who runs the transport: the library's thread (sleeps when idle),\n"
 "                     or this process busy-polling (default: poll for *_lat and the server)\n"
+"  --memory dm|heap   where the buffers live: device memory, into which XDP places\n"
+"                     arriving WRITEs itself (default, where the datapath has room), or the heap\n"
 "  --json             one JSON object per size instead of text\n";
 
 static const char *const names[PERF_TESTS] = {
@@ -86,7 +88,7 @@ int perf_parse_args(int argc, char **argv, struct perf_args *a, char *err, size_
 		{ "qps", 1, 0, 'q' }, { "paths", 1, 0, 'P' }, { "depth", 1, 0, 'D' },
 		{ "order", 1, 0, 'o' }, { "gbn", 0, 0, 'g' }, { "duration", 1, 0, 'u' },
 		{ "iters", 1, 0, 'n' }, { "json", 0, 0, 'j' }, { "help", 0, 0, 'h' },
-		{ "progress", 1, 0, 'm' }, { "window", 1, 0, 'W' },
+		{ "progress", 1, 0, 'm' }, { "window", 1, 0, 'W' }, { "memory", 1, 0, 'M' },
 		{ 0, 0, 0, 0 },
 	};
 	static const __u32 sweep[] = { 8, 64, 512, 4096, 65536, 1 << 20, 16 << 20, 64 << 20 };
@@ -190,6 +192,11 @@ int perf_parse_args(int argc, char **argv, struct perf_args *a, char *err, size_
 				return bad(err, errlen, "--progress: '%s' (thread or poll)", optarg);
 			a->poll = !strcmp(optarg, "poll");
 			have_progress = true;
+			break;
+		case 'M':
+			if (strcmp(optarg, "dm") && strcmp(optarg, "heap"))
+				return bad(err, errlen, "--memory: '%s' (dm or heap)", optarg);
+			a->heap = !strcmp(optarg, "heap");
 			break;
 		case 'h': return 1;
 		case ':':

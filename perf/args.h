@@ -35,6 +35,7 @@ struct perf_args {
 	__u64		iters;
 	bool		json;
 	bool		poll;		/* drive the transport from this thread, busy-polling */
+	bool		heap;		/* buffers on the heap, not device memory */
 };
 
 bool perf_test_is_bw(enum perf_test t);

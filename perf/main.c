@@ -53,6 +53,7 @@ struct perf {
 	struct mroce_cq		*cq;
 	struct mroce_mr		*mr, *ctl_mr;
 	__u8			*region, *ctl;
+	struct mroce_dm		*dm;		/* region is device memory (not --memory heap) */
 	struct conn		conns[PERF_MAX_QPS];
 	__u32			nconns;
 	double			*lat;
@@ -207,16 +208,24 @@ static int setup(struct perf *p)
 {
 	int err;
 
-	p->region = aligned_alloc(4096, REGION);
+	MROCE_OPTS(mroce_dev_opts, o, .no_thread = p->a.poll);
+
+	if ((err = mroce_dev_open(p->a.dev, &o, &p->dev)))
+		return die(p->a.dev, err);
+	/* Device memory where the datapath has it and room for it, else the heap. */
+	if (!p->a.heap) {
+		err = mroce_alloc_dm(p->dev, REGION, &p->dm);
+		if (err && err != -ENOSPC && err != -EOPNOTSUPP)
+			return die("device memory", err);
+		p->region = p->dm ? mroce_dm_addr(p->dm) : NULL;
+	}
+	if (!p->region)
+		p->region = aligned_alloc(4096, REGION);
 	p->ctl = aligned_alloc(4096, 65536);
 	if (!p->region || !p->ctl)
 		return die("memory", -ENOMEM);
 	memset(p->region, 0x5a, REGION);
 	memset(p->ctl, 0, 65536);
-	MROCE_OPTS(mroce_dev_opts, o, .no_thread = p->a.poll);
-
-	if ((err = mroce_dev_open(p->a.dev, &o, &p->dev)))
-		return die(p->a.dev, err);
 	if ((err = mroce_create_cq(p->dev, 8192, &p->cq)) ||
 	    (err = mroce_reg_mr(p->dev, p->region, REGION, MROCE_ACCESS_LOCAL_WRITE |
 				MROCE_ACCESS_REMOTE_WRITE | MROCE_ACCESS_REMOTE_READ, &p->mr)) ||
@@ -251,8 +260,9 @@ static int server(struct perf *p)
 
 	if ((err = mroce_listen(p->dev, p->a.addr, p->a.port, &l)))
 		return die("listen", err);
-	printf("mroce-perf: server listening on %s port %u (%s)\n", p->a.addr, p->a.port,
-	       p->a.poll ? "busy-polling" : "progress thread");
+	printf("mroce-perf: server listening on %s port %u (%s, %s)\n", p->a.addr, p->a.port,
+	       p->a.poll ? "busy-polling" : "progress thread",
+	       p->dm ? "device memory: XDP places WRITEs" : "heap memory");
 	fflush(stdout);
 	p->nconns = PERF_MAX_QPS;
 	for (;;) {
@@ -575,9 +585,12 @@ static void teardown(struct perf *p)
 		mroce_dereg_mr(p->ctl_mr);
 	if (p->cq)
 		mroce_destroy_cq(p->cq);
+	if (p->dm)
+		mroce_free_dm(p->dm);
+	else
+		free(p->region);
 	mroce_dev_close(p->dev);
 	free(p->lat);
-	free(p->region);
 	free(p->ctl);
 	free(p);
 }

@@ -47,9 +47,22 @@ struct env {
 	int			cfg_fd;
 	int			xsks_fd;
 	int			retx_ts_fd;
+	__u8			*dm;		/* the device memory pool, mmap'ed */
+	size_t			dm_len;
+	__u32			*dm_own;
+	struct mroce_dmr	*dmr;
 };
 
 static struct env E;
+
+/* Device memory in these tests: one region across the end of chunk 0 into chunk 1. */
+#define DM_COOKIE	0x5eed5eed5eed5eedULL
+#define DM_IOVA		0x7f0000000000ULL
+#define DM_LEN		(128u << 10)
+#define DM_OFF		(MROCE_DM_CHUNK - (64u << 10))
+#define DM_RKEY		0x1234a007u	/* table index 7 */
+#define DM_NOWRITE_RKEY	0x9876b009u	/* a read-only region in chunk 2 */
+#define DM_SENTINEL	0xa5
 
 static int lo_up(void)
 {
@@ -95,6 +108,17 @@ static int setup(void **state)
 	E.xsks_fd = bpf_map__fd(E.skel->maps.mroce_xsks);
 	E.retx_ts_fd = bpf_map__fd(E.skel->maps.mroce_retx_ts);
 	E.ncpus = libbpf_num_possible_cpus();
+	E.dm_len = (size_t)bpf_map__max_entries(E.skel->maps.mroce_dm) * MROCE_DM_CHUNK;
+	E.dm = mmap(NULL, E.dm_len, PROT_READ | PROT_WRITE, MAP_SHARED,
+		    bpf_map__fd(E.skel->maps.mroce_dm), 0);
+	E.dm_own = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED,
+			bpf_map__fd(E.skel->maps.mroce_dm_own), 0);
+	E.dmr = mmap(NULL, sizeof(struct mroce_dmr) * MROCE_DMR_MAX, PROT_READ | PROT_WRITE, MAP_SHARED,
+		     bpf_map__fd(E.skel->maps.mroce_dmr), 0);
+	if (E.dm == MAP_FAILED || E.dm_own == MAP_FAILED || E.dmr == MAP_FAILED) {
+		fprintf(stderr, "FAIL: mapping the device memory maps: %s\n", strerror(errno));
+		return -1;
+	}
 
 	E.umem_area = mmap(NULL, UMEM_FRAMES * FRAME_SIZE, PROT_READ | PROT_WRITE,
 			   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -122,6 +146,12 @@ static int teardown(void **state)
 		xsk_umem__delete(E.umem);
 	if (E.umem_area && E.umem_area != MAP_FAILED)
 		munmap(E.umem_area, UMEM_FRAMES * FRAME_SIZE);
+	if (E.dm && E.dm != MAP_FAILED)
+		munmap(E.dm, E.dm_len);
+	if (E.dm_own && E.dm_own != MAP_FAILED)
+		munmap(E.dm_own, 4096);
+	if (E.dmr && E.dmr != MAP_FAILED)
+		munmap(E.dmr, sizeof(struct mroce_dmr) * MROCE_DMR_MAX);
 	mroce_bpf__destroy(E.skel);
 	return 0;
 }
@@ -134,6 +164,7 @@ static void set_flow(__u32 qpn, __u64 token, __u32 base, __u32 flags)
 	mroce_rxwin_reset(&f, base);
 	f.token = mroce_be64(token);
 	f.flags = flags;
+	f.pd_cookie = DM_COOKIE;
 	f.state = MROCE_FLOW_ACTIVE;
 	assert_int_equal(bpf_map_update_elem(E.flows_fd, &qpn, &f, BPF_ANY), 0);
 	/* A new flow: no resent duplicate went up on it yet. */
@@ -532,6 +563,384 @@ static void test_for_this_host_validated(void **state)
 	set_host(false, false, false);
 }
 
+/* ---- placement in XDP ---------------------------------------------------- */
+
+static void dm_reset(void)
+{
+	memset(E.dm, DM_SENTINEL, 3 * (size_t)MROCE_DM_CHUNK);
+	memset(E.dmr, 0, sizeof(struct mroce_dmr) * MROCE_DMR_MAX);
+	E.dm_own[0] = E.dm_own[1] = E.dm_own[2] = (__u32)getpid();
+	E.dmr[DM_RKEY & (MROCE_DMR_MAX - 1)] = (struct mroce_dmr){
+		.state = MROCE_DMR_ACTIVE, .rkey = DM_RKEY, .pd_cookie = DM_COOKIE, .iova = DM_IOVA,
+		.length = DM_LEN, .dm_off = DM_OFF, .access = MROCE_DMR_REMOTE_WRITE,
+		.owner_pid = (__u32)getpid() };
+	E.dmr[DM_NOWRITE_RKEY & (MROCE_DMR_MAX - 1)] = (struct mroce_dmr){
+		.state = MROCE_DMR_ACTIVE, .rkey = DM_NOWRITE_RKEY, .pd_cookie = DM_COOKIE,
+		.iova = DM_IOVA + (1u << 20), .length = DM_LEN, .dm_off = 2ull * MROCE_DM_CHUNK,
+		.access = 0, .owner_pid = (__u32)getpid() };
+}
+
+static void dm_clear(void)
+{
+	memset(E.dmr, 0, sizeof(struct mroce_dmr) * MROCE_DMR_MAX);
+	memset(E.dm_own, 0, 3 * sizeof(__u32));
+}
+
+/* Every pool byte outside [from, to) of the first three chunks is still the sentinel. */
+static bool pool_untouched_outside(size_t from, size_t to)
+{
+	for (size_t i = 0; i < 3 * (size_t)MROCE_DM_CHUNK; i++) {
+		if (i == from && to > from) {
+			i = to - 1;
+			continue;
+		}
+		if (E.dm[i] != DM_SENTINEL) {
+			fprintf(stderr, "    pool byte %zu written (region is [%zu, %zu))\n", i, from, to);
+			return false;
+		}
+	}
+	return true;
+}
+
+/* A WRITE (or WRITE_IMM) of plen bytes at message offset off into raddr. */
+static void dm_frame(struct fx_frame *f, int family, __u8 opcode, __u32 psn, __u64 raddr,
+		     __u32 rkey, __u32 msg_len, __u32 off, __u32 plen)
+{
+	struct mroce_hdr h;
+
+	fx_hdr(&h, opcode, psn);
+	h.raddr = raddr;
+	h.rkey = rkey;
+	h.msg_len = msg_len;
+	h.offset = off;
+	h.payload_len = mroce_op_layout(opcode) & MROCE_EXT_PAYLOAD ? plen : 0;
+	h.flags = (off == 0 ? MROCE_F_FIRST : 0) | (off + plen == msg_len ? MROCE_F_LAST : 0);
+	assert_int_equal(fx_build_hdr(f, family, &h), 0);
+}
+
+struct run {
+	__u32	verdict;
+	__u32	out_len;
+	__u8	out[FX_FRAME_MAX + 256];
+	__u64	d[MROCE_STAT_MAX];	/* how far each counter moved */
+};
+
+static void run_frame(const void *frame, int len, struct run *r)
+{
+	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = frame, .data_size_in = (__u32)len,
+		    .data_out = r->out, .data_size_out = sizeof(r->out), .repeat = 1);
+	__u64 before[MROCE_STAT_MAX], after[MROCE_STAT_MAX];
+
+	read_stats(before);
+	if (bpf_prog_test_run_opts(E.prog_fd, &o))
+		fail_msg("test run failed: %s", strerror(errno));
+	read_stats(after);
+	r->verdict = o.retval;
+	r->out_len = o.data_size_out;
+	for (int s = 0; s < MROCE_STAT_MAX; s++)
+		r->d[s] = after[s] - before[s];
+}
+
+/* The metadata XDP put in front of a redirected frame (the test run hands it out first). */
+static struct mroce_xdp_meta run_meta(const struct run *r)
+{
+	struct mroce_xdp_meta m = {};
+
+	if (r->out_len >= sizeof(m))
+		memcpy(&m, r->out, sizeof(m));
+	return m;
+}
+
+/* Placed: bytes in the pool where the region maps them, the frame cut to its headers. */
+static void expect_placed(const char *what, const struct fx_frame *f, __u64 target, __u32 plen)
+{
+	struct run r;
+	struct mroce_xdp_meta m;
+	size_t at = DM_OFF + (size_t)(target - DM_IOVA);
+
+	run_frame(f->buf, f->len, &r);
+	m = run_meta(&r);
+	if (r.verdict != XDP_REDIRECT || r.d[MROCE_STAT_PLACED] != 1 ||
+	    r.d[MROCE_STAT_PLACED_BYTES] != plen || r.d[MROCE_STAT_RX] != 1)
+		fail_msg("%s: verdict %u, placed %llu (%llu bytes), want one of %u bytes", what,
+			 r.verdict, (unsigned long long)r.d[MROCE_STAT_PLACED],
+			 (unsigned long long)r.d[MROCE_STAT_PLACED_BYTES], plen);
+	if (m.magic != MROCE_XDP_META_MAGIC || m.placed_len != plen)
+		fail_msg("%s: metadata %#x/%u, want placed_len %u", what, m.magic, m.placed_len, plen);
+	if (r.out_len != sizeof(m) + (__u32)f->len - plen ||
+	    memcmp(r.out + sizeof(m), f->buf, (size_t)f->len - plen))
+		fail_msg("%s: frame not cut to its headers (%u bytes out)", what, r.out_len);
+	if (memcmp(E.dm + at, f->buf + f->len - plen, plen))
+		fail_msg("%s: payload not in the pool at %zu", what, at);
+	if (!pool_untouched_outside(at, at + plen))
+		fail_msg("%s: wrote outside its bytes", what);
+	memset(E.dm + at, DM_SENTINEL, plen);
+}
+
+/* Not placed: it goes up whole (user space places or refuses it), the pool untouched. */
+static void expect_not_placed(const char *what, const struct fx_frame *f, __u32 stat)
+{
+	struct run r;
+	struct mroce_xdp_meta m;
+
+	run_frame(f->buf, f->len, &r);
+	m = run_meta(&r);
+	if (r.verdict != XDP_REDIRECT || r.d[stat] != 1 || r.d[MROCE_STAT_PLACED] ||
+	    r.d[MROCE_STAT_PLACED_BYTES])
+		fail_msg("%s: verdict %u, %s %llu, placed %llu: want it up whole", what, r.verdict,
+			 mroce_stat_name(stat), (unsigned long long)r.d[stat],
+			 (unsigned long long)r.d[MROCE_STAT_PLACED]);
+	if (m.magic != MROCE_XDP_META_MAGIC || m.placed_len != 0 ||
+	    r.out_len != sizeof(m) + (__u32)f->len || memcmp(r.out + sizeof(m), f->buf, (size_t)f->len))
+		fail_msg("%s: frame or metadata changed (%u bytes out, placed_len %u)", what,
+			 r.out_len, m.placed_len);
+	if (!pool_untouched_outside(0, 0))
+		fail_msg("%s: the pool was written", what);
+}
+
+static void test_place_write(void **state)
+{
+	struct fx_frame f;
+	struct run r;
+
+	(void)state;
+	set_flow(FX_QPN, FX_TOKEN, FX_PSN, 0);
+	dm_reset();
+	for (int fi = 0; fi < 2; fi++) {
+		dm_frame(&f, families[fi], MROCE_OP_WRITE, FX_PSN, DM_IOVA, DM_RKEY, 4096, 1000, 1000);
+		expect_placed("WRITE into chunk 0", &f, DM_IOVA + 1000, 1000);
+		dm_frame(&f, families[fi], MROCE_OP_WRITE_IMM, FX_PSN + 1, DM_IOVA + (64u << 10),
+			 DM_RKEY, 8192, 0, 1800);
+		expect_placed("WRITE_IMM into chunk 1", &f, DM_IOVA + (64u << 10), 1800);
+		dm_frame(&f, families[fi], MROCE_OP_WRITE, FX_PSN + 2, DM_IOVA, DM_RKEY, DM_LEN,
+			 DM_LEN - 1, 1);
+		expect_placed("last byte of the region", &f, DM_IOVA + DM_LEN - 1, 1);
+	}
+	/*
+	 * A payload starting in a chunk's last MROCE_DM_PLACE_MAX bytes is user
+	 * space's to place (it might cross into the next chunk, which XDP
+	 * cannot write in the same copy).
+	 */
+	dm_frame(&f, AF_INET, MROCE_OP_WRITE, FX_PSN, DM_IOVA, DM_RKEY, 1 << 16,
+		 (64u << 10) - MROCE_DM_PLACE_MAX, 1800);
+	expect_placed("starting exactly where user space's last bytes begin", &f,
+		      DM_IOVA + (64u << 10) - MROCE_DM_PLACE_MAX, 1800);
+	dm_frame(&f, AF_INET, MROCE_OP_WRITE, FX_PSN, DM_IOVA, DM_RKEY, 1 << 16, (64u << 10) - 100,
+		 100);
+	expect_not_placed("in a chunk's last bytes", &f, MROCE_STAT_RX);
+	dm_frame(&f, AF_INET, MROCE_OP_WRITE, FX_PSN, DM_IOVA, DM_RKEY, 1 << 17, (64u << 10) - 100,
+		 200);
+	expect_not_placed("across the chunk's end", &f, MROCE_STAT_RX);
+
+	/* Every refusal of the library's placement rules: up whole, nothing written. */
+	dm_frame(&f, AF_INET, MROCE_OP_WRITE, FX_PSN, DM_IOVA, DM_RKEY ^ 0x100000, 4096, 0, 512);
+	expect_not_placed("wrong key, right index", &f, MROCE_STAT_RX);
+	dm_frame(&f, AF_INET, MROCE_OP_WRITE, FX_PSN, DM_IOVA + (1u << 20), DM_NOWRITE_RKEY, 4096, 0, 512);
+	expect_not_placed("region without remote write", &f, MROCE_STAT_RX);
+	dm_frame(&f, AF_INET, MROCE_OP_WRITE, FX_PSN, DM_IOVA - 512, DM_RKEY, 4096, 512, 512);
+	expect_not_placed("message starts before the region", &f, MROCE_STAT_RX);
+	dm_frame(&f, AF_INET, MROCE_OP_WRITE, FX_PSN, DM_IOVA + DM_LEN - 4096, DM_RKEY, 4097, 0, 512);
+	expect_not_placed("message ends past the region (this packet inside)", &f, MROCE_STAT_RX);
+	dm_frame(&f, AF_INET, MROCE_OP_WRITE, FX_PSN, 0xffffffffffffff00ULL, DM_RKEY, 4096, 0, 512);
+	expect_not_placed("address wrapping 2^64", &f, MROCE_STAT_RX);
+	dm_frame(&f, AF_INET, MROCE_OP_SEND, FX_PSN, 0, 0, 4096, 0, 512);
+	expect_not_placed("SEND (no region named)", &f, MROCE_STAT_RX);
+
+	dm_frame(&f, AF_INET, MROCE_OP_WRITE, FX_PSN, DM_IOVA, DM_RKEY, 4096, 0, 512);
+	E.dmr[DM_RKEY & (MROCE_DMR_MAX - 1)].pd_cookie ^= 1;
+	expect_not_placed("region of another protection domain", &f, MROCE_STAT_RX);
+	E.dmr[DM_RKEY & (MROCE_DMR_MAX - 1)].pd_cookie ^= 1;
+	E.dmr[DM_RKEY & (MROCE_DMR_MAX - 1)].state = MROCE_DMR_CLAIMED;
+	expect_not_placed("region being filled in", &f, MROCE_STAT_RX);
+	E.dmr[DM_RKEY & (MROCE_DMR_MAX - 1)].state = MROCE_DMR_ACTIVE;
+	E.dm_own[0] = (__u32)getpid() + 1;
+	expect_not_placed("chunk held by another process", &f, MROCE_STAT_RX);
+	E.dm_own[0] = 0;
+	expect_not_placed("chunk freed", &f, MROCE_STAT_RX);
+	E.dm_own[0] = (__u32)getpid();
+	E.dmr[DM_RKEY & (MROCE_DMR_MAX - 1)].dm_off = E.dm_len;
+	expect_not_placed("region past the pool's end", &f, MROCE_STAT_RX);
+	E.dmr[DM_RKEY & (MROCE_DMR_MAX - 1)].dm_off = DM_OFF;
+	{
+		struct mroce_flow fl;
+		__u32 qpn = FX_QPN;
+
+		assert_int_equal(bpf_map_lookup_elem(E.flows_fd, &qpn, &fl), 0);
+		fl.pd_cookie = 0;
+		assert_int_equal(bpf_map_update_elem(E.flows_fd, &qpn, &fl, BPF_ANY), 0);
+		expect_not_placed("QP without a protection domain", &f, MROCE_STAT_RX);
+		set_flow(FX_QPN, FX_TOKEN, FX_PSN, 0);
+	}
+	/* A resent copy of a placed PSN goes up to be acknowledged, not placed again. */
+	{
+		struct mroce_hdr h;
+		struct mroce_flow fl;
+		__u32 qpn = FX_QPN;
+
+		assert_int_equal(bpf_map_lookup_elem(E.flows_fd, &qpn, &fl), 0);
+		mroce_rxwin_mark(&fl, FX_PSN + 9);
+		assert_int_equal(bpf_map_update_elem(E.flows_fd, &qpn, &fl, BPF_ANY), 0);
+		fx_hdr(&h, MROCE_OP_WRITE, FX_PSN + 9);
+		h.raddr = DM_IOVA;
+		h.rkey = DM_RKEY;
+		h.flags |= MROCE_F_RETX;
+		assert_int_equal(fx_build_hdr(&f, AF_INET, &h), 0);
+		expect_not_placed("resent duplicate", &f, MROCE_STAT_DUP_RETX);
+	}
+
+	/* A bad checksum: dropped before anything is written (it could misdirect). */
+	dm_frame(&f, AF_INET6, MROCE_OP_WRITE, FX_PSN, DM_IOVA, DM_RKEY, 4096, 0, 512);
+	f.buf[f.len - 7] ^= 0x40;
+	run_frame(f.buf, f.len, &r);
+	if (r.verdict != XDP_DROP || r.d[MROCE_STAT_BAD_CSUM] != 1 || r.d[MROCE_STAT_PLACED])
+		fail_msg("bad checksum: verdict %u, bad_csum %llu", r.verdict,
+			 (unsigned long long)r.d[MROCE_STAT_BAD_CSUM]);
+	assert_true(pool_untouched_outside(0, 0));
+	/* No checksum: IPv4 may omit it and is placed; IPv6 may not. */
+	dm_frame(&f, AF_INET, MROCE_OP_WRITE, FX_PSN, DM_IOVA, DM_RKEY, 4096, 0, 512);
+	fx_udp(&f)->check = 0;
+	expect_placed("IPv4 without a checksum", &f, DM_IOVA, 512);
+	dm_frame(&f, AF_INET6, MROCE_OP_WRITE, FX_PSN, DM_IOVA, DM_RKEY, 4096, 0, 512);
+	fx_udp(&f)->check = 0;
+	run_frame(f.buf, f.len, &r);
+	if (r.verdict != XDP_DROP || r.d[MROCE_STAT_BAD_CSUM] != 1)
+		fail_msg("IPv6 without a checksum: verdict %u", r.verdict);
+	dm_clear();
+}
+
+static __u64 fuzz_rng;
+
+static __u32 fuzz_rand(void)
+{
+	fuzz_rng ^= fuzz_rng << 13;
+	fuzz_rng ^= fuzz_rng >> 7;
+	fuzz_rng ^= fuzz_rng << 17;
+	return (__u32)(fuzz_rng >> 16);
+}
+
+/* The UDP checksum a sender would put on the frame as it now is (a mutation that survives it). */
+static void fuzz_resum(struct fx_frame *f)
+{
+	int l3 = ETH_HLEN, l4 = fx_l4_off(f);
+	mroce_udphdr_t *udp = fx_udp(f);
+	__u32 len = ntohs(udp->len), sum = 0;
+	const __u8 *p;
+
+	if (l4 + 8 > f->len)
+		return;
+	if (len > (__u32)(f->len - l4))
+		len = (__u32)(f->len - l4);
+	udp->check = 0;
+	p = f->buf + l3 + (f->family == AF_INET ? 12 : 8);
+	for (int i = 0; i < (f->family == AF_INET ? 8 : 32); i += 2)
+		sum += (__u32)(p[i] << 8 | p[i + 1]);
+	sum += IPPROTO_UDP + ntohs(udp->len);
+	p = f->buf + l4;
+	for (__u32 i = 0; i + 1 < len; i += 2)
+		sum += (__u32)(p[i] << 8 | p[i + 1]);
+	if (len & 1)
+		sum += (__u32)p[len - 1] << 8;
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	udp->check = htons((__u16)~sum) ? htons((__u16)~sum) : 0xffff;
+}
+
+/*
+ * Mutated WRITEs aimed at and around a region, most with the checksum
+ * recomputed so the mutation reaches the placement rules: whatever XDP
+ * does with them, no byte outside the region changes, and what it reports
+ * placed is what its metadata says. MROCE_FUZZ_FRAMES sets how many
+ * (default 10^6).
+ */
+static void test_place_fuzz(void **state)
+{
+	const char *env = getenv("MROCE_FUZZ_FRAMES");
+	__u64 n = env ? strtoull(env, NULL, 0) : 1000000, placed = 0, up = 0, dropped = 0, t0;
+	__u64 placed_bytes = 0, before[MROCE_STAT_MAX], after[MROCE_STAT_MAX];
+	static __u8 guard[8192];
+	struct fx_frame f;
+	struct run r;
+
+	(void)state;
+	set_flow(FX_QPN, FX_TOKEN, FX_PSN, 0);
+	dm_reset();
+	memset(guard, DM_SENTINEL, sizeof(guard));
+	read_stats(before);
+	fuzz_rng = 0x9e3779b97f4a7c15ULL;
+	t0 = mono_ns();
+	for (__u64 i = 0; i < n; i++) {
+		static const __u8 ops[] = { MROCE_OP_WRITE, MROCE_OP_WRITE_IMM, MROCE_OP_SEND,
+					    MROCE_OP_READ_REQ };
+		__u32 pick = fuzz_rand(), plen = 1 + fuzz_rand() % 1800, msg = plen + fuzz_rand() % 8192;
+		__u32 off = fuzz_rand() % (msg - plen + 1);
+		__u64 raddr = DM_IOVA - 8192 + fuzz_rand() % (DM_LEN + 16384);
+		__u32 rkey = pick % 8 == 0 ? DM_NOWRITE_RKEY : pick % 8 == 1 ? fuzz_rand() : DM_RKEY;
+		int nmut = (int)(fuzz_rand() % 5);
+		struct mroce_xdp_meta m;
+
+		if (pick % 16 == 2)
+			raddr = DM_IOVA + (1u << 20) - 4096 + fuzz_rand() % 8192;	/* the read-only one */
+		dm_frame(&f, (pick >> 4) & 1 ? AF_INET6 : AF_INET, ops[(pick >> 5) % 4 < 3 ? 0 : (pick >> 7) % 4],
+			 FX_PSN + fuzz_rand() % MROCE_RXWIN_PSNS, raddr, rkey, msg, off, plen);
+		for (int k = 0; k < nmut; k++)
+			f.buf[ETH_HLEN + fuzz_rand() % (__u32)(f.len - ETH_HLEN)] ^= (__u8)(1 + fuzz_rand() % 255);
+		if (fuzz_rand() % 8 == 0)
+			f.len -= (int)(fuzz_rand() % (__u32)(f.len - ETH_HLEN));
+		if (fuzz_rand() % 4)
+			fuzz_resum(&f);
+		{
+			LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = f.buf, .data_size_in = (__u32)f.len,
+				    .data_out = r.out, .data_size_out = sizeof(r.out), .repeat = 1);
+
+			if (bpf_prog_test_run_opts(E.prog_fd, &o))
+				fail_msg("frame %llu: test run failed: %s", (unsigned long long)i,
+					 strerror(errno));
+			r.verdict = o.retval;
+			r.out_len = o.data_size_out;
+		}
+		m = run_meta(&r);
+		if (r.verdict == XDP_REDIRECT) {
+			if (m.magic != MROCE_XDP_META_MAGIC)
+				fail_msg("frame %llu went up without metadata", (unsigned long long)i);
+			if (m.placed_len) {
+				placed++;
+				placed_bytes += m.placed_len;
+				/* cut exactly where its payload began */
+				if (r.out_len != sizeof(m) + (__u32)f.len - m.placed_len)
+					fail_msg("frame %llu: %u bytes placed, %u out of %d",
+						 (unsigned long long)i, m.placed_len, r.out_len, f.len);
+			} else {
+				up++;
+			}
+		} else {
+			dropped++;
+		}
+		/* The bytes around the region every time; the whole pool now and then. */
+		if (memcmp(E.dm + DM_OFF - sizeof(guard), guard, sizeof(guard)) ||
+		    memcmp(E.dm + DM_OFF + DM_LEN, guard, sizeof(guard)))
+			fail_msg("frame %llu wrote next to the region", (unsigned long long)i);
+		if ((i & 0xffff) == 0xffff || i + 1 == n)
+			if (!pool_untouched_outside(DM_OFF, DM_OFF + DM_LEN))
+				fail_msg("after frame %llu: the pool was written outside the region",
+					 (unsigned long long)i);
+	}
+	read_stats(after);
+	/* What the counters say was placed is what the frames' metadata said. */
+	if (after[MROCE_STAT_PLACED] - before[MROCE_STAT_PLACED] != placed ||
+	    after[MROCE_STAT_PLACED_BYTES] - before[MROCE_STAT_PLACED_BYTES] != placed_bytes)
+		fail_msg("placed counters %llu (%llu bytes), metadata said %llu (%llu bytes)",
+			 (unsigned long long)(after[MROCE_STAT_PLACED] - before[MROCE_STAT_PLACED]),
+			 (unsigned long long)(after[MROCE_STAT_PLACED_BYTES] - before[MROCE_STAT_PLACED_BYTES]),
+			 (unsigned long long)placed, (unsigned long long)placed_bytes);
+	printf("    %llu mutated frames in %.1f s: %llu placed, %llu went up whole, %llu dropped; "
+	       "no byte outside the region written\n", (unsigned long long)n,
+	       (double)(mono_ns() - t0) / 1e9, (unsigned long long)placed, (unsigned long long)up,
+	       (unsigned long long)dropped);
+	if (n >= 10000 && (!placed || !up || !dropped))
+		fail_msg("the fuzz did not reach every outcome: it tests too little");
+	dm_clear();
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -545,6 +954,8 @@ int main(void)
 		cmocka_unit_test(test_dup_retx_limit_scope),
 		cmocka_unit_test(test_not_for_this_host),
 		cmocka_unit_test(test_for_this_host_validated),
+		cmocka_unit_test(test_place_write),
+		cmocka_unit_test(test_place_fuzz),
 	};
 
 	if (geteuid() != 0) {

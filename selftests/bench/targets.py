@@ -45,8 +45,9 @@ def measured(server, client):
         B.stop(srv)
 
 
-def mroce(test, size, secs, extra=()):
-    out, cpu = measured((B.NS_B, [B.PERF, "server", "--dev", "vb", "--addr", B.IP_B], "listening"),
+def mroce(test, size, secs, extra=(), srv_extra=()):
+    out, cpu = measured((B.NS_B, [B.PERF, "server", "--dev", "vb", "--addr", B.IP_B] + list(srv_extra),
+                         "listening"),
                         (B.NS_A, [B.PERF, "client", "--dev", "va", "--addr", B.IP_B, "--json",
                                   "--test", test, "--size", str(size), "--duration", str(secs)] + list(extra)))
     r = [json.loads(l) for l in out.splitlines() if l.startswith("{")][0]
@@ -82,6 +83,9 @@ def one_round(secs):
     r = {}
     r["w"] = mroce("write_bw", "1m", secs)
     r["t"] = tcp_bulk(secs)
+    # beside, not instead: the same on heap memory, which XDP does not place into
+    heap = ["--memory", "heap"]
+    r["wh"] = mroce("write_bw", "1m", secs, heap, heap)
     r["rd"] = mroce("read_bw", "1m", secs)
     r["lt"] = mroce("write_lat", 8, secs, ["--progress", "thread"])
     r["l"] = mroce("write_lat", 8, secs)	# mroce-perf's default for latency: it busy-polls
@@ -106,12 +110,14 @@ def report(rounds):
         L.append(f"| {text} | {'n/a' if m is None else f'{m:.2f}{unit}'} | "
                  f"{', '.join(f'{x:.2f}' for x in xs)} | {'met' if met else 'missed'} |")
     L.append("")
-    L.append("| round | mroce WRITE Gbit/s, CPU s/GB | iperf3 Gbit/s, CPU s/GB | mroce READ Gbit/s | "
+    L.append("| round | mroce WRITE Gbit/s, CPU s/GB | the same on heap memory (no XDP placement) | "
+             "iperf3 Gbit/s, CPU s/GB | mroce READ Gbit/s | "
              "WRITE 8 B p50 us, progress thread / busy-polling (mroce-perf's default) | sockperf p50 us | "
              "WRITE 8 B M/s |")
-    L.append("|---|---|---|---|---|---|---|")
+    L.append("|---|---|---|---|---|---|---|---|")
     for i, r in enumerate(rounds):
         L.append(f"| {i + 1} | {r['w']['gbps']:.2f}, {r['w']['cpu_s_per_gb']:.2f} | "
+                 f"{r['wh']['gbps']:.2f}, {r['wh']['cpu_s_per_gb']:.2f} | "
                  f"{r['t']['gbps']:.2f}, {r['t']['cpu_s_per_gb']:.2f} | {r['rd']['gbps']:.2f} | "
                  f"{r['lt']['p50']:.2f} / {r['l']['p50']:.2f} | {r['s']['p50']:.2f} | {r['m']['mops']:.3f} |")
     L.append(END)
