@@ -137,6 +137,11 @@ for s in "${VETH_TESTS[@]}"; do
 	run_script "$s" veth "$PWD/build"
 done
 
+echo "== the verbs selftests again, every region in device memory: XDP places the WRITEs (root)"
+export MROCE_TEST_DM=1
+run_script selftests/test_verbs.sh veth-dm "$PWD/build"
+unset MROCE_TEST_DM
+
 echo "== selftests with the sanitizer-built tools"
 for s in "${VETH_TESTS[@]}"; do
 	run_script "$s" veth-asan "$PWD/build/asan"

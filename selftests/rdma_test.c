@@ -32,6 +32,8 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <getopt.h>
+#include <signal.h>
+#include <sys/wait.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdbool.h>
@@ -204,6 +206,95 @@ static struct conn *conn_of(__u32 qpn)
 		    (conns[i].cqp && mroce_qp_num(conns[i].cqp) == qpn))
 			return &conns[i];
 	return NULL;
+}
+
+/* ---- device memory: the allocation rules --------------------------------- */
+
+#define DM_POOL	(256u << 20)	/* the datapath's default pool */
+
+static int dm_expect(const char *what, int got, int want)
+{
+	if (got == want)
+		return 0;
+	printf("rdma_test: FAIL: dm: %s: %d, want %d\n", what, got, want);
+	return 1;
+}
+
+/* Allocate the whole pool in 4 MiB pieces: how many pieces it took (64 when all free). */
+static int dm_fill(struct mroce_dev *d, struct mroce_dm **dms, int max)
+{
+	int n = 0;
+
+	while (n < max && !mroce_alloc_dm(d, 4u << 20, &dms[n]))
+		n++;
+	return n;
+}
+
+/*
+ * rdma_test dm DEV: argument errors, the pool's size, zeroed and separate
+ * allocations, -EBUSY while a region is on one, and chunks given back by
+ * mroce_dev_close() and by a process that died holding them.
+ */
+static int dm_check(const char *ifname)
+{
+	struct mroce_dm *a = NULL, *b = NULL, *all[80];
+	struct mroce_mr *m;
+	struct mroce_dev *d;
+	int err, bad = 0, n, status;
+	pid_t child;
+
+	if ((err = mroce_dev_open(ifname, NULL, &d)))
+		return fail(ifname, err);
+	bad |= dm_expect("length 0", mroce_alloc_dm(d, 0, &a), -EINVAL);
+	bad |= dm_expect("no handle", mroce_alloc_dm(d, 4096, NULL), -EINVAL);
+	bad |= dm_expect("no device", mroce_alloc_dm(NULL, 4096, &a), -EINVAL);
+	bad |= dm_expect("larger than the pool", mroce_alloc_dm(d, DM_POOL + 1, &a), -ENOSPC);
+	bad |= dm_expect("free NULL", mroce_free_dm(NULL), -EINVAL);
+	if ((err = mroce_alloc_dm(d, 5u << 20, &a)) || (err = mroce_alloc_dm(d, 1, &b)))
+		return fail("mroce_alloc_dm", err);
+	bad |= dm_expect("length", (int)(mroce_dm_length(a) == (5u << 20)), 1);
+	for (size_t i = 0; i < (5u << 20); i++)
+		if (((__u8 *)mroce_dm_addr(a))[i]) {
+			bad |= dm_expect("zeroed", (int)i, -1);
+			break;
+		}
+	memset(mroce_dm_addr(a), 0x77, 5u << 20);
+	bad |= dm_expect("separate", ((__u8 *)mroce_dm_addr(b))[0], 0);
+	if ((err = mroce_reg_mr(d, (__u8 *)mroce_dm_addr(a) + 4096, 1u << 20,
+				MROCE_ACCESS_LOCAL_WRITE | MROCE_ACCESS_REMOTE_WRITE, &m)))
+		return fail("mroce_reg_mr on device memory", err);
+	bad |= dm_expect("free with a region on it", mroce_free_dm(a), -EBUSY);
+	mroce_dereg_mr(m);
+	bad |= dm_expect("free", mroce_free_dm(a), 0);
+	/* 5 MiB took two chunks, 1 byte one: 63 left after a is freed. */
+	n = dm_fill(d, all, 80);
+	bad |= dm_expect("chunks left beside a 1-byte allocation", n, 63);
+	while (n)
+		mroce_free_dm(all[--n]);
+	mroce_dev_close(d);	/* b goes with it */
+
+	/* A process that dies holding the whole pool: its chunks are taken back. */
+	child = fork();
+	if (child == 0) {
+		struct mroce_dev *cd;
+
+		if (mroce_dev_open(ifname, NULL, &cd) || dm_fill(cd, all, 80) != 64)
+			_exit(1);
+		kill(getpid(), SIGKILL);
+	}
+	if (child < 0 || waitpid(child, &status, 0) != child || !WIFSIGNALED(status))
+		return fail("the child that dies holding the pool", -ECHILD);
+	if ((err = mroce_dev_open(ifname, NULL, &d)))
+		return fail(ifname, err);
+	n = dm_fill(d, all, 80);
+	bad |= dm_expect("chunks after their owner died", n, 64);
+	mroce_dev_close(d);	/* what is left goes with the device */
+	if ((err = mroce_dev_open(ifname, NULL, &d)))
+		return fail(ifname, err);
+	bad |= dm_expect("chunks after mroce_dev_close() took them back", dm_fill(d, all, 80), 64);
+	mroce_dev_close(d);
+	printf("rdma_test: dm: %s\n", bad ? "FAIL" : "ok");
+	return bad;
 }
 
 /* ---- server ------------------------------------------------------------- */
@@ -810,8 +901,11 @@ int main(int argc, char **argv)
 	pthread_t sampler;
 	int c, err, rc;
 
+	if (argc == 3 && !strcmp(argv[1], "dm"))
+		return dm_check(argv[2]);
 	if (argc < 2 || (strcmp(argv[1], "server") && strcmp(argv[1], "client"))) {
-		fprintf(stderr, "usage: rdma_test server|client --dev DEV --addr ADDR [options]\n");
+		fprintf(stderr, "usage: rdma_test server|client --dev DEV --addr ADDR [options]\n"
+				"       rdma_test dm DEV\n");
 		return 2;
 	}
 	o.server = !strcmp(argv[1], "server");

@@ -171,6 +171,26 @@ static int post_recv(struct qp_env *e, __u64 wr_id)
 	return mroce_post_recv(e->qa, &wr);
 }
 
+/* Device memory needs the XDP datapath: without one, a clear error, nothing allocated. */
+static void test_dm_without_datapath(void **state)
+{
+	struct sim_net *net = sim_new(3);
+	struct mroce_dev *d = sim_dev(net, false, NULL);
+	struct mroce_dm *dm = (struct mroce_dm *)1;
+
+	(void)state;
+	assert_non_null(d);
+	assert_int_equal(mroce_alloc_dm(d, 4096, &dm), -EOPNOTSUPP);
+	assert_null(dm);
+	assert_int_equal(mroce_alloc_dm(d, 0, &dm), -EINVAL);
+	assert_int_equal(mroce_alloc_dm(NULL, 4096, &dm), -EINVAL);
+	assert_int_equal(mroce_free_dm(NULL), -EINVAL);
+	assert_null(mroce_dm_addr(NULL));
+	assert_int_equal(mroce_dm_length(NULL), 0);
+	mroce_dev_close(d);
+	sim_free_net(net);
+}
+
 static void test_qp_set_error_flushes(void **state)
 {
 	struct qp_env *e = malloc(sizeof(*e));
@@ -235,6 +255,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_print_hook_gets_libbpf_messages),
 		cmocka_unit_test(test_library_never_writes_stderr),
+		cmocka_unit_test(test_dm_without_datapath),
 		cmocka_unit_test(test_qp_set_error_flushes),
 		cmocka_unit_test(test_qp_set_error_stops_sending),
 	};
