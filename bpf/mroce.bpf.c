@@ -191,15 +191,15 @@ static __always_inline int retx_due(__u32 qpn)
 	return 1;
 }
 
-/* A constant-size piece of the UDP checksum, if [p, p + n) is in the frame. */
-#define CSUM_PIECE(n)								\
+/* Add the 32-bit words of [p, p + 4 * n) to sum, if they are in the frame (else return -1). */
+#define CSUM_WORDS(n)								\
 	do {									\
-		if (left & (n)) {						\
-			if ((const void *)(p + (n)) > data_end) \
-				return -1;					\
-			sum = bpf_csum_diff(0, 0, (void *)p, (n), sum);		\
-			p += (n);						\
-		}								\
+		asm volatile("" : "+r"(p));	/* no rewritten bound on data_end */ \
+		if ((const void *)(p + 4 * (n)) > data_end)			\
+			return -1;						\
+		for (int w_ = 0; w_ < (n); w_++)				\
+			sum += ((const __u32 *)p)[w_];				\
+		p += 4 * (n);							\
 	} while (0)
 
 /* The IP version of a frame the parser accepted (4 or 6). */
@@ -220,9 +220,8 @@ static __always_inline __u32 ip_ver_of(const void *data, const void *data_end, _
 /*
  * Whether the UDP checksum of a placement candidate holds (1), or not (0);
  * -1 if the frame cannot be summed here (user space will judge it). The
- * kernel's csum_partial, a constant-size piece at a time, so the verifier
- * can see every read; the sum is in memory order, so is every constant
- * added to it, and a correct checksum folds to 0xffff either way.
+ * sum is of words in memory order, and so is every constant added to it;
+ * a correct checksum folds to 0xffff either way.
  * A global function: the verifier checks it once, not once per path of
  * the program that leads to it.
  */
@@ -246,39 +245,37 @@ __attribute__((noinline)) int mroce_udp_csum_ok(struct xdp_md *ctx, __u32 l3_off
 	if (!udp->check)
 		return ip_ver == 4;	/* IPv4 may omit it; IPv6 may not */
 	udp_len = mroce_be16(udp->len);
+	if (udp_len > MROCE_DM_PLACE_MAX + 256)
+		return -1;
 	if (ip_ver == 4) {
-		const __u8 *a = data + l3 + 12;
-
-		if ((const void *)(a + 8) > data_end)
-			return -1;
-		sum = bpf_csum_diff(0, 0, (void *)a, 8, 0);
+		p = data + l3 + 12;	/* saddr, daddr */
+		CSUM_WORDS(2);
 	} else {
-		const __u8 *a = data + l3 + 8;
-
-		if ((const void *)(a + 32) > data_end)
-			return -1;
-		sum = bpf_csum_diff(0, 0, (void *)a, 32, 0);
+		p = data + l3 + 8;
+		CSUM_WORDS(8);
 	}
 	sum += mroce_be16(IPPROTO_UDP) + mroce_be16((__u16)udp_len);
 	p = (const __u8 *)udp;
-	if (udp_len > MROCE_DM_PLACE_MAX + 256)
-		return -1;
 	left = udp_len;
-	for (int i = 0; i < (MROCE_DM_PLACE_MAX + 256) / 256; i++) {
-		if (left < 256)
+	/*
+	 * 32-bit words added into 64 bits (no carry to handle: the sum stays
+	 * below 2^44), 64 bytes per bounds check. Plain BPF is several times
+	 * faster here than bpf_csum_diff(), which copies its input first.
+	 */
+	for (int i = 0; i < (MROCE_DM_PLACE_MAX + 256) / 64; i++) {
+		if (left < 64)
 			break;
-		if ((const void *)(p + 256) > data_end)
-			return -1;
-		sum = bpf_csum_diff(0, 0, (void *)p, 256, sum);
-		p += 256;
-		left -= 256;
+		CSUM_WORDS(16);
+		left -= 64;
 	}
-	CSUM_PIECE(128);
-	CSUM_PIECE(64);
-	CSUM_PIECE(32);
-	CSUM_PIECE(16);
-	CSUM_PIECE(8);
-	CSUM_PIECE(4);
+	if (left & 32)
+		CSUM_WORDS(8);
+	if (left & 16)
+		CSUM_WORDS(4);
+	if (left & 8)
+		CSUM_WORDS(2);
+	if (left & 4)
+		CSUM_WORDS(1);
 	if (left & 2) {
 		if ((const void *)(p + 2) > data_end)
 			return -1;

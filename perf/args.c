@@ -26,8 +26,9 @@ const char perf_usage[] =
 "  --port N           connection manager TCP port (default 18515)\n"
 "  --progress thread|poll  who runs the transport: the library's thread (sleeps when idle),\n"
 "                     or this process busy-polling (default: poll for *_lat and the server)\n"
-"  --memory dm|heap   where the buffers live: device memory, into which XDP places\n"
-"                     arriving WRITEs itself (default, where the datapath has room), or the heap\n"
+"  --memory heap|dm   where the buffers live: the heap (default), or device memory,\n"
+"                     into which XDP places arriving WRITEs itself (docs/benchmarks.md: on veth\n"
+"                     that moves the copy to the sender's CPU and does not pay)\n"
 "  --json             one JSON object per size instead of text\n";
 
 static const char *const names[PERF_TESTS] = {
@@ -196,7 +197,7 @@ int perf_parse_args(int argc, char **argv, struct perf_args *a, char *err, size_
 		case 'M':
 			if (strcmp(optarg, "dm") && strcmp(optarg, "heap"))
 				return bad(err, errlen, "--memory: '%s' (dm or heap)", optarg);
-			a->heap = !strcmp(optarg, "heap");
+			a->dm = !strcmp(optarg, "dm");
 			break;
 		case 'h': return 1;
 		case ':':

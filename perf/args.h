@@ -35,7 +35,7 @@ struct perf_args {
 	__u64		iters;
 	bool		json;
 	bool		poll;		/* drive the transport from this thread, busy-polling */
-	bool		heap;		/* buffers on the heap, not device memory */
+	bool		dm;		/* buffers in device memory (XDP places WRITEs), not the heap */
 };
 
 bool perf_test_is_bw(enum perf_test t);

@@ -53,7 +53,7 @@ struct perf {
 	struct mroce_cq		*cq;
 	struct mroce_mr		*mr, *ctl_mr;
 	__u8			*region, *ctl;
-	struct mroce_dm		*dm;		/* region is device memory (not --memory heap) */
+	struct mroce_dm		*dm;		/* region is device memory (--memory dm) */
 	struct conn		conns[PERF_MAX_QPS];
 	__u32			nconns;
 	double			*lat;
@@ -212,15 +212,13 @@ static int setup(struct perf *p)
 
 	if ((err = mroce_dev_open(p->a.dev, &o, &p->dev)))
 		return die(p->a.dev, err);
-	/* Device memory where the datapath has it and room for it, else the heap. */
-	if (!p->a.heap) {
-		err = mroce_alloc_dm(p->dev, REGION, &p->dm);
-		if (err && err != -ENOSPC && err != -EOPNOTSUPP)
+	if (p->a.dm) {
+		if ((err = mroce_alloc_dm(p->dev, REGION, &p->dm)))
 			return die("device memory", err);
-		p->region = p->dm ? mroce_dm_addr(p->dm) : NULL;
-	}
-	if (!p->region)
+		p->region = mroce_dm_addr(p->dm);
+	} else {
 		p->region = aligned_alloc(4096, REGION);
+	}
 	p->ctl = aligned_alloc(4096, 65536);
 	if (!p->region || !p->ctl)
 		return die("memory", -ENOMEM);

@@ -67,6 +67,9 @@ static void test_every_option(void **state)
 	assert_int_equal(PARSE(&a, err, "client", "--dev", "e", "--addr", "x", "--test", "write_bw",
 			       "--size", "64m"), 0);
 	assert_int_equal(a.sizes[0], 64u << 20);
+	assert_false(a.dm);	/* heap memory unless asked */
+	assert_int_equal(PARSE(&a, err, "server", "--dev", "e", "--addr", "x", "--memory", "dm"), 0);
+	assert_true(a.dm);
 	assert_int_equal(PARSE(&a, err, "help"), 1);
 	assert_int_equal(PARSE(&a, err, "client", "--help"), 1);
 }
@@ -100,6 +103,7 @@ static void test_bad_arguments(void **state)
 		{ "unknown option '--fast'", { "mroce-perf", "client", "--dev", "e", "--addr", "x", "--test", "write_bw", "--fast", NULL } },
 		{ "--qps needs a value", { "mroce-perf", "client", "--dev", "e", "--addr", "x", "--test", "write_bw", "--qps", NULL } },
 		{ "unexpected argument 'extra'", { "mroce-perf", "client", "--dev", "e", "--addr", "x", "--test", "write_bw", "extra", NULL } },
+		{ "--memory: 'gpu' (dm or heap)", { "mroce-perf", "client", "--dev", "e", "--addr", "x", "--test", "write_bw", "--memory", "gpu", NULL } },
 		{ "the server takes no --test", { "mroce-perf", "server", "--dev", "e", "--addr", "x", "--test", "write_bw", NULL } },
 	};
 
