@@ -420,7 +420,11 @@ __attribute__((noinline)) int mroce_xdp_place(struct xdp_md *ctx, __u32 qpn, __u
 	return (int)n;
 }
 
-SEC("xdp")
+/*
+ * Multi-buffer aware ("xdp.frags"), so jumbo frames reach it: the headers
+ * are always in the linear part, the lengths count the whole frame.
+ */
+SEC("xdp.frags")
 int mroce_xdp(struct xdp_md *ctx)
 {
 	const void *data = (const void *)(long)ctx->data;
@@ -429,11 +433,12 @@ int mroce_xdp(struct xdp_md *ctx)
 	struct mroce_pkt pkt;
 	struct mroce_flow *flow;
 	__u32 qpn, queue, zero = 0, stat = MROCE_STAT_RX;
-	__u64 stat_bytes;
+	__u64 stat_bytes, frame_len;
 	int verdict, placed;
 
 	cfg = bpf_map_lookup_elem(&mroce_cfg, &zero);
-	verdict = mroce_parse(data, data_end, mroce_port(cfg), &pkt);
+	frame_len = bpf_xdp_get_buff_len(ctx);
+	verdict = mroce_parse_mb(data, data_end, (__u32)frame_len, mroce_port(cfg), &pkt);
 	if (verdict == MROCE_STAT_PASS) {
 		count(MROCE_STAT_PASS, 1);
 		return XDP_PASS;
@@ -481,7 +486,7 @@ int mroce_xdp(struct xdp_md *ctx)
 	if (!bpf_map_lookup_elem(&mroce_xsks, &queue))
 		return drop(MROCE_STAT_NO_XSK);
 
-	stat_bytes = data_end - data;
+	stat_bytes = frame_len;
 	/* Only a new PSN is placed: a duplicate's bytes are in memory already. */
 	placed = mroce_xdp_place(ctx, qpn, pkt.l3_off, pkt.l4_off, stat == MROCE_STAT_RX);
 	if (placed == PLACE_BAD_CSUM)

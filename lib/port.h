@@ -5,7 +5,8 @@
 
 #include "mroce/mroce.h"
 
-#define MROCE_FRAME_MAX		4096
+/* The largest frame: MTU 9000 (jumbo, AF_XDP multi-buffer), its Ethernet header, two VLAN tags. */
+#define MROCE_FRAME_MAX		9216
 
 /*
  * A received frame, handed up. placed_len > 0: XDP has placed the payload,

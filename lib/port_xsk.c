@@ -5,6 +5,12 @@
  * receive queue, zero-copy when the driver allows it and copy mode when it
  * does not, need_wakeup honoured in both directions.
  *
+ * Jumbo frames (an MTU whose frames do not fit one 4 KiB buffer) use AF_XDP
+ * multi-buffer (XDP_USE_SG, kernel 6.6+): a transmit slot is several
+ * adjacent buffers the engine builds one frame across, sent as one
+ * descriptor per buffer; a frame received in several buffers is gathered
+ * into one before the engine sees it.
+ *
  * Ring ownership: only the thread that holds dev->lock touches the rings.
  */
 #define _GNU_SOURCE
@@ -29,6 +35,16 @@
 
 #define FRAME_SIZE	XSK_UMEM__DEFAULT_FRAME_SIZE	/* 4096 */
 #define RING_SIZE	4096
+/* Received data begins after the kernel's headroom: what one buffer holds of a frame. */
+#define RX_ROOM		(FRAME_SIZE - XDP_PACKET_HEADROOM)
+
+/* AF_XDP multi-buffer (kernel 6.6 uapi), for older headers. */
+#ifndef XDP_USE_SG
+#define XDP_USE_SG	(1 << 4)
+#endif
+#ifndef XDP_PKT_CONTD
+#define XDP_PKT_CONTD	(1 << 0)
+#endif
 
 struct xsk_port {
 	struct xsk_umem		*umem;
@@ -37,9 +53,12 @@ struct xsk_port {
 	struct xsk_ring_cons	cq, rx;
 	__u8			*area;
 	size_t			area_len;
-	__u64			*free;		/* transmit frames not in flight */
-	__u32			nfree, ntx;	/* free now, transmit frames in all */
-	__u32			outstanding;	/* submitted, completion not reaped */
+	__u64			*free;		/* transmit slots not in flight */
+	__u32			nfree, ntx;	/* free now, transmit slots in all */
+	__u32			outstanding;	/* descriptors submitted, completion not reaped */
+	__u32			slot_bufs;	/* buffers per transmit slot: 1, more for jumbo frames */
+	__u64			tx_base;	/* UMEM offset of the first transmit slot */
+	__u8			*gather;	/* jumbo frames: one received in several buffers, whole */
 	struct mroce_dp		*dp;
 	__u32			queue;
 	int			fd;
@@ -50,9 +69,15 @@ struct xsk_port {
 static void reap_completions(struct xsk_port *p)
 {
 	__u32 idx, n = xsk_ring_cons__peek(&p->cq, RING_SIZE, &idx);
+	__u64 slot = (__u64)p->slot_bufs * FRAME_SIZE;
 
-	for (__u32 i = 0; i < n; i++)
-		p->free[p->nfree++] = *xsk_ring_cons__comp_addr(&p->cq, idx + i);
+	/* A slot is free again when its first buffer completes (a frame's complete in order). */
+	for (__u32 i = 0; i < n; i++) {
+		__u64 addr = *xsk_ring_cons__comp_addr(&p->cq, idx + i);
+
+		if ((addr - p->tx_base) % slot == 0)
+			p->free[p->nfree++] = addr;
+	}
 	if (n) {
 		xsk_ring_cons__release(&p->cq, n);
 		p->outstanding -= n;
@@ -106,9 +131,9 @@ static void *xp_tx_buf(void *port, __u32 *cap)
 		kick_tx(p);
 		reap_completions(p);
 	}
-	if (!p->nfree || xsk_prod_nb_free(&p->tx, 1) < 1)
+	if (!p->nfree || xsk_prod_nb_free(&p->tx, p->slot_bufs) < p->slot_bufs)
 		return NULL;
-	*cap = FRAME_SIZE;
+	*cap = p->slot_bufs * FRAME_SIZE;
 	return p->area + p->free[--p->nfree];
 }
 
@@ -116,19 +141,22 @@ static void xp_tx_send(void *port, void *buf, __u32 len)
 {
 	struct xsk_port *p = port;
 	__u64 addr = (__u64)((__u8 *)buf - p->area);
-	struct xdp_desc *d;
-	__u32 idx;
+	__u32 idx, n = (len + FRAME_SIZE - 1) / FRAME_SIZE;
 
-	if (!len || xsk_ring_prod__reserve(&p->tx, 1, &idx) != 1) {
+	if (!len || n > p->slot_bufs || xsk_ring_prod__reserve(&p->tx, n, &idx) != n) {
 		p->free[p->nfree++] = addr;	/* nothing to send, or no slot: back to the pool */
 		return;
 	}
-	d = xsk_ring_prod__tx_desc(&p->tx, idx);
-	d->addr = addr;
-	d->len = len;
-	d->options = 0;
-	xsk_ring_prod__submit(&p->tx, 1);
-	p->outstanding++;
+	/* One descriptor per buffer of the slot; all but the last say "continued". */
+	for (__u32 i = 0; i < n; i++) {
+		struct xdp_desc *d = xsk_ring_prod__tx_desc(&p->tx, idx + i);
+
+		d->addr = addr + (__u64)i * FRAME_SIZE;
+		d->len = i + 1 < n ? FRAME_SIZE : len - i * FRAME_SIZE;
+		d->options = i + 1 < n ? XDP_PKT_CONTD : 0;
+	}
+	xsk_ring_prod__submit(&p->tx, n);
+	p->outstanding += n;
 	p->tx_kick = true;
 }
 
@@ -157,10 +185,26 @@ static __u32 rx_placed_len(struct xsk_port *p, __u8 *frame)
 	return m.magic == MROCE_XDP_META_MAGIC ? m.placed_len : 0;
 }
 
+/* Copy the n buffers of one frame into p->gather: its length, or 0 if it is too long. */
+static __u32 gather(struct xsk_port *p, __u32 idx, __u32 n)
+{
+	__u32 len = 0;
+
+	for (__u32 i = 0; i < n; i++) {
+		const struct xdp_desc *d = xsk_ring_cons__rx_desc(&p->rx, idx + i);
+
+		if (!p->gather || d->len > MROCE_FRAME_MAX - len)
+			return 0;
+		memcpy(p->gather + len, xsk_umem__get_data(p->area, d->addr), d->len);
+		len += d->len;
+	}
+	return len;
+}
+
 static int xp_rx_burst(void *port, mroce_rx_cb cb, void *ctx, int budget)
 {
 	struct xsk_port *p = port;
-	__u32 idx_rx, idx_fq, n;
+	__u32 idx_rx, idx_fq, n, done = 0;
 
 	n = xsk_ring_cons__peek(&p->rx, (__u32)budget, &idx_rx);
 	if (!n) {
@@ -168,22 +212,37 @@ static int xp_rx_burst(void *port, mroce_rx_cb cb, void *ctx, int budget)
 			recvfrom(p->fd, NULL, 0, MSG_DONTWAIT, NULL, NULL);
 		return 0;
 	}
-	for (__u32 i = 0; i < n; i++) {
-		const struct xdp_desc *d = xsk_ring_cons__rx_desc(&p->rx, idx_rx + i);
-
+	while (done < n) {
+		const struct xdp_desc *d = xsk_ring_cons__rx_desc(&p->rx, idx_rx + done);
 		__u8 *frame = xsk_umem__get_data(p->area, d->addr);
+		__u32 placed = rx_placed_len(p, frame), len = d->len, k = done;
 
-		cb(ctx, frame, d->len, rx_placed_len(p, frame));
+		/* A frame in several buffers (jumbo): its last one has no "continued" flag. */
+		while (k < n && (xsk_ring_cons__rx_desc(&p->rx, idx_rx + k)->options & XDP_PKT_CONTD))
+			k++;
+		if (k == n)
+			break;	/* its end is past this batch: next time, whole */
+		if (k > done) {
+			len = gather(p, idx_rx + done, k - done + 1);
+			frame = p->gather;
+		}
+		if (len)
+			cb(ctx, frame, len, placed);
+		done = k + 1;
 	}
+	if (done < n)
+		xsk_ring_cons__cancel(&p->rx, n - done);
+	if (!done)
+		return 0;
 	/* The fill ring has room for every receive frame, so this cannot fail. */
-	while (xsk_ring_prod__reserve(&p->fq, n, &idx_fq) != n)
+	while (xsk_ring_prod__reserve(&p->fq, done, &idx_fq) != done)
 		;
-	for (__u32 i = 0; i < n; i++)
+	for (__u32 i = 0; i < done; i++)
 		*xsk_ring_prod__fill_addr(&p->fq, idx_fq + i) =
 			xsk_umem__extract_addr(xsk_ring_cons__rx_desc(&p->rx, idx_rx + i)->addr);
-	xsk_ring_prod__submit(&p->fq, n);
-	xsk_ring_cons__release(&p->rx, n);
-	return (int)n;
+	xsk_ring_prod__submit(&p->fq, done);
+	xsk_ring_cons__release(&p->rx, done);
+	return (int)done;
 }
 
 static void xp_wait(void *port, int timeout_us, int wake_fd)
@@ -228,6 +287,7 @@ static void xp_close(void *port)
 		munmap(p->area, p->area_len);
 	mroce_dp_close(p->dp);
 	free(p->free);
+	free(p->gather);
 	free(p);
 }
 
@@ -384,7 +444,7 @@ int mroce_port_xsk_open(const char *ifname, const struct mroce_dev_opts *opts,
 	struct xsk_port *p;
 	struct mroce_dev *dev;
 	__u32 nframes, mtu = 0, idx;
-	bool zc = false;
+	bool zc = false, sg;
 	int err;
 
 	mroce_print_install();
@@ -414,8 +474,15 @@ int mroce_port_xsk_open(const char *ifname, const struct mroce_dev_opts *opts,
 		err = if_facts(ifname, &local, &mtu);
 	if (err)
 		goto fail;
-	if (mtu + sizeof(struct ethhdr) > FRAME_SIZE) {
+	/* Room for two VLAN tags on what arrives; beyond one buffer, multi-buffer. */
+	if (mtu + sizeof(struct ethhdr) + 8 > MROCE_FRAME_MAX) {
 		err = -EMSGSIZE;
+		goto fail;
+	}
+	sg = mtu + sizeof(struct ethhdr) + 8 > RX_ROOM;
+	p->slot_bufs = sg ? (mtu + (__u32)sizeof(struct ethhdr) + FRAME_SIZE - 1) / FRAME_SIZE : 1;
+	if (sg && !(p->gather = malloc(MROCE_FRAME_MAX))) {
+		err = -ENOMEM;
 		goto fail;
 	}
 	local.dport = info.udp_port;
@@ -427,24 +494,25 @@ int mroce_port_xsk_open(const char *ifname, const struct mroce_dev_opts *opts,
 		err = -errno;
 		goto fail;
 	}
-	p->ntx = nframes / 2;
+	p->ntx = nframes / 2 / p->slot_bufs;
+	p->tx_base = (__u64)(nframes / 2) * FRAME_SIZE;
 	p->free = calloc(p->ntx, sizeof(*p->free));
 	if (!p->free) {
 		err = -ENOMEM;
 		goto fail;
 	}
 	for (__u32 i = 0; i < p->ntx; i++)
-		p->free[p->nfree++] = (__u64)(nframes / 2 + i) * FRAME_SIZE;
+		p->free[p->nfree++] = p->tx_base + (__u64)i * p->slot_bufs * FRAME_SIZE;
 	err = xsk_umem__create(&p->umem, p->area, p->area_len, &p->fq, &p->cq, &ucfg);
 	if (err)
 		goto fail;
 	if (!MROCE_OPT(opts, force_copy, false)) {
-		xcfg.bind_flags = XDP_ZEROCOPY | XDP_USE_NEED_WAKEUP;
+		xcfg.bind_flags = XDP_ZEROCOPY | XDP_USE_NEED_WAKEUP | (sg ? XDP_USE_SG : 0);
 		err = xsk_socket__create(&p->xsk, ifname, p->queue, p->umem, &p->rx, &p->tx, &xcfg);
 		zc = !err;
 	}
 	if (!p->xsk) {	/* the driver refused zero-copy (veth always does): copy mode */
-		xcfg.bind_flags = XDP_COPY | XDP_USE_NEED_WAKEUP;
+		xcfg.bind_flags = XDP_COPY | XDP_USE_NEED_WAKEUP | (sg ? XDP_USE_SG : 0);
 		/* A socket closed a moment ago on this queue (a restarted application) is
 		 * released by the kernel asynchronously: EBUSY for a while, up to 1 s. */
 		for (int tries = 0;; tries++) {

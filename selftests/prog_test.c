@@ -563,6 +563,56 @@ static void test_for_this_host_validated(void **state)
 	set_host(false, false, false);
 }
 
+/* ---- jumbo frames: multi-buffer XDP -------------------------------------- */
+
+/*
+ * A 9000-byte frame reaches the program in several buffers (the test run
+ * splits what does not fit a page): parsed with its headers in the linear
+ * part and its lengths against the whole frame.
+ */
+static void test_jumbo_frames(void **state)
+{
+	static __u8 frame[9216], out[9216 + 256], payload[9000];
+	struct mroce_route rt;
+	struct mroce_hdr h;
+	__u64 before[MROCE_STAT_MAX], after[MROCE_STAT_MAX];
+	int len;
+
+	(void)state;
+	set_flow(FX_QPN, FX_TOKEN, FX_PSN, 0);
+	for (int fi = 0; fi < 2; fi++) {
+		for (int cut = 0; cut < 2; cut++) {
+			LIBBPF_OPTS(bpf_test_run_opts, o, .data_out = out, .data_size_out = sizeof(out),
+				    .repeat = 1);
+
+			fx_hdr(&h, MROCE_OP_WRITE, FX_PSN + 1);
+			h.payload_len = 8900;
+			h.msg_len = 3 * 8900;
+			h.offset = 8900;
+			fx_route(&rt, families[fi]);
+			len = mroce_frame_build(frame, sizeof(frame), &rt, &h, payload);
+			assert_true(len > 8900);
+			o.data_in = frame;
+			o.data_size_in = (__u32)(len - cut * 100);	/* cut: shorter than its IP length */
+			read_stats(before);
+			assert_int_equal(bpf_prog_test_run_opts(E.prog_fd, &o), 0);
+			read_stats(after);
+			if (cut) {
+				assert_int_equal(o.retval, XDP_DROP);
+				assert_int_equal(after[MROCE_STAT_TRUNCATED] - before[MROCE_STAT_TRUNCATED], 1);
+			} else {
+				assert_int_equal(o.retval, XDP_REDIRECT);
+				assert_int_equal(after[MROCE_STAT_RX] - before[MROCE_STAT_RX], 1);
+				assert_int_equal(after[MROCE_STAT_RX_BYTES] - before[MROCE_STAT_RX_BYTES],
+						 (__u64)len);
+				/* up whole: metadata, then every byte */
+				assert_int_equal(o.data_size_out, sizeof(struct mroce_xdp_meta) + (__u32)len);
+				assert_memory_equal(out + sizeof(struct mroce_xdp_meta), frame, (size_t)len);
+			}
+		}
+	}
+}
+
 /* ---- placement in XDP ---------------------------------------------------- */
 
 static void dm_reset(void)
@@ -954,6 +1004,7 @@ int main(void)
 		cmocka_unit_test(test_dup_retx_limit_scope),
 		cmocka_unit_test(test_not_for_this_host),
 		cmocka_unit_test(test_for_this_host_validated),
+		cmocka_unit_test(test_jumbo_frames),
 		cmocka_unit_test(test_place_write),
 		cmocka_unit_test(test_place_fuzz),
 	};

@@ -79,7 +79,7 @@ t_detach_leaves_link_clean() {
 }
 
 t_attach_with_ip_link() {
-	b ip link set dev "$IF_B" xdp obj "$BUILD/mroce.bpf.o" sec xdp || return 1
+	b ip link set dev "$IF_B" xdp obj "$BUILD/mroce.bpf.o" sec xdp.frags || return 1
 	b "$MROCE" status "$IF_B" | grep -q "mroce_xdp, native mode" || { echo "mroce status cannot find it"; return 1; }
 	normal_traffic_ok 5204 || return 1
 	# Standalone, no flows: MetaRoCE is dropped as unknown QP, nothing else touched.

@@ -84,6 +84,18 @@ t_bad_keys_and_ranges() {
 	rdma_pair "--qps 4" "--qps 4 --bad-keys"
 }
 
+# MTU 9000: frames of up to 9014 bytes in several UMEM buffers each way
+# (AF_XDP multi-buffer), under loss and reordering too; XDP saw them whole.
+t_jumbo_frames() {
+	rdma_pair "--faults drop=5000,reorder=50000,seed=12" \
+		"--sizes 0,1,4097,8958,8959,9000,1048576,16777216 --faults drop=5000,reorder=50000,seed=11" || return 1
+	local rx bytes
+	rx=$(counter "$IF_B" rx)
+	bytes=$(counter "$IF_B" rx_bytes)
+	echo "the server's XDP took $rx MetaRoCE frames, $((bytes / rx)) bytes on average"
+	[ "$rx" -gt 0 ] && [ $((bytes / rx)) -gt 4096 ] || { echo "no jumbo frames went by"; return 1; }
+}
+
 # Device memory's own rules (rdma_test.c, dm_check()): errors, sizes, zeroed
 # and separate allocations, -EBUSY under a region, chunks back at close and
 # from a process that died holding them.
@@ -122,5 +134,6 @@ run_test "fill-ring starvation" t_fill_ring_starvation
 run_test "64 connections (128 QPs)" t_64_qps
 run_test "bad keys and out-of-range addresses" t_bad_keys_and_ranges
 run_test "peer killed mid-transfer" t_peer_killed
+run_test "jumbo frames, MTU 9000 (AF_XDP multi-buffer), with loss and reordering" t_jumbo_frames 9000
 run_test "device memory: allocation, zeroing, -EBUSY, chunks back from the dead" t_device_memory
 summary verbs

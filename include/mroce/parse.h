@@ -68,13 +68,16 @@ struct mroce_pkt {
 };
 
 /*
- * Parse the frame [data, data_end). Returns MROCE_STAT_PASS for frames that
- * are not MetaRoCE (or cannot be identified as such), MROCE_STAT_RX for a
- * well-formed MetaRoCE packet (pkt filled in), or the counter of the rule
- * it broke. Flow, token and window checks come after, with the flow at hand.
+ * Parse a frame of frame_len bytes whose first bytes, [data, data_end), can
+ * be read: all of it in user space; in XDP, the linear part of a
+ * multi-buffer frame (jumbo frames), which must hold every header. Returns
+ * MROCE_STAT_PASS for frames that are not MetaRoCE (or cannot be identified
+ * as such), MROCE_STAT_RX for a well-formed MetaRoCE packet (pkt filled in),
+ * or the counter of the rule it broke. Flow, token and window checks come
+ * after, with the flow at hand. pkt->payload may lie past data_end.
  */
-static __always_inline int mroce_parse(const void *data, const void *data_end,
-				       __u16 port, struct mroce_pkt *pkt)
+static __always_inline int mroce_parse_mb(const void *data, const void *data_end, __u32 frame_len,
+					  __u16 port, struct mroce_pkt *pkt)
 {
 	const mroce_ethhdr_t *eth = data;
 	const mroce_udphdr_t *udp;
@@ -124,7 +127,7 @@ static __always_inline int mroce_parse(const void *data, const void *data_end,
 		tot = mroce_be16(ip->tot_len);
 		if (tot < ihl + sizeof(*udp))
 			return MROCE_STAT_BAD_LENGTH;
-		if ((const void *)ip + tot > data_end)
+		if (pkt->l3_off + tot > frame_len)
 			return MROCE_STAT_TRUNCATED;
 		l4_room = tot - ihl;
 		pkt->ip_ver = 4;
@@ -146,7 +149,7 @@ static __always_inline int mroce_parse(const void *data, const void *data_end,
 		plen = mroce_be16(ip6->payload_len);
 		if (plen < sizeof(*udp))
 			return MROCE_STAT_BAD_LENGTH;
-		if ((const void *)udp + plen > data_end)
+		if (pkt->l3_off + sizeof(*ip6) + plen > frame_len)
 			return MROCE_STAT_TRUNCATED;
 		l4_room = plen;
 		pkt->ip_ver = 6;
@@ -241,6 +244,14 @@ static __always_inline int mroce_parse(const void *data, const void *data_end,
 			return MROCE_STAT_BAD_FLAGS;
 	}
 	return MROCE_STAT_RX;
+}
+
+/* A frame that is all readable: [data, data_end). */
+static __always_inline int mroce_parse(const void *data, const void *data_end,
+				       __u16 port, struct mroce_pkt *pkt)
+{
+	return mroce_parse_mb(data, data_end, (__u32)((const __u8 *)data_end - (const __u8 *)data),
+			      port, pkt);
 }
 
 #endif /* MROCE_PARSE_H */
