@@ -190,13 +190,16 @@ bench: deps
 	$(MAKE) all
 	selftests/bench/bench.py $(if $(RUNS),--runs $(RUNS))
 	selftests/bench/targets.py $(if $(RUNS),--rounds $(RUNS)) --out docs/benchmarks.md
+	selftests/bench/targets.py $(if $(RUNS),--rounds $(RUNS)) --mtu 9000 --out docs/benchmarks.md
 	selftests/bench/coll_bench.py $(if $(RUNS),--runs $(RUNS))
 
-# Issue 12's point-to-point targets alone (~2 min): mroce against kernel TCP, interleaved.
+# Issue 12's point-to-point targets alone (~4 min): mroce against kernel TCP, interleaved,
+# at MTU 3498 and at MTU 9000 (jumbo frames).
 bench-targets: deps
 	scripts/deps.sh bench
 	$(MAKE) all
 	selftests/bench/targets.py $(if $(RUNS),--rounds $(RUNS)) --out docs/benchmarks.md
+	selftests/bench/targets.py $(if $(RUNS),--rounds $(RUNS)) --mtu 9000 --out docs/benchmarks.md
 
 # The collectives part alone (~15 min): mroce against Open MPI on 2 and 4 ranks.
 bench-coll: deps

@@ -2,9 +2,11 @@
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 """Issue 12's point-to-point targets: mroce with the library's defaults against kernel TCP.
 
-    selftests/bench/targets.py [--rounds N] [--secs S] [--out docs/benchmarks.md]
+    selftests/bench/targets.py [--rounds N] [--secs S] [--mtu 3498|9000] [--out docs/benchmarks.md]
 
-Root. One veth pair between two namespaces (MTU 3498), as bench.py sets it up.
+Root. One veth pair between two namespaces, as bench.py sets it up: MTU 3498
+(the issue's setup, the largest before jumbo frames) or 9000 (jumbo frames,
+AF_XDP multi-buffer); TCP runs on the same link.
 The contenders run interleaved, round after round (mroce, TCP, mroce, TCP...),
 so that each ratio compares figures taken a few seconds apart: this VM's speed
 drifts up to 2x between runs. mroce runs as a user runs it, `mroce-perf client
@@ -94,8 +96,16 @@ def one_round(secs):
     return r
 
 
-def report(rounds):
-    L = [BEGIN, "## Issue 12's targets, point to point (`selftests/bench/targets.py`)\n",
+def markers(mtu):
+    """The report section's markers: the default MTU keeps the original ones."""
+    if mtu == B.MTU:
+        return BEGIN, END
+    return f"<!-- targets: targets.py mtu={mtu} -->", f"<!-- /targets mtu={mtu} -->"
+
+
+def report(rounds, mtu):
+    begin, end = markers(mtu)
+    L = [begin, f"## Issue 12's targets, point to point, MTU {mtu} (`selftests/bench/targets.py --mtu {mtu}`)\n",
          f"Generated on {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}: {len(rounds)} rounds, "
          "contenders interleaved, mroce with the library's defaults (`mroce-perf client --test T --size S`), "
          "CPU over all CPUs from /proc/stat. The ratio is the median of the rounds'.\n",
@@ -120,7 +130,7 @@ def report(rounds):
                  f"{r['wh']['gbps']:.2f}, {r['wh']['cpu_s_per_gb']:.2f} | "
                  f"{r['t']['gbps']:.2f}, {r['t']['cpu_s_per_gb']:.2f} | {r['rd']['gbps']:.2f} | "
                  f"{r['lt']['p50']:.2f} / {r['l']['p50']:.2f} | {r['s']['p50']:.2f} | {r['m']['mops']:.3f} |")
-    L.append(END)
+    L.append(end)
     return "\n".join(L) + "\n", met_all
 
 
@@ -128,6 +138,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--secs", type=float, default=2)
+    ap.add_argument("--mtu", type=int, default=B.MTU, choices=(B.MTU, 9000))
     ap.add_argument("--out", help="the report to put the section in (docs/benchmarks.md)")
     a = ap.parse_args()
     if os.geteuid():
@@ -138,20 +149,21 @@ def main():
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(130))
     rounds = []
     try:
-        B.veth_pair(B.MTU)
+        B.veth_pair(a.mtu)
         for i in range(a.rounds):
             print(f"targets: round {i + 1} of {a.rounds}", flush=True)
             rounds.append(one_round(a.secs))
     finally:
         B.cleanup()
-    text, _ = report(rounds)
+    text, _ = report(rounds, a.mtu)
+    begin, end = markers(a.mtu)
     for l in text.splitlines():
         if l.startswith("|"):
             print(l)
     if a.out:
         old = open(a.out).read() if os.path.exists(a.out) else ""
-        if BEGIN in old and END in old:
-            new = old[:old.index(BEGIN)] + text.rstrip("\n") + old[old.index(END) + len(END):]
+        if begin in old and end in old:
+            new = old[:old.index(begin)] + text.rstrip("\n") + old[old.index(end) + len(end):]
         else:
             new = old.rstrip("\n") + "\n\n" + text
         with open(a.out, "w") as f:
