@@ -7,11 +7,13 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/random.h>
+#include <sys/timerfd.h>
 #include <unistd.h>
 
-#include "engine.h"
+#include "eng_int.h"
 #include "internal.h"
 #include "port_fault.h"
 
@@ -54,6 +56,56 @@ void mroce_dev_kick(struct mroce_dev *dev)
 }
 
 /*
+ * New requests on qp. While the progress thread sleeps, the posting thread
+ * sends them itself (it holds dev->lock, which is all the engine and the
+ * port's rings need) instead of waking it: a wake-up and two context
+ * switches fewer per post, which is what a ping-pong and a small-message
+ * rate on its thread pay for most (docs/benchmarks.md). The sleeper's
+ * deadline is moved earlier through its timerfd if the send started a
+ * timer before it (a retransmission timeout), and arriving ACKs wake it
+ * through its socket as before. A port without a timer fd for the thread,
+ * or the fault-injecting test port (its held frames set deadlines of their
+ * own), gets the wake-up.
+ */
+void mroce_dev_post_kick(struct mroce_dev *dev, struct mroce_qp *qp)
+{
+	struct itimerspec its = {};
+	__u64 now, next;
+
+	if (!dev->sleeping)
+		return;
+	/*
+	 * With packets in flight, sending each post from here would cost a
+	 * system call per post where the thread sends a burst with one: only a
+	 * QP with nothing outstanding (a ping-pong's, a first request's) sends
+	 * inline.
+	 */
+	if (!dev->sleep_on_timer || dev->ops == &mroce_port_fault_ops || qp->snd_nxt != qp->snd_una) {
+		mroce_dev_kick(dev);
+		return;
+	}
+	now = dev->ops->now_us(dev->port);
+	dev->tx_refused = false;
+	mroce_qp_tx(qp, now);
+	dev->ops->tx_flush(dev->port);
+	if (dev->tx_refused) {
+		mroce_dev_kick(dev);	/* no buffer now: the thread retries when one frees */
+		return;
+	}
+	next = mroce_engine_next_timer(dev);
+	if (next >= dev->sleep_until)
+		return;
+	its.it_value.tv_sec = (time_t)(next / 1000000);
+	its.it_value.tv_nsec = (long)(next % 1000000) * 1000;
+	if (!its.it_value.tv_sec && !its.it_value.tv_nsec)
+		its.it_value.tv_nsec = 1;	/* all zero would disarm it */
+	if (timerfd_settime(dev->timer_fd, TFD_TIMER_ABSTIME, &its, NULL))
+		mroce_dev_kick(dev);
+	else
+		dev->sleep_until = next;
+}
+
+/*
  * The library's progress: it sleeps on the socket and the wake-up eventfd
  * until the next timer, as soon as a round finds no work. The sleep is
  * capped only so that a wake-up source nobody thought of costs a delay,
@@ -64,6 +116,34 @@ void mroce_dev_kick(struct mroce_dev *dev)
  * application's own wake-up on the CQ's fd dominates), so it does not spin.
  */
 #define PROGRESS_IDLE_MS	100
+
+static void wait_fds_close(struct mroce_dev *dev)
+{
+	if (dev->timer_fd >= 0)
+		close(dev->timer_fd);
+	if (dev->wait_fd >= 0)
+		close(dev->wait_fd);
+	dev->timer_fd = dev->wait_fd = -1;
+}
+
+/*
+ * What the progress thread sleeps on besides its socket: the wake-up eventfd
+ * and a timerfd that posting threads move its deadline earlier with
+ * (mroce_dev_post_kick), both behind one epoll fd. Without them (cannot
+ * happen short of running out of descriptors) posts wake it as before.
+ */
+static void wait_fds_open(struct mroce_dev *dev)
+{
+	struct epoll_event ev = { .events = EPOLLIN };
+
+	dev->timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	dev->wait_fd = epoll_create1(EPOLL_CLOEXEC);
+	if (dev->timer_fd >= 0 && dev->wait_fd >= 0 &&
+	    !epoll_ctl(dev->wait_fd, EPOLL_CTL_ADD, dev->wake_fd, &ev) &&
+	    !epoll_ctl(dev->wait_fd, EPOLL_CTL_ADD, dev->timer_fd, &ev))
+		return;
+	wait_fds_close(dev);
+}
 
 static void *progress_thread(void *arg)
 {
@@ -92,6 +172,7 @@ int mroce_dev_create(const struct mroce_port_ops *ops, void *port, struct mroce_
 		free(dev);
 		return err;
 	}
+	dev->timer_fd = dev->wait_fd = -1;
 	dev->ops = ops;
 	dev->port = port;
 	dev->dp = dp;
@@ -109,10 +190,12 @@ int mroce_dev_create(const struct mroce_port_ops *ops, void *port, struct mroce_
 		dev->ops = &mroce_port_fault_ops;
 	}
 	if (!MROCE_OPT(opts, no_thread, false)) {
+		wait_fds_open(dev);
 		err = -pthread_create(&dev->thread, NULL, progress_thread, dev);
 		if (err) {
 			if (faults)
 				mroce_port_fault_free(dev->port);	/* the caller still owns the inner port */
+			wait_fds_close(dev);
 			close(dev->wake_fd);
 			free(dev);
 			return err;
@@ -145,19 +228,29 @@ int mroce_dev_progress(struct mroce_dev *dev, int timeout_ms)
 	 */
 	sleep = !work && timeout_ms > 0 && next > now;
 	dev->sleeping = sleep;
-	pthread_mutex_unlock(&dev->lock);
 	if (sleep) {
 		__u64 wait = (__u64)timeout_ms * 1000, v;
 
 		if (next - now < wait)
 			wait = next - now;
-		dev->ops->wait(dev->port, (int)wait, dev->wake_fd);
+		/* Only the progress thread sleeps on the timerfd; others are woken with the eventfd. */
+		dev->sleep_until = now + wait;
+		dev->sleep_on_timer = dev->wait_fd >= 0 && dev->thread_running &&
+				      pthread_equal(pthread_self(), dev->thread);
+		pthread_mutex_unlock(&dev->lock);
+		dev->ops->wait(dev->port, (int)wait, dev->sleep_on_timer ? dev->wait_fd : dev->wake_fd);
 		pthread_mutex_lock(&dev->lock);
 		dev->sleeping = false;
+		dev->sleep_on_timer = false;
 		pthread_mutex_unlock(&dev->lock);
 		if (read(dev->wake_fd, &v, sizeof(v)) < 0) {
 			/* EAGAIN: nobody rang */
 		}
+		if (dev->timer_fd >= 0 && read(dev->timer_fd, &v, sizeof(v)) < 0) {
+			/* EAGAIN: not expired */
+		}
+	} else {
+		pthread_mutex_unlock(&dev->lock);
 	}
 	return work;
 }
@@ -183,6 +276,7 @@ void mroce_dev_close(struct mroce_dev *dev)
 	mroce_dm_close_all(dev);	/* before the port takes the datapath with it */
 	if (dev->ops->close)
 		dev->ops->close(dev->port);
+	wait_fds_close(dev);
 	close(dev->wake_fd);
 	pthread_mutex_destroy(&dev->lock);
 	free(dev);

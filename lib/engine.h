@@ -39,7 +39,11 @@ struct mroce_dev {
 	bool			thread_running;
 	volatile bool		stop;
 	int			wake_fd;	/* eventfd: new work for a sleeping progress thread */
+	int			timer_fd;	/* timerfd: its deadline, moved earlier by inline sends */
+	int			wait_fd;	/* epoll over both, what the progress thread sleeps on */
 	bool			sleeping;	/* the progress thread is (about to be) waiting */
+	bool			sleep_on_timer;	/* ... on wait_fd: an inline send can move its deadline */
+	__u64			sleep_until;	/* when the sleeping thread wakes anyway (port clock, us) */
 	__u32			rr_qp;		/* QPN the next progress round starts at */
 	bool			tx_refused;	/* the port had no transmit buffer (this QP's turn) */
 	__u64			test_rng;	/* nonzero: a test's repeatable random stream (testhook.c) */
@@ -57,6 +61,8 @@ void mroce_engine_rx(void *dev, const void *frame, __u32 len, __u32 placed_len);
 
 /* New work was posted: wake the progress thread if it sleeps. dev->lock held. */
 void mroce_dev_kick(struct mroce_dev *dev);
+/* New requests on qp: sent from this thread if the progress thread sleeps (dev.c). dev->lock held. */
+void mroce_dev_post_kick(struct mroce_dev *dev, struct mroce_qp *qp);
 /* Random bits for QPNs, PSNs, secrets and keys: getrandom(), or a test's repeatable stream. */
 __u64 mroce_dev_random64(struct mroce_dev *dev);
 /* A QP's entropy base: its source ports' offset in the ephemeral range (paths.c). */

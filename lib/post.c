@@ -81,7 +81,7 @@ int mroce_post_send(struct mroce_qp *qp, const struct mroce_send_wr *wr)
 			qp->sq_msn++;	/* consumes one receive at the peer */
 	}
 	qp->sq_tail++;
-	mroce_dev_kick(qp->dev);
+	mroce_dev_post_kick(qp->dev, qp);
 	pthread_mutex_unlock(&qp->dev->lock);
 	return 0;
 }
