@@ -20,15 +20,10 @@ static bool rx_parse(struct mroce_dev *dev, const void *frame, __u32 len, __u32 
 	if (!placed_len)
 		return mroce_parse(frame, end, dev->udp_port, pkt) == MROCE_STAT_RX &&
 		       mroce_frame_csum_ok(frame, pkt);
-	/*
-	 * Only the headers are read, and they must end exactly at len; a
-	 * frame that is not what XDP makes is refused, and the parser never
-	 * reads further than the largest header stack (under 512 bytes),
-	 * inside the port's receive buffer either way.
-	 */
-	if (placed_len > MROCE_FRAME_MAX || len > 512)
+	/* Headers read within the len bytes there are, lengths checked against the whole. */
+	if (placed_len > MROCE_FRAME_MAX)
 		return false;
-	return mroce_parse(frame, end + placed_len, dev->udp_port, pkt) == MROCE_STAT_RX &&
+	return mroce_parse_mb(frame, end, len + placed_len, dev->udp_port, pkt) == MROCE_STAT_RX &&
 	       pkt->reth && (pkt->layout & MROCE_EXT_PAYLOAD) &&
 	       pkt->payload == (const void *)end && pkt->payload_len == placed_len;
 }
