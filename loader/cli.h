@@ -32,6 +32,7 @@ struct mroce_cli {
 	__u32			peer_qpn;
 	__u64			token;
 	bool			pin;
+	__u32			dm_mb;		/* attach: device memory pool, MiB; 0: the default */
 	bool			json;
 	bool			verbose;
 	bool			go_back_n;

@@ -13,9 +13,10 @@
 const char mroce_cli_usage[] =
 "Usage: mroce [-v] COMMAND DEV [OPTIONS]\n"
 "\n"
-"  attach DEV [--mode native|skb] [--port N] [--obj FILE] [--pin]\n"
+"  attach DEV [--mode native|skb] [--port N] [--obj FILE] [--pin] [--dm-mb N]\n"
 "                      attach the MetaRoCE XDP datapath (default: native mode,\n"
-"                      UDP port 4792, the object built into the tool)\n"
+"                      UDP port 4792, the object built into the tool, a device\n"
+"                      memory pool of 256 MiB: --dm-mb 4-65536, in 4 MiB chunks)\n"
 "  detach DEV          detach it; never touches another XDP program\n"
 "  status DEV [--json] program, mode, port, flows and drop counters\n"
 "  flows DEV [--json]  active flows: receive windows and transport counters\n"
@@ -28,7 +29,7 @@ const char mroce_cli_usage[] =
 "Exit status: 0 success, 1 the operation failed, 2 bad command line.\n";
 
 enum opt_id { OPT_MODE, OPT_PORT, OPT_OBJ, OPT_PIN, OPT_JSON, OPT_TOKEN, OPT_PSN,
-	      OPT_PEER_QPN, OPT_GBN };
+	      OPT_PEER_QPN, OPT_GBN, OPT_DM_MB };
 
 #define CMD(c) (1u << (c))
 
@@ -42,6 +43,7 @@ static const struct {
 	{ "port",	OPT_PORT,	true,  CMD(MROCE_CLI_ATTACH) },
 	{ "obj",	OPT_OBJ,	true,  CMD(MROCE_CLI_ATTACH) },
 	{ "pin",	OPT_PIN,	false, CMD(MROCE_CLI_ATTACH) },
+	{ "dm-mb",	OPT_DM_MB,	true,  CMD(MROCE_CLI_ATTACH) },
 	{ "json",	OPT_JSON,	false, CMD(MROCE_CLI_STATUS) | CMD(MROCE_CLI_FLOWS) },
 	{ "token",	OPT_TOKEN,	true,  CMD(MROCE_CLI_FLOW_ADD) },
 	{ "psn",	OPT_PSN,	true,  CMD(MROCE_CLI_FLOW_ADD) },
@@ -108,6 +110,11 @@ static int set_opt(struct mroce_cli *cli, enum opt_id id, const char *name, cons
 		if (parse_u64(val, 10, 1, 65535, &v))
 			return fail(err, len, "--port must be a UDP port 1-65535, not '%s'", val);
 		cli->port = (__u16)v;
+		return 0;
+	case OPT_DM_MB:
+		if (parse_u64(val, 10, 4, 65536, &v))
+			return fail(err, len, "--dm-mb must be 4-65536 (MiB of device memory), not '%s'", val);
+		cli->dm_mb = (__u32)v;
 		return 0;
 	case OPT_OBJ:
 		if (!*val)

@@ -41,7 +41,7 @@ static int report(FILE *errout, const struct mroce_cli *cli, const char *what, i
 static int cmd_attach(const struct mroce_cli *cli, FILE *out, FILE *errout)
 {
 	MROCE_OPTS(mroce_attach_opts, opts, .mode = cli->mode, .udp_port = cli->port,
-		   .obj_path = cli->obj, .pin = cli->pin);
+		   .obj_path = cli->obj, .pin = cli->pin, .dm_bytes = (__u64)cli->dm_mb << 20);
 	int err = mroce_dp_attach(cli->dev, &opts);
 
 	if (err)

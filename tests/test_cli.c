@@ -46,8 +46,11 @@ static void test_accepts(void **state)
 	assert_true(cli.verbose);
 	assert_int_equal(cli.mode, MROCE_XDP_SKB);
 	assert_int_equal(cli.port, 5000);
+	assert_int_equal(cli.dm_mb, 0);
 	assert_string_equal(cli.obj, "x.o");
 	assert_true(cli.pin);
+	assert_int_equal(parse(&cli, err, "attach veth1 --dm-mb 64"), 0);
+	assert_int_equal(cli.dm_mb, 64);
 
 	assert_int_equal(parse(&cli, err, "status veth1 --json"), 0);
 	assert_int_equal(cli.cmd, MROCE_CLI_STATUS);
@@ -81,6 +84,9 @@ static const struct {
 	{ "attach eth0 --mode turbo",		"--mode must be native or skb" },
 	{ "attach eth0 --mode",			"needs a value" },
 	{ "attach eth0 --port 0",		"--port must be" },
+	{ "attach eth0 --dm-mb 3",		"--dm-mb must be 4-65536" },
+	{ "attach eth0 --dm-mb 65537",		"--dm-mb must be 4-65536" },
+	{ "status eth0 --dm-mb 64",		"not valid for 'status'" },
 	{ "attach eth0 --port 65536",		"--port must be" },
 	{ "attach eth0 --port 12ab",		"--port must be" },
 	{ "attach eth0 --port -1",		"--port must be" },
