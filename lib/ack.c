@@ -22,10 +22,17 @@ void mroce_pkt_acked(struct mroce_qp *qp, struct mroce_txpkt *rec, __u64 now)
 		__u32 rtt = (__u32)(now - rec->sent_us);
 
 		p->srtt_us = p->srtt_us ? (7 * p->srtt_us + rtt) / 8 : rtt;
+		if (!p->min_rtt_us || rtt < p->min_rtt_us)
+			p->min_rtt_us = rtt;
 		p->samples++;
 		p->acked++;
 		qp->good_path = rec->path;
 		qp->good_entropy = rec->entropy;
+		if (!p->del_valid || (__s16)(rec->pseq - p->del_pseq) > 0) {
+			p->del_pseq = rec->pseq;
+			p->del_sent_us = rec->sent_us;
+			p->del_valid = true;
+		}
 	}
 	/* Newest transmission known delivered (for a resent packet, assume its last copy). */
 	if ((__s32)(rec->tx_seq - qp->rack_seq) > 0 || !qp->rack_sent_us) {
@@ -35,6 +42,7 @@ void mroce_pkt_acked(struct mroce_qp *qp, struct mroce_txpkt *rec, __u64 now)
 	if (rec->state == PKT_LOST)
 		qp->nlost--;
 	rec->state = PKT_SACKED;
+	qp->nsacked++;
 	if (rec->kind == PKT_RESP) {
 		struct mroce_rjob *j = &qp->rjobs[rec->wqe];
 
@@ -65,6 +73,8 @@ static bool ack_cum(struct mroce_qp *qp, __u32 cum, __u64 now)
 
 		if (rec->state == PKT_INFLIGHT || rec->state == PKT_LOST)
 			mroce_pkt_acked(qp, rec, now);
+		if (rec->state == PKT_SACKED)
+			qp->nsacked--;
 		rec->state = PKT_FREE;
 		progress = true;
 	}

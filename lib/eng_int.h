@@ -59,6 +59,18 @@ void mroce_ret_heard(struct mroce_qp *qp, __u8 slot, __u16 sport);
 void mroce_path_retire(struct mroce_qp *qp, struct mroce_path *p);
 void mroce_path_scoreboard(struct mroce_qp *qp, __u64 now);
 void mroce_path_loss(struct mroce_qp *qp, const struct mroce_txpkt *rec);
+
+/*
+ * How much later than a packet another one on the same path must have been
+ * sent, and delivered, before the first counts lost: a quarter of the
+ * path's RTT (the QP's while it has none), what a route's jitter may
+ * reorder. So a path's losses are known for what it sent before
+ * del_sent_us minus this.
+ */
+static inline __u32 mroce_path_reo_us(const struct mroce_qp *qp, const struct mroce_path *p)
+{
+	return (p->srtt_us ? p->srtt_us : qp->srtt_us) / 4 + 2;
+}
 void mroce_path_head_lost(struct mroce_qp *qp, const struct mroce_txpkt *rec);
 #define MROCE_HEAD_COPIES	3	/* a head lost twice goes out on this many more slots (tx.c) */
 

@@ -60,6 +60,59 @@ static bool head_timer(struct mroce_qp *qp, __u64 now)
 }
 
 /*
+ * A path (one entropy value: one ECMP route) delivers in the order it was
+ * given, so a packet sent on it MROCE_PATH_DUPTHRESH or more places before
+ * one that arrived is lost, now: no reordering allowance in time, no timer
+ * (MetaRoCE's per-path sequence). The few places tolerate what little a
+ * route reorders (a host's queues, a switch's jitter) without resending.
+ * Only what the slot's current entropy value carried counts, and the
+ * newest delivery is a first transmission's (a resend's ACK could be its
+ * earlier copy's).
+ */
+static bool path_gap(const struct mroce_qp *qp, const struct mroce_txpkt *rec)
+{
+	const struct mroce_path *p = &qp->paths[rec->path];
+	__u16 d = (__u16)(p->del_pseq - rec->pseq);
+
+
+	return rec->path < qp->attr.paths && p->entropy == rec->entropy && p->del_valid &&
+	       d >= MROCE_PATH_DUPTHRESH && d < 0x8000 &&
+	       p->del_sent_us >= rec->sent_us + mroce_path_reo_us(qp, p);
+}
+
+/*
+ * How long after its sending a packet may still arrive behind later ones
+ * on other paths: an RTT plus the reordering allowance, and no less than
+ * its own path's RTT with the same allowance: a path slower than the rest
+ * (or, just given a fresh entropy value, of delay not known yet, taken as
+ * twice the QP's) is not taken for lossy because faster ones overtook it.
+ * Losses on the path itself are found by path_gap, without waiting.
+ */
+static __u32 rack_thresh(const struct mroce_qp *qp, const struct mroce_txpkt *rec)
+{
+	const struct mroce_path *p = &qp->paths[rec->path];
+	__u32 allow = 4 * qp->rttvar_us + 20, t = qp->srtt_us + allow;
+
+	if (rec->path < qp->attr.paths && p->entropy == rec->entropy) {
+		__u32 own = (p->srtt_us ? p->srtt_us : 2 * qp->srtt_us) + allow;
+
+		if (own > t)
+			t = own;
+		/*
+		 * Nothing sent on the path after it has arrived yet: the path
+		 * is slow for now (its ACKs ride sprayed ways back, so its RTT
+		 * varies by theirs), or dead, which the scoreboard and the
+		 * head's timer see to; had anything later on it arrived,
+		 * path_gap would have found the loss already. So wait twice as
+		 * long before taking it for lost.
+		 */
+		if (!p->del_valid || (__s16)(p->del_pseq - rec->pseq) <= 0)
+			t *= 2;
+	}
+	return t;
+}
+
+/*
  * Holes, judged by transmission order and time (RACK, RFC 8985), not PSN: a
  * packet is lost once something transmitted after it (or with it) has been
  * delivered and an RTT plus a reordering allowance has passed since it was
@@ -71,16 +124,18 @@ static bool head_timer(struct mroce_qp *qp, __u64 now)
  */
 static __u32 rack_holes(struct mroce_qp *qp, __u64 now)
 {
-	__u32 thresh = qp->srtt_us + 4 * qp->rttvar_us + 20, lost = 0;
+	__u32 lost = 0;
 
 	for (__u32 psn = qp->snd_una; mroce_psn_before(psn, qp->high_sacked); psn++) {
 		struct mroce_txpkt *rec = PKT(qp, psn);
+		__u32 thresh;
 
 		if (rec->state != PKT_INFLIGHT || (__s32)(qp->rack_seq - rec->tx_seq) <= 0)
 			continue;
-		if (now >= rec->sent_us + thresh &&
+		thresh = rack_thresh(qp, rec);
+		if (path_gap(qp, rec) || (now >= rec->sent_us + thresh &&
 		    (qp->rack_seq - rec->tx_seq >= qp->attr.reorder_pkts ||
-		     qp->rack_sent_us + qp->srtt_us / 2 >= rec->sent_us)) {
+		     qp->rack_sent_us + qp->srtt_us / 2 >= rec->sent_us))) {
 			rec->state = PKT_LOST;
 			mroce_path_loss(qp, rec);
 			qp->nlost++;

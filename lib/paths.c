@@ -80,6 +80,9 @@ void mroce_path_retire(struct mroce_qp *qp, struct mroce_path *p)
 		if (qp->ret[k].entropy == old)
 			qp->ret[k].entropy = p->entropy;
 	p->sent = p->lost = p->samples = p->srtt_us = p->marks = p->echoes = p->acked = 0;
+	p->min_rtt_us = 0;
+	p->del_valid = false;
+	p->lost_sent_us = 0;
 	qp->dev->stats.paths_retired++;
 	qp->st.paths_retired++;
 	/* the new route's delay is unknown: delay control re-learns its base */
@@ -97,14 +100,18 @@ void mroce_path_loss(struct mroce_qp *qp, const struct mroce_txpkt *rec)
 {
 	struct mroce_path *p = &qp->paths[rec->path];
 
-	if (rec->path < qp->attr.paths && p->entropy == rec->entropy && !rec->retx && !rec->gbn)
+	if (rec->path < qp->attr.paths && p->entropy == rec->entropy && !rec->retx && !rec->gbn) {
 		p->lost++;
+		if (rec->sent_us > p->lost_sent_us)
+			p->lost_sent_us = rec->sent_us;
+	}
 }
 
 /* The QP's counts over all its paths. */
 struct path_totals {
 	__u32	sent, lost, marks, echoes, best_srtt;
 	__u32	good_sent, good_lost;	/* of the paths that are not losing */
+	__u64	good_known_us;	/* of those, the earliest time up to which their losses are known */
 	bool	all_losing;	/* every path that carried anything lost a quarter */
 };
 
@@ -129,6 +136,10 @@ static void path_totals(const struct mroce_qp *qp, struct path_totals *t)
 			t->all_losing = false;
 			t->good_sent += p->sent;
 			t->good_lost += p->lost;
+			__u64 known = p->del_sent_us - mroce_path_reo_us(qp, p);
+
+			if (p->del_valid && (!t->good_known_us || known < t->good_known_us))
+				t->good_known_us = known;
 		}
 	}
 }
@@ -165,18 +176,24 @@ void mroce_path_head_lost(struct mroce_qp *qp, const struct mroce_txpkt *rec)
 /*
  * Loss is judged against the QP's paths that are not losing: a path is bad
  * only if it lost a quarter of what it carried and far more than those did
- * over the same time (more than twice their rate, plus a few packets).
+ * over the same time (more than twice their rate, plus 8 packets).
  * Paths through one tail-drop queue all lose alike, and retiring one would
  * only move it to another port of the same queue; when every path loses,
  * nothing is retired on loss at all. The yardstick is the good paths, not
  * all the others: when most of a QP's paths hash onto a dead route, the
  * others' rate is mostly the dead ones' and no dead path would stand out.
+ * Nor is a path whose losses are congestion (mroce_path_queued). And over the same time: each path's losses are found by its own later
+ * deliveries (loss.c), so a burst at a shared queue shows on one path
+ * before the others; they are compared once every good path's losses are
+ * known for what it sent up to the path's newest loss.
  */
 static bool path_lossy(const struct mroce_path *p, const struct path_totals *t)
 {
-	if (!path_losing(p) || t->all_losing)
+	if (!path_losing(p) || t->all_losing || t->good_known_us <= p->lost_sent_us ||
+	    mroce_path_queued(p))
 		return false;
-	return p->lost > 2 * ((__u64)t->good_lost * p->sent / t->good_sent) + 3;
+	/* lost > 2 x expected + 8, exactly: a few packets of a burst are noise, a dead route is not */
+	return (__u64)p->lost * t->good_sent > 2ULL * t->good_lost * p->sent + 8ULL * t->good_sent;
 }
 
 /* At an epoch's end: slow (delay rule) or marked far more than the QP (marks rule). */

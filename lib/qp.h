@@ -20,6 +20,8 @@ struct mroce_cq;
 struct mroce_cc_ops;
 
 #define MROCE_PKT_RING		1024	/* in-flight packet records, >= the receive window */
+/* Places a later packet on the same path may overtake before a packet counts lost (loss.c). */
+#define MROCE_PATH_DUPTHRESH	3
 #define MROCE_MSG_SLOTS		1024	/* receive messages tracked at once */
 #define MROCE_READ_JOBS		64	/* READ responses being sent at once, per QP */
 #define MROCE_READ_ADVERTISED	(MROCE_READ_JOBS / 2)	/* what a responder offers a requester */
@@ -39,11 +41,35 @@ struct mroce_path {
 	__u32	sent;		/* first transmissions lately (halved each epoch) */
 	__u32	lost;		/* of those, declared lost (mroce_path_loss) */
 	__u32	srtt_us;	/* smoothed RTT of first transmissions on this entropy value */
+	__u32	min_rtt_us;	/* and the lowest of them: the route's delay with no queue */
 	__u32	samples;	/* RTT samples this epoch */
 	__u32	marks;		/* CE marks echoed for it this epoch */
 	__u32	echoes;		/* ACKs that echoed it this echo round: its way back works */
 	__u32	acked;		/* first transmissions acknowledged this echo round */
+	/*
+	 * The path's own sequence: transmissions on this slot so far (each
+	 * record keeps its copy's, txpkt.pseq), and of the first transmissions
+	 * on the current entropy value known delivered, the newest one's
+	 * (valid once del_valid). A path does not reorder: what was sent on it
+	 * MROCE_PATH_DUPTHRESH before that and is not delivered is lost (loss.c).
+	 */
+	__u16	tx_pseq;
+	__u16	del_pseq;
+	bool	del_valid;
+	__u64	del_sent_us;	/* when that newest delivered one was sent */
+	__u64	lost_sent_us;	/* when the newest first transmission counted in lost was sent */
 };
+
+/*
+ * A queue has built on the path's route: its RTT is over twice its lowest.
+ * Its losses are then congestion (a full queue drops, whatever the ports),
+ * not a failing route (moving the slot would only churn), nor random loss
+ * (resending into the queue at full rate would only overflow it more).
+ */
+static inline bool mroce_path_queued(const struct mroce_path *p)
+{
+	return p->min_rtt_us && p->srtt_us > 2 * p->min_rtt_us + 20;
+}
 
 /*
  * The way back for the peer's path slot i: ACKs and NACKs that echo slot i
@@ -133,10 +159,11 @@ struct mroce_txpkt {
 	 * races to a full queue and the QP lives.
 	 */
 	__u8	tmo;
-	__u8	timer_lost;	/* the current PKT_LOST was a timer's verdict */
 	__u8	path;
-	__u8	gbn;	/* queued again only because go-back-N resends everything after a gap */
+	__u8	timer_lost:1;	/* the current PKT_LOST was a timer's verdict */
+	__u8	gbn:1;	/* queued again only because go-back-N resends everything after a gap */
 	__u16	entropy;	/* the path's entropy value when sent (losses charge only that) */
+	__u16	pseq;		/* the path's sequence of this copy (mroce_path.tx_pseq) */
 };
 
 _Static_assert(sizeof(struct mroce_txpkt) == 32, "a ring of 1024 per QP: keep it small");
@@ -186,6 +213,7 @@ struct mroce_qp {
 	__u64			rack_sent_us;	/* and when it was sent */
 	__u64			rack_timer_us;	/* next time a hole may turn into a loss (0: none) */
 	__u32			nlost;		/* records in PKT_LOST */
+	__u32			nsacked;	/* records in PKT_SACKED (delivered, beyond snd_una) */
 	__u64			last_progress_us;
 	__u32			rto_us;		/* current, with backoff */
 	__u32			rto_floor_us;	/* raised by timeouts proven spurious (ack.c) */

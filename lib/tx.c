@@ -325,6 +325,7 @@ static int tx_resend(struct mroce_qp *qp, __u64 now, int *sent)
 		if (psn == qp->snd_una && rec->retx && !rec->gbn)
 			tx_head_copies(qp, psn, rec);
 		rec->entropy = qp->paths[rec->path].entropy;
+		rec->pseq = qp->paths[rec->path].tx_pseq++;
 		if (!rec->gbn)
 			rec->retx++;
 		rec->tmo += rec->timer_lost;
@@ -370,7 +371,7 @@ static void tx_account_new(struct mroce_qp *qp, const struct mroce_txpkt *rec, _
 /* Send new packets while the window allows. */
 static void tx_new(struct mroce_qp *qp, __u64 now, int *sent)
 {
-	while (*sent < TX_BURST && qp->snd_nxt - qp->snd_una < mroce_cc_window(qp)) {
+	while (*sent < TX_BURST && mroce_window_open(qp)) {
 		struct mroce_txpkt next = { .state = PKT_INFLIGHT, .sent_us = now, .tx_seq = qp->tx_seq };
 		struct mroce_txpkt *rec;
 
@@ -385,6 +386,7 @@ static void tx_new(struct mroce_qp *qp, __u64 now, int *sent)
 		}
 		qp->paths[rec->path].sent++;
 		rec->entropy = qp->paths[rec->path].entropy;
+		rec->pseq = qp->paths[rec->path].tx_pseq++;
 		if (qp->snd_nxt == qp->snd_una)
 			qp->last_progress_us = now;	/* the timer starts with the first packet */
 		qp->snd_nxt++;
