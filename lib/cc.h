@@ -65,6 +65,34 @@ static inline __u32 mroce_cc_window(const struct mroce_qp *qp)
 	return qp->cc->window(qp);
 }
 
+/* PSNs a QP may have beyond snd_una: the largest window the peer's receive window takes. */
+#define MROCE_SPAN_MAX	(MROCE_RXWIN_PSNS - 64)
+
+/*
+ * A new packet may go out: fewer than the window are in flight, counted as
+ * RFC 6675's pipe (sent and neither known delivered nor declared lost, so a
+ * hole being repaired does not stall the window behind it), and its PSN is
+ * within the span the receiver's window takes. Once the head of the window
+ * has been lost again after being resent, through a queue (the path it was
+ * resent on has one: mroce_path_queued), resends are not getting through
+ * a full queue, with no congestion control to say so: the window counts
+ * from the head again, as if every PSN since were in flight, so that new
+ * packets wait and the resends get the route. Random loss builds no queue
+ * and never closes the window so.
+ */
+static inline bool mroce_window_open(const struct mroce_qp *qp)
+{
+	const struct mroce_txpkt *head = &qp->pkts[qp->snd_una & (MROCE_PKT_RING - 1)];
+	__u32 span = qp->snd_nxt - qp->snd_una, cw = mroce_cc_window(qp);
+
+	if (span >= MROCE_SPAN_MAX)
+		return false;
+	if (span && (head->retx >= 2 || (head->retx && head->state == PKT_LOST)) &&
+	    head->path < qp->attr.paths && mroce_path_queued(&qp->paths[head->path]))
+		return span < cw;
+	return span - qp->nsacked - qp->nlost < cw;
+}
+
 /* Helpers the window-based algorithms share (cc.c). */
 struct mroce_cc_epoch {
 	__u64	epoch_us;	/* start of the current epoch (about one RTT) */

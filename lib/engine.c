@@ -106,7 +106,7 @@ static bool qp_next_timer(struct mroce_qp *qp, __u64 now, __u64 *next)
 	}
 	if (qp->nlost)
 		return true;
-	if (qp->snd_nxt - qp->snd_una < mroce_cc_window(qp)) {
+	if (mroce_window_open(qp)) {
 		struct mroce_txpkt rec;
 
 		if (mroce_next_new(qp, &rec))

@@ -74,7 +74,7 @@ static int qp_attr_fill(struct mroce_dev *dev, const struct mroce_qp_attr *attr,
 	a.max_rd_atomic = DFLT(a.max_rd_atomic, 16);
 	a.mtu = DFLT(a.mtu, dev->attr.mtu);
 	if (a.sq_depth > 65536 || a.rq_depth > 65536 || a.paths > 256 ||
-	    a.max_inflight > MROCE_RXWIN_PSNS - 64 || a.rto_low_us > a.rto_high_us ||
+	    a.max_inflight > MROCE_SPAN_MAX || a.rto_low_us > a.rto_high_us ||
 	    a.retry_cnt > 255 || a.mtu < 256 || a.mtu > MROCE_FRAME_MAX - sizeof(struct ethhdr) ||
 	    a.ack_every > MROCE_RXWIN_PSNS / 2 || (a.udp_sport && a.udp_sport < 49152))
 		return -EINVAL;

@@ -733,8 +733,14 @@ static void test_dead_path_retired(void **state)
 	       (unsigned long long)p.da->stats.paths_retired, (unsigned long long)p.da->stats.retx_pkts);
 	/* That path, and only it, was replaced... */
 	assert_int_equal(p.da->stats.paths_retired, 1);
-	/* ...after no more than two windows' share of its packets were lost on it. */
-	assert_true(p.net->a.dead_drops <= 2 * 256 / 4);
+	/*
+	 * ...after no more than three windows' share of its packets were lost
+	 * on it. (The window counts what is in flight, not the span from the
+	 * oldest hole: the other paths keep sending while the dead one's holes
+	 * are repaired, so more leaves in the same few round trips than two
+	 * spans' worth, which was the bound before.)
+	 */
+	assert_true(p.net->a.dead_drops <= 3 * 256 / 4);
 	free(w);
 	pair_close(&p);
 }
