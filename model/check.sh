@@ -63,9 +63,14 @@ run() {
 # Fixed rules (the default). Safety: every workload, both completion modes,
 # and dying responders, in one exhaustive search (init picks the configuration).
 run safety           ok  safety       -DCFG_SAFETY
-# Liveness under weak fairness.
-run healthy          ok  ltl:healthy  -DCFG_HEALTHY
-run dead             ok  ltl:dead     -DCFG_DEAD
+# Liveness under weak fairness: every configuration without early losses,
+# and the richest ones with one (a loss the path rule or RACK declares,
+# right or wrong), which multiplies the states by ten.
+run healthy          ok  ltl:healthy  -DCFG_HEALTHY -DEARLY=0
+run healthy-early    ok  ltl:healthy  -DWL=1 -DORDERED=1
+run healthy-early-u  ok  ltl:healthy  -DWL=7 -DORDERED=0
+run dead             ok  ltl:dead     -DCFG_DEAD -DEARLY=0
+run dead-early       ok  ltl:dead     -DWL=1 -DDEAD=2
 run deadfail         ok  ltl:deadfail -DCFG_DEADFAIL
 
 # The C rules before each fix: SPIN must find a counterexample.
@@ -76,6 +81,7 @@ run bug4-rnr-per-packet     cex safety      -DWL=2 -DBUG_RNR_PER_PACKET
 run bug5-read-slots         cex ltl:healthy -DWL=5 -DBUG_READ_SLOTS
 run bug8-send-done-on-sack  cex safety      -DWL=4 -DBUG_SEND_DONE_ON_SACK
 run bug8-recv-err-early     cex safety      -DWL=3 -DBUG_RECV_ERR_EARLY
+run bug-early-counts        cex ltl:healthy -DWL=6 -DRETRY=1 -DBUG_EARLY_COUNTS
 wait
 
 pass=0 fail=0 states=0

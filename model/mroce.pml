@@ -49,6 +49,9 @@
 #ifndef TMAX
 #define TMAX 24		/* bound on timer events (dead-peer property) */
 #endif
+#ifndef EARLY
+#define EARLY 1		/* losses declared early, right or wrong (a path's sequence, RACK) */
+#endif
 
 #ifndef PSN0
 #define PSN0 13		/* QP 0's first PSN (absolute; the wire carries it modulo 16) */
@@ -57,7 +60,10 @@
 #define PSN1 14		/* QP 1's */
 #endif
 
-#define WIN 4		/* max_inflight: PSNs in flight per QP */
+#define WIN 4		/* MROCE_SPAN_MAX: PSNs beyond snd_una per QP */
+#ifndef PIPE
+#define PIPE 3		/* the window (cwnd <= max_inflight < SPAN_MAX): records in flight */
+#endif
 #define CAP 8		/* packets one direction of the network holds */
 #define NWMAX 3
 #define NRMAX 2
@@ -125,12 +131,17 @@ byte rnrwaits[2];		/* ghost: RNR timer periods so far */
 byte rnre[2];			/* RNR waits begun (mod 256): rnr_count */
 /*
  * rec_retx: the record's resends after a timer declared it lost, which
- * retry_cnt bounds (qp.h's rec->tmo; the model declares losses only by
- * timer and RNR NACK, so it is also the record's resend count, rec->retx).
+ * retry_cnt bounds (qp.h's rec->tmo). rec_early: its current LOST was
+ * declared early (a path's sequence or RACK: loss.c), not by a timer, so
+ * its resend is not a timer's retry (qp.h's rec->timer_lost clear).
  */
 byte rec_st[16], rec_wqe[16], rec_off[16], rec_retx[16];
-bool rec_gbn[16];
+bool rec_gbn[16], rec_early[16];
 #define R(q, p)	((q) * 8 + ((p) & 7))	/* ring of 8 records >= WIN */
+#define INF1(i)	(rec_st[i] == INFL -> 1 : 0)
+/* the pipe (cc.h, mroce_window_open): records sent, neither known delivered nor lost */
+#define INFLIGHT(q)	(INF1((q)*8) + INF1((q)*8+1) + INF1((q)*8+2) + INF1((q)*8+3) + \
+			 INF1((q)*8+4) + INF1((q)*8+5) + INF1((q)*8+6) + INF1((q)*8+7))
 
 /* receive window of each QP (for the peer's PSN space) */
 byte rbase[2];
@@ -186,7 +197,7 @@ typedef Pkt {
 };
 Pkt net[16];
 byte nq[2];
-byte loss_left = LOSS, dup_left = DUPS;
+byte loss_left = LOSS, dup_left = DUPS, early_left = EARLY;
 hidden Pkt tp, rp;		/* scratch: packet being built / being received */
 hidden byte h_i, h_j, h_k, h_p, h_res, h_why, h_q;
 hidden byte h_b, h_prog;
@@ -506,6 +517,18 @@ inline next_new(q)
 	fi
 }
 
+/*
+ * An early loss's resend is not a timer's retry (tx.c: rec->tmo counts only
+ * timer_lost copies). BUG_EARLY_COUNTS: it is, so a packet the path rule
+ * (or RACK) took for lost while it only lagged, and then one real loss,
+ * exhaust retry_cnt = 2 on a healthy link.
+ */
+#ifdef BUG_EARLY_COUNTS
+#define EARLY_FREE(i)	0
+#else
+#define EARLY_FREE(i)	rec_early[i]
+#endif
+
 /* tx.c: mroce_qp_tx (tx_resend, then tx_new) */
 inline qp_tx(q)
 {
@@ -516,27 +539,27 @@ inline qp_tx(q)
 		:: up[q] && h_p != nxt[q] ->
 			h_q = R(q, h_p);
 			if
-			:: rec_st[h_q] == LOST && !rec_gbn[h_q] && rec_retx[h_q] >= RETRY ->
+			:: rec_st[h_q] == LOST && !rec_gbn[h_q] && !EARLY_FREE(h_q) && rec_retx[h_q] >= RETRY ->
 				fail_wqe_of(q, h_q, ST_RETRY)
-			:: rec_st[h_q] == LOST && !(!rec_gbn[h_q] && rec_retx[h_q] >= RETRY) ->
+			:: rec_st[h_q] == LOST && !(!rec_gbn[h_q] && !EARLY_FREE(h_q) && rec_retx[h_q] >= RETRY) ->
 				send_psn(q, h_p);
 				h_q = R(q, h_p);
-				if :: !rec_gbn[h_q] -> rec_retx[h_q]++ :: else -> skip fi;
-				rec_gbn[h_q] = 0; rec_st[h_q] = INFL
+				if :: !rec_gbn[h_q] && !EARLY_FREE(h_q) -> rec_retx[h_q]++ :: else -> skip fi;
+				rec_gbn[h_q] = 0; rec_early[h_q] = 0; rec_st[h_q] = INFL
 			:: else -> skip
 			fi;
 			h_p++
 		:: else -> break
 		od;
 		do
-		:: up[q] && nxt[q] - una[q] < WIN ->
+		:: up[q] && nxt[q] - una[q] < WIN && INFLIGHT(q) < PIPE ->
 			next_new(q);
 			if
 			:: !h_b -> break
 			:: else ->
 				h_q = R(q, nxt[q]);
 				rec_st[h_q] = INFL; rec_wqe[h_q] = h_i; rec_off[h_q] = h_p;
-				rec_retx[h_q] = 0; rec_gbn[h_q] = 0;
+				rec_retx[h_q] = 0; rec_gbn[h_q] = 0; rec_early[h_q] = 0;
 				if
 				:: h_i >= JOB -> jemit[h_i - JOB]++
 				:: else ->
@@ -794,7 +817,7 @@ inline handle_ack(q)
 			fi;
 #endif
 			rec_st[h_q] = FREE; rec_wqe[h_q] = 0; rec_off[h_q] = 0; rec_retx[h_q] = 0;
-			rec_gbn[h_q] = 0;
+			rec_gbn[h_q] = 0; rec_early[h_q] = 0;
 			una[q]++; h_prog = 1
 		:: else -> break
 		od;
@@ -1017,6 +1040,32 @@ inline rto_fire(q)
 }
 
 /*
+ * A loss declared early (loss.c: a packet 3 places later on the same path
+ * arrived, or RACK's order and time): any record in flight, at any time,
+ * right or wrong. Wrong means the path reordered more than the rules allow
+ * (or a timing assumption failed): the packet is resent although it
+ * arrives, and the receiver takes the copy as a duplicate. Not a timer's
+ * verdict, so it does not count toward retry_cnt.
+ */
+#define EARLY_DUE(q)	(up[q] && alive[q] && early_left > 0 && ANYREC(q, INFL))
+
+inline early_loss(q)
+{
+	early_left--;
+	h_p = una[q];
+	do
+	:: h_p != nxt[q] && rec_st[R(q, h_p)] == INFL ->
+		if
+		:: true -> rec_st[R(q, h_p)] = LOST; rec_early[R(q, h_p)] = 1; break
+		:: true -> h_p++
+		fi
+	:: h_p != nxt[q] && rec_st[R(q, h_p)] != INFL -> h_p++
+	:: h_p == nxt[q] -> break
+	od;
+	dirty[q] = 1
+}
+
+/*
  * The response-progress timer (fix of defect 2): a READ whose request is
  * acknowledged waits on its response. It expires once the response stream
  * is quiet and the responder holds no job for it (a live responder's own
@@ -1087,6 +1136,8 @@ end:	do
 		fi }
 	/* RTO */
 	:: atomic { RTO_DUE(me) -> rto_fire(me) }
+	/* a loss found early, right or wrong */
+	:: atomic { EARLY_DUE(me) -> early_loss(me) }
 	/* the RNR timer runs out */
 	:: atomic { QUIET(me) && rnrw[me] -> ntimer++; assert(ntimer <= TMAX);
 		rnrw[me] = 0; rnrwaits[me]++; dirty[me] = 1 }
