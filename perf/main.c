@@ -166,9 +166,10 @@ static int post_data(struct perf *p, struct conn *c, enum mroce_wr_opcode op, __
 static struct conn *conn_of(struct perf *p, __u32 qpn, bool *ctl)
 {
 	for (__u32 i = 0; i < p->nconns; i++) {
-		if (!p->conns[i].qp)
+		if (!p->conns[i].cqp)
 			continue;	/* a server slot not in use */
-		if (mroce_qp_num(p->conns[i].qp) == qpn || mroce_qp_num(p->conns[i].cqp) == qpn) {
+		if ((p->conns[i].qp && mroce_qp_num(p->conns[i].qp) == qpn) ||
+		    mroce_qp_num(p->conns[i].cqp) == qpn) {
 			*ctl = mroce_qp_num(p->conns[i].cqp) == qpn;
 			return &p->conns[i];
 		}
@@ -273,23 +274,34 @@ static int server(struct perf *p)
 			struct conn *c = NULL;
 			__u32 i;
 
+			/*
+			 * A connection is its control QP, greeted at once, then its
+			 * data QP, which the client connects only once greeted: so
+			 * the next handshake after a control QP is its data QP's.
+			 */
 			for (i = 0; i < PERF_MAX_QPS && !c; i++)
+				if (p->conns[i].cqp && !p->conns[i].qp)
+					c = &p->conns[i];
+			for (i = c ? i : 0; i < PERF_MAX_QPS && !c; i++)
 				if (!p->conns[i].qp && !p->conns[i].cqp)
 					c = &p->conns[i];
 			i--;
-			if (!c || (err = mroce_accept(l, &attr, 10000, &c->cqp)) ||
-			    (err = mroce_accept(l, &attr, 10000, &c->qp))) {
-				fprintf(stderr, "mroce-perf: accept: %s\n", c ? strerror(-err) : "too many connections");
-				if (c && c->cqp)
+			if (c && c->cqp) {
+				if ((err = mroce_accept(l, &attr, 10000, &c->qp))) {
+					fprintf(stderr, "mroce-perf: accept: %s\n", strerror(-err));
 					mroce_destroy_qp(c->cqp);
-				if (c)
 					c->cqp = NULL;
+				} else {
+					for (int r = 0; r < RX_DEPTH; r++)
+						post_data_recv(p, c, PERF_MAX_SIZE);
+					closing[i] = 0;
+				}
+			} else if (!c || (err = mroce_accept(l, &attr, 10000, &c->cqp))) {
+				fprintf(stderr, "mroce-perf: accept: %s\n", c ? strerror(-err) : "too many connections");
 			} else {
 				conn_bufs(p, c, i);
 				for (__u64 s = 0; s < CTL_SLOTS; s++)
 					post_ctl_recv(p, c, s);
-				for (int r = 0; r < RX_DEPTH; r++)
-					post_data_recv(p, c, PERF_MAX_SIZE);
 				send_ctl(p, c, &hello);
 				closing[i] = 0;
 			}
@@ -533,16 +545,24 @@ static int client(struct perf *p)
 		struct conn *c = &p->conns[i];
 
 		conn_bufs(p, c, i);
-		if ((err = mroce_connect(p->dev, a->addr, a->port, &attr, 10000, &c->cqp)) ||
-		    (err = mroce_connect(p->dev, a->addr, a->port, &attr, 10000, &c->qp)))
+		/*
+		 * The server takes the first QP it accepts for control and
+		 * greets on it; its accepts return handshakes in the order they
+		 * complete, and a handshake's last TCP segment may be resent
+		 * (the CM runs over the same lossy network). So the data QP is
+		 * connected only once the greeting came on the control QP.
+		 */
+		if ((err = mroce_connect(p->dev, a->addr, a->port, &attr, 10000, &c->cqp)))
 			return die("connect", err);
 		p->nconns = i + 1;
 		for (__u64 s = 0; s < CTL_SLOTS; s++)
 			post_ctl_recv(p, c, s);
-		for (int r = 0; r < RX_DEPTH; r++)
-			post_data_recv(p, c, PERF_MAX_SIZE);
 		if ((err = wait_ctl(p, c, MSG_HELLO, &c->peer)))
 			return die("hello", err);
+		if ((err = mroce_connect(p->dev, a->addr, a->port, &attr, 10000, &c->qp)))
+			return die("connect", err);
+		for (int r = 0; r < RX_DEPTH; r++)
+			post_data_recv(p, c, PERF_MAX_SIZE);
 		{	/* and ours, where the server's pongs land */
 			struct msg me = { .type = MSG_HELLO, .addr = (__u64)(unsigned long)p->region,
 					  .len = REGION, .rkey = mroce_mr_rkey(p->mr) };
