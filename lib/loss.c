@@ -74,7 +74,6 @@ static bool path_gap(const struct mroce_qp *qp, const struct mroce_txpkt *rec)
 	const struct mroce_path *p = &qp->paths[rec->path];
 	__u16 d = (__u16)(p->del_pseq - rec->pseq);
 
-
 	return rec->path < qp->attr.paths && p->entropy == rec->entropy && p->del_valid &&
 	       d >= MROCE_PATH_DUPTHRESH && d < 0x8000 &&
 	       p->del_sent_us >= rec->sent_us + mroce_path_reo_us(qp, p);
@@ -98,16 +97,6 @@ static __u32 rack_thresh(const struct mroce_qp *qp, const struct mroce_txpkt *re
 
 		if (own > t)
 			t = own;
-		/*
-		 * Nothing sent on the path after it has arrived yet: the path
-		 * is slow for now (its ACKs ride sprayed ways back, so its RTT
-		 * varies by theirs), or dead, which the scoreboard and the
-		 * head's timer see to; had anything later on it arrived,
-		 * path_gap would have found the loss already. So wait twice as
-		 * long before taking it for lost.
-		 */
-		if (!p->del_valid || (__s16)(p->del_pseq - rec->pseq) <= 0)
-			t *= 2;
 	}
 	return t;
 }

@@ -133,11 +133,11 @@ static void path_totals(const struct mroce_qp *qp, struct path_totals *t)
 		t->marks += p->marks;
 		t->echoes += p->echoes;
 		if (p->sent && !path_losing(p)) {
+			__u64 known = p->del_sent_us - mroce_path_reo_us(qp, p);
+
 			t->all_losing = false;
 			t->good_sent += p->sent;
 			t->good_lost += p->lost;
-			__u64 known = p->del_sent_us - mroce_path_reo_us(qp, p);
-
 			if (p->del_valid && (!t->good_known_us || known < t->good_known_us))
 				t->good_known_us = known;
 		}
@@ -182,10 +182,11 @@ void mroce_path_head_lost(struct mroce_qp *qp, const struct mroce_txpkt *rec)
  * nothing is retired on loss at all. The yardstick is the good paths, not
  * all the others: when most of a QP's paths hash onto a dead route, the
  * others' rate is mostly the dead ones' and no dead path would stand out.
- * Nor is a path whose losses are congestion (mroce_path_queued). And over the same time: each path's losses are found by its own later
- * deliveries (loss.c), so a burst at a shared queue shows on one path
- * before the others; they are compared once every good path's losses are
- * known for what it sent up to the path's newest loss.
+ * Nor is a path whose losses are congestion (mroce_path_queued). And the
+ * comparison is over the same time: each path's losses are found by its
+ * own later deliveries (loss.c), so a burst at a shared queue shows on one
+ * path before the others; they are compared once every good path's losses
+ * are known for what it sent up to the path's newest loss.
  */
 static bool path_lossy(const struct mroce_path *p, const struct path_totals *t)
 {
