@@ -252,7 +252,7 @@ static int server(struct perf *p)
 		   .rq_depth = 256, .paths = 4);
 	struct msg hello = { .type = MSG_HELLO, .addr = (__u64)(unsigned long)p->region,
 			     .len = REGION, .rkey = mroce_mr_rkey(p->mr) };
-	double closing[PERF_MAX_QPS] = {}, last_work = now_s();
+	double closing[PERF_MAX_QPS] = {}, greeted[PERF_MAX_QPS] = {}, last_work = now_s();
 	__u32 test = 0, size = 0;
 	struct mroce_listener *l;
 	int err;
@@ -279,9 +279,18 @@ static int server(struct perf *p)
 			 * data QP, which the client connects only once greeted: so
 			 * the next handshake after a control QP is its data QP's.
 			 */
-			for (i = 0; i < PERF_MAX_QPS && !c; i++)
-				if (p->conns[i].cqp && !p->conns[i].qp)
+			for (i = 0; i < PERF_MAX_QPS && !c; i++) {
+				if (!p->conns[i].cqp || p->conns[i].qp)
+					continue;
+				if (now - greeted[i] <= 10) {
 					c = &p->conns[i];
+					continue;
+				}
+				/* a client that never connected its data QP (its connect gives up after 10 s) */
+				mroce_destroy_qp(p->conns[i].cqp);
+				memset(&p->conns[i], 0, sizeof(p->conns[i]));
+				closing[i] = 0;
+			}
 			for (i = c ? i : 0; i < PERF_MAX_QPS && !c; i++)
 				if (!p->conns[i].qp && !p->conns[i].cqp)
 					c = &p->conns[i];
@@ -303,6 +312,7 @@ static int server(struct perf *p)
 				for (__u64 s = 0; s < CTL_SLOTS; s++)
 					post_ctl_recv(p, c, s);
 				send_ctl(p, c, &hello);
+				greeted[i] = now;
 				closing[i] = 0;
 			}
 			last_work = now;
