@@ -80,6 +80,31 @@ def stop(p):
             procs.remove((q, log))
 
 
+def target_rows(rounds, targets):
+    """The rows of a targets table: (text, measure(round), met(x), unit) each, judged on the median
+    of the rounds' measures; returns (rows, every target met)."""
+    rows, met_all = [], True
+    for text, f, ok, unit in targets:
+        xs = [x for x in (f(r) for r in rounds) if x is not None]
+        m = statistics.median(xs) if xs else None
+        met = m is not None and ok(m)
+        met_all &= met
+        rows.append(f"| {text} | {'n/a' if m is None else f'{m:.2f}{unit}'} | "
+                    f"{', '.join(f'{x:.2f}' for x in xs)} | {'met' if met else 'missed'} |")
+    return rows, met_all
+
+
+def replace_section(path, begin, end, text):
+    """Put text in place of the report's section between the begin and end markers (or append it)."""
+    old = open(path).read() if os.path.exists(path) else ""
+    if begin in old and end in old:
+        new = old[:old.index(begin)] + text.rstrip("\n") + old[old.index(end) + len(end):]
+    else:
+        new = old.rstrip("\n") + "\n\n" + text
+    with open(path, "w") as f:
+        f.write(new)
+
+
 def cleanup():
     for p, _ in list(procs):
         stop(p)

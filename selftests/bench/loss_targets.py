@@ -17,7 +17,7 @@ the median of the rounds' ratios and every round's. Timeouts are mroce's
 Prints each target as met or missed; with --out, replaces the section between
 <!-- targets: loss_targets.py --> and <!-- /targets loss --> of the report.
 """
-import argparse, os, signal, statistics, sys, time
+import argparse, os, signal, sys, time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import bench as B  # noqa: E402  (the fabric, the servers, the tools' paths)
@@ -78,14 +78,8 @@ def report(rounds):
          "per loss rate mroce (the library's defaults), mroce go-back-N on one path and iperf3 "
          "interleaved. A ratio is the median of the rounds'.\n",
          "| target | measured (median) | each round | met |", "|---|---|---|---|"]
-    met_all = True
-    for text, f, ok, unit in targets():
-        xs = [x for x in (f(r) for r in rounds) if x is not None]
-        m = statistics.median(xs) if xs else None
-        met = m is not None and ok(m)
-        met_all &= met
-        L.append(f"| {text} | {'n/a' if m is None else f'{m:.2f}{unit}'} | "
-                 f"{', '.join(f'{x:.2f}' for x in xs)} | {'met' if met else 'missed'} |")
+    rows, met_all = B.target_rows(rounds, targets())
+    L += rows
     L.append("")
     L.append("| round | loss | mroce Gbit/s (kept) | timeouts / packets sent | resent | "
              "go-back-N Gbit/s (kept) | TCP Gbit/s (kept) |")
@@ -126,13 +120,7 @@ def main():
         if l.startswith("|"):
             print(l)
     if a.out:
-        old = open(a.out).read() if os.path.exists(a.out) else ""
-        if BEGIN in old and END in old:
-            new = old[:old.index(BEGIN)] + text.rstrip("\n") + old[old.index(END) + len(END):]
-        else:
-            new = old.rstrip("\n") + "\n\n" + text
-        with open(a.out, "w") as f:
-            f.write(new)
+        B.replace_section(a.out, BEGIN, END, text)
         print(f"loss_targets: section written to {a.out}")
 
 

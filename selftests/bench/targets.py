@@ -20,7 +20,7 @@ Prints each target as met or missed with the median of the rounds' ratios and
 every round's ratio; with --out, replaces the section between
 <!-- targets: targets.py --> and <!-- /targets --> of the report (or appends it).
 """
-import argparse, json, os, re, signal, statistics, sys, time
+import argparse, json, os, re, signal, sys, time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import bench as B  # noqa: E402  (the namespaces, the servers, the tools' paths)
@@ -110,15 +110,8 @@ def report(rounds, mtu):
          "contenders interleaved, mroce with the library's defaults (`mroce-perf client --test T --size S`), "
          "CPU over all CPUs from /proc/stat. The ratio is the median of the rounds'.\n",
          "| target | measured (median) | each round | met |", "|---|---|---|---|"]
-    met_all = True
-    for name, text, f, ok, unit in targets():
-        xs = [f(r) for r in rounds]
-        xs = [x for x in xs if x is not None]
-        m = statistics.median(xs) if xs else None
-        met = m is not None and ok(m)
-        met_all &= met
-        L.append(f"| {text} | {'n/a' if m is None else f'{m:.2f}{unit}'} | "
-                 f"{', '.join(f'{x:.2f}' for x in xs)} | {'met' if met else 'missed'} |")
+    rows, met_all = B.target_rows(rounds, [t[1:] for t in targets()])
+    L += rows
     L.append("")
     L.append("| round | mroce WRITE Gbit/s, CPU s/GB | the same on device memory (XDP places, `--memory dm`) | "
              "iperf3 Gbit/s, CPU s/GB | mroce READ Gbit/s | "
@@ -161,13 +154,7 @@ def main():
         if l.startswith("|"):
             print(l)
     if a.out:
-        old = open(a.out).read() if os.path.exists(a.out) else ""
-        if begin in old and end in old:
-            new = old[:old.index(begin)] + text.rstrip("\n") + old[old.index(end) + len(end):]
-        else:
-            new = old.rstrip("\n") + "\n\n" + text
-        with open(a.out, "w") as f:
-            f.write(new)
+        B.replace_section(a.out, begin, end, text)
         print(f"targets: section written to {a.out}")
 
 
