@@ -467,7 +467,7 @@ int mroce_xdp(struct xdp_md *ctx)
 			 * let it through so user space acknowledges again. Plain
 			 * duplicates (the network's) die here.
 			 */
-			if (!(pkt.bth->flags & mroce_be16(MROCE_F_RETX)))
+			if (!(pkt.bth->flags & MROCE_F_RETX))
 				return drop(MROCE_STAT_DUPLICATE);
 			/* One ACK answers them all; a flood of copies needs no more. */
 			if (!retx_due(qpn))

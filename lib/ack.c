@@ -175,6 +175,7 @@ void mroce_handle_ack(struct mroce_qp *qp, const struct mroce_hdr *h, __u64 now)
 		qp->paths[h->path].echoes++;
 		qp->paths[h->path].marks += h->ecn_ce;
 	}
+	mroce_grant_heard(qp, h);
 	progress = ack_cum(qp, h->cum_psn, now);
 	progress |= ack_sack(qp, h, now);
 	/*
@@ -192,6 +193,8 @@ void mroce_handle_ack(struct mroce_qp *qp, const struct mroce_hdr *h, __u64 now)
 		qp->rto_us = mroce_rto_base(qp, inflight);
 		qp->timeouts = 0;
 	}
+	if (mroce_psack_holes(qp, h))
+		mroce_cc_on_loss(qp, now);
 	mroce_rack_detect(qp, now);
 }
 

@@ -8,6 +8,8 @@
 #ifndef MROCE_CC_H
 #define MROCE_CC_H
 
+#include <stdint.h>
+
 #include "engine.h"
 
 struct mroce_cc_ops {
@@ -60,9 +62,29 @@ static inline void mroce_cc_on_path_retired(struct mroce_qp *qp)
 		qp->cc->on_path_retired(qp);
 }
 
+/*
+ * The receiver's rate grant (rate.c) as a window: what the granted rate
+ * delivers in the QP's smoothed RTT, rounded up, at least 2 packets; 0: no
+ * grant. (The receiver grants less while a queue stands, so it drains.)
+ */
+static inline __u32 mroce_grant_window(const struct mroce_qp *qp)
+{
+	__u32 hint = qp->st.rate_hint_kbps, rtt = qp->srtt_us;
+	__u64 bytes;
+
+	if (!hint || !rtt || !qp->payload_max)
+		return 0;
+	bytes = (__u64)hint * rtt / 8000;	/* kbit/s x us = bits / 1000 */
+	bytes = (bytes + qp->payload_max - 1) / qp->payload_max;
+	return bytes < 2 ? 2 : bytes > UINT32_MAX ? UINT32_MAX : (__u32)bytes;
+}
+
+/* Packets the QP may have in flight: its congestion control's window, within the grant. */
 static inline __u32 mroce_cc_window(const struct mroce_qp *qp)
 {
-	return qp->cc->window(qp);
+	__u32 w = qp->cc->window(qp), g = mroce_grant_window(qp);
+
+	return g && g < w ? g : w;
 }
 
 /* PSNs a QP may have beyond snd_una: the largest window the peer's receive window takes. */

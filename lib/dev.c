@@ -180,6 +180,7 @@ int mroce_dev_create(const struct mroce_port_ops *ops, void *port, struct mroce_
 	dev->udp_port = local->dport ? local->dport : MROCE_DEFAULT_PORT;
 	dev->local.dport = dev->udp_port;
 	memcpy(dev->attr.mac, local->src_mac, 6);
+	dev->grant.off = MROCE_OPT(opts, no_rate_grants, false);
 	if (faults) {
 		err = mroce_port_fault_new(ops, port, faults, &dev->stats.faults, &dev->port);
 		if (err) {

@@ -74,6 +74,17 @@ static inline __u32 mroce_path_reo_us(const struct mroce_qp *qp, const struct mr
 void mroce_path_head_lost(struct mroce_qp *qp, const struct mroce_txpkt *rec);
 #define MROCE_HEAD_COPIES	3	/* a head lost twice goes out on this many more slots (tx.c) */
 
+/* psack.c: per-path selective ACKs */
+struct mroce_rxpath;
+void mroce_psack_mark(struct mroce_rxpath *r, __u16 pseq);
+void mroce_psack_fill(const struct mroce_qp *qp, __u8 slot, struct mroce_hdr *h);
+__u32 mroce_psack_holes(struct mroce_qp *qp, const struct mroce_hdr *h);
+
+/* rate.c: receiver-driven rate grants */
+void mroce_grant_rx(struct mroce_qp *qp, const struct mroce_hdr *h, __u32 bytes, bool ce, __u64 now);
+__u32 mroce_grant_of(const struct mroce_qp *qp);
+void mroce_grant_heard(struct mroce_qp *qp, const struct mroce_hdr *ack);
+
 /* comp.c: completions */
 void mroce_complete_sq(struct mroce_qp *qp);
 void mroce_complete_rq(struct mroce_qp *qp);

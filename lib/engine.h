@@ -22,6 +22,23 @@
 #include "port.h"
 #include "qp.h"
 
+/*
+ * The receiver's grants (rate.c): its inbound link shared among the peers
+ * sending to it, measured in epochs of MROCE_GRANT_EPOCH_US.
+ */
+struct mroce_grant {
+	__u64	epoch_us;	/* start of the current epoch */
+	__u64	bytes;		/* payload bytes that arrived in it */
+	__u64	queue_sum_us;	/* queueing delay of its packets, summed */
+	__u32	pkts, ce;	/* its data packets, and how many were CE-marked */
+	__u32	epoch;		/* epochs so far */
+	__u32	active;		/* senders the grant is shared among (0: no grant) */
+	__u32	cap_kbps;	/* inbound rate measured while congested: the link's */
+	__u32	grant_kbps;	/* each active sender's share (0: no grant) */
+	__u32	calm;		/* epochs since the last congested one */
+	bool	off;		/* mroce_dev_opts.no_rate_grants */
+};
+
 struct mroce_dev {
 	pthread_mutex_t		lock;
 	const struct mroce_port_ops *ops;	/* the port, or the fault injector wrapping it */
@@ -47,6 +64,7 @@ struct mroce_dev {
 	__u32			rr_qp;		/* QPN the next progress round starts at */
 	bool			tx_refused;	/* the port had no transmit buffer (this QP's turn) */
 	__u64			test_rng;	/* nonzero: a test's repeatable random stream (testhook.c) */
+	struct mroce_grant	grant;		/* rate grants to the peers sending to us */
 };
 
 /* Create a device over any port (the AF_XDP one, or a simulated wire). */

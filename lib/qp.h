@@ -57,7 +57,20 @@ struct mroce_path {
 	__u16	del_pseq;
 	bool	del_valid;
 	__u64	del_sent_us;	/* when that newest delivered one was sent */
+	/* the newest hole in the peer's per-path SACK already acted on (psack.c) */
+	__u16	hole_pseq;
+	bool	hole_valid;
 	__u64	lost_sent_us;	/* when the newest first transmission counted in lost was sent */
+};
+
+/*
+ * What arrived on one of the peer's path slots (the per-path SACK, psack.c):
+ * one past the newest pseq, and bit i: pseq next - 1 - i arrived.
+ */
+struct mroce_rxpath {
+	__u16	next;
+	bool	valid;
+	__u64	bits[MROCE_PSACK_WORDS];
 };
 
 /*
@@ -266,6 +279,10 @@ struct mroce_qp {
 	__u64			ack_due_us;	/* 0: no ACK pending */
 	__u32			ts_echo;
 	__u16			ecn_ce, ecn_pkts;
+	struct mroce_rxpath	rxpaths[MROCE_MAX_PATHS];	/* per-path SACKs of the peer's slots */
+	__u64			grant_last_us;	/* receiving: its last data packet (rate.c) */
+	__s32			owd_base;	/* lowest one-way delay seen (clock offset included) */
+	bool			owd_valid;
 	__u32			gbn_nak_psn;	/* go-back-N: gap already reported */
 	bool			gbn_nak_sent;
 	bool			ack_now;

@@ -201,6 +201,9 @@ void mroce_engine_rx(void *ctx, const void *frame, __u32 len, __u32 placed_len)
 	}
 	mroce_ret_heard(qp, h.path,
 			mroce_be16(((const mroce_udphdr_t *)((const __u8 *)frame + pkt.l4_off))->source));
+	/* Duplicates too: the sender learns what each of its paths delivered, copies included. */
+	mroce_psack_mark(&qp->rxpaths[h.path], h.pseq);
+	mroce_grant_rx(qp, &h, h.payload_len, pkt.ecn == 3, now);
 	if (!rx_window(qp, &h))
 		return;
 	qp->ecn_pkts++;

@@ -48,6 +48,8 @@ int mroce_emit(struct mroce_qp *qp, struct mroce_hdr *h, const struct mroce_sge 
 	h->ts = (__u32)dev->ops->now_us(dev->port);
 	/* ACKs and NACKs carry the peer's slot they echo, and leave on its way back. */
 	h->path = path;
+	/* Data: every copy sent on a slot takes the slot's next sequence number. */
+	h->pseq = ack ? 0 : qp->paths[path].tx_pseq;
 	hdr = mroce_frame_hdrs(buf, cap, &rt, h);
 	if (hdr < 0) {
 		dev->ops->tx_send(dev->port, buf, 0);	/* give the buffer back */
@@ -66,6 +68,8 @@ int mroce_emit(struct mroce_qp *qp, struct mroce_hdr *h, const struct mroce_sge 
 	dev->stats.tx_pkts++;
 	dev->stats.tx_bytes += (__u32)hdr + h->payload_len;
 	dev->ops->tx_send(dev->port, buf, (__u32)hdr + h->payload_len);
+	if (!ack)
+		qp->paths[path].tx_pseq++;
 	return 0;
 }
 
@@ -325,7 +329,7 @@ static int tx_resend(struct mroce_qp *qp, __u64 now, int *sent)
 		if (psn == qp->snd_una && rec->retx && !rec->gbn)
 			tx_head_copies(qp, psn, rec);
 		rec->entropy = qp->paths[rec->path].entropy;
-		rec->pseq = qp->paths[rec->path].tx_pseq++;
+		rec->pseq = (__u16)(qp->paths[rec->path].tx_pseq - 1);	/* mroce_emit's */
 		if (!rec->gbn)
 			rec->retx++;
 		rec->tmo += rec->timer_lost;
@@ -386,7 +390,7 @@ static void tx_new(struct mroce_qp *qp, __u64 now, int *sent)
 		}
 		qp->paths[rec->path].sent++;
 		rec->entropy = qp->paths[rec->path].entropy;
-		rec->pseq = qp->paths[rec->path].tx_pseq++;
+		rec->pseq = (__u16)(qp->paths[rec->path].tx_pseq - 1);	/* mroce_emit's */
 		if (qp->snd_nxt == qp->snd_una)
 			qp->last_progress_us = now;	/* the timer starts with the first packet */
 		qp->snd_nxt++;
@@ -422,6 +426,8 @@ void mroce_send_ack(struct mroce_qp *qp)
 		h.flags |= MROCE_F_ECN_ECHO;
 	h.ack_msn = qp->rq_head;
 	h.rwnd = MROCE_RXWIN_PSNS;
+	h.rate_kbps = qp->st.rate_grant_kbps = mroce_grant_of(qp);
+	mroce_psack_fill(qp, slot, &h);	/* the slot whose way back it takes */
 	if (mroce_emit(qp, &h, NULL, 0, 0, NULL, slot))
 		return;	/* no TX buffer: the ACK stays due */
 	mroce_echo_sent(qp, slot);

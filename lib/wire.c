@@ -61,6 +61,7 @@ int mroce_hdr_encode(void *buf, size_t size, const struct mroce_hdr *h)
 	PUT(p, struct mroce_bth, ts, h->ts);
 	PUT(p, struct mroce_bth, payload_len, h->payload_len);
 	PUT(p, struct mroce_bth, path, h->path);
+	PUT(p, struct mroce_bth, pseq, h->pseq);
 	p += sizeof(struct mroce_bth);
 
 	if (layout & MROCE_EXT_RETH) {
@@ -90,6 +91,12 @@ int mroce_hdr_encode(void *buf, size_t size, const struct mroce_hdr *h)
 		PUT(p, struct mroce_aeth, ecn_pkts, h->ecn_pkts);
 		PUT(p, struct mroce_aeth, msn, h->ack_msn);
 		PUT(p, struct mroce_aeth, rwnd, h->rwnd);
+		PUT(p, struct mroce_aeth, rate, h->rate_kbps);
+		PUT(p, struct mroce_aeth, pflags, h->pflags);
+		PUT(p, struct mroce_aeth, ppath, h->ppath);
+		PUT(p, struct mroce_aeth, ppsn_next, h->ppsn_next);
+		for (int i = 0; i < MROCE_PSACK_WORDS; i++)
+			put64(p + __builtin_offsetof(struct mroce_aeth, psack) + 8 * i, h->psack[i]);
 		p += sizeof(struct mroce_aeth);
 	}
 	if (layout & MROCE_EXT_NAK) {
@@ -117,6 +124,7 @@ void mroce_hdr_decode(const struct mroce_pkt *pkt, struct mroce_hdr *h)
 	h->ts = GET(b, struct mroce_bth, ts);
 	h->payload_len = GET(b, struct mroce_bth, payload_len);
 	h->path = GET(b, struct mroce_bth, path);
+	h->pseq = GET(b, struct mroce_bth, pseq);
 	if (pkt->reth) {
 		h->raddr = GET(pkt->reth, struct mroce_reth, raddr);
 		h->rkey = GET(pkt->reth, struct mroce_reth, rkey);
@@ -140,6 +148,12 @@ void mroce_hdr_decode(const struct mroce_pkt *pkt, struct mroce_hdr *h)
 		h->ecn_pkts = GET(a, struct mroce_aeth, ecn_pkts);
 		h->ack_msn = GET(a, struct mroce_aeth, msn);
 		h->rwnd = GET(a, struct mroce_aeth, rwnd);
+		h->rate_kbps = GET(a, struct mroce_aeth, rate);
+		h->pflags = GET(a, struct mroce_aeth, pflags);
+		h->ppath = GET(a, struct mroce_aeth, ppath);
+		h->ppsn_next = GET(a, struct mroce_aeth, ppsn_next);
+		for (int i = 0; i < MROCE_PSACK_WORDS; i++)
+			h->psack[i] = get64(a + __builtin_offsetof(struct mroce_aeth, psack) + 8 * i);
 	}
 	if (pkt->nak) {
 		h->nak_psn = GET(pkt->nak, struct mroce_naketh, psn);

@@ -41,7 +41,7 @@ struct fx_malformed {
 	int		want;
 };
 
-static inline void m_version(struct fx_frame *f) { fx_bth(f)->ver = 2; }
+static inline void m_version(struct fx_frame *f) { fx_bth(f)->ver = 1; }
 static inline void m_version0(struct fx_frame *f) { fx_bth(f)->ver = 0; }
 static inline void m_opcode0(struct fx_frame *f) { fx_bth(f)->opcode = 0; }
 static inline void m_opcode_atomic(struct fx_frame *f) { fx_bth(f)->opcode = 0x20; }
@@ -92,8 +92,8 @@ static inline void m_read_len(struct fx_frame *f)
 
 	set_be32(p + sizeof(struct mroce_deth), (1 << 20) - 4096 + 1);
 }
-static inline void m_first_wrong(struct fx_frame *f) { set_be16(&fx_bth(f)->flags, MROCE_F_FIRST); }
-static inline void m_last_wrong(struct fx_frame *f) { set_be16(&fx_bth(f)->flags, MROCE_F_LAST); }
+static inline void m_first_wrong(struct fx_frame *f) { fx_bth(f)->flags = MROCE_F_FIRST; }
+static inline void m_last_wrong(struct fx_frame *f) { fx_bth(f)->flags = MROCE_F_LAST; }
 static inline void m_first_missing(struct fx_frame *f)
 {
 	struct mroce_deth *d = fx_ext(f);
@@ -108,7 +108,7 @@ static inline void m_ip_version(struct fx_frame *f) { ip4(f)->version = 5; }
 static inline void m_ihl_short(struct fx_frame *f) { ip4(f)->ihl = 4; }
 /* Valid variants. */
 static inline void m_padding(struct fx_frame *f) { f->len += 18; }	/* Ethernet padding after IP */
-static inline void m_unknown_flag(struct fx_frame *f) { set_be16(&fx_bth(f)->flags, 0x8000); }
+static inline void m_unknown_flag(struct fx_frame *f) { fx_bth(f)->flags = 0x80; }
 static inline void m_ip_options(struct fx_frame *f)
 {
 	int l4 = fx_l4_off(f);
@@ -133,7 +133,7 @@ static inline void m_vlan2(struct fx_frame *f) { vlan_tags(f, 2); }
 static inline void m_vlan3(struct fx_frame *f) { vlan_tags(f, 3); }
 
 static const struct fx_malformed fx_malformed[] = {
-	{ "version 2",		MROCE_OP_WRITE,	AF_INET,  m_version,	  MROCE_STAT_BAD_VERSION },
+	{ "version 1",		MROCE_OP_WRITE,	AF_INET,  m_version,	  MROCE_STAT_BAD_VERSION },
 	{ "version 0",		MROCE_OP_ACK,	AF_INET6, m_version0,	  MROCE_STAT_BAD_VERSION },
 	{ "opcode 0",		MROCE_OP_WRITE,	AF_INET,  m_opcode0,	  MROCE_STAT_BAD_OPCODE },
 	{ "opcode atomic",	MROCE_OP_WRITE,	AF_INET6, m_opcode_atomic, MROCE_STAT_BAD_OPCODE },

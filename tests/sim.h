@@ -300,7 +300,7 @@ static bool sim_xdp_drops(struct mroce_dev *dev, const void *frame, __u32 len)
 	if (v == MROCE_RXWIN_BEYOND)
 		return true;
 	if (v == MROCE_RXWIN_DUP)
-		return !(pkt.bth->flags & mroce_be16(MROCE_F_RETX));
+		return !(pkt.bth->flags & MROCE_F_RETX);
 	return (qp->flow->flags & MROCE_FLOW_GO_BACK_N) && psn != qp->flow->rx_base;
 }
 

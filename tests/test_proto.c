@@ -28,6 +28,7 @@ static void random_hdr(struct mroce_hdr *h, __u8 opcode)
 	h->msn = (__u32)rnd64();
 	h->token = rnd64();
 	h->ts = (__u32)rnd64();
+	h->pseq = (__u16)rand();
 	if (layout & MROCE_EXT_RETH) {
 		h->raddr = rnd64();
 		h->rkey = (__u32)rnd64();
@@ -51,6 +52,12 @@ static void random_hdr(struct mroce_hdr *h, __u8 opcode)
 		h->ecn_pkts = (__u16)rand();
 		h->ack_msn = (__u32)rnd64();
 		h->rwnd = (__u32)rnd64();
+		h->rate_kbps = (__u32)rnd64();
+		h->pflags = (__u8)rand();
+		h->ppath = (__u8)rand();
+		h->ppsn_next = (__u16)rand();
+		for (int i = 0; i < MROCE_PSACK_WORDS; i++)
+			h->psack[i] = rnd64();
 	}
 	if (layout & MROCE_EXT_NAK) {
 		h->nak_psn = (__u32)rnd64();

@@ -221,7 +221,7 @@ static __always_inline int mroce_parse_mb(const void *data, const void *data_end
 	if (pkt->deth) {
 		const struct mroce_deth *d = pkt->deth;
 		__u32 msg_len, off, span;
-		__u16 flags = mroce_be16(pkt->bth->flags);
+		__u8 flags = pkt->bth->flags;
 
 		if ((const void *)(d + 1) > data_end)
 			return MROCE_STAT_BAD_LENGTH;

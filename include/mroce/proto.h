@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * MetaRoCE wire protocol, version 1: the one source of truth shared by the
+ * MetaRoCE wire protocol, version 2: the one source of truth shared by the
  * XDP program (bpf/), the library (lib/) and the tests. docs/protocol.md
  * explains every field and rule; keep both in step.
  *
@@ -16,7 +16,7 @@
 #define __always_inline inline __attribute__((always_inline))
 #endif
 
-#define MROCE_VERSION		1	/* wire protocol version */
+#define MROCE_VERSION		2	/* wire protocol version (1: before per-path sequences) */
 /* Between RoCEv2 (4791) and Ultra Ethernet (4793); configurable at attach. */
 #define MROCE_DEFAULT_PORT	4792
 
@@ -30,7 +30,7 @@ enum mroce_opcode {
 	MROCE_OP_ACK		= 0x10,
 	MROCE_OP_NACK		= 0x11,
 	/*
-	 * Reserved, rejected as unknown by version 1 receivers:
+	 * Reserved, rejected as unknown by version 2 receivers:
 	 * 0x20-0x2f atomics (compare-and-swap, fetch-and-add),
 	 * 0x30-0x3f congestion control (probes, credit grants).
 	 */
@@ -43,21 +43,21 @@ enum mroce_opcode {
 #define MROCE_F_RETX		0x0008	/* retransmission of an earlier PSN */
 #define MROCE_F_SOLICITED	0x0010	/* completion should wake the receiver */
 #define MROCE_F_ECN_ECHO	0x0020	/* ACK: CE marks were seen (see aeth.ecn_ce) */
-#define MROCE_F_KNOWN		0x003f	/* other bits: senders send 0, receivers ignore */
+#define MROCE_F_KNOWN		0x3f	/* other bits: senders send 0, receivers ignore */
 
 /* Base transport header: in every packet, right after UDP. 32 bytes. */
 struct mroce_bth {
 	__u8	ver;		/* MROCE_VERSION */
 	__u8	opcode;		/* enum mroce_opcode */
-	__be16	flags;		/* MROCE_F_* */
+	__u8	flags;		/* MROCE_F_* */
+	__u8	path;		/* sender's path slot (which entropy value): pseq's space */
 	__be32	dqpn;		/* destination queue pair number */
 	__be32	psn;		/* packet sequence number (ACK/NACK: sender's next PSN) */
 	__be32	msn;		/* message sequence number of the request this packet serves */
 	__be64	token;		/* per-connection secret agreed at setup */
 	__be32	ts;		/* sender clock in microseconds, echoed by ACKs for RTT */
 	__be16	payload_len;	/* bytes after the opcode's extension headers */
-	__u8	path;		/* sender's path slot (which entropy value), diagnostic */
-	__u8	rsvd;		/* zero */
+	__be16	pseq;		/* data: the path slot's own sequence, one per packet sent on it */
 } __attribute__((packed));
 
 /* RDMA extension: remote memory target (WRITE, WRITE_IMM, READ_REQ). 16 bytes. */
@@ -92,7 +92,14 @@ struct mroce_rreqeth {
  */
 #define MROCE_SACK_WORDS	15
 
-/* ACK extension. 140 bytes. */
+/* Per-path selective ACK: 256 bits, the newest first (MetaRoCE's per-path SACK). */
+#define MROCE_PSACK_WORDS	4
+#define MROCE_PSACK_BITS	(64 * MROCE_PSACK_WORDS)
+
+/* aeth.pflags */
+#define MROCE_PF_VALID		0x01	/* the per-path SACK fields describe slot ppath */
+
+/* ACK extension. 180 bytes. */
 struct mroce_aeth {
 	__be32	cum_psn;	/* every PSN before this one has been placed */
 	__be32	ts_echo;	/* bth.ts of the newest packet this ACK covers */
@@ -102,6 +109,13 @@ struct mroce_aeth {
 	__be16	ecn_pkts;	/* data packets that arrived since the last ACK */
 	__be32	msn;		/* messages completed at the receiver so far */
 	__be32	rwnd;		/* PSNs the receiver can still take beyond cum_psn */
+	/* the receiver's grant to this sender, kbit/s: its share of the inbound link; 0: none */
+	__be32	rate;
+	__u8	pflags;		/* MROCE_PF_* */
+	__u8	ppath;		/* the sender's path slot the per-path SACK describes */
+	__be16	ppsn_next;	/* one past the newest bth.pseq that arrived on slot ppath */
+	/* bit i of word w (LSB first) set: pseq ppsn_next - 1 - (64 * w + i) arrived */
+	__be64	psack[MROCE_PSACK_WORDS];
 } __attribute__((packed));
 
 enum mroce_nak_code {
@@ -121,7 +135,7 @@ struct mroce_naketh {
 	__be32	psn;		/* offending PSN (PSN_SEQ: first missing PSN) */
 	__be32	msn;		/* message the NACK refers to */
 	__u8	code;		/* enum mroce_nak_code */
-	__u8	flags;		/* MROCE_NAKF_*; senders of version 1 before it send 0 */
+	__u8	flags;		/* MROCE_NAKF_* */
 	__u8	rsvd[2];	/* zero */
 	__be32	ts_echo;	/* bth.ts of the packet refused: which copy of it (RNR waits) */
 } __attribute__((packed));
@@ -133,12 +147,15 @@ _Static_assert(__builtin_offsetof(struct mroce_bth, msn) == 12, "bth.msn");
 _Static_assert(__builtin_offsetof(struct mroce_bth, token) == 16, "bth.token");
 _Static_assert(__builtin_offsetof(struct mroce_bth, ts) == 24, "bth.ts");
 _Static_assert(__builtin_offsetof(struct mroce_bth, payload_len) == 28, "bth.payload_len");
+_Static_assert(__builtin_offsetof(struct mroce_bth, pseq) == 30, "bth.pseq");
 _Static_assert(sizeof(struct mroce_reth) == 16, "reth layout");
 _Static_assert(sizeof(struct mroce_deth) == 8, "deth layout");
 _Static_assert(sizeof(struct mroce_immeth) == 4, "immeth layout");
 _Static_assert(sizeof(struct mroce_rreqeth) == 4, "rreqeth layout");
-_Static_assert(sizeof(struct mroce_aeth) == 140, "aeth layout");
+_Static_assert(sizeof(struct mroce_aeth) == 180, "aeth layout");
 _Static_assert(__builtin_offsetof(struct mroce_aeth, sack) == 8, "aeth.sack");
+_Static_assert(__builtin_offsetof(struct mroce_aeth, rate) == 140, "aeth.rate");
+_Static_assert(__builtin_offsetof(struct mroce_aeth, psack) == 148, "aeth.psack");
 _Static_assert(sizeof(struct mroce_naketh) == 16, "naketh layout");
 
 /* Which extension headers follow the BTH, in this order, for an opcode. */

@@ -51,6 +51,8 @@ struct mroce_dev_opts {
 	__u16			udp_port;	/* 0: MROCE_DEFAULT_PORT */
 	__u32			umem_frames;	/* power of two, 64..8192; 0: 8192 frames of 4 KiB */
 	const struct mroce_faults *test_faults;	/* NULL: no fault injection */
+	/* grant no rates to senders (they rely on their own congestion control alone) */
+	bool			no_rate_grants;
 	size_t			:0;
 };
 
@@ -280,6 +282,9 @@ struct mroce_qp_stats {
 	__u32	paths;			/* path slots sprayed over */
 	__u32	worst_path_srtt_us;	/* slowest path slot's smoothed RTT */
 	__u64	returns_moved;		/* ways back (ACK ports) moved after the peer moved a path */
+	__u64	psack_lost;		/* packets the peer's per-path SACKs proved lost */
+	__u32	rate_hint_kbps;		/* the peer's latest rate grant to us (0: none) */
+	__u32	rate_grant_kbps;	/* our latest grant to the peer (0: none) */
 };
 MROCE_API int mroce_qp_query_stats(struct mroce_qp *qp, struct mroce_qp_stats *stats);
 MROCE_API __u32 mroce_qp_num(const struct mroce_qp *qp);

@@ -34,6 +34,7 @@ struct mroce_hdr {
 	__u64	token;
 	__u32	ts;
 	__u32	payload_len;
+	__u16	pseq;		/* data: the path slot's sequence (mroce_emit fills it) */
 	/* RETH */
 	__u64	raddr;
 	__u32	rkey;
@@ -50,6 +51,11 @@ struct mroce_hdr {
 	__u16	ecn_pkts;
 	__u32	ack_msn;
 	__u32	rwnd;
+	__u32	rate_kbps;	/* receiver's grant, 0: none */
+	__u8	pflags;		/* MROCE_PF_* */
+	__u8	ppath;
+	__u16	ppsn_next;
+	__u64	psack[MROCE_PSACK_WORDS];
 	/* NAK */
 	__u32	nak_psn;
 	__u32	nak_msn;

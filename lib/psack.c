@@ -1,0 +1,136 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Per-path selective ACKs (MetaRoCE's per-path sequence and 256-bit SACK).
+ *
+ * Every copy a sender puts on one of its path slots carries the slot's
+ * next sequence number (bth.pseq, mroce_emit). The receiver keeps, per
+ * slot of its peer, the newest pseq that arrived and which of the 256
+ * before it did, duplicates and payload-less probes included, and every
+ * ACK carries that record for the slot of the packet it answers. A slot's
+ * route does not reorder, so for the sender a copy MROCE_PATH_DUPTHRESH or
+ * more places behind the newest arrival on its slot that did not arrive
+ * is lost: it is resent at once, with no allowance in time and no timer.
+ * This sees what the connection SACK cannot: a lost resend, a lost probe,
+ * a copy whose PSN another copy already delivered.
+ */
+#include <string.h>
+
+#include "cc.h"
+#include "eng_int.h"
+
+/* Move every bit n places older (towards higher indices); what falls off is forgotten. */
+static void psack_shift(__u64 bits[MROCE_PSACK_WORDS], __u32 n)
+{
+	__u32 w = n / 64, b = n % 64;
+
+	for (int j = MROCE_PSACK_WORDS - 1; j >= 0; j--) {
+		int src = j - (int)w;
+		__u64 v = 0;
+
+		if (src >= 0) {
+			v = bits[src] << b;
+			if (b && src > 0)
+				v |= bits[src - 1] >> (64 - b);
+		}
+		bits[j] = v;
+	}
+}
+
+/* Receiver: a data packet (new or duplicate) with sequence pseq arrived on the peer's slot. */
+void mroce_psack_mark(struct mroce_rxpath *r, __u16 pseq)
+{
+	__s16 d = (__s16)(pseq - r->next);
+
+	if (!r->valid || d >= 0) {
+		if (!r->valid || d >= MROCE_PSACK_BITS - 1)
+			memset(r->bits, 0, sizeof(r->bits));
+		else
+			psack_shift(r->bits, (__u32)d + 1);
+		r->bits[0] |= 1;
+		r->next = (__u16)(pseq + 1);
+		r->valid = true;
+		return;
+	}
+	if ((__u32)(-d - 1) < MROCE_PSACK_BITS) {
+		__u32 i = (__u32)(-d - 1);
+
+		r->bits[i / 64] |= 1ULL << (i % 64);
+	}
+}
+
+/* Receiver: the per-path SACK of the peer's slot an ACK carries. */
+void mroce_psack_fill(const struct mroce_qp *qp, __u8 slot, struct mroce_hdr *h)
+{
+	const struct mroce_rxpath *r = &qp->rxpaths[slot];
+
+	if (!r->valid)
+		return;
+	h->pflags = MROCE_PF_VALID;
+	h->ppath = slot;
+	h->ppsn_next = r->next;
+	memcpy(h->psack, r->bits, sizeof(h->psack));
+}
+
+static bool psack_has(const struct mroce_hdr *h, __u32 i)
+{
+	return h->psack[i / 64] >> (i % 64) & 1;
+}
+
+/* The newest place, DUPTHRESH or more behind the newest arrival, that did not arrive. */
+static int psack_newest_hole(const struct mroce_hdr *h)
+{
+	for (__u32 w = 0; w < MROCE_PSACK_WORDS; w++) {
+		__u64 missing = ~h->psack[w];
+
+		if (w == 0)
+			missing &= ~((1ULL << MROCE_PATH_DUPTHRESH) - 1);
+		if (missing)
+			return (int)(64 * w + (__u32)__builtin_ctzll(missing));
+	}
+	return -1;
+}
+
+/*
+ * Sender: what an ACK's per-path SACK proves lost. Only copies on the
+ * slot's current entropy value count (an older route's may still be on
+ * their way), and only news: a hole newer than the newest one acted on.
+ * Returns the packets declared lost.
+ */
+__u32 mroce_psack_holes(struct mroce_qp *qp, const struct mroce_hdr *h)
+{
+	struct mroce_path *p;
+	__u16 newest, hole;
+	__u32 lost = 0;
+	int i;
+
+	if (!(h->pflags & MROCE_PF_VALID) || h->ppath >= qp->attr.paths)
+		return 0;
+	p = &qp->paths[h->ppath];
+	newest = (__u16)(h->ppsn_next - 1);
+	/* a sequence the slot never sent is no evidence (a stale or forged ACK) */
+	if ((__s16)(p->tx_pseq - h->ppsn_next) < 0 || !psack_has(h, 0))
+		return 0;
+	i = psack_newest_hole(h);
+	if (i < 0)
+		return 0;
+	hole = (__u16)(newest - (__u32)i);
+	if (p->hole_valid && (__s16)(hole - p->hole_pseq) <= 0)
+		return 0;
+	p->hole_pseq = hole;
+	p->hole_valid = true;
+	for (__u32 psn = qp->snd_una; psn != qp->snd_nxt; psn++) {
+		struct mroce_txpkt *rec = PKT(qp, psn);
+		__u16 d = (__u16)(newest - rec->pseq);
+
+		if (rec->state != PKT_INFLIGHT || rec->gbn || rec->path != h->ppath ||
+		    rec->entropy != p->entropy || d < MROCE_PATH_DUPTHRESH ||
+		    d >= MROCE_PSACK_BITS || psack_has(h, d))
+			continue;
+		rec->state = PKT_LOST;
+		mroce_path_loss(qp, rec);
+		qp->nlost++;
+		qp->st.psack_lost++;
+		lost++;
+	}
+	return lost;
+}

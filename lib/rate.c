@@ -1,0 +1,120 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Receiver-driven rate grants (MetaRoCE's receiver rate hints).
+ *
+ * A receiver is where an incast meets: it sees every sender's packets, so
+ * it can share its inbound link among them at once, where senders each on
+ * their own would take many round trips of ECN or delay signals to find
+ * their share. Per epoch (MROCE_GRANT_EPOCH_US) the device counts the data
+ * bytes that arrived, the QPs they came to, their CE marks and their
+ * queueing delay (one-way delay above the lowest seen per QP: the clocks'
+ * offset cancels). An epoch with a congestion signal and two or more
+ * senders measured the link at full use: its arrival rate is the link's
+ * rate, and each sender is granted an equal share. Calm epochs grow the
+ * grant by a quarter (a sender that used less left room; a window grows
+ * back as in slow start, not in one step), and after MROCE_GRANT_CALM of
+ * them it is withdrawn. Every ACK carries the grant
+ * (aeth.rate, kbit/s); a sender keeps no more in flight than the grant
+ * over its RTT (cc.h), whatever its congestion control allows, so it
+ * moves to its share with the first ACK. One sender alone is never
+ * granted: its own congestion control is all it needs.
+ */
+#include "cc.h"
+#include "eng_int.h"
+
+#define MROCE_GRANT_EPOCH_US	200	/* a few fabric RTTs: enough packets to measure */
+#define MROCE_GRANT_QUEUE_US	100	/* mean queueing delay that counts as congestion */
+#define MROCE_GRANT_CALM	32	/* calm epochs before the grant is withdrawn */
+
+/*
+ * Senders sharing the link: QPs with data in the last 4 epochs, or in the
+ * last two queueing delays (a FIFO holding one sender's burst for that long
+ * starves the others' arrivals meanwhile).
+ */
+static __u32 grant_senders(const struct mroce_dev *dev, __u64 queue_us, __u64 now)
+{
+	__u64 span = 4 * MROCE_GRANT_EPOCH_US + 2 * queue_us;
+	__u32 n = 0;
+
+	for (__u32 i = 0; i < MROCE_MAX_QPS; i++) {
+		const struct mroce_qp *qp = dev->qps[i];
+
+		n += qp && qp->state == MROCE_QPS_RTS && qp->grant_last_us &&
+		     now - qp->grant_last_us <= span;
+	}
+	return n;
+}
+
+/*
+ * An epoch ended. Congested with two or more senders: the arrival rate
+ * was the link's, and the grant is an equal share of it, less what drains
+ * the queue (RCP's rule, with the queueing delay measured where it is):
+ * the link's rate times T / (T + queueing delay), T the delay aimed at,
+ * and no less than half of it: senders hold a window of the grant times
+ * their RTT, so the queue shrinks by that factor each round trip.
+ */
+static void grant_epoch_end(struct mroce_dev *dev, __u64 now)
+{
+	struct mroce_grant *g = &dev->grant;
+	__u64 len = now - g->epoch_us, queue_us = g->pkts ? g->queue_sum_us / g->pkts : 0;
+	bool congested = g->ce || queue_us > MROCE_GRANT_QUEUE_US;
+	__u32 n = congested && g->pkts && !g->off ? grant_senders(dev, queue_us, now) : 0;
+
+	if (len && n >= 2) {
+		__u64 kbps = g->bytes * 8 * 1000 / len, share;	/* bits per ms */
+
+		if (kbps > UINT32_MAX)
+			kbps = UINT32_MAX;
+		g->cap_kbps = g->cap_kbps ? (__u32)((3ULL * g->cap_kbps + kbps) / 4) : (__u32)kbps;
+		/* T / (T + queue), no less than a half: the queue halves each RTT */
+		share = queue_us > MROCE_GRANT_QUEUE_US ? (__u64)g->cap_kbps / 2 / n :
+			(__u64)g->cap_kbps * MROCE_GRANT_QUEUE_US / (MROCE_GRANT_QUEUE_US + queue_us) / n;
+		g->grant_kbps = share ? (__u32)share : 1;
+		g->active = n;
+		g->calm = 0;
+	} else if (g->grant_kbps && ++g->calm >= MROCE_GRANT_CALM) {
+		g->grant_kbps = g->cap_kbps = 0;
+		g->active = 0;
+	} else if (g->grant_kbps) {
+		__u64 more = (__u64)g->grant_kbps + g->grant_kbps / 4;
+
+		g->grant_kbps = more > UINT32_MAX ? UINT32_MAX : (__u32)more;
+	}
+	g->epoch++;
+	g->epoch_us = now;
+	g->bytes = g->queue_sum_us = 0;
+	g->pkts = g->ce = 0;
+}
+
+/* A data packet of bytes payload arrived on qp (placed or a duplicate). */
+void mroce_grant_rx(struct mroce_qp *qp, const struct mroce_hdr *h, __u32 bytes, bool ce, __u64 now)
+{
+	struct mroce_grant *g = &qp->dev->grant;
+	__s32 owd = (__s32)((__u32)now - h->ts);
+
+	if (now - g->epoch_us >= MROCE_GRANT_EPOCH_US)
+		grant_epoch_end(qp->dev, now);
+	if (!qp->owd_valid || owd < qp->owd_base) {
+		qp->owd_base = owd;
+		qp->owd_valid = true;
+	}
+	g->queue_sum_us += (__u32)(owd - qp->owd_base);
+	g->bytes += bytes;
+	g->pkts++;
+	g->ce += ce;
+	qp->grant_last_us = now;
+}
+
+/* The grant an ACK of qp carries: the share, if qp was sending lately. */
+__u32 mroce_grant_of(const struct mroce_qp *qp)
+{
+	const struct mroce_grant *g = &qp->dev->grant;
+
+	return qp->grant_last_us && g->active ? g->grant_kbps : 0;
+}
+
+/* Sender: the peer's grant, from an ACK. */
+void mroce_grant_heard(struct mroce_qp *qp, const struct mroce_hdr *ack)
+{
+	qp->st.rate_hint_kbps = ack->rate_kbps;
+}
