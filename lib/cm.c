@@ -159,9 +159,10 @@ static void sock_addr(const struct sockaddr_storage *ss, int *family, struct in6
 static int connect_peer(struct mroce_qp *qp, const __u8 *wire, int family, const struct in6_addr *addr)
 {
 	struct mroce_qp_info remote;
+	int err = mroce_qp_info_unpack(wire, &remote);
 
-	if (mroce_qp_info_unpack(wire, &remote))
-		return -EPROTO;
+	if (err)
+		return err == -MROCE_ERR_VERSION ? err : -EPROTO;
 	if (remote.family != family || memcmp(&remote.addr, addr, sizeof(*addr)))
 		return -EPERM;
 	return mroce_qp_connect(qp, &remote, NULL);
@@ -220,6 +221,7 @@ static void hs_fail(struct mroce_listener *l, struct hs *h, int err)
 	switch (err) {
 	case -EPERM:		st->refused_addr++; break;
 	case -EPROTO:		st->malformed++; break;
+	case -MROCE_ERR_VERSION:	st->bad_version++; break;
 	case -ETIMEDOUT:	st->timed_out++; break;
 	case -ECONNRESET:	st->closed++; break;
 	case -ECONNABORTED:	st->evicted++; break;

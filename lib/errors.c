@@ -18,6 +18,8 @@ static const char *const mroce_err_text[__MROCE_ERR_END - __MROCE_ERR_START] = {
 	[MROCE_ERR_FOREIGN_PROG - __MROCE_ERR_START] = "another XDP program is attached to the interface",
 	[MROCE_ERR_BAD_OBJ - __MROCE_ERR_START] = "BPF object does not hold a matching mroce program and maps",
 	[MROCE_ERR_ATTACHED - __MROCE_ERR_START] = "mroce datapath is already attached to the interface",
+	[MROCE_ERR_VERSION - __MROCE_ERR_START] =
+		"peer speaks another MetaRoCE wire protocol version (this library speaks version 2)",
 };
 
 int mroce_strerror(int err, char *buf, size_t size)

@@ -316,8 +316,10 @@ int mroce_qp_info_unpack(const __u8 in[MROCE_QP_INFO_WIRE_LEN], struct mroce_qp_
 	__u64 v64;
 	__u16 v16;
 
-	if (in[0] != 'M' || in[1] != MROCE_VERSION || (in[2] != 4 && in[2] != 6))
+	if (in[0] != 'M' || (in[2] != 4 && in[2] != 6))
 		return -EINVAL;
+	if (in[1] != MROCE_VERSION)
+		return -MROCE_ERR_VERSION;	/* a well-formed info of another version */
 	memset(info, 0, sizeof(*info));
 	info->family = in[2] == 6 ? AF_INET6 : AF_INET;
 	memcpy(&v32, in + 4, 4); info->qpn = mroce_be32(v32);

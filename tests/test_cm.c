@@ -508,8 +508,11 @@ static void test_connect_malformed_answers(void **state)
 	f.answer[0] = 'X';				/* magic */
 	assert_int_equal(fake_connect(e, &f, 2000), -EPROTO);
 	info_wire(f.answer, LOOP);
-	f.answer[1]++;					/* version */
-	assert_int_equal(fake_connect(e, &f, 2000), -EPROTO);
+	f.answer[1] = 1;				/* a version 1 server */
+	assert_int_equal(fake_connect(e, &f, 2000), -MROCE_ERR_VERSION);
+	info_wire(f.answer, LOOP);
+	f.answer[1]++;					/* a later version */
+	assert_int_equal(fake_connect(e, &f, 2000), -MROCE_ERR_VERSION);
 	info_wire(f.answer, LOOP);
 	f.answer_len = 20;				/* truncated, then closed */
 	assert_int_equal(fake_connect(e, &f, 2000), -ECONNRESET);
@@ -640,7 +643,7 @@ static void test_bad_handshakes(void **state)
 {
 	static const struct bad cases[] = {
 		{ "bad magic", 0, MROCE_QP_INFO_WIRE_LEN, false, false, false, -EPROTO },
-		{ "bad version", 1, MROCE_QP_INFO_WIRE_LEN, false, false, false, -EPROTO },
+		{ "a version 1 client", 1, MROCE_QP_INFO_WIRE_LEN, false, false, false, -MROCE_ERR_VERSION },
 		{ "bad family", 2, MROCE_QP_INFO_WIRE_LEN, false, false, false, -EPROTO },
 		{ "qpn 0", 7, MROCE_QP_INFO_WIRE_LEN, false, false, false, -EPROTO },
 		{ "truncated, closed", -1, 30, true, false, false, -ECONNRESET },
@@ -660,7 +663,7 @@ static void test_bad_handshakes(void **state)
 
 		info_wire(msg, LOOP);
 		if (b->mutate >= 0)
-			msg[b->mutate] ^= b->mutate == 7 ? 5 : 0x55;	/* qpn 5 -> 0 */
+			msg[b->mutate] ^= b->mutate == 7 ? 5 : b->mutate == 1 ? 3 : 0x55;	/* qpn 5 -> 0, version 2 -> 1 */
 		assert_int_equal(send(fd, msg, b->len, MSG_NOSIGNAL), (ssize_t)b->len);
 		if (b->close_after)
 			close(fd);
@@ -685,7 +688,8 @@ static void test_bad_handshakes(void **state)
 			close(fd);
 		}
 	}
-	assert_int_equal(lstats(e).malformed, 6);
+	assert_int_equal(lstats(e).malformed, 5);
+	assert_int_equal(lstats(e).bad_version, 1);
 	assert_int_equal(lstats(e).closed, 3);
 }
 

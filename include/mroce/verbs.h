@@ -304,7 +304,8 @@ struct mroce_qp_info {
 #define MROCE_QP_INFO_WIRE_LEN	56
 MROCE_API int mroce_qp_local_info(struct mroce_qp *qp, const struct in6_addr *local_addr,
 				  int family, struct mroce_qp_info *info);
-/* Serialise for exchange over any channel, and back (-EINVAL if malformed). */
+/* Serialise for exchange over any channel, and back (-EINVAL if malformed,
+ * -MROCE_ERR_VERSION if it is another wire protocol version's). */
 MROCE_API void mroce_qp_info_pack(const struct mroce_qp_info *info, __u8 out[MROCE_QP_INFO_WIRE_LEN]);
 MROCE_API int mroce_qp_info_unpack(const __u8 in[MROCE_QP_INFO_WIRE_LEN], struct mroce_qp_info *info);
 
@@ -389,12 +390,13 @@ struct mroce_listener_stats {
 	__u64	accepted;	/* handshakes completed */
 	__u64	failed;		/* handshakes closed unfinished, of which: */
 	__u64	refused_addr;	/*   the info named an address other than the TCP peer's */
-	__u64	malformed;	/*   bad magic, version or field; too long; wrong confirmation */
+	__u64	malformed;	/*   bad magic or field; too long; wrong confirmation */
 	__u64	timed_out;	/*   not finished MROCE_CM_HANDSHAKE_MS after arrival */
 	__u64	closed;		/*   the peer closed or reset mid-handshake */
 	__u64	evicted;	/*   dropped, the oldest, for a newer one beyond MROCE_CM_PENDING */
 	int	last_err;	/* negative errno of the latest failure, 0 if none */
 	__u32	pending;	/* handshakes in progress now */
+	__u64	bad_version;	/*   (failed) the peer speaks another wire version (MROCE_ERR_VERSION) */
 };
 MROCE_API int mroce_listener_stats(const struct mroce_listener *l, struct mroce_listener_stats *st);
 MROCE_API int mroce_connect(struct mroce_dev *dev, const char *addr, __u16 port,
