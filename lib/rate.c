@@ -23,7 +23,7 @@
 #include "eng_int.h"
 
 #define MROCE_GRANT_EPOCH_US	200	/* a few fabric RTTs: enough packets to measure */
-#define MROCE_GRANT_QUEUE_US	100	/* mean queueing delay that counts as congestion */
+#define MROCE_GRANT_QUEUE_US	200	/* mean queueing delay that counts as congestion */
 #define MROCE_GRANT_CALM	32	/* calm epochs before the grant is withdrawn */
 
 /*
@@ -50,7 +50,7 @@ static __u32 grant_senders(const struct mroce_dev *dev, __u64 queue_us, __u64 no
  * was the link's, and the grant is an equal share of it, less what drains
  * the queue (RCP's rule, with the queueing delay measured where it is):
  * the link's rate times T / (T + queueing delay), T the delay aimed at,
- * and no less than half of it: senders hold a window of the grant times
+ * and no less than 3/4 of it: senders hold a window of the grant times
  * their RTT, so the queue shrinks by that factor each round trip.
  */
 static void grant_epoch_end(struct mroce_dev *dev, __u64 now)
@@ -65,10 +65,20 @@ static void grant_epoch_end(struct mroce_dev *dev, __u64 now)
 
 		if (kbps > UINT32_MAX)
 			kbps = UINT32_MAX;
-		g->cap_kbps = g->cap_kbps ? (__u32)((3ULL * g->cap_kbps + kbps) / 4) : (__u32)kbps;
-		/* T / (T + queue), no less than a half: the queue halves each RTT */
-		share = queue_us > MROCE_GRANT_QUEUE_US ? (__u64)g->cap_kbps / 2 / n :
-			(__u64)g->cap_kbps * MROCE_GRANT_QUEUE_US / (MROCE_GRANT_QUEUE_US + queue_us) / n;
+		/*
+		 * A congested link delivers at its rate: the estimate follows
+		 * the arrivals up at once, and down only slowly, so that an
+		 * epoch congested by a host's scheduling rather than by the
+		 * link does not shrink it.
+		 */
+		if (kbps < g->cap_kbps - g->cap_kbps / 16)
+			kbps = g->cap_kbps - g->cap_kbps / 16;
+		g->cap_kbps = (__u32)kbps;
+		/* T / (T + queue), no less than 3/4: the queue shrinks so each RTT */
+		share = (__u64)g->cap_kbps * MROCE_GRANT_QUEUE_US / (MROCE_GRANT_QUEUE_US + queue_us);
+		if (share < (__u64)g->cap_kbps * 3 / 4)
+			share = (__u64)g->cap_kbps * 3 / 4;
+		share /= n;
 		g->grant_kbps = share ? (__u32)share : 1;
 		g->active = n;
 		g->calm = 0;

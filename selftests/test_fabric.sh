@@ -161,6 +161,76 @@ print('incast: senders ' + ', '.join(f'{r:.3f}' for r in rates) + f' Gbit/s; agg
 sys.exit(0 if agg >= 0.8 * 0.5 and jain >= 0.9 else 1)"
 }
 
+# Incast 8 to 1 (wire v2's receiver rate grants): hosts 1-8 WRITE 8 MiB each
+# to host 0 at once, through one 1 Gbit/s path with a 1 MiB buffer marking
+# ECN above 128 KiB, with library defaults (no sender congestion control:
+# the receiver's grants alone). From 1 ms after the first start (the
+# timelines' resolution; 2 RTTs are less) to the first finish, the
+# aggregate is >= 90% of the bottleneck; Jain's index over the senders'
+# rates >= 0.95; none starved (each >= half its fair share); every
+# transfer complete and intact.
+INCAST_N=8
+t_incast8() {
+	local s=8388608 i logs=() tls=() pids=() spid
+	f pin 0 0 >/dev/null && f path 0 rate=1g buffer=1m ecn=128k >/dev/null || return 1
+	rm -f "$TMP/srv.log" "$TMP/go"
+	bg h 0 "$RT" server --dev eth0 --addr "$(fab_ip 0)" --qps $INCAST_N --region $((INCAST_N * s + 4096)) \
+		>"$TMP/srv.log" 2>&1
+	spid=$!
+	wait_for "$TMP/srv.log" listening 30 || return 1
+	for i in $(seq 1 $INCAST_N); do
+		logs+=("$TMP/client$i.log")
+		tls+=("$TMP/tl$i")
+		bg h "$i" "$RT" client --dev eth0 --addr "$(fab_ip 0)" --stream $s --roff $(((i - 1) * s)) \
+			--region $s --go-file "$TMP/go" --timeline "$TMP/tl$i" >"$TMP/client$i.log" 2>&1
+		pids+=($!)
+		# One at a time: the server pairs each client's two QPs in order.
+		wait_for "$TMP/client$i.log" "streaming, ready" 30 || { cat "$TMP/client$i.log"; return 1; }
+	done
+	touch "$TMP/go"
+	local rc=0
+	for i in "${pids[@]}"; do wait "$i" || rc=1; done
+	wait "$spid" || rc=1
+	cat "${logs[@]}"
+	f stats
+	[ $rc -eq 0 ] || return 1
+	python3 - "${tls[@]}" "${logs[@]}" <<'PY'
+import re, sys
+n = len(sys.argv[1:]) // 2
+tls, logs = sys.argv[1:1 + n], sys.argv[1 + n:]
+runs = []
+for l in logs:
+    m = re.findall(r'stream qp \d+: (\d+) bytes start_ns (\d+) end_ns (\d+)', open(l).read())
+    assert len(m) == 1, (l, m)
+    runs.append(tuple(map(int, m[0])))
+rates = [b * 8 / (e - s) for b, s, e in runs]
+fair = 1.0 / n
+t0 = min(s for _, s, _ in runs) + 1e6
+t1 = min(e for _, _, e in runs)
+def acked_at(path, t):
+    prev = (0, 0)
+    for line in open(path):
+        f = line.split()
+        if not f:
+            continue
+        cur = (int(f[0]), int(f[1]))
+        if cur[0] >= t:
+            if cur[0] == prev[0] or prev == (0, 0):
+                return cur[1] if prev == (0, 0) else prev[1]
+            return prev[1] + (cur[1] - prev[1]) * (t - prev[0]) / (cur[0] - prev[0])
+        prev = cur
+    return prev[1]
+agg = sum(acked_at(p, t1) - acked_at(p, t0) for p in tls) * 8 / (t1 - t0)
+jain = sum(rates) ** 2 / (n * sum(r * r for r in rates))
+ok = agg >= 0.9 and jain >= 0.95 and min(rates) >= fair / 2
+print(f'incast {n} to 1: senders ' + ', '.join(f'{r:.3f}' for r in rates) +
+      f' Gbit/s; aggregate {agg:.3f} Gbit/s = {agg:.0%} of the 1 Gbit/s bottleneck from 1 ms on (>= 90%); '
+      f'Jain index {jain:.3f} (>= 0.95); slowest {min(rates) / fair:.2f} of its fair share (>= 0.5): '
+      + ('met' if ok else 'missed'))
+sys.exit(0 if ok else 1)
+PY
+}
+
 # Four flows from host 0 to host 1 whose source ports all hash onto path 2,
 # which runs at 100 Mbit/s: as single-path ECMP flows with fixed ports (as in
 # RoCEv2), and sprayed with the path scoreboard. The sprayed set must finish
@@ -212,7 +282,7 @@ PY
 }
 
 # A fresh fabric for every test (run_test in lib.sh); its figures always shown.
-fabric_setup() { fabric_create "$FAB" $HOSTS $PATHS 1500; }
+fabric_setup() { fabric_create "$FAB" "${TEST_HOSTS:-$HOSTS}" $PATHS 1500; }
 fabric_teardown() {
 	local p
 	fabric_destroy "$FAB"
@@ -226,7 +296,11 @@ FIGURES='^(client: (qp|stream)|recovery|incast|slow path|tcp:|path [0-9]+ down|t
 require_root test_fabric
 [ -x "$FABRIC_BIN" ] || { echo "FAIL: test_fabric: $FABRIC_BIN is not built (run make)"; exit 1; }
 if [ $# -gt 0 ]; then
-	for t in "$@"; do run_test "$t" "t_$t"; done
+	for t in "$@"; do
+		[ "$t" = incast8 ] && TEST_HOSTS=$((INCAST_N + 1))
+		run_test "$t" "t_$t"
+		TEST_HOSTS=
+	done
 else
 	run_test "every op, paths delayed 10/20/50/100 us" t_ops_mixed_delays
 	run_test "every op, 1% loss on mixed delays" t_ops_loss_1pct
@@ -234,6 +308,9 @@ else
 	run_test "kernel TCP through the same fabric" t_tcp_same_fabric
 	run_test "path down in the middle of a 384 MiB WRITE" t_path_down_mid_write
 	run_test "incast 3 to 1 through one 500 Mbit/s path" t_incast
+	TEST_HOSTS=$((INCAST_N + 1))
+	run_test "incast 8 to 1 through one 1 Gbit/s path, receiver grants" t_incast8
+	TEST_HOSTS=
 	run_test "slow path: spraying vs single-path ECMP" t_slow_path
 fi
 summary test_fabric

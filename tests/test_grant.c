@@ -216,9 +216,9 @@ static double incast(__u64 seed, bool grants)
 	assert_true(agg >= 0.9);
 	assert_true(jain >= 0.95);
 	assert_true(min * 2 >= max);
-	/* the receiver measured the link, shares it among all 8, and every sender heard */
+	/* the receiver measured the link, shares it among all 8 (7: one just finished), and every sender heard */
 	assert_in_range(p.db->grant.cap_kbps, 850000, 1150000);
-	assert_int_equal(p.db->grant.active, INCAST);
+	assert_in_range(p.db->grant.active, INCAST - 1, INCAST);
 	for (int i = 0; i < INCAST; i++)
 		assert_true(f->qa[i]->st.rate_hint_kbps > 0);
 	/*
