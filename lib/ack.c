@@ -18,6 +18,11 @@ void mroce_pkt_acked(struct mroce_qp *qp, struct mroce_txpkt *rec, __u64 now)
 	struct mroce_path *p = &qp->paths[rec->path];
 
 	qp->st.acked_bytes += rec->len;
+	if (p->entropy == rec->entropy) {
+		p->heard_us = now;
+		if (p->bad && rec->sent_us > p->bad_sent_us)
+			p->bad = false;		/* it delivers again: GOOD (paths.c) */
+	}
 	if (!rec->retx && !rec->gbn && p->entropy == rec->entropy && now >= rec->sent_us) {
 		__u32 rtt = (__u32)(now - rec->sent_us);
 
@@ -174,6 +179,8 @@ void mroce_handle_ack(struct mroce_qp *qp, const struct mroce_hdr *h, __u64 now)
 	if (h->path < qp->attr.paths) {
 		qp->paths[h->path].echoes++;
 		qp->paths[h->path].marks += h->ecn_ce;
+		if (h->ecn_ce)
+			mroce_path_marked(qp, h->path, now);
 	}
 	mroce_grant_heard(qp, h);
 	progress = ack_cum(qp, h->cum_psn, now);

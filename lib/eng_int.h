@@ -52,7 +52,9 @@ void mroce_qp_timers(struct mroce_qp *qp, __u64 now);
 __u64 mroce_read_due(const struct mroce_qp *qp);
 
 /* paths.c: the path scoreboard */
-__u8 mroce_pick_path(struct mroce_qp *qp);
+__u8 mroce_pick_path(struct mroce_qp *qp, __u64 now);
+void mroce_path_suspect(struct mroce_qp *qp, const struct mroce_txpkt *rec, __u32 thresh, __u64 now);
+void mroce_path_marked(struct mroce_qp *qp, __u8 slot, __u64 now);
 __u8 mroce_echo_slot(const struct mroce_qp *qp);
 void mroce_echo_sent(struct mroce_qp *qp, __u8 slot);
 void mroce_ret_heard(struct mroce_qp *qp, __u8 slot, __u16 sport);
@@ -63,13 +65,16 @@ void mroce_path_loss(struct mroce_qp *qp, const struct mroce_txpkt *rec);
 /*
  * How much later than a packet another one on the same path must have been
  * sent, and delivered, before the first counts lost: a quarter of the
- * path's RTT (the QP's while it has none), what a route's jitter may
- * reorder. So a path's losses are known for what it sent before
- * del_sent_us minus this.
+ * path's base RTT (its lowest; the QP's while it has none), what a route's
+ * jitter may reorder. Not of its smoothed RTT: a queue delays every packet
+ * alike and reorders none, and a FIFO's losses should not wait for it. So
+ * a path's losses are known for what it sent before del_sent_us minus this.
  */
 static inline __u32 mroce_path_reo_us(const struct mroce_qp *qp, const struct mroce_path *p)
 {
-	return (p->srtt_us ? p->srtt_us : qp->srtt_us) / 4 + 2;
+	__u32 base = p->min_rtt_us ? p->min_rtt_us : p->srtt_us ? p->srtt_us : qp->srtt_us;
+
+	return base / 4 + 2;
 }
 void mroce_path_head_lost(struct mroce_qp *qp, const struct mroce_txpkt *rec);
 #define MROCE_HEAD_COPIES	3	/* a head lost twice goes out on this many more slots (tx.c) */

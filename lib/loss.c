@@ -122,11 +122,15 @@ static __u32 rack_holes(struct mroce_qp *qp, __u64 now)
 		if (rec->state != PKT_INFLIGHT || (__s32)(qp->rack_seq - rec->tx_seq) <= 0)
 			continue;
 		thresh = rack_thresh(qp, rec);
-		if (path_gap(qp, rec) || (now >= rec->sent_us + thresh &&
+		bool gap = path_gap(qp, rec);
+
+		if (gap || (now >= rec->sent_us + thresh &&
 		    (qp->rack_seq - rec->tx_seq >= qp->attr.reorder_pkts ||
 		     qp->rack_sent_us + qp->srtt_us / 2 >= rec->sent_us))) {
 			rec->state = PKT_LOST;
 			mroce_path_loss(qp, rec);
+			if (!gap)
+				mroce_path_suspect(qp, rec, thresh, now);
 			qp->nlost++;
 			lost++;
 		} else if (!qp->rack_timer_us || rec->sent_us + thresh < qp->rack_timer_us) {

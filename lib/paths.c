@@ -6,12 +6,85 @@
 #include "cc.h"
 #include "eng_int.h"
 
-__u8 mroce_pick_path(struct mroce_qp *qp)
+/* How long an assumed-bad path waits between probes: its RTT, or the QP's. */
+static __u32 probe_gap(const struct mroce_qp *qp, const struct mroce_path *p)
 {
-	__u8 p = (__u8)(qp->next_path % qp->attr.paths);
+	__u32 rtt = p->srtt_us > qp->srtt_us ? p->srtt_us : qp->srtt_us;
 
+	return rtt ? rtt : qp->rto_us;
+}
+
+/*
+ * The path slot of a new packet: round robin over the GOOD slots. A SKIP
+ * slot (CE-marked within its RTT) is passed over; an ASSUMED_BAD slot gets
+ * one packet per RTT, its probe. When no slot is GOOD, plain round robin:
+ * a fabric marking or losing everywhere steers nothing.
+ */
+__u8 mroce_pick_path(struct mroce_qp *qp, __u64 now)
+{
+	__u32 n = qp->attr.paths;
+	__u8 p = (__u8)(qp->next_path % n);
+
+	if (n > 1 && !qp->attr.static_paths) {
+		bool skipped = false;
+
+		for (__u32 k = 0; k < n; k++) {
+			__u8 i = (__u8)((qp->next_path + k) % n);
+			struct mroce_path *c = &qp->paths[i];
+
+			if (c->bad) {
+				if (now < c->probe_at_us)
+					continue;
+				c->probe_at_us = now + probe_gap(qp, c);
+			} else if (now < c->skip_until_us) {
+				skipped = true;
+				continue;
+			}
+			qp->st.paths_skipped += skipped;
+			qp->next_path = i + 1u;
+			return i;
+		}
+	}
 	qp->next_path++;
 	return p;
+}
+
+/*
+ * RACK declared a first transmission lost on a slot where nothing sent
+ * after it has been delivered (path_gap, which needs a later delivery on
+ * the slot, did not see it), and the slot has been silent, nothing on it
+ * acknowledged, for as long as RACK waited (its RTT and the reordering
+ * allowance, thresh) while the others delivered: the route may be dead.
+ * A random loss at a path's tail is not silence, and a path whose RTT
+ * shows a queue (mroce_path_queued) is congested, not failed: a FIFO
+ * serving other senders' bursts starves it for a while. It is ASSUMED_BAD: new
+ * packets go to the other slots, one probe per RTT goes to it, and the
+ * first copy sent after the loss that it delivers makes it GOOD again
+ * (mroce_pkt_acked; a late ACK of an earlier one says nothing). If its
+ * probe is lost too, it is retired at once (DENIED, mroce_path_loss).
+ */
+void mroce_path_suspect(struct mroce_qp *qp, const struct mroce_txpkt *rec, __u32 thresh, __u64 now)
+{
+	struct mroce_path *p = &qp->paths[rec->path];
+
+	if (rec->path >= qp->attr.paths || qp->attr.paths < 2 || qp->attr.static_paths ||
+	    p->entropy != rec->entropy || rec->retx || rec->gbn || p->bad ||
+	    (p->del_valid && p->del_sent_us >= rec->sent_us) || now < p->heard_us + thresh ||
+	    mroce_path_queued(p))
+		return;
+	p->bad = true;
+	p->bad_sent_us = rec->sent_us;
+	p->probe_at_us = now + probe_gap(qp, p);
+	qp->st.paths_suspected++;
+}
+
+/* A CE mark echoed for a slot: it takes no new packet for its RTT (SKIP). */
+void mroce_path_marked(struct mroce_qp *qp, __u8 slot, __u64 now)
+{
+	struct mroce_path *p = &qp->paths[slot];
+
+	if (slot < qp->attr.paths && qp->attr.paths > 1)
+		p->skip_until_us = now + probe_gap(qp, p);
 }
 
 /*
@@ -83,6 +156,9 @@ void mroce_path_retire(struct mroce_qp *qp, struct mroce_path *p)
 	p->min_rtt_us = 0;
 	p->del_valid = false;
 	p->lost_sent_us = 0;
+	p->bad = false;
+	p->skip_until_us = 0;
+	p->heard_us = 0;
 	qp->dev->stats.paths_retired++;
 	qp->st.paths_retired++;
 	/* the new route's delay is unknown: delay control re-learns its base */
@@ -101,6 +177,11 @@ void mroce_path_loss(struct mroce_qp *qp, const struct mroce_txpkt *rec)
 	struct mroce_path *p = &qp->paths[rec->path];
 
 	if (rec->path < qp->attr.paths && p->entropy == rec->entropy && !rec->retx && !rec->gbn) {
+		/* an assumed-bad path's probe lost too: DENIED, a fresh entropy value */
+		if (p->bad && rec->sent_us > p->bad_sent_us) {
+			mroce_path_retire(qp, p);
+			return;
+		}
 		p->lost++;
 		if (rec->sent_us > p->lost_sent_us)
 			p->lost_sent_us = rec->sent_us;

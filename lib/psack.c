@@ -9,7 +9,8 @@
  * ACK carries that record for the slot of the packet it answers. A slot's
  * route does not reorder, so for the sender a copy MROCE_PATH_DUPTHRESH or
  * more places behind the newest arrival on its slot that did not arrive
- * is lost: it is resent at once, with no allowance in time and no timer.
+ * is lost: it is resent at once, with no reordering allowance beyond what
+ * the route itself jitters, and no timer.
  * This sees what the connection SACK cannot: a lost resend, a lost probe,
  * a copy whose PSN another copy already delivered.
  */
@@ -93,14 +94,22 @@ static int psack_newest_hole(const struct mroce_hdr *h)
 /*
  * Sender: what an ACK's per-path SACK proves lost. Only copies on the
  * slot's current entropy value count (an older route's may still be on
- * their way), and only news: a hole newer than the newest one acted on.
- * Returns the packets declared lost.
+ * their way), and only a copy sent what a route's jitter may reorder
+ * (mroce_path_reo_us) before the newest arrival on the slot, as path_gap
+ * judges the sender's own records: places alone are not enough where
+ * packets leave microseconds apart and a route jitters by more. When the
+ * newest arrival's send time is not known (its record moved on to a later
+ * copy), the copy must have been out for the path's RTT plus that too.
+ * Only news is looked at: a hole newer than the newest one whose copies
+ * were all judged. Returns the packets declared lost.
  */
 __u32 mroce_psack_holes(struct mroce_qp *qp, const struct mroce_hdr *h)
 {
 	struct mroce_path *p;
 	__u16 newest, hole;
-	__u32 lost = 0;
+	__u32 lost = 0, wait, reo;
+	bool unripe = false, have_newest = false;
+	__u64 now, newest_sent = 0;
 	int i;
 
 	if (!(h->pflags & MROCE_PF_VALID) || h->ppath >= qp->attr.paths)
@@ -116,8 +125,19 @@ __u32 mroce_psack_holes(struct mroce_qp *qp, const struct mroce_hdr *h)
 	hole = (__u16)(newest - (__u32)i);
 	if (p->hole_valid && (__s16)(hole - p->hole_pseq) <= 0)
 		return 0;
-	p->hole_pseq = hole;
-	p->hole_valid = true;
+	now = qp->dev->ops->now_us(qp->dev->port);
+	reo = mroce_path_reo_us(qp, p);
+	wait = (p->srtt_us ? p->srtt_us : qp->srtt_us) + reo;
+	for (__u32 psn = qp->snd_una; psn != qp->snd_nxt; psn++) {
+		const struct mroce_txpkt *rec = PKT(qp, psn);
+
+		if (rec->path == h->ppath && rec->entropy == p->entropy && rec->pseq == newest &&
+		    rec->state != PKT_FREE) {
+			newest_sent = rec->sent_us;
+			have_newest = true;
+			break;
+		}
+	}
 	for (__u32 psn = qp->snd_una; psn != qp->snd_nxt; psn++) {
 		struct mroce_txpkt *rec = PKT(qp, psn);
 		__u16 d = (__u16)(newest - rec->pseq);
@@ -126,11 +146,19 @@ __u32 mroce_psack_holes(struct mroce_qp *qp, const struct mroce_hdr *h)
 		    rec->entropy != p->entropy || d < MROCE_PATH_DUPTHRESH ||
 		    d >= MROCE_PSACK_BITS || psack_has(h, d))
 			continue;
+		if (have_newest ? newest_sent < rec->sent_us + reo : now < rec->sent_us + wait) {
+			unripe = true;	/* looked at again with the next ACK (and RACK's timer) */
+			continue;
+		}
 		rec->state = PKT_LOST;
 		mroce_path_loss(qp, rec);
 		qp->nlost++;
 		qp->st.psack_lost++;
 		lost++;
+	}
+	if (!unripe) {
+		p->hole_pseq = hole;
+		p->hole_valid = true;
 	}
 	return lost;
 }

@@ -60,6 +60,19 @@ struct mroce_path {
 	/* the newest hole in the peer's per-path SACK already acted on (psack.c) */
 	__u16	hole_pseq;
 	bool	hole_valid;
+	/*
+	 * The path's state (MRC's, per entropy value; paths.c): GOOD; SKIP
+	 * until skip_until_us, after a CE mark (its window trimmed for an RTT,
+	 * the next packets go to clear paths); ASSUMED_BAD (bad), after a loss
+	 * with nothing sent later on it delivered: it takes only a probe
+	 * packet per RTT until one gets through; DENIED: retired, a fresh
+	 * entropy value (mroce_path_retire).
+	 */
+	bool	bad;
+	__u64	skip_until_us;
+	__u64	probe_at_us;	/* ASSUMED_BAD: when the next probe may go */
+	__u64	bad_sent_us;	/* ... and the lost packet's send time: only later ones clear it */
+	__u64	heard_us;	/* when a copy on its current entropy value was last acknowledged */
 	__u64	lost_sent_us;	/* when the newest first transmission counted in lost was sent */
 };
 

@@ -381,7 +381,7 @@ static void tx_new(struct mroce_qp *qp, __u64 now, int *sent)
 
 		if (!mroce_next_new(qp, &next))
 			break;
-		next.path = mroce_pick_path(qp);
+		next.path = mroce_pick_path(qp, now);
 		rec = PKT(qp, qp->snd_nxt);
 		*rec = next;
 		if (send_psn(qp, qp->snd_nxt, rec, false)) {

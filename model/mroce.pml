@@ -52,6 +52,10 @@
 #ifndef EARLY
 #define EARLY 1		/* losses declared early, right or wrong (a path's sequence, RACK) */
 #endif
+#ifndef GRANTS
+#define GRANTS 2	/* the receiver's rate grant changes the window (rate.c), so many times */
+#endif
+#define GRANT_MIN 2	/* the smallest window a grant leaves (cc.h: mroce_grant_window) */
 
 #ifndef PSN0
 #define PSN0 13		/* QP 0's first PSN (absolute; the wire carries it modulo 16) */
@@ -197,7 +201,8 @@ typedef Pkt {
 };
 Pkt net[16];
 byte nq[2];
-byte loss_left = LOSS, dup_left = DUPS, early_left = EARLY;
+byte loss_left = LOSS, dup_left = DUPS, early_left = EARLY, grant_left = GRANTS;
+byte pipe[2] = PIPE;		/* the window: PIPE, or less while a rate grant caps it */
 hidden Pkt tp, rp;		/* scratch: packet being built / being received */
 hidden byte h_i, h_j, h_k, h_p, h_res, h_why, h_q;
 hidden byte h_b, h_prog;
@@ -552,7 +557,7 @@ inline qp_tx(q)
 		:: else -> break
 		od;
 		do
-		:: up[q] && nxt[q] - una[q] < WIN && INFLIGHT(q) < PIPE ->
+		:: up[q] && nxt[q] - una[q] < WIN && INFLIGHT(q) < pipe[q] ->
 			next_new(q);
 			if
 			:: !h_b -> break
@@ -1041,7 +1046,8 @@ inline rto_fire(q)
 
 /*
  * A loss declared early (loss.c: a packet 3 places later on the same path
- * arrived, or RACK's order and time): any record in flight, at any time,
+ * arrived, by the sender's records or the receiver's per-path SACK, psack.c;
+ * or RACK's order and time): any record in flight, at any time,
  * right or wrong. Wrong means the path reordered more than the rules allow
  * (or a timing assumption failed): the packet is resent although it
  * arrives, and the receiver takes the copy as a duplicate. Not a timer's
@@ -1138,6 +1144,9 @@ end:	do
 	:: atomic { RTO_DUE(me) -> rto_fire(me) }
 	/* a loss found early, right or wrong */
 	:: atomic { EARLY_DUE(me) -> early_loss(me) }
+	/* the peer's rate grant caps the window, or lifts the cap (wire v2) */
+	:: atomic { grant_left > 0 && up[me] -> grant_left--;
+		if :: pipe[me] = GRANT_MIN :: pipe[me] = PIPE fi; dirty[me] = 1 }
 	/* the RNR timer runs out */
 	:: atomic { QUIET(me) && rnrw[me] -> ntimer++; assert(ntimer <= TMAX);
 		rnrw[me] = 0; rnrwaits[me]++; dirty[me] = 1 }

@@ -3,6 +3,7 @@
  * Both ends of the libmroce selftests over the real XDP + AF_XDP path.
  *
  *   rdma_test server --dev D --addr A --port P [--region BYTES] [--qps N] [--faults SPEC] [--umem N]
+ *                    [--no-grants]   (grant senders no rates: mroce_dev_opts.no_rate_grants)
  *   rdma_test client --dev D --addr SERVER --port P --sizes LIST [--qps N] [--faults SPEC]
  *                    [--order unordered] [--paths N] [--gbn] [--bad-keys] [--until-killed]
  *                    [--cc ecn|delay|both] [--sports P1,P2,...] [--window PKTS] [--static-paths]
@@ -83,7 +84,7 @@ static struct {
 	int		port, qps, paths, umem, linger_ms, window, retry;
 	size_t		region, stream, roff;
 	bool		cc_ecn, cc_delay, static_paths;
-	bool		server, unordered, gbn, bad_keys, until_killed, dm;
+	bool		server, unordered, gbn, bad_keys, until_killed, dm, no_grants;
 } o = { .port = 7471, .qps = 1, .paths = 4, .region = 130u << 20 };
 
 static struct mroce_dev *dev;
@@ -895,6 +896,7 @@ int main(int argc, char **argv)
 		{ "stream", 1, 0, 'w' }, { "roff", 1, 0, 'R' }, { "go-file", 1, 0, 'G' },
 		{ "timeline", 1, 0, 'T' }, { "linger-ms", 1, 0, 'L' }, { "window", 1, 0, 'W' },
 		{ "static-paths", 0, 0, 'X' }, { "retry", 1, 0, 'Y' }, { "dm", 0, 0, 'M' },
+		{ "no-grants", 0, 0, 'N' },
 		{ 0, 0, 0, 0 },
 	};
 	struct mroce_faults faults;
@@ -943,6 +945,7 @@ int main(int argc, char **argv)
 		case 'X': o.static_paths = true; break;
 		case 'Y': o.retry = atoi(optarg); break;
 		case 'M': o.dm = true; break;
+		case 'N': o.no_grants = true; break;
 		default: return 2;
 		}
 	}
@@ -950,7 +953,7 @@ int main(int argc, char **argv)
 		return 2;
 	{
 		MROCE_OPTS(mroce_dev_opts, dopts, .test_faults = o.faults ? &faults : NULL,
-			   .umem_frames = (__u32)o.umem);
+			   .umem_frames = (__u32)o.umem, .no_rate_grants = o.no_grants);
 
 		err = mroce_dev_open(o.dev, &dopts, &dev);
 	}

@@ -84,7 +84,8 @@ static void test_psack_holes(void **state)
 		struct mroce_txpkt *rec = &qp->pkts[(qp->snd_nxt + i) & (MROCE_PKT_RING - 1)];
 
 		*rec = (struct mroce_txpkt){ .state = PKT_INFLIGHT, .path = 1, .pseq = (__u16)(100 + i),
-					     .entropy = qp->paths[1].entropy, .len = 1 };
+					     .entropy = qp->paths[1].entropy, .len = 1,
+					     .sent_us = 1000 + 100 * i };	/* far more apart than jitter */
 	}
 	qp->snd_nxt += 10;
 	for (__u16 s = 100; s < 110; s++)
@@ -111,6 +112,9 @@ static void test_psack_holes(void **state)
 	assert_int_equal(mroce_psack_holes(qp, &h), 0);
 	/* 110 sent and arrived: 107 and 108 are now 3 and 2 places behind */
 	qp->paths[1].tx_pseq = 111;
+	qp->pkts[(qp->snd_nxt) & (MROCE_PKT_RING - 1)] = (struct mroce_txpkt){ .state = PKT_INFLIGHT,
+		.path = 1, .pseq = 110, .entropy = qp->paths[1].entropy, .len = 1, .sent_us = 2000 };
+	qp->snd_nxt++;
 	mroce_psack_mark(&r, 110);
 	h.pflags = MROCE_PF_VALID;
 	h.ppsn_next = r.next;
@@ -119,7 +123,7 @@ static void test_psack_holes(void **state)
 	assert_int_equal(qp->pkts[(qp->snd_una + 7) & (MROCE_PKT_RING - 1)].state, PKT_LOST);
 	assert_int_equal(qp->pkts[(qp->snd_una + 8) & (MROCE_PKT_RING - 1)].state, PKT_INFLIGHT);
 	assert_int_equal(qp->st.psack_lost, 2);
-	qp->snd_nxt -= 10;
+	qp->snd_nxt -= 11;
 	qp->nlost = 0;
 	pthread_mutex_unlock(&p.da->lock);
 	pair_close(&p);
@@ -160,7 +164,7 @@ static double incast(__u64 seed, bool grants)
 	MROCE_OPTS(mroce_qp_attr, attr);
 	struct incast *f = calloc(1, sizeof(*f));
 	struct mroce_qp *qb[INCAST];
-	__u64 min = UINT64_MAX, max = 0, sum = 0, sq = 0, t0, t2, b2, rtt = 0, dropped_early;
+	__u64 min = UINT64_MAX, max = 0, sum = 0, sq = 0, t0, t2, b2, rtt = 0, dropped_early, sus = 0, ret = 0;
 	struct pair p;
 	double jain, agg;
 
@@ -201,16 +205,19 @@ static double incast(__u64 seed, bool grants)
 		sum += b;
 		sq += b * b / 1024;
 		rtt += f->qa[i]->min_rtt_us;
+		sus += f->qa[i]->st.paths_suspected;
+		ret += f->qa[i]->st.paths_retired;
 	}
 	jain = (double)sum * sum / 1024 / (INCAST * (double)sq);
 	agg = (double)(sum - b2) * 8 / (double)(p.net->now - t2) / 1000;	/* Gbit/s */
 	printf("  seed %llu, %s: 8 to 1 through 1 Gbit/s: %.3f Gbit/s from 2 RTTs on (%.0f%%), Jain %.3f, "
 	       "acked %llu..%llu when the first finished at %llu us; %llu dropped, queue peak %llu B, "
-	       "grant %u kbit/s, base RTT %llu us\n",
+	       "grant %u kbit/s, base RTT %llu us; paths suspected %llu, retired %llu\n",
 	       (unsigned long long)seed, grants ? "grants" : "no grants", agg, agg * 100, jain, (unsigned long long)min,
 	       (unsigned long long)max, (unsigned long long)(p.net->now - t0),
 	       (unsigned long long)p.net->a.dropped, (unsigned long long)p.net->a.queue_peak,
-	       qb[0]->st.rate_grant_kbps, (unsigned long long)(rtt / INCAST));
+	       qb[0]->st.rate_grant_kbps, (unsigned long long)(rtt / INCAST), (unsigned long long)sus,
+	       (unsigned long long)ret);
 	if (!grants)
 		goto out;
 	assert_true(agg >= 0.9);

@@ -924,7 +924,10 @@ static void test_static_paths_never_rotate(void **state)
 /*
  * The scoreboard's marks rule: one path slot's packets all come back
  * CE-marked (its queue builds), the others' never: that slot is retired,
- * and the new entropy value is not marked.
+ * and the new entropy value is not marked. Before that, each mark makes
+ * the slot SKIP new packets for its RTT (wire v2's path states): 128
+ * packets marked, against 312 without SKIP (a one-off run with
+ * mroce_path_marked disabled).
  */
 static void test_marked_path_retired(void **state)
 {
@@ -949,7 +952,8 @@ static void test_marked_path_retired(void **state)
 	assert_int_not_equal(p.qa->paths[3].entropy, 3);
 	/* Every mark was seen by the sender, and there were few: the slot moved early. */
 	assert_int_equal(p.qa->st.ecn_ce, p.net->a.marked);
-	assert_true(p.net->a.marked < 3043 / 8);
+	assert_true(p.net->a.marked < 3043 / 16);
+	assert_true(p.qa->st.paths_skipped > 0);
 	free(w);
 	pair_close(&p);
 }

@@ -283,6 +283,8 @@ struct mroce_qp_stats {
 	__u32	worst_path_srtt_us;	/* slowest path slot's smoothed RTT */
 	__u64	returns_moved;		/* ways back (ACK ports) moved after the peer moved a path */
 	__u64	psack_lost;		/* packets the peer's per-path SACKs proved lost */
+	__u64	paths_suspected;	/* paths assumed bad: a loss and nothing later on them delivered */
+	__u64	paths_skipped;		/* new packets steered off a path trimmed by a CE mark */
 	__u32	rate_hint_kbps;		/* the peer's latest rate grant to us (0: none) */
 	__u32	rate_grant_kbps;	/* our latest grant to the peer (0: none) */
 };

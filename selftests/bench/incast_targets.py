@@ -1,0 +1,169 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+"""Issue 13's incast target on the emulated fabric: 8 senders into one 1 Gbit/s downlink.
+
+    selftests/bench/incast_targets.py [--rounds N] [--bytes B] [--out docs/benchmarks.md]
+
+Root. The emulated fabric (docs/fabric.md) with 9 hosts and 4 paths; all traffic
+to host 0 is pinned to path 0, which serialises at 1 Gbit/s with a 1 MiB buffer
+and marks ECN above 128 KiB: one congested downlink. Hosts 1-8 each WRITE the
+same bytes to host 0 at once (rdma_test --stream behind a start barrier), with
+the library's defaults (no sender congestion control). Per round, the receiver
+with rate grants (the default) and without (`--no-grants`) run interleaved.
+Figures: the aggregate over all senders' timelines from 1 ms after the first
+start (the timelines' resolution; 2 RTTs are shorter) to the first finish,
+against 1 Gbit/s; Jain's index of the senders' rates; the slowest sender's rate
+against its fair share (1/8 Gbit/s).
+
+Prints each target as met or missed; with --out, replaces the section between
+<!-- targets: incast_targets.py --> and <!-- /targets incast --> of the report.
+"""
+import argparse, os, re, signal, sys, time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import bench as B  # noqa: E402
+
+BEGIN, END = "<!-- targets: incast_targets.py -->", "<!-- /targets incast -->"
+N = 8
+RT = os.path.join(B.BUILD, "selftests", "rdma_test")
+SERVER_IP = "198.18.1.1"
+
+
+def acked_at(tl, t):
+    """Bytes a sender's timeline ("t_ns acked_bytes ...") had acknowledged at t (interpolated)."""
+    prev = None
+    for t_ns, acked in tl:
+        if t_ns >= t:
+            if prev is None or t_ns == prev[0]:
+                return acked if prev is None else prev[1]
+            return prev[1] + (acked - prev[1]) * (t - prev[0]) / (t_ns - prev[0])
+        prev = (t_ns, acked)
+    return prev[1] if prev else 0
+
+
+def one_run(nbytes, grants, tmp):
+    go = os.path.join(tmp, "go")
+    if os.path.exists(go):
+        os.unlink(go)
+    srv = B.start_in(B.fabric_host(0), [RT, "server", "--dev", "eth0", "--addr", SERVER_IP,
+                                        "--qps", str(N), "--region", str(N * nbytes + 4096)]
+                     + ([] if grants else ["--no-grants"]), ready="listening")
+    clients, logs, tls = [], [], []
+    try:
+        for i in range(1, N + 1):
+            tl = os.path.join(tmp, f"tl{i}")
+            tls.append(tl)
+            # one at a time: the server pairs each client's two QPs in order
+            p = B.start_in(B.fabric_host(i), [RT, "client", "--dev", "eth0", "--addr", SERVER_IP,
+                                              "--stream", str(nbytes), "--roff", str((i - 1) * nbytes),
+                                              "--region", str(nbytes), "--go-file", go,
+                                              "--timeline", tl], ready="streaming, ready")
+            clients.append(p)
+        open(go, "w").close()
+        for p in clients:
+            if p.wait(120):
+                raise RuntimeError("an incast client failed")
+        if srv.wait(60):
+            raise RuntimeError("the incast server failed")
+        for p, log in B.procs:
+            if p in clients:
+                log.seek(0)
+                logs.append(log.read())
+    finally:
+        for p in clients + [srv]:
+            B.stop(p)
+    runs = []
+    for text in logs:
+        m = re.findall(r"stream qp \d+: (\d+) bytes start_ns (\d+) end_ns (\d+)", text)
+        if len(m) != 1 or "stream verified" not in text:
+            raise RuntimeError("an incast client did not verify its stream:\n" + text[-1500:])
+        runs.append(tuple(map(int, m[0])))
+    rates = [b * 8 / (e - s) for b, s, e in runs]
+    t0, t1 = min(s for _, s, _ in runs) + 1e6, min(e for _, _, e in runs)
+    agg = 0.0
+    for path in tls:
+        tl = [tuple(map(int, line.split()[:2])) for line in open(path) if line.strip()]
+        agg += acked_at(tl, t1) - acked_at(tl, t0)
+    agg = agg * 8 / (t1 - t0)
+    jain = sum(rates) ** 2 / (N * sum(r * r for r in rates))
+    st = B.sh([B.FABRIC_SH, "ctl", B.FAB, "stats", "json"], check=False).stdout
+    drops = re.search(r'"drop_buffer":\s*(\d+)', st)
+    return {"agg": agg, "jain": jain, "slowest": min(rates) * N, "rates": rates,
+            "drops": int(drops.group(1)) if drops else -1}
+
+
+def targets():
+    return [
+        ("aggregate >= 90% of the 1 Gbit/s bottleneck from 1 ms on (grants, the default)",
+         lambda r: r["grants"]["agg"], lambda x: x >= 0.9, ""),
+        ("Jain fairness >= 0.95 (grants)", lambda r: r["grants"]["jain"], lambda x: x >= 0.95, ""),
+        ("no sender starved: the slowest >= 0.5 of its fair share (grants)",
+         lambda r: r["grants"]["slowest"], lambda x: x >= 0.5, ""),
+    ]
+
+
+def report(rounds, nbytes):
+    L = [BEGIN, "## Issue 13's incast target, emulated fabric (`selftests/bench/incast_targets.py`)\n",
+         f"Generated on {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}: {len(rounds)} rounds; "
+         f"8 hosts WRITE {nbytes >> 20} MiB each to a ninth through one 1 Gbit/s path (1 MiB buffer, "
+         "ECN above 128 KiB), library defaults; per round the receiver with rate grants and "
+         "without (`--no-grants`) interleaved. A figure is the median of the rounds'.\n",
+         "| target | measured (median) | each round | met |", "|---|---|---|---|"]
+    rows, met_all = B.target_rows(rounds, targets())
+    L += rows
+    L += ["", "| round | receiver | aggregate (of 1 Gbit/s) | Jain | slowest (of fair share) | "
+          "buffer drops | senders, Gbit/s |", "|---|---|---|---|---|---|---|"]
+    for i, r in enumerate(rounds):
+        for k in ("grants", "none"):
+            v = r[k]
+            L.append(f"| {i + 1} | {'grants' if k == 'grants' else 'no grants'} | {v['agg']:.3f} | "
+                     f"{v['jain']:.3f} | {v['slowest']:.2f} | {v['drops']} | "
+                     f"{', '.join(f'{x:.3f}' for x in v['rates'])} |")
+    L.append(END)
+    return "\n".join(L) + "\n", met_all
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--bytes", type=int, default=8 << 20)
+    ap.add_argument("--out", help="the report to put the section in (docs/benchmarks.md)")
+    a = ap.parse_args()
+    if os.geteuid():
+        sys.exit("incast_targets: needs root (network namespaces, XDP)")
+    if not os.access(RT, os.X_OK):
+        sys.exit(f"incast_targets: {RT} is missing (run make)")
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(130))
+    tmp = f"/tmp/incast-{os.getpid()}"
+    os.makedirs(tmp, exist_ok=True)
+    rounds = []
+    B.sh([B.FABRIC_SH, "down", B.FAB], check=False)
+    B.sh([B.FABRIC_SH, "up", B.FAB, "--hosts", str(N + 1), "--paths", "4"])
+    try:
+        B.sh([B.FABRIC_SH, "ctl", B.FAB, "pin", "0", "0"])
+        B.sh([B.FABRIC_SH, "ctl", B.FAB, "path", "0", "rate=1g", "buffer=1m", "ecn=128k"])
+        for i in range(a.rounds):
+            print(f"incast_targets: round {i + 1} of {a.rounds}", flush=True)
+            r = {}
+            for k in ("grants", "none"):
+                B.sh([B.FABRIC_SH, "ctl", B.FAB, "reset"], check=False)
+                r[k] = one_run(a.bytes, k == "grants", tmp)
+                v = r[k]
+                print(f"  {k}: aggregate {v['agg']:.3f} Gbit/s, Jain {v['jain']:.3f}, slowest "
+                      f"{v['slowest']:.2f} of its share, {v['drops']} buffer drops", flush=True)
+            rounds.append(r)
+    finally:
+        B.cleanup()
+        B.sh([B.FABRIC_SH, "down", B.FAB], check=False)
+        B.sh(["rm", "-rf", tmp], check=False)
+    text, _ = report(rounds, a.bytes)
+    for line in text.splitlines():
+        if line.startswith("|"):
+            print(line)
+    if a.out:
+        B.replace_section(a.out, BEGIN, END, text)
+        print(f"incast_targets: section written to {a.out}")
+
+
+if __name__ == "__main__":
+    main()
