@@ -72,6 +72,11 @@ run healthy-early-u  ok  ltl:healthy  -DWL=7 -DORDERED=0
 run dead             ok  ltl:dead     -DCFG_DEAD -DEARLY=0
 run dead-early       ok  ltl:dead     -DWL=1 -DDEAD=2
 run deadfail         ok  ltl:deadfail -DCFG_DEADFAIL
+# Wire v2's rate grants: the window capped and released at any time, on the
+# workloads with every operation (safety) and the READ one (liveness).
+run grants           ok  safety       -DWL=1 -DGRANTS=2
+run grants-u         ok  safety       -DWL=7 -DORDERED=0 -DGRANTS=2
+run grants-healthy   ok  ltl:healthy  -DWL=6 -DEARLY=0 -DGRANTS=2
 
 # The C rules before each fix: SPIN must find a counterexample.
 run bug2-read-no-timer      cex safety      -DWL=6 -DDEAD=2 -DBUG_READ_NO_TIMER

@@ -53,7 +53,7 @@
 #define EARLY 1		/* losses declared early, right or wrong (a path's sequence, RACK) */
 #endif
 #ifndef GRANTS
-#define GRANTS 2	/* the receiver's rate grant changes the window (rate.c), so many times */
+#define GRANTS 0	/* the receiver's rate grant changes the window (rate.c), so many times */
 #endif
 #define GRANT_MIN 2	/* the smallest window a grant leaves (cc.h: mroce_grant_window) */
 
