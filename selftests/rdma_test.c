@@ -4,6 +4,7 @@
  *
  *   rdma_test server --dev D --addr A --port P [--region BYTES] [--qps N] [--faults SPEC] [--umem N]
  *                    [--no-grants]   (grant senders no rates: mroce_dev_opts.no_rate_grants)
+ *                    [--timeline F [--timeline-us N]]   (the receive counters every N us, 1000)
  *   rdma_test client --dev D --addr SERVER --port P --sizes LIST [--qps N] [--faults SPEC]
  *                    [--order unordered] [--paths N] [--gbn] [--bad-keys] [--until-killed]
  *                    [--cc ecn|delay|both] [--sports P1,P2,...] [--window PKTS] [--static-paths]
@@ -85,7 +86,8 @@ static struct {
 	size_t		region, stream, roff;
 	bool		cc_ecn, cc_delay, static_paths;
 	bool		server, unordered, gbn, bad_keys, until_killed, dm, no_grants;
-} o = { .port = 7471, .qps = 1, .paths = 4, .region = 130u << 20 };
+	int		timeline_us;	/* the server's --timeline period */
+} o = { .port = 7471, .qps = 1, .paths = 4, .region = 130u << 20, .timeline_us = 1000 };
 
 static struct mroce_dev *dev;
 static struct mroce_cq *cq;
@@ -302,7 +304,7 @@ static int dm_check(const char *ifname)
 
 static volatile bool srv_sampling;
 
-/* The server's --timeline: the device's counters every millisecond. */
+/* The server's --timeline: the device's counters every --timeline-us. */
 static void *srv_sampler(void *arg)
 {
 	FILE *tl = arg;
@@ -332,7 +334,7 @@ static void *srv_sampler(void *arg)
 				(unsigned long long)(x[MROCE_STAT_BAD_TOKEN] + x[MROCE_STAT_UNKNOWN_QP] +
 						     x[MROCE_STAT_NO_XSK] + x[MROCE_STAT_BAD_LENGTH] +
 						     x[MROCE_STAT_TRUNCATED]));
-		usleep(1000);
+		usleep((useconds_t)o.timeline_us);
 	}
 	if (dp)
 		mroce_dp_close(dp);
@@ -760,12 +762,15 @@ static int stream(void)
 		}
 		printf("client: stream qp %u: %zu bytes start_ns %llu end_ns %llu: %.3f ms, %.3f Gbit/s; "
 		       "sent %llu resent %llu, paths retired %llu, ECN echoed %llu, window cuts %llu, "
-		       "srtt %u us, slowest path %u us\n", mroce_qp_num(conns[i].qp), s,
+		       "srtt %u us, slowest path %u us; per-path SACK losses %llu, paths suspected %llu, "
+		       "skipped %llu, rate grant %u kbit/s, timeouts %llu\n", mroce_qp_num(conns[i].qp), s,
 		       (unsigned long long)t0, (unsigned long long)t_end[i], (double)(t_end[i] - t0) / 1e6,
 		       (double)s * 8 / (double)(t_end[i] - t0), (unsigned long long)qs.tx_pkts,
 		       (unsigned long long)qs.retx_pkts, (unsigned long long)qs.paths_retired,
 		       (unsigned long long)qs.ecn_ce, (unsigned long long)qs.cc_cuts, qs.srtt_us,
-		       qs.worst_path_srtt_us);
+		       qs.worst_path_srtt_us, (unsigned long long)qs.psack_lost,
+		       (unsigned long long)qs.paths_suspected, (unsigned long long)qs.paths_skipped,
+		       qs.rate_hint_kbps, (unsigned long long)qs.rto_events);
 		snprintf(what, sizeof(what), "stream on QP %u", mroce_qp_num(conns[i].qp));
 		if (check(&conns[i], 7000 + (__u32)i, o.roff + i * s, s, what))
 			return 1;
@@ -896,7 +901,7 @@ int main(int argc, char **argv)
 		{ "stream", 1, 0, 'w' }, { "roff", 1, 0, 'R' }, { "go-file", 1, 0, 'G' },
 		{ "timeline", 1, 0, 'T' }, { "linger-ms", 1, 0, 'L' }, { "window", 1, 0, 'W' },
 		{ "static-paths", 0, 0, 'X' }, { "retry", 1, 0, 'Y' }, { "dm", 0, 0, 'M' },
-		{ "no-grants", 0, 0, 'N' },
+		{ "no-grants", 0, 0, 'N' }, { "timeline-us", 1, 0, 'U' },
 		{ 0, 0, 0, 0 },
 	};
 	struct mroce_faults faults;
@@ -946,11 +951,16 @@ int main(int argc, char **argv)
 		case 'Y': o.retry = atoi(optarg); break;
 		case 'M': o.dm = true; break;
 		case 'N': o.no_grants = true; break;
+		case 'U': o.timeline_us = atoi(optarg); break;
 		default: return 2;
 		}
 	}
 	if (!o.dev || !o.addr || o.qps < 1 || o.qps > MAX_QPS || (o.faults && parse_faults(o.faults, &faults)))
 		return 2;
+	if (o.timeline_us < 50 || o.timeline_us > 1000000) {
+		fprintf(stderr, "rdma_test: --timeline-us 50..1000000\n");
+		return 2;
+	}
 	{
 		MROCE_OPTS(mroce_dev_opts, dopts, .test_faults = o.faults ? &faults : NULL,
 			   .umem_frames = (__u32)o.umem, .no_rate_grants = o.no_grants);

@@ -7,13 +7,16 @@
 Root. The emulated fabric (docs/fabric.md) with 2 hosts and 4 paths delayed
 10/20/50/100 us, MTU 1500. Per round, rdma_test streams a 384 MiB WRITE over 4
 paths (its defaults otherwise: the library's, no congestion control); 0.4 s in,
-the busiest path goes down. Goodput at t is what was acknowledged over the
-millisecond before t (the client's --timeline, sampled every millisecond); the
-level before is the goodput over the 50 ms before the failure. Recovery is how
-long after the failure the 1 ms goodput first reaches 80% of that level again,
-looked at every 0.1 ms, in milliseconds and in the QP's RTTs (its smoothed RTT
-at the end). A 1 ms window reaching 80% means at most 0.2 ms of it was lost:
-the resolution is about a millisecond either way.
+the busiest path goes down. Goodput is measured where the data lands: the
+server's --timeline samples its receive counters every 100 us, and goodput
+over a window is the data packets that arrived in it, less duplicates. The
+level before is the goodput over the 50 ms before the failure. The target's
+figure: the goodput over the first 3 RTTs after the failure (the QP's smoothed
+RTT at the end), against that level: 0.8 or more means the transfer was back
+to 80% well within 3 RTTs (a longer outage could not average 80%). Beside it,
+as the noise floor, the median of the same ratio over the 3-RTT windows of the
+50 ms before the failure, and the recovery time: the end of the first 3-RTT
+window wholly after the failure with 80% (3 RTTs is the least it can be).
 
 Prints each target as met or missed; with --out, replaces the section between
 <!-- targets: failure_targets.py --> and <!-- /targets failure --> of the report.
@@ -27,7 +30,7 @@ BEGIN, END = "<!-- targets: failure_targets.py -->", "<!-- /targets failure -->"
 RT = os.path.join(B.BUILD, "selftests", "rdma_test")
 DELAYS = (10, 20, 50, 100)
 SIZE = 384 << 20
-WINDOW, STEP, PRE, FRACTION = 1e6, 1e5, 50e6, 0.8	# ns
+STEP, PRE, FRACTION, SAMPLE_US = 1e5, 50e6, 0.8, 100	# ns, ns, -, us
 
 
 def acked_at(tl, t):
@@ -58,17 +61,17 @@ def one_round(tmp):
     h0, h1, ip1 = B.fabric_host(0), B.fabric_host(1), "198.18.1.2"
     for p, d in enumerate(DELAYS):
         B.sh([B.FABRIC_SH, "ctl", B.FAB, "path", str(p), "up", f"delay={d}"])
-    go, tlp = os.path.join(tmp, "go"), os.path.join(tmp, "timeline")
+    go, tlp = os.path.join(tmp, "go"), os.path.join(tmp, "srv_timeline")
     for f in (go, tlp):
         if os.path.exists(f):
             os.unlink(f)
-    srv = B.start_in(h1, [RT, "server", "--dev", "eth0", "--addr", ip1, "--region", str(SIZE + (16 << 20))],
-                     ready="listening")
+    srv = B.start_in(h1, [RT, "server", "--dev", "eth0", "--addr", ip1, "--region", str(SIZE + (16 << 20)),
+                          "--timeline", tlp, "--timeline-us", str(SAMPLE_US)], ready="listening")
     cli = None
     try:
         cli = B.start_in(h0, [RT, "client", "--dev", "eth0", "--addr", ip1, "--paths", "4", "--stream",
-                              str(SIZE), "--region", str(SIZE + (16 << 20)), "--go-file", go,
-                              "--timeline", tlp], ready="streaming, ready")
+                              str(SIZE), "--region", str(SIZE + (16 << 20)), "--go-file", go],
+                     ready="streaming, ready")
         open(go, "w").close()
         time.sleep(0.4)
         path = busiest_path()
@@ -86,18 +89,31 @@ def one_round(tmp):
     if "stream verified" not in text:
         raise RuntimeError("the stream was not verified:\n" + text[-1500:])
     srtt = int(re.search(r"srtt (\d+) us", text).group(1))
-    tl = [tuple(map(int, l.split()[:2])) for l in open(tlp) if l.strip()]
+    stream = re.search(r"client: stream qp.*", text)
+    if os.environ.get("FAILURE_DEBUG") and stream:
+        print("   ", stream.group(0))
+    tl = []
+    for line in open(tlp):
+        f = line.split()
+        # "t_ns rx N ooo N dup N ...": data that arrived, less duplicates
+        if len(f) > 6 and f[1] == "rx" and f[5] == "dup":
+            tl.append((int(f[0]), int(f[2]) - int(f[6])))
+    win = 3 * srtt * 1000
     pre = rate(tl, t_down - PRE, t_down)
-    t, rec = t_down + WINDOW, None
+    before = sorted(rate(tl, t - win, t) / pre
+                    for t in range(int(t_down - PRE + win), int(t_down), int(STEP)))
+    t, rec = t_down + win, None
     while t <= tl[-1][0]:
-        if rate(tl, t - WINDOW, t) >= FRACTION * pre:
+        if rate(tl, t - win, t) >= FRACTION * pre:
             rec = (t - t_down) / 1e6
             break
         t += STEP
-    r = {"pre": pre * 8 / 1e9, "ms": rec, "srtt": srtt, "path": path,
+    r = {"pre": pre, "ms": rec, "srtt": srtt, "path": path, "kept": rate(tl, t_down, t_down + win) / pre,
+         "noise": before[len(before) // 2] if before else 0.0,
          "rtts": rec * 1000 / srtt if rec is not None and srtt else float("inf")}
-    print(f"  path {path} down: before {r['pre']:.2f} Gbit/s, back to 80% after "
-          f"{'never' if rec is None else f'{rec:.1f} ms'} (srtt {srtt} us)", flush=True)
+    print(f"  path {path} down: before {pre / 1e3:.0f} kpkt/s; the 3 RTTs after it carried "
+          f"{r['kept']:.2f} of that (3-RTT windows before: {r['noise']:.2f}); back to 80% over 3 RTTs "
+          f"after {fmt_ms(rec)} = {r['rtts']:.1f} RTTs (srtt {srtt} us)", flush=True)
     return r
 
 
@@ -107,9 +123,11 @@ def fmt_ms(ms):
 
 def targets():
     return [
-        ("one path of four fails: goodput back to >= 80% within 3 RTTs (RTTs)",
-         lambda r: r["rtts"], lambda x: x <= 3, ""),
-        ("... the same, in milliseconds (1 ms windows; issue 13 measured 9 ms before)",
+        ("one path of four fails: the 3 RTTs after it carry >= 80% of the goodput before "
+         "(back to 80% within 3 RTTs)", lambda r: r["kept"], lambda x: x >= 0.8, ""),
+        ("... the same ratio over 3-RTT windows before the failure (noise floor, median)",
+         lambda r: r["noise"], lambda x: True, ""),
+        ("... back to 80% over 3 RTTs, in ms (issue 13 measured 9 ms, with 5 ms windows, before v2)",
          lambda r: float("inf") if r["ms"] is None else r["ms"], lambda x: True, " ms"),
     ]
 
@@ -118,17 +136,18 @@ def report(rounds):
     L = [BEGIN, "## Issue 13's path failure target, emulated fabric (`selftests/bench/failure_targets.py`)\n",
          f"Generated on {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}: {len(rounds)} rounds; "
          "2 hosts, 4 paths delayed 10/20/50/100 us, MTU 1500; a 384 MiB WRITE over 4 paths, the "
-         "busiest path down 0.4 s in. Recovery: the first 1 ms window (looked at every 0.1 ms) "
-         "with 80% of the goodput of the 50 ms before; the resolution is about a millisecond, "
-         "several RTTs here. A figure is the median of the rounds'.\n",
+         "busiest path down 0.4 s in. Goodput where the data lands (the server's receive counters "
+         "every 100 us, less duplicates), against the 50 ms before the failure; RTT: the QP's "
+         "smoothed RTT at the end. A figure is the median of the rounds'.\n",
          "| target | measured (median) | each round | met |", "|---|---|---|---|"]
     rows, met_all = B.target_rows(rounds, targets())
     L += rows
-    L += ["", "| round | path down | goodput before, Gbit/s | back to 80% after | srtt |",
-          "|---|---|---|---|---|"]
+    L += ["", "| round | path down | goodput before, kpkt/s | first 3 RTTs after (of before) | "
+          "3-RTT windows before (median) | back to 80% over 3 RTTs after | srtt |",
+          "|---|---|---|---|---|---|---|"]
     for i, r in enumerate(rounds):
-        L.append(f"| {i + 1} | {r['path']} | {r['pre']:.2f} | "
-                 f"{fmt_ms(r['ms'])} | {r['srtt']} us |")
+        L.append(f"| {i + 1} | {r['path']} | {r['pre'] / 1e3:.0f} | {r['kept']:.2f} | {r['noise']:.2f} | "
+                 f"{fmt_ms(r['ms'])} ({r['rtts']:.1f} RTTs) | {r['srtt']} us |")
     L.append(END)
     return "\n".join(L) + "\n", met_all
 
