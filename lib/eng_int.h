@@ -55,6 +55,8 @@ __u64 mroce_read_due(const struct mroce_qp *qp);
 __u8 mroce_pick_path(struct mroce_qp *qp, __u64 now);
 void mroce_path_suspect(struct mroce_qp *qp, const struct mroce_txpkt *rec, __u32 thresh, __u64 now);
 void mroce_path_marked(struct mroce_qp *qp, __u8 slot, __u64 now);
+__u8 mroce_resend_path(const struct mroce_qp *qp, __u8 was);
+__u8 mroce_copy_path(const struct mroce_qp *qp, __u8 first, __u32 k);
 __u8 mroce_echo_slot(const struct mroce_qp *qp);
 void mroce_echo_sent(struct mroce_qp *qp, __u8 slot);
 void mroce_ret_heard(struct mroce_qp *qp, __u8 slot, __u16 sport);

@@ -78,6 +78,47 @@ void mroce_path_suspect(struct mroce_qp *qp, const struct mroce_txpkt *rec, __u3
 	qp->st.paths_suspected++;
 }
 
+/*
+ * The slot a lost packet is resent on: the one that last delivered a first
+ * transmission, known to work lately (unless retired since, or assumed bad
+ * since); if this copy was lost on that one, the next slot not assumed bad
+ * after the one it was lost on (the next slot, if all are), so that retries
+ * reach every path rather than bounce on one dead route.
+ */
+__u8 mroce_resend_path(const struct mroce_qp *qp, __u8 was)
+{
+	__u32 n = qp->attr.paths;
+
+	if (qp->good_path != was && qp->good_path < n &&
+	    qp->paths[qp->good_path].entropy == qp->good_entropy && !qp->paths[qp->good_path].bad)
+		return qp->good_path;
+	for (__u32 k = 1; k < n; k++) {
+		__u8 i = (__u8)((was + k) % n);
+
+		if (!qp->paths[i].bad)
+			return i;
+	}
+	return (__u8)((was + 1) % n);
+}
+
+/*
+ * The k-th extra copy of a window head lost twice (tx.c): the k-th slot
+ * after the first copy's that is not assumed bad, or simply the k-th slot
+ * after it when too few are left.
+ */
+__u8 mroce_copy_path(const struct mroce_qp *qp, __u8 first, __u32 k)
+{
+	__u32 n = qp->attr.paths, seen = 0;
+
+	for (__u32 j = 1; j < n; j++) {
+		__u8 i = (__u8)((first + j) % n);
+
+		if (!qp->paths[i].bad && ++seen == k)
+			return i;
+	}
+	return (__u8)((first + k) % n);
+}
+
 /* A CE mark echoed for a slot: it takes no new packet for its RTT (SKIP). */
 void mroce_path_marked(struct mroce_qp *qp, __u8 slot, __u64 now)
 {

@@ -295,7 +295,7 @@ static void tx_head_copies(struct mroce_qp *qp, __u32 psn, struct mroce_txpkt *r
 	__u8 first = rec->path;
 
 	for (__u32 k = 1; k <= MROCE_HEAD_COPIES && k < qp->attr.paths; k++) {
-		rec->path = (__u8)((first + k) % qp->attr.paths);
+		rec->path = mroce_copy_path(qp, first, k);
 		if (send_psn(qp, psn, rec, true))
 			break;
 		qp->dev->stats.retx_pkts++;
@@ -315,15 +315,8 @@ static int tx_resend(struct mroce_qp *qp, __u64 now, int *sent)
 			mroce_fail_wqe_of(qp, rec, MROCE_WC_RETRY_EXC_ERR);
 			return -1;
 		}
-		/*
-		 * Resend on another path: on the one that last delivered a first
-		 * transmission, known to work lately (unless retired since); if
-		 * this copy was lost on that one, on the next slot, so that
-		 * retries reach every path rather than bounce on one dead route.
-		 */
-		rec->path = qp->good_path != rec->path && qp->good_path < qp->attr.paths &&
-			    qp->paths[qp->good_path].entropy == qp->good_entropy ?
-			    qp->good_path : (__u8)((rec->path + 1) % qp->attr.paths);
+		/* Resend on another path, one that works lately (paths.c). */
+		rec->path = mroce_resend_path(qp, rec->path);
 		if (send_psn(qp, psn, rec, true))
 			return -1;	/* no transmit buffer now: still lost, tried next round */
 		if (psn == qp->snd_una && rec->retx && !rec->gbn)

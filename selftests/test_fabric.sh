@@ -161,6 +161,38 @@ print('incast: senders ' + ', '.join(f'{r:.3f}' for r in rates) + f' Gbit/s; agg
 sys.exit(0 if agg >= 0.8 * 0.5 and jain >= 0.9 else 1)"
 }
 
+# A marking path (wire v2's path states): path 2 serialises at 1 Gbit/s and
+# marks ECN above 16 KiB, the others are unlimited; a QP sprays 64 MiB over 4
+# slots, library defaults (no congestion control). Marks make a slot SKIP new
+# packets for its RTT, then the scoreboard moves it: path 2 must carry well
+# under its even share (1/4) of the data, the client must report skips, and
+# the data must be intact.
+t_marked_path() {
+	local s=67108864 clog=$TMP/client.log spid
+	f path 2 rate=1g buffer=1m ecn=16k >/dev/null || return 1
+	rm -f "$TMP/srv.log"
+	bg h 1 "$RT" server --dev eth0 --addr "$(fab_ip 1)" --region $((s + 4096)) >"$TMP/srv.log" 2>&1
+	spid=$!
+	wait_for "$TMP/srv.log" listening 30 || return 1
+	h 0 "$RT" client --dev eth0 --addr "$(fab_ip 1)" --paths 4 --stream $s --region $s >"$clog" 2>&1 ||
+		{ cat "$clog"; return 1; }
+	wait "$spid" || { cat "$TMP/srv.log"; return 1; }
+	cat "$clog"
+	f stats
+	grep -q "stream verified" "$clog" || return 1
+	f stats json | python3 -c "
+import json, re, sys
+paths = json.load(sys.stdin)['paths']
+log = open('$clog').read()
+skipped = int(re.search(r'skipped (\d+)', log).group(1))
+data = sum(p['fwd_bytes'] for p in paths)
+share = paths[2]['fwd_bytes'] / data
+marked = paths[2]['ecn_marked']
+print(f'marking path: path 2 carried {share:.1%} of the bytes (an even share is 25%; < 12.5% wanted), '
+      f'{marked} packets marked; the client skipped a marked slot {skipped} times')
+sys.exit(0 if share < 0.125 and skipped > 0 else 1)"
+}
+
 # Incast 8 to 1 (wire v2's receiver rate grants): hosts 1-8 WRITE 8 MiB each
 # to host 0 at once, through one 1 Gbit/s path with a 1 MiB buffer marking
 # ECN above 128 KiB, with library defaults (no sender congestion control:
@@ -291,7 +323,7 @@ fabric_teardown() {
 }
 TEST_SETUP=fabric_setup
 TEST_TEARDOWN=fabric_teardown
-FIGURES='^(client: (qp|stream)|recovery|incast|slow path|tcp:|path [0-9]+ down|the fabric|server saw|source ports)'
+FIGURES='^(client: (qp|stream)|recovery|incast|slow path|marking path|tcp:|path [0-9]+ down|the fabric|server saw|source ports)'
 
 require_root test_fabric
 [ -x "$FABRIC_BIN" ] || { echo "FAIL: test_fabric: $FABRIC_BIN is not built (run make)"; exit 1; }
@@ -312,5 +344,6 @@ else
 	run_test "incast 8 to 1 through one 1 Gbit/s path, receiver grants" t_incast8
 	TEST_HOSTS=
 	run_test "slow path: spraying vs single-path ECMP" t_slow_path
+	run_test "a path marking ECN: its slots skip, then move" t_marked_path
 fi
 summary test_fabric

@@ -49,7 +49,7 @@ static bool keep_full(void *ctx)
 
 struct loss_run {
 	double	gbps;
-	__u64	tx, retx, rto, retired, lost_sim;
+	__u64	tx, retx, rto, retired, lost_sim, psack_lost;
 };
 
 static struct loss_run loss_run(__u64 seed, __u32 loss_ppm, bool gbn)
@@ -76,6 +76,7 @@ static struct loss_run loss_run(__u64 seed, __u32 loss_ppm, bool gbn)
 	out.rto = p.qa->st.rto_events;
 	out.retired = p.qa->st.paths_retired;
 	out.lost_sim = p.net->a.dropped;
+	out.psack_lost = p.qa->st.psack_lost;
 	if (getenv("MROCE_LOSS_DEBUG"))
 		printf("    loss %u ppm: %.3f Gbit/s, tx %llu retx %llu rto %llu retired %llu "
 		       "dropped %llu (a) %llu (b), dup %llu, srtt %u rttvar %u\n", loss_ppm, out.gbps,
@@ -103,10 +104,12 @@ static void test_goodput_under_loss(void **state)
 			struct loss_run g = loss_run(seed, ppm[i], true);
 
 			printf("  %4.1f%% loss: %.3f Gbit/s = %.2fx clean (want >= %.2f), %llu resent of "
-			       "%llu sent, %llu timeouts, %llu paths retired; go-back-N %.3f Gbit/s\n",
+			       "%llu sent (%llu found by the per-path SACK), %llu timeouts, %llu paths "
+			       "retired; go-back-N %.3f Gbit/s\n",
 			       ppm[i] / 10000.0, l.gbps, l.gbps / clean.gbps, want[i],
 			       (unsigned long long)l.retx, (unsigned long long)l.tx,
-			       (unsigned long long)l.rto, (unsigned long long)l.retired, g.gbps);
+			       (unsigned long long)l.psack_lost, (unsigned long long)l.rto,
+			       (unsigned long long)l.retired, g.gbps);
 			assert_true(l.gbps >= want[i] * clean.gbps);
 			assert_true(l.gbps > g.gbps);
 			if (ppm[i] == 10000)
