@@ -100,7 +100,8 @@ static inline __u32 mroce_cc_window(const struct mroce_qp *qp)
  * a full queue, with no congestion control to say so: the window counts
  * from the head again, as if every PSN since were in flight, so that new
  * packets wait and the resends get the route. Random loss builds no queue
- * and never closes the window so.
+ * and never closes the window so, nor does a failed route: a slot assumed
+ * bad, or retired since the head went on it (paths.c).
  */
 static inline bool mroce_window_open(const struct mroce_qp *qp)
 {
@@ -110,7 +111,8 @@ static inline bool mroce_window_open(const struct mroce_qp *qp)
 	if (span >= MROCE_SPAN_MAX)
 		return false;
 	if (span && (head->retx >= 2 || (head->retx && head->state == PKT_LOST)) &&
-	    head->path < qp->attr.paths && mroce_path_queued(&qp->paths[head->path]))
+	    head->path < qp->attr.paths && mroce_path_queued(&qp->paths[head->path]) &&
+	    !qp->paths[head->path].bad && qp->paths[head->path].entropy == head->entropy)
 		return span < cw;
 	return span - qp->nsacked - qp->nlost < cw;
 }

@@ -193,7 +193,7 @@ void mroce_path_retire(struct mroce_qp *qp, struct mroce_path *p)
 	for (__u32 k = 0; k < MROCE_MAX_PATHS; k++)
 		if (qp->ret[k].entropy == old)
 			qp->ret[k].entropy = p->entropy;
-	p->sent = p->lost = p->samples = p->srtt_us = p->marks = p->echoes = p->acked = 0;
+	p->sent = p->lost = p->samples = p->samples_prev = p->srtt_us = p->marks = p->echoes = p->acked = 0;
 	p->min_rtt_us = 0;
 	p->del_valid = false;
 	p->lost_sent_us = 0;
@@ -387,6 +387,7 @@ void mroce_path_scoreboard(struct mroce_qp *qp, __u64 now)
 				p->sent /= 2;
 				p->lost /= 2;
 			}
+			p->samples_prev = p->samples;
 			p->samples = p->marks = 0;
 		}
 		if (echo_round)

@@ -43,6 +43,7 @@ struct mroce_path {
 	__u32	srtt_us;	/* smoothed RTT of first transmissions on this entropy value */
 	__u32	min_rtt_us;	/* and the lowest of them: the route's delay with no queue */
 	__u32	samples;	/* RTT samples this epoch */
+	__u32	samples_prev;	/* ... and in the epoch before */
 	__u32	marks;		/* CE marks echoed for it this epoch */
 	__u32	echoes;		/* ACKs that echoed it this echo round: its way back works */
 	__u32	acked;		/* first transmissions acknowledged this echo round */
@@ -87,14 +88,17 @@ struct mroce_rxpath {
 };
 
 /*
- * A queue has built on the path's route: its RTT is over twice its lowest.
- * Its losses are then congestion (a full queue drops, whatever the ports),
- * not a failing route (moving the slot would only churn), nor random loss
- * (resending into the queue at full rate would only overflow it more).
+ * A queue has built on the path's route: its RTT is over twice its lowest,
+ * by samples of this scoreboard epoch or the one before. Its losses are
+ * then congestion (a full queue drops, whatever the ports), not a failing
+ * route (moving the slot would only churn), nor random loss (resending
+ * into the queue at full rate would only overflow it more). A path that
+ * gave no sample for two epochs says nothing of a queue: its last RTT may
+ * be a dead route's, frozen, and a dead route must stay retirable.
  */
 static inline bool mroce_path_queued(const struct mroce_path *p)
 {
-	return p->min_rtt_us && p->srtt_us > 2 * p->min_rtt_us + 20;
+	return p->min_rtt_us && (p->samples || p->samples_prev) && p->srtt_us > 2 * p->min_rtt_us + 20;
 }
 
 /*
@@ -299,6 +303,7 @@ struct mroce_qp {
 	__u32			gbn_nak_psn;	/* go-back-N: gap already reported */
 	bool			gbn_nak_sent;
 	bool			ack_now;
+	bool			ack_again;	/* a resend's ACK goes on two ways back (rx.c) */
 };
 
 /* Rings are powers of two, so free-running 32-bit sequences index them across the wrap. */

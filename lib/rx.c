@@ -156,7 +156,9 @@ static bool rx_refused(struct mroce_qp *qp, const struct mroce_hdr *h, int res)
  * echoes, and the sender can charge marks to paths. So is a resend (on
  * the next way back in turn, as every other ACK: one for a resent
  * duplicate may be all the sender gets, and a fixed way back could be
- * dead).
+ * dead), and twice, on two ways back in turn: a window head resent after
+ * a route failed waits on it, and the way back in turn may be on the
+ * failed route too.
  */
 static void rx_ack_policy(struct mroce_qp *qp, const struct mroce_hdr *h, bool ce, __u64 now)
 {
@@ -168,6 +170,7 @@ static void rx_ack_policy(struct mroce_qp *qp, const struct mroce_hdr *h, bool c
 	} else if (h->flags & MROCE_F_RETX) {
 		qp->unacked++;
 		qp->ack_now = true;	/* a resend is waited on */
+		qp->ack_again = true;	/* ... on two ways back: one may be a failed route's */
 	} else if (++qp->unacked >= qp->attr.ack_every ||
 		   (h->flags & (MROCE_F_ACK_REQ | MROCE_F_LAST)) || qp->attr.go_back_n) {
 		qp->ack_now = true;

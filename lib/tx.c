@@ -429,6 +429,10 @@ void mroce_send_ack(struct mroce_qp *qp)
 	qp->ack_due_us = 0;
 	qp->ack_now = false;
 	qp->ecn_ce = qp->ecn_pkts = 0;
+	if (qp->ack_again) {
+		qp->ack_again = false;
+		mroce_send_ack(qp);	/* the same state, on the next way back */
+	}
 }
 
 void mroce_send_nack(struct mroce_qp *qp, __u8 code, __u32 psn, __u32 msn)

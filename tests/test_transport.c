@@ -958,6 +958,61 @@ static void test_marked_path_retired(void **state)
 	pair_close(&p);
 }
 
+/*
+ * A path whose RTT rose (a queue on its route, or a slow host) and then
+ * died: its last RTT samples stay frozen, and they must not keep it
+ * looking congested (mroce_path_queued), which would exempt it from being
+ * assumed bad and retired, while a quarter of the packets went on being
+ * sent into it and resent, for the rest of the transfer (seen on the
+ * emulated fabric: 40-90 thousand resends in 285 thousand packets).
+ */
+static void test_slow_then_dead_path_retired(void **state)
+{
+	MROCE_OPTS(mroce_qp_attr, attr, .paths = 4);
+	struct pair p;
+	struct waiter *w = calloc(1, sizeof(*w));
+	__u16 sport;
+	__u64 resent;
+
+	(void)state;
+	pair_open(&p, 1700, &attr, NULL);
+	pair_connect(&p);
+	w->p = &p;
+	/* 10 Gbit/s: 40 MiB take some 35 ms */
+	p.net->a.link = (struct sim_link){ .delay_us = 20, .rate_mbps = 10000, .queue_bytes = 1 << 22 };
+	p.net->b.link = (struct sim_link){ .delay_us = 20 };
+	sport = (__u16)(49152 + (p.qa->route.sport + p.qa->paths[1].entropy) % MROCE_ENTROPY_SPACE);
+	fill(p.la, BUF, 97);
+	for (int i = 0; i < 40; i++)
+		assert_int_equal(post(p.qa, MROCE_WR_RDMA_WRITE, (__u64)i, p.la, BUF, mroce_mr_lkey(p.ma),
+				      (__u64)(unsigned long)p.lb, mroce_mr_rkey(p.mb), 0), 0);
+	w->want_a = 40;
+	assert_int_equal(sim_run(p.net, p.da, p.db, one_each, w, 3000), -ETIMEDOUT);
+	/* slot 1's route slows to 3x its RTT, under the slow-path rule's bound ... */
+	p.net->a.link.slow_sport = sport;
+	p.net->a.link.slow_extra_us = 80;
+	assert_int_equal(sim_run(p.net, p.da, p.db, one_each, w, 3000), -ETIMEDOUT);
+	/* ... and then dies */
+	p.net->a.link.dead_sport = sport;
+	resent = p.qa->st.retx_pkts;
+	assert_int_equal(sim_run(p.net, p.da, p.db, one_each, w, 60000000), 0);
+	printf("  slow, then dead path: %llu resent after it died, %llu paths retired, %llu lost on it\n",
+	       (unsigned long long)(p.qa->st.retx_pkts - resent),
+	       (unsigned long long)p.da->stats.paths_retired, (unsigned long long)p.net->a.dead_drops);
+	for (int i = 0; i < 40; i++)
+		assert_int_equal(w->wa[i].status, MROCE_WC_SUCCESS);
+	assert_memory_equal(p.lb, p.la, BUF);
+	assert_true(p.da->stats.paths_retired >= 1);
+	/*
+	 * What was in flight on it and what went on it until its frozen RTT
+	 * stopped counting as a queue (two scoreboard epochs): 310 here. Before
+	 * the fix: 6159, and it was never retired.
+	 */
+	assert_true(p.net->a.dead_drops <= 2 * 256);
+	free(w);
+	pair_close(&p);
+}
+
 /* The CQ's file descriptor is readable exactly while completions wait. */
 static void test_cq_fd(void **state)
 {
@@ -1018,6 +1073,7 @@ int main(void)
 		cmocka_unit_test(test_scatter_gather),
 		cmocka_unit_test(test_congestion_control),
 		cmocka_unit_test(test_dead_path_retired),
+		cmocka_unit_test(test_slow_then_dead_path_retired),
 		cmocka_unit_test(test_slow_path_retired),
 		cmocka_unit_test(test_large_window_under_loss),
 		cmocka_unit_test(test_route_dies_mid_stream),
