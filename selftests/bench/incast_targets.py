@@ -10,10 +10,15 @@ and marks ECN above 128 KiB: one congested downlink. Hosts 1-8 each WRITE the
 same bytes to host 0 at once (rdma_test --stream behind a start barrier), with
 the library's defaults (no sender congestion control). Per round, the receiver
 with rate grants (the default) and without (`--no-grants`) run interleaved.
-Figures: the aggregate over all senders' timelines from 1 ms after the first
-start (the timelines' resolution; 2 RTTs are shorter) to the first finish,
-against 1 Gbit/s; Jain's index of the senders' rates; the slowest sender's rate
-against its fair share (1/8 Gbit/s).
+Figures: the aggregate where the data lands (the server's receive counters
+every 100 us: data packets less duplicates, times the payload per packet) from
+2 RTTs after the first start (RTT: ping's through the unloaded path, median
+of 10; the senders' own lowest samples already include the first round's
+queue) to
+the first finish, against 1 Gbit/s (a 1500-byte frame carries 1412 bytes of
+payload: 0.93 is the most there is); the same from the senders' timelines (1 ms
+samples) from 1 ms on; Jain's index of the senders' rates; the slowest
+sender's rate against its fair share (1/8 Gbit/s).
 
 Prints each target as met or missed; with --out, replaces the section between
 <!-- targets: incast_targets.py --> and <!-- /targets incast --> of the report.
@@ -26,6 +31,7 @@ import bench as B  # noqa: E402
 BEGIN, END = "<!-- targets: incast_targets.py -->", "<!-- /targets incast -->"
 N = 8
 RT = os.path.join(B.BUILD, "selftests", "rdma_test")
+PAYLOAD = 1500 - 88	# bytes of payload per packet at MTU 1500 (IPv4, the largest header stack)
 SERVER_IP = "198.18.1.1"
 
 
@@ -41,12 +47,23 @@ def acked_at(tl, t):
     return prev[1] if prev else 0
 
 
+def unloaded_rtt_us():
+    """Ping's RTT from host 1 to host 0 through the empty bottleneck path, median of 10."""
+    out = B.sh(B.ns_cmd(B.fabric_host(1), ["ping", "-c", "10", "-i", "0.05", SERVER_IP]), check=False).stdout
+    rtts = sorted(float(x) for x in re.findall(r"time=([0-9.]+) ms", out))
+    return int(rtts[len(rtts) // 2] * 1000) if rtts else 1000
+
+
 def one_run(nbytes, grants, tmp):
     go = os.path.join(tmp, "go")
     if os.path.exists(go):
         os.unlink(go)
+    stl = os.path.join(tmp, "srv_timeline")
+    if os.path.exists(stl):
+        os.unlink(stl)
     srv = B.start_in(B.fabric_host(0), [RT, "server", "--dev", "eth0", "--addr", SERVER_IP,
-                                        "--qps", str(N), "--region", str(N * nbytes + 4096)]
+                                        "--qps", str(N), "--region", str(N * nbytes + 4096),
+                                        "--timeline", stl, "--timeline-us", "100"]
                      + ([] if grants else ["--no-grants"]), ready="listening")
     clients, logs, tls = [], [], []
     try:
@@ -78,6 +95,12 @@ def one_run(nbytes, grants, tmp):
         if len(m) != 1 or "stream verified" not in text:
             raise RuntimeError("an incast client did not verify its stream:\n" + text[-1500:])
         runs.append(tuple(map(int, m[0])))
+    rtt = unloaded_rtt_us()
+    srv_tl = []
+    for line in open(stl):
+        f = line.split()
+        if len(f) > 6 and f[1] == "rx" and f[5] == "dup":
+            srv_tl.append((int(f[0]), int(f[2]) - int(f[6])))
     rates = [b * 8 / (e - s) for b, s, e in runs]
     t0, t1 = min(s for _, s, _ in runs) + 1e6, min(e for _, _, e in runs)
     agg = 0.0
@@ -85,16 +108,21 @@ def one_run(nbytes, grants, tmp):
         tl = [tuple(map(int, line.split()[:2])) for line in open(path) if line.strip()]
         agg += acked_at(tl, t1) - acked_at(tl, t0)
     agg = agg * 8 / (t1 - t0)
+    t2 = min(s for _, s, _ in runs) + 2 * rtt * 1000
+    agg2 = (acked_at(srv_tl, t1) - acked_at(srv_tl, t2)) * PAYLOAD * 8 / (t1 - t2)
     jain = sum(rates) ** 2 / (N * sum(r * r for r in rates))
     st = B.sh([B.FABRIC_SH, "ctl", B.FAB, "stats", "json"], check=False).stdout
     drops = re.search(r'"drop_buffer":\s*(\d+)', st)
-    return {"agg": agg, "jain": jain, "slowest": min(rates) * N, "rates": rates,
+    return {"agg": agg, "agg2": agg2, "rtt": rtt, "jain": jain, "slowest": min(rates) * N, "rates": rates,
             "drops": int(drops.group(1)) if drops else -1}
 
 
 def targets():
     return [
-        ("aggregate >= 90% of the 1 Gbit/s bottleneck from 1 ms on (grants, the default)",
+        ("aggregate >= 90% of the 1 Gbit/s bottleneck from 2 RTTs after the start on (grants, "
+         "the default; at the receiver; 0.93 is all the payload there is)",
+         lambda r: r["grants"]["agg2"], lambda x: x >= 0.9, ""),
+        ("... the same from 1 ms on, from the senders' timelines",
          lambda r: r["grants"]["agg"], lambda x: x >= 0.9, ""),
         ("Jain fairness >= 0.95 (grants)", lambda r: r["grants"]["jain"], lambda x: x >= 0.95, ""),
         ("no sender starved: the slowest >= 0.5 of its fair share (grants)",
@@ -111,12 +139,13 @@ def report(rounds, nbytes):
          "| target | measured (median) | each round | met |", "|---|---|---|---|"]
     rows, met_all = B.target_rows(rounds, targets())
     L += rows
-    L += ["", "| round | receiver | aggregate (of 1 Gbit/s) | Jain | slowest (of fair share) | "
-          "buffer drops | senders, Gbit/s |", "|---|---|---|---|---|---|---|"]
+    L += ["", "| round | receiver | from 2 RTTs (RTT) | from 1 ms | Jain | slowest (of fair share) | "
+          "buffer drops | senders, Gbit/s |", "|---|---|---|---|---|---|---|---|"]
     for i, r in enumerate(rounds):
         for k in ("grants", "none"):
             v = r[k]
-            L.append(f"| {i + 1} | {'grants' if k == 'grants' else 'no grants'} | {v['agg']:.3f} | "
+            L.append(f"| {i + 1} | {'grants' if k == 'grants' else 'no grants'} | {v['agg2']:.3f} "
+                     f"({v['rtt']} us) | {v['agg']:.3f} | "
                      f"{v['jain']:.3f} | {v['slowest']:.2f} | {v['drops']} | "
                      f"{', '.join(f'{x:.3f}' for x in v['rates'])} |")
     L.append(END)
@@ -149,7 +178,8 @@ def main():
                 B.sh([B.FABRIC_SH, "ctl", B.FAB, "reset"], check=False)
                 r[k] = one_run(a.bytes, k == "grants", tmp)
                 v = r[k]
-                print(f"  {k}: aggregate {v['agg']:.3f} Gbit/s, Jain {v['jain']:.3f}, slowest "
+                print(f"  {k}: aggregate {v['agg2']:.3f} Gbit/s from 2 RTTs ({v['rtt']} us), "
+                      f"{v['agg']:.3f} from 1 ms, Jain {v['jain']:.3f}, slowest "
                       f"{v['slowest']:.2f} of its share, {v['drops']} buffer drops", flush=True)
             rounds.append(r)
     finally:
