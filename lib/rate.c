@@ -115,7 +115,10 @@ void mroce_grant_rx(struct mroce_qp *qp, const struct mroce_hdr *h, __u32 bytes,
 	qp->grant_last_us = now;
 }
 
-/* The grant an ACK of qp carries: the share, if qp was sending lately. */
+/*
+ * The grant an ACK of qp carries: the share of the moment, to a QP that has
+ * sent us data (ACKs answer data just arrived); 0 while none is granted.
+ */
 __u32 mroce_grant_of(const struct mroce_qp *qp)
 {
 	const struct mroce_grant *g = &qp->dev->grant;
