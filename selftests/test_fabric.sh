@@ -163,18 +163,25 @@ sys.exit(0 if agg >= 0.8 * 0.5 and jain >= 0.9 else 1)"
 
 # A marking path (wire v2's path states): path 2 serialises at 1 Gbit/s and
 # marks ECN above 16 KiB, the others are unlimited; a QP sprays 64 MiB over 4
-# slots, library defaults (no congestion control). Marks make a slot SKIP new
+# slots, the first of them starting on path 2, library defaults otherwise (no
+# congestion control). Marks make a slot SKIP new
 # packets for its RTT, then the scoreboard moves it: path 2 must carry well
 # under its even share (1/4) of the data, the client must report skips, and
 # the data must be intact.
 t_marked_path() {
-	local s=67108864 clog=$TMP/client.log spid
+	local s=67108864 clog=$TMP/client.log spid port
 	f path 2 rate=1g buffer=1m ecn=16k >/dev/null || return 1
+	# Slot 0 starts on path 2 (its source port hashes there); the others go where they hash.
+	for ((port = 49152; port < 50000; port++)); do
+		[ "$(f hash "$(fab_ip 0)" "$(fab_ip 1)" udp $port 4792)" = "path 2" ] && break
+	done
+	[ $port -lt 50000 ] || { echo "no source port hashing onto path 2"; return 1; }
 	rm -f "$TMP/srv.log"
 	bg h 1 "$RT" server --dev eth0 --addr "$(fab_ip 1)" --region $((s + 4096)) >"$TMP/srv.log" 2>&1
 	spid=$!
 	wait_for "$TMP/srv.log" listening 30 || return 1
-	h 0 "$RT" client --dev eth0 --addr "$(fab_ip 1)" --paths 4 --stream $s --region $s >"$clog" 2>&1 ||
+	h 0 "$RT" client --dev eth0 --addr "$(fab_ip 1)" --paths 4 --sports $port --stream $s --region $s \
+		>"$clog" 2>&1 ||
 		{ cat "$clog"; return 1; }
 	wait "$spid" || { cat "$TMP/srv.log"; return 1; }
 	cat "$clog"
