@@ -200,7 +200,7 @@ void mroce_handle_ack(struct mroce_qp *qp, const struct mroce_hdr *h, __u64 now)
 		qp->rto_us = mroce_rto_base(qp, inflight);
 		qp->timeouts = 0;
 	}
-	if (mroce_psack_holes(qp, h))
+	if (mroce_psack_holes(qp, h, now))
 		mroce_cc_on_loss(qp, now);
 	mroce_rack_detect(qp, now);
 }

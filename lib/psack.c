@@ -103,13 +103,13 @@ static int psack_newest_hole(const struct mroce_hdr *h)
  * Only news is looked at: a hole newer than the newest one whose copies
  * were all judged. Returns the packets declared lost.
  */
-__u32 mroce_psack_holes(struct mroce_qp *qp, const struct mroce_hdr *h)
+__u32 mroce_psack_holes(struct mroce_qp *qp, const struct mroce_hdr *h, __u64 now)
 {
 	struct mroce_path *p;
 	__u16 newest, hole;
 	__u32 lost = 0, wait, reo;
 	bool unripe = false, have_newest = false;
-	__u64 now, newest_sent = 0;
+	__u64 newest_sent = 0;
 	int i;
 
 	if (!(h->pflags & MROCE_PF_VALID) || h->ppath >= qp->attr.paths)
@@ -125,7 +125,6 @@ __u32 mroce_psack_holes(struct mroce_qp *qp, const struct mroce_hdr *h)
 	hole = (__u16)(newest - (__u32)i);
 	if (p->hole_valid && (__s16)(hole - p->hole_pseq) <= 0)
 		return 0;
-	now = qp->dev->ops->now_us(qp->dev->port);
 	reo = mroce_path_reo_us(qp, p);
 	wait = (p->srtt_us ? p->srtt_us : qp->srtt_us) + reo;
 	for (__u32 psn = qp->snd_una; psn != qp->snd_nxt; psn++) {

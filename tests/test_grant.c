@@ -96,20 +96,20 @@ static void test_psack_holes(void **state)
 	h.ppsn_next = r.next;
 	memcpy(h.psack, r.bits, sizeof(h.psack));
 	/* 107 and 108 are only 1 and 2 places behind 109: not yet */
-	assert_int_equal(mroce_psack_holes(qp, &h), 1);
+	assert_int_equal(mroce_psack_holes(qp, &h, p.net->now), 1);
 	assert_int_equal(qp->pkts[(qp->snd_una + 2) & (MROCE_PKT_RING - 1)].state, PKT_LOST);
 	assert_int_equal(qp->pkts[(qp->snd_una + 7) & (MROCE_PKT_RING - 1)].state, PKT_INFLIGHT);
-	assert_int_equal(mroce_psack_holes(qp, &h), 0);	/* the same ACK again */
+	assert_int_equal(mroce_psack_holes(qp, &h, p.net->now), 0);	/* the same ACK again */
 	/* a forged one: a sequence slot 1 never sent */
 	h.ppsn_next = 200;
-	assert_int_equal(mroce_psack_holes(qp, &h), 0);
+	assert_int_equal(mroce_psack_holes(qp, &h, p.net->now), 0);
 	/* another slot, or not valid */
 	h.ppsn_next = r.next;
 	h.ppath = 5;
-	assert_int_equal(mroce_psack_holes(qp, &h), 0);
+	assert_int_equal(mroce_psack_holes(qp, &h, p.net->now), 0);
 	h.ppath = 1;
 	h.pflags = 0;
-	assert_int_equal(mroce_psack_holes(qp, &h), 0);
+	assert_int_equal(mroce_psack_holes(qp, &h, p.net->now), 0);
 	/* 110 sent and arrived: 107 and 108 are now 3 and 2 places behind */
 	qp->paths[1].tx_pseq = 111;
 	qp->pkts[(qp->snd_nxt) & (MROCE_PKT_RING - 1)] = (struct mroce_txpkt){ .state = PKT_INFLIGHT,
@@ -119,7 +119,7 @@ static void test_psack_holes(void **state)
 	h.pflags = MROCE_PF_VALID;
 	h.ppsn_next = r.next;
 	memcpy(h.psack, r.bits, sizeof(h.psack));
-	assert_int_equal(mroce_psack_holes(qp, &h), 1);
+	assert_int_equal(mroce_psack_holes(qp, &h, p.net->now), 1);
 	assert_int_equal(qp->pkts[(qp->snd_una + 7) & (MROCE_PKT_RING - 1)].state, PKT_LOST);
 	assert_int_equal(qp->pkts[(qp->snd_una + 8) & (MROCE_PKT_RING - 1)].state, PKT_INFLIGHT);
 	assert_int_equal(qp->st.psack_lost, 2);
