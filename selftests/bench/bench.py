@@ -105,6 +105,28 @@ def replace_section(path, begin, end, text):
         f.write(new)
 
 
+def publish(name, text, out, begin, end):
+    """Print a report's table lines; with out, put the report in that file's section."""
+    for line in text.splitlines():
+        if line.startswith("|"):
+            print(line)
+    if out:
+        replace_section(out, begin, end, text)
+        print(f"{name}: section written to {out}")
+
+
+def interp(samples, t):
+    """A cumulative count at t from (t, count) samples in time order, interpolated linearly."""
+    prev = None
+    for ts, v in samples:
+        if ts >= t:
+            if prev is None or ts == prev[0]:
+                return v if prev is None else prev[1]
+            return prev[1] + (v - prev[1]) * (t - prev[0]) / (ts - prev[0])
+        prev = (ts, v)
+    return prev[1] if prev else 0
+
+
 def cleanup():
     for p, _ in list(procs):
         stop(p)

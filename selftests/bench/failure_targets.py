@@ -33,19 +33,8 @@ SIZE = 384 << 20
 STEP, PRE, FRACTION, SAMPLE_US = 1e5, 50e6, 0.8, 100	# ns, ns, -, us
 
 
-def acked_at(tl, t):
-    prev = tl[0]
-    for s in tl:
-        if s[0] >= t:
-            if s[0] == prev[0]:
-                return s[1]
-            return prev[1] + (s[1] - prev[1]) * (t - prev[0]) / (s[0] - prev[0])
-        prev = s
-    return tl[-1][1]
-
-
 def rate(tl, t0, t1):
-    return (acked_at(tl, t1) - acked_at(tl, t0)) / ((t1 - t0) / 1e9)
+    return (B.interp(tl, t1) - B.interp(tl, t0)) / ((t1 - t0) / 1e9)
 
 
 def busiest_path():
@@ -176,12 +165,7 @@ def main():
         B.sh([B.FABRIC_SH, "down", B.FAB], check=False)
         B.sh(["rm", "-rf", tmp], check=False)
     text, _ = report(rounds)
-    for line in text.splitlines():
-        if line.startswith("|"):
-            print(line)
-    if a.out:
-        B.replace_section(a.out, BEGIN, END, text)
-        print(f"failure_targets: section written to {a.out}")
+    B.publish("failure_targets", text, a.out, BEGIN, END)
 
 
 if __name__ == "__main__":

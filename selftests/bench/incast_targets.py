@@ -35,18 +35,6 @@ PAYLOAD = 1500 - 88	# bytes of payload per packet at MTU 1500 (IPv4, the largest
 SERVER_IP = "198.18.1.1"
 
 
-def acked_at(tl, t):
-    """Bytes a sender's timeline ("t_ns acked_bytes ...") had acknowledged at t (interpolated)."""
-    prev = None
-    for t_ns, acked in tl:
-        if t_ns >= t:
-            if prev is None or t_ns == prev[0]:
-                return acked if prev is None else prev[1]
-            return prev[1] + (acked - prev[1]) * (t - prev[0]) / (t_ns - prev[0])
-        prev = (t_ns, acked)
-    return prev[1] if prev else 0
-
-
 def unloaded_rtt_us():
     """Ping's RTT from host 1 to host 0 through the empty bottleneck path, median of 10."""
     out = B.sh(B.ns_cmd(B.fabric_host(1), ["ping", "-c", "10", "-i", "0.05", SERVER_IP]), check=False).stdout
@@ -106,10 +94,10 @@ def one_run(nbytes, grants, tmp):
     agg = 0.0
     for path in tls:
         tl = [tuple(map(int, line.split()[:2])) for line in open(path) if line.strip()]
-        agg += acked_at(tl, t1) - acked_at(tl, t0)
+        agg += B.interp(tl, t1) - B.interp(tl, t0)
     agg = agg * 8 / (t1 - t0)
     t2 = min(s for _, s, _ in runs) + 2 * rtt * 1000
-    agg2 = (acked_at(srv_tl, t1) - acked_at(srv_tl, t2)) * PAYLOAD * 8 / (t1 - t2)
+    agg2 = (B.interp(srv_tl, t1) - B.interp(srv_tl, t2)) * PAYLOAD * 8 / (t1 - t2)
     jain = sum(rates) ** 2 / (N * sum(r * r for r in rates))
     st = B.sh([B.FABRIC_SH, "ctl", B.FAB, "stats", "json"], check=False).stdout
     drops = re.search(r'"drop_buffer":\s*(\d+)', st)
@@ -187,12 +175,7 @@ def main():
         B.sh([B.FABRIC_SH, "down", B.FAB], check=False)
         B.sh(["rm", "-rf", tmp], check=False)
     text, _ = report(rounds, a.bytes)
-    for line in text.splitlines():
-        if line.startswith("|"):
-            print(line)
-    if a.out:
-        B.replace_section(a.out, BEGIN, END, text)
-        print(f"incast_targets: section written to {a.out}")
+    B.publish("incast_targets", text, a.out, BEGIN, END)
 
 
 if __name__ == "__main__":

@@ -116,12 +116,7 @@ def main():
     finally:
         B.sh([B.FABRIC_SH, "down", B.FAB], check=False)
     text, _ = report(rounds)
-    for l in text.splitlines():
-        if l.startswith("|"):
-            print(l)
-    if a.out:
-        B.replace_section(a.out, BEGIN, END, text)
-        print(f"loss_targets: section written to {a.out}")
+    B.publish("loss_targets", text, a.out, BEGIN, END)
 
 
 if __name__ == "__main__":

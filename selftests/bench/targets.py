@@ -150,12 +150,7 @@ def main():
         B.cleanup()
     text, _ = report(rounds, a.mtu)
     begin, end = markers(a.mtu)
-    for l in text.splitlines():
-        if l.startswith("|"):
-            print(l)
-    if a.out:
-        B.replace_section(a.out, begin, end, text)
-        print(f"targets: section written to {a.out}")
+    B.publish("targets", text, a.out, begin, end)
 
 
 if __name__ == "__main__":
