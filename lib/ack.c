@@ -53,9 +53,13 @@ void mroce_pkt_acked(struct mroce_qp *qp, struct mroce_txpkt *rec, __u64 now)
 
 		if (++j->acked == (j->cancelled ? j->emitted : mroce_rjob_pkts(qp, j)))
 			j->used = false;
-	} else {
+	} else if (rec->kind == PKT_REQ) {
 		struct mroce_swqe *w = SWQE(qp, rec->wqe);
 		const struct mroce_op_info *op = mroce_op_info(w->opcode);
+		struct mroce_stream *st = &qp->streams[w->stream];
+
+		if (st->probing && st->probe_sent && rec == PKT(qp, st->probe_psn))
+			st->probing = false;	/* the peer took it: the stream goes on */
 
 		/* Ordered: a message that takes a receive waits for the cumulative ACK (comp.c). */
 		if (++w->acked == w->npkts && !op->awaits_resp && !w->done &&
@@ -227,37 +231,110 @@ static struct mroce_swqe *request_of(struct mroce_qp *qp, const struct mroce_txp
 }
 
 /*
- * An RNR NACK: hold the QP for the RNR timer and resend the packet then.
- * rnr_retry counts waits, not NACKs, and per request, as verbs has it:
- * every packet in flight when the receiver ran out of receives is NACKed,
- * and that is one wait, however long those NACKs take to come back (they
- * are sprayed over paths too): only the NACK of a copy sent after the last
- * wait ended starts another. The NACK echoes the refused copy's send time
- * (naketh.ts_echo), since the record knows only its newest copy, and a
- * late NACK of an older one would be charged a wait the request never
- * waited. A request is charged once for each wait it was NACKed in; the
- * one that exceeds rnr_retry carries the error and the rest is flushed.
+ * The unfinished receive-consuming request that is message msn of a stream,
+ * or NULL. An error NACK of a PSN given up (PKT_VOID) is about the message's
+ * older attempt: the receiver found the message bad all the same.
  */
-static void nack_rnr(struct mroce_qp *qp, struct mroce_txpkt *rec, __u32 copy_ts, __u64 now)
+static struct mroce_swqe *stream_request(struct mroce_qp *qp, __u16 stream, __u32 msn)
 {
-	struct mroce_swqe *w;
+	for (__u32 i = qp->sq_head; i != qp->sq_tail; i++) {
+		struct mroce_swqe *w = SWQE(qp, i);
 
-	if (rec->state == PKT_INFLIGHT) {
-		rec->state = PKT_LOST;
-		rec->retx = 0;	/* RNR waits are counted by rnr_retry, not retry_cnt */
+		if (w->stream == stream && w->msn == msn && !w->done &&
+		    mroce_op_info(w->opcode)->consumes_recv)
+			return w;
+	}
+	return NULL;
+}
+
+/*
+ * The peer refused message `from` of stream st for want of a receive (RNR):
+ * it and the stream's later messages start again (protocol.md, "Streams").
+ * Their packets give up their PSNs: the records become PKT_VOID, resent (if
+ * lost or refused) as VOIDs that only fill the receiver's window, so that a
+ * stream whose receiver posts nothing holds no other stream's window back.
+ * The messages are sent again in the stream's next epoch, with new PSNs,
+ * after the RNR timer, one packet (the probe) first.
+ */
+/* When the next held stream's RNR wait ends, after now (0: none is held). */
+__u64 mroce_streams_next_hold(const struct mroce_qp *qp, __u64 now)
+{
+	__u64 next = 0;
+
+	for (__u32 i = 0; i < qp->attr.streams; i++) {
+		__u64 t = qp->streams[i].hold_until_us;
+
+		if (t > now && (!next || t < next))
+			next = t;
+	}
+	return next;
+}
+
+static void stream_restart(struct mroce_qp *qp, __u32 stream, __u32 from, __u64 now)
+{
+	struct mroce_stream *st = &qp->streams[stream];
+
+	st->epoch++;
+	st->probing = true;
+	st->probe_sent = false;
+	st->hold_until_us = now + qp->attr.rnr_timer_us;
+	if (!qp->rnr_until_us || st->hold_until_us < qp->rnr_until_us)
+		qp->rnr_until_us = st->hold_until_us;	/* a wake-up; engine.c finds the next */
+	for (__u32 psn = qp->snd_una; psn != qp->snd_nxt; psn++) {
+		struct mroce_txpkt *rec = PKT(qp, psn);
+		const struct mroce_swqe *w = SWQE(qp, rec->wqe);
+
+		if (rec->state == PKT_FREE || rec->kind != PKT_REQ ||
+		    mroce_psn_before(rec->wqe, qp->sq_head) || !mroce_psn_before(rec->wqe, qp->sq_tail) ||
+		    w->stream != stream || w->done || !mroce_op_info(w->opcode)->consumes_recv ||
+		    mroce_psn_before(w->msn, from))
+			continue;
+		rec->kind = PKT_VOID;
+		rec->len = 0;
+	}
+	for (__u32 i = qp->sq_head; i != qp->sq_tail; i++) {
+		struct mroce_swqe *w = SWQE(qp, i);
+
+		if (w->stream != stream || w->done || !mroce_op_info(w->opcode)->consumes_recv ||
+		    mroce_psn_before(w->msn, from))
+			continue;
+		w->sent = w->emitted = w->acked = 0;
+		w->epoch = st->epoch;
+		if (mroce_psn_before(i, qp->sq_next))
+			qp->sq_next = i;
+	}
+}
+
+/*
+ * An RNR NACK. Of an attempt given up already (a PKT_VOID record): the
+ * PSN is resent as a VOID. Of the current attempt at a message: its stream
+ * restarts from it, and that is one RNR wait. rnr_retry counts waits per
+ * request, as verbs has it: every packet of the stream in flight when the
+ * receiver ran out of receives is NACKed, and that is one wait (only the
+ * first NACK finds its record live). The request refused more than
+ * rnr_retry times carries the error and the rest is flushed; rnr_retry 7
+ * waits for ever, as in ibverbs.
+ */
+static void nack_rnr(struct mroce_qp *qp, struct mroce_txpkt *rec, const struct mroce_hdr *h,
+		     __u64 now)
+{
+	struct mroce_swqe *w = request_of(qp, rec);
+
+	if (rec->kind == PKT_REQ) {
+		if (!w || !mroce_op_info(w->opcode)->consumes_recv || w->stream != h->nak_stream ||
+		    w->epoch != h->nak_epoch || w->msn != h->nak_msn)
+			return;	/* not about this record's message as it is now */
+		stream_restart(qp, w->stream, w->msn, now);
+		if (qp->attr.rnr_retry != 7 && ++w->rnr_waits > qp->attr.rnr_retry) {
+			fail_request(qp, w, MROCE_WC_RNR_RETRY_EXC_ERR);
+			return;
+		}
+	}
+	if (rec->kind == PKT_VOID && rec->state == PKT_INFLIGHT) {
+		rec->state = PKT_LOST;	/* refused, so not received: the VOID goes now */
+		rec->retx = 0;
 		qp->nlost++;
 	}
-	w = request_of(qp, rec);
-	/* A new wait: the refused copy went out after the last wait ended (none goes out in one). */
-	if (!qp->rnr_count || (__s32)(copy_ts - (__u32)qp->rnr_until_us) >= 0) {
-		qp->rnr_count++;
-		qp->rnr_until_us = now + qp->attr.rnr_timer_us;
-	}
-	if (!w || w->rnr_wait == qp->rnr_count)
-		return;		/* this request is already charged with this wait */
-	w->rnr_wait = qp->rnr_count;
-	if (++w->rnr_waits > qp->attr.rnr_retry)
-		fail_request(qp, w, MROCE_WC_RNR_RETRY_EXC_ERR);
 }
 
 /* Go-back-N: everything from the gap on is resent; only the gap counts as a retry. */
@@ -318,10 +395,12 @@ void mroce_handle_nack(struct mroce_qp *qp, const struct mroce_hdr *h, __u64 now
 	}
 	if (st && rec->kind == PKT_REQ && !request_of(qp, rec))
 		return;	/* about a request already complete (a READ whose region went after it) */
-	if (st)
+	if (st && rec->kind == PKT_VOID)
+		fail_request(qp, stream_request(qp, h->nak_stream, h->nak_msn), st);
+	else if (st)
 		mroce_fail_wqe_of(qp, rec, st);
 	else if (h->nak_code == MROCE_NAK_RNR)
-		nack_rnr(qp, rec, h->nak_ts, now);
+		nack_rnr(qp, rec, h, now);
 	else if (h->nak_code == MROCE_NAK_PSN_SEQ)
 		nack_seq(qp, psn);
 }

@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* Completions: send-queue and receive-queue entries reported to their CQs. */
+#include <string.h>
+
 #include "eng_int.h"
 
 /*
@@ -19,23 +21,28 @@ static void cum_acked_done(struct mroce_qp *qp, struct mroce_swqe *w)
 }
 
 /*
- * Report finished requests; in ordered mode only in posting order. Every
- * posted entry is looked at (one fully sent stays at sq_next until the next
- * transmit round). A failed one fails the QP once all before it are reported.
+ * Report finished requests; in ordered mode only in posting order within
+ * each stream (a stream held for want of receives at the peer holds no other
+ * stream's completions back). Every posted entry is looked at (one fully
+ * sent stays at sq_next until the next transmit round). A failed one fails
+ * the QP once all before it are reported.
  */
 static void complete_sq_done(struct mroce_qp *qp)
 {
 	bool ordered = qp->attr.order == MROCE_ORDERED, all_before = true;
+	__u64 waiting[MROCE_MAX_STREAMS / 64] = { 0 };	/* streams with a request not done */
 
 	for (__u32 i = qp->sq_head; i != qp->sq_tail && qp->state == MROCE_QPS_RTS; i++) {
 		struct mroce_swqe *w = SWQE(qp, i);
 		struct mroce_wc wc = { .wr_id = w->wr_id, .qp_num = qp->qpn };
+		__u64 bit = 1ull << (w->stream % 64);
 
+		if (ordered && (waiting[w->stream / 64] & bit))
+			continue;	/* after one of its stream not done */
 		if (ordered)
 			cum_acked_done(qp, w);
 		if (!w->done) {
-			if (ordered)
-				break;
+			waiting[w->stream / 64] |= bit;
 			all_before = false;
 			continue;
 		}
@@ -54,13 +61,60 @@ static void complete_sq_done(struct mroce_qp *qp)
 	}
 }
 
+/*
+ * The oldest entry is a held stream's, and nothing of that stream is in
+ * flight: every unfinished request of the stream moves to the tail, in
+ * order, leaving empty entries behind, so that a stream whose peer posts no
+ * receives cannot fill the send queue behind it and stop the others. (With
+ * streams the ring has room for twice sq_depth, qp.c.)
+ */
+static void sq_rotate_held(struct mroce_qp *qp, __u64 now)
+{
+	const struct mroce_swqe *head = SWQE(qp, qp->sq_head);
+	const struct mroce_stream *st = &qp->streams[head->stream];
+	__u16 s = head->stream;
+	__u32 n = 0, end = qp->sq_tail;
+
+	if (qp->attr.streams == 1 || head->done ||
+	    !(now < st->hold_until_us || (st->probing && st->probe_sent)))
+		return;
+	for (__u32 i = qp->sq_head; i != end; i++) {
+		const struct mroce_swqe *w = SWQE(qp, i);
+
+		if (w->stream != s || w->reported)
+			continue;
+		if (w->emitted || w->done || (w->flags & MROCE_SEND_FENCE))
+			return;	/* something of it is in flight, or must stay in place */
+		n++;
+	}
+	if (n == end - qp->sq_head - qp->sq_moved || end - qp->sq_head + n > qp->sq_mask + 1)
+		return;	/* nothing else queued, or no room */
+	for (__u32 i = qp->sq_head; i != end; i++) {
+		struct mroce_swqe *w = SWQE(qp, i), *to;
+
+		if (w->stream != s || w->reported)
+			continue;
+		to = SWQE(qp, qp->sq_tail);
+		*to = *w;
+		if (mroce_op_info(to->opcode)->awaits_resp)
+			to->msn = qp->sq_tail;	/* a READ's id is its place in the queue */
+		qp->sq_tail++;
+		memset(w, 0, sizeof(*w));
+		w->done = w->reported = w->moved = 1;
+		w->stream = s;
+		qp->sq_moved++;
+	}
+}
+
 void mroce_complete_sq(struct mroce_qp *qp)
 {
 	complete_sq_done(qp);
 	if (qp->state != MROCE_QPS_RTS)
 		return;
 	while (qp->sq_head != qp->sq_tail && SWQE(qp, qp->sq_head)->reported)
-		qp->sq_head++;
+		qp->sq_moved -= SWQE(qp, qp->sq_head++)->moved;
+	if (qp->sq_head != qp->sq_tail)
+		sq_rotate_held(qp, qp->dev->ops->now_us(qp->dev->port));
 	if (mroce_psn_before(qp->sq_next, qp->sq_head))
 		qp->sq_next = qp->sq_head;	/* never packetise from a recycled slot */
 	/* Requests failed at posting (local protection) complete in their turn. */
@@ -73,9 +127,9 @@ void mroce_complete_sq(struct mroce_qp *qp)
 	}
 }
 
-void mroce_report_recv(struct mroce_qp *qp, struct mroce_msgslot *m)
+void mroce_report_recv(struct mroce_qp *qp, struct mroce_rwqe *r)
 {
-	struct mroce_rwqe *r = RWQE(qp, m->msn);
+	const struct mroce_msgslot *m = &r->msg;
 	const struct mroce_op_info *op = mroce_op_info(m->opcode);
 	struct mroce_wc wc = { .wr_id = r->wr_id, .qp_num = qp->qpn, .byte_len = m->len };
 
@@ -93,25 +147,29 @@ void mroce_report_recv(struct mroce_qp *qp, struct mroce_msgslot *m)
  * up to the message's last one is placed (so an earlier WRITE is visible
  * before a later SEND completes). Unordered: as soon as a message is whole.
  */
-void mroce_complete_rq(struct mroce_qp *qp)
+static void complete_stream_rq(struct mroce_qp *qp, struct mroce_stream *st, __u32 base)
 {
-	__u32 base = qp->flow->rx_base;
-
-	while (qp->rq_head != qp->rq_tail) {
-		struct mroce_msgslot *m = MSG(qp, qp->rq_head);
-		struct mroce_rwqe *r = RWQE(qp, qp->rq_head);
+	while (st->rq_head != st->rq_tail) {
+		struct mroce_rwqe *r = RWQE(qp, st, st->rq_head);
 
 		if (!r->reported) {
-			if (m->state != MSG_WHOLE || m->msn != qp->rq_head)
+			if (r->msg.state != MSG_WHOLE)
 				break;
-			if (qp->attr.order == MROCE_ORDERED && !mroce_psn_before(m->max_psn, base))
+			if (qp->attr.order == MROCE_ORDERED && !mroce_psn_before(r->msg.max_psn, base))
 				break;
-			mroce_report_recv(qp, m);
+			mroce_report_recv(qp, r);
+		} else if (r->msg.status) {
+			break;	/* reported failed: the QP fails, what follows is flushed */
 		}
-		if (m->msn == qp->rq_head)
-			m->state = MSG_FREE;
-		qp->rq_head++;
+		st->rq_head++;
 	}
+}
+
+/* Receive completions, stream by stream: a stream's order is its own. */
+void mroce_complete_rq(struct mroce_qp *qp)
+{
+	for (__u32 i = 0; i < qp->attr.streams; i++)
+		complete_stream_rq(qp, &qp->streams[i], qp->flow->rx_base);
 }
 
 /*

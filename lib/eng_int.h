@@ -11,13 +11,13 @@
 #include "opcode.h"
 
 #define PKT(qp, psn)	(&(qp)->pkts[(psn) & (MROCE_PKT_RING - 1)])
-#define MSG(qp, msn)	(&(qp)->msgs[(msn) & (MROCE_MSG_SLOTS - 1)])
 
 /* What placing a packet came to; a positive value is a MROCE_NAK_* refusal. */
 enum mroce_place_result {
 	MROCE_PLACED = 0,
 	MROCE_NOT_NOW = -1,	/* no resources: do not mark, the sender will retry */
 	MROCE_RNR = -2,		/* no receive posted: NACK RNR, do not mark */
+	MROCE_STALE = -3,	/* a message delivered already: mark, place nothing */
 };
 
 static inline bool mroce_psn_before(__u32 a, __u32 b) { return (__s32)(a - b) < 0; }
@@ -26,12 +26,16 @@ static inline bool mroce_psn_before(__u32 a, __u32 b) { return (__s32)(a - b) < 
 int mroce_emit(struct mroce_qp *qp, struct mroce_hdr *h, const struct mroce_sge *sg, __u32 nsge,
 	       __u32 sg_off, const void *lin, __u8 path);
 int mroce_qp_tx(struct mroce_qp *qp, __u64 now);
-bool mroce_next_new(struct mroce_qp *qp, struct mroce_txpkt *rec);
+bool mroce_next_new(struct mroce_qp *qp, struct mroce_txpkt *rec, __u64 now);
 __u32 mroce_rjob_pkts(const struct mroce_qp *qp, const struct mroce_rjob *j);
 void mroce_fail_wqe_of(struct mroce_qp *qp, struct mroce_txpkt *rec, enum mroce_wc_status st);
 void mroce_send_ack(struct mroce_qp *qp);
 void mroce_send_probe(struct mroce_qp *qp, __u32 psn, struct mroce_txpkt *rec);
 void mroce_send_nack(struct mroce_qp *qp, __u8 code, __u32 psn, __u32 msn);
+void mroce_send_nack_on(struct mroce_qp *qp, __u8 code, __u32 psn, __u16 stream, __u32 msn);
+void mroce_send_rnr(struct mroce_qp *qp, const struct mroce_hdr *refused);
+/* ack.c: streams */
+__u64 mroce_streams_next_hold(const struct mroce_qp *qp, __u64 now);
 
 /* place.c: responder placement of arriving requests and READ responses */
 int mroce_sg_copy(const struct mroce_pd *pd, const struct mroce_sge *sg, __u32 n, __u32 off,
@@ -95,7 +99,7 @@ void mroce_grant_heard(struct mroce_qp *qp, const struct mroce_hdr *ack);
 /* comp.c: completions */
 void mroce_complete_sq(struct mroce_qp *qp);
 void mroce_complete_rq(struct mroce_qp *qp);
-void mroce_report_recv(struct mroce_qp *qp, struct mroce_msgslot *m);
+void mroce_report_recv(struct mroce_qp *qp, struct mroce_rwqe *r);
 void mroce_read_maybe_done(struct mroce_qp *qp, struct mroce_swqe *w);
 
 #endif /* MROCE_ENG_INT_H */

@@ -98,18 +98,16 @@ static bool qp_next_timer(struct mroce_qp *qp, __u64 now, __u64 *next)
 		*next = qp->ack_due_us;
 	if (qp->rack_timer_us && qp->rack_timer_us < *next)
 		*next = qp->rack_timer_us;
-	if (qp->rnr_until_us > now) {
-		/* receiver not ready: nothing goes out before the RNR timer */
-		if (qp->rnr_until_us < *next)
-			*next = qp->rnr_until_us;
-		return false;
-	}
+	if (qp->rnr_until_us && qp->rnr_until_us <= now)
+		qp->rnr_until_us = mroce_streams_next_hold(qp, now);
+	if (qp->rnr_until_us && qp->rnr_until_us < *next)
+		*next = qp->rnr_until_us;	/* a stream's RNR wait ends */
 	if (qp->nlost)
 		return true;
 	if (mroce_window_open(qp)) {
 		struct mroce_txpkt rec;
 
-		if (mroce_next_new(qp, &rec))
+		if (mroce_next_new(qp, &rec, now))
 			return true;
 	}
 	if (qp->rd_outstanding && mroce_read_due(qp) < *next)

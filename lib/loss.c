@@ -271,8 +271,7 @@ void mroce_qp_timers(struct mroce_qp *qp, __u64 now)
 		mroce_send_ack(qp);
 	if (qp->rack_timer_us && now >= qp->rack_timer_us)
 		mroce_rack_detect(qp, now);
-	if (qp->snd_nxt != qp->snd_una && now - qp->last_progress_us >= qp->rto_us &&
-	    now >= qp->rnr_until_us)
+	if (qp->snd_nxt != qp->snd_una && now - qp->last_progress_us >= qp->rto_us)
 		rto_fire(qp, now);
 	if (qp->state == MROCE_QPS_RTS)
 		read_timer(qp, now);

@@ -34,6 +34,9 @@ static const struct mroce_op_info ops[] = {
 		.name = "READ_RESP", .kind = MROCE_OPK_RESPONSE, .place = MROCE_PLACE_READ_RESP,
 		.has_payload = true,
 	},
+	[MROCE_OP_VOID] = {
+		.name = "VOID", .kind = MROCE_OPK_REQUEST, .place = MROCE_PLACE_VOID,
+	},
 	[MROCE_OP_ACK] = { .name = "ACK", .kind = MROCE_OPK_ACK },
 	[MROCE_OP_NACK] = { .name = "NACK", .kind = MROCE_OPK_NACK },
 };

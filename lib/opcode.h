@@ -28,6 +28,7 @@ enum mroce_op_place {
 	MROCE_PLACE_SEND,	/* into the next posted receive */
 	MROCE_PLACE_READ_REQ,	/* becomes a READ job */
 	MROCE_PLACE_READ_RESP,	/* into the waiting READ's SG list */
+	MROCE_PLACE_VOID,	/* nothing: the PSN only counts as received */
 };
 
 struct mroce_op_info {

@@ -44,31 +44,63 @@ int mroce_sg_copy(const struct mroce_pd *pd, const struct mroce_sge *sg, __u32 n
 	return 0;
 }
 
-/* Start or continue tracking a receive-consuming message; NULL means RNR. */
-static struct mroce_msgslot *msg_slot(struct mroce_qp *qp, const struct mroce_hdr *h, __u32 psn)
+/*
+ * Start or continue tracking a receive-consuming message in the receive it
+ * takes on its stream (protocol.md, "Streams"); *rp is that receive. NULL:
+ * *res says why. MROCE_RNR: no receive is posted for it on its stream, or
+ * the copy is of an older attempt than the bytes kept (its sender gave
+ * that attempt up, and answers the NACK with a VOID). MROCE_STALE: the
+ * message is delivered already; a later attempt was under way before its
+ * sender knew. MROCE_NAK_INVALID_REQ: the QP has no such stream.
+ */
+static struct mroce_msgslot *msg_slot(struct mroce_qp *qp, const struct mroce_hdr *h, __u32 psn,
+				      struct mroce_rwqe **rp, int *res)
 {
-	struct mroce_msgslot *m = MSG(qp, h->msn);
+	struct mroce_stream *st;
+	struct mroce_msgslot *m;
+	struct mroce_rwqe *r;
 
-	if (!mroce_psn_before(h->msn, qp->rq_tail) || mroce_psn_before(h->msn, qp->rq_head))
+	if (h->stream >= qp->attr.streams) {
+		*res = MROCE_NAK_INVALID_REQ;
 		return NULL;
-	if (m->state == MSG_FREE) {
-		*m = (struct mroce_msgslot){ .msn = h->msn, .len = h->msg_len, .max_psn = psn,
-					     .imm = h->imm, .opcode = h->opcode, .state = MSG_ACTIVE };
-	} else if (m->msn != h->msn) {
-		return NULL;	/* cannot happen with the window bound; be safe */
 	}
+	st = &qp->streams[h->stream];
+	if (!mroce_psn_before(h->msn, st->rq_tail)) {
+		*res = MROCE_RNR;
+		return NULL;
+	}
+	r = RWQE(qp, st, h->msn);
+	if (mroce_psn_before(h->msn, st->rq_head) || r->reported) {
+		*res = MROCE_STALE;
+		return NULL;
+	}
+	m = &r->msg;
+	if (m->state != MSG_FREE && h->epoch != m->epoch) {
+		if ((__s16)(h->epoch - m->epoch) < 0) {
+			*res = MROCE_RNR;
+			return NULL;
+		}
+		m->state = MSG_FREE;	/* a newer attempt: its bytes replace the older ones' */
+	}
+	if (m->state == MSG_FREE)
+		*m = (struct mroce_msgslot){ .len = h->msg_len, .max_psn = psn, .imm = h->imm,
+					     .epoch = h->epoch, .opcode = h->opcode,
+					     .state = MSG_ACTIVE };
 	if (mroce_psn_before(m->max_psn, psn))
 		m->max_psn = psn;
+	*rp = r;
 	return m;
 }
 
-static void msg_account(struct mroce_qp *qp, struct mroce_msgslot *m, __u32 bytes)
+static void msg_account(struct mroce_qp *qp, struct mroce_rwqe *r, __u32 bytes)
 {
+	struct mroce_msgslot *m = &r->msg;
+
 	m->got += bytes;
 	if (m->got == m->len && m->state == MSG_ACTIVE) {
 		m->state = MSG_WHOLE;
 		if (qp->attr.order == MROCE_UNORDERED)
-			mroce_report_recv(qp, m);
+			mroce_report_recv(qp, r);
 	}
 }
 
@@ -76,14 +108,12 @@ static int place_write(struct mroce_qp *qp, const struct mroce_hdr *h, const voi
 		       __u32 psn)
 {
 	const struct mroce_op_info *op = mroce_op_info(h->opcode);
-	struct mroce_msgslot *m = NULL;
+	struct mroce_rwqe *r = NULL;
 	__u64 target = h->raddr + h->offset;
+	int res;
 
-	if (op->consumes_recv) {
-		m = msg_slot(qp, h, psn);
-		if (!m)
-			return MROCE_RNR;
-	}
+	if (op->consumes_recv && !msg_slot(qp, h, psn, &r, &res))
+		return res;
 	if (h->msg_len) {
 		if (target < h->raddr ||
 		    !mroce_mr_grants(qp->pd, h->rkey, true, h->raddr, h->msg_len, op->remote_access))
@@ -91,8 +121,8 @@ static int place_write(struct mroce_qp *qp, const struct mroce_hdr *h, const voi
 		if (payload)	/* NULL: XDP placed it, after these same checks */
 			memcpy((__u8 *)(unsigned long)target, payload, h->payload_len);
 	}
-	if (m)
-		msg_account(qp, m, h->payload_len);
+	if (r)
+		msg_account(qp, r, h->payload_len);
 	return MROCE_PLACED;
 }
 
@@ -104,12 +134,12 @@ static int place_write(struct mroce_qp *qp, const struct mroce_hdr *h, const voi
 static int place_send(struct mroce_qp *qp, const struct mroce_hdr *h, const void *payload,
 		      __u32 psn)
 {
-	struct mroce_msgslot *m = msg_slot(qp, h, psn);
-	struct mroce_rwqe *r;
+	int res;
+	struct mroce_rwqe *r = NULL;
+	struct mroce_msgslot *m = msg_slot(qp, h, psn, &r, &res);
 
 	if (!m)
-		return MROCE_RNR;
-	r = RWQE(qp, h->msn);
+		return res;
 	if (h->msg_len > r->len) {
 		m->status = MROCE_WC_LOC_LEN_ERR;
 		return MROCE_NAK_INVALID_REQ;
@@ -119,7 +149,7 @@ static int place_send(struct mroce_qp *qp, const struct mroce_hdr *h, const void
 		m->status = MROCE_WC_LOC_PROT_ERR;
 		return MROCE_NAK_REMOTE_OP;
 	}
-	msg_account(qp, m, h->payload_len);
+	msg_account(qp, r, h->payload_len);
 	return MROCE_PLACED;
 }
 
@@ -210,6 +240,8 @@ int mroce_place(struct mroce_qp *qp, const struct mroce_hdr *h, const void *payl
 		return place_read_req(qp, h);
 	case MROCE_PLACE_READ_RESP:
 		return place_read_resp(qp, h, payload);
+	case MROCE_PLACE_VOID:
+		return MROCE_PLACED;	/* a refused request's PSN, given up */
 	default:
 		return MROCE_NAK_INVALID_REQ;
 	}

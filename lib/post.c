@@ -28,13 +28,23 @@ static int check_sges(const struct mroce_pd *pd, const struct mroce_sge *sg, int
 
 int mroce_post_send(struct mroce_qp *qp, const struct mroce_send_wr *wr)
 {
+	return mroce_post_send_on(qp, 0, wr);
+}
+
+int mroce_post_recv(struct mroce_qp *qp, const struct mroce_recv_wr *wr)
+{
+	return mroce_post_recv_on(qp, 0, wr);
+}
+
+int mroce_post_send_on(struct mroce_qp *qp, __u32 stream, const struct mroce_send_wr *wr)
+{
 	const struct mroce_op_info *info;
 	struct mroce_swqe *w;
 	__u32 len = 0;
 	__u8 op;
 	int err;
 
-	if (!qp || !wr)
+	if (!qp || !wr || stream >= qp->attr.streams)
 		return -EINVAL;
 	op = mroce_op_from_wr(wr->opcode);
 	if (!op)
@@ -42,7 +52,8 @@ int mroce_post_send(struct mroce_qp *qp, const struct mroce_send_wr *wr)
 	info = mroce_op_info(op);
 	pthread_mutex_lock(&qp->dev->lock);
 	err = qp->state == MROCE_QPS_RTS ? 0 : qp->state == MROCE_QPS_INIT ? -ENOTCONN : -EIO;
-	if (!err && qp->sq_tail - qp->sq_head >= qp->attr.sq_depth)
+	if (!err && (qp->sq_tail - qp->sq_head - qp->sq_moved >= qp->attr.sq_depth ||
+		     qp->sq_tail - qp->sq_head > qp->sq_mask))
 		err = -EAGAIN;
 	if (!err)
 		err = check_sges(qp->pd, wr->sg_list, wr->num_sge, info->awaits_resp, &len);
@@ -56,6 +67,7 @@ int mroce_post_send(struct mroce_qp *qp, const struct mroce_send_wr *wr)
 		/* As in ibverbs: accepted, then completed with a protection error. */
 		w->wr_id = wr->wr_id;
 		w->opcode = op;
+		w->stream = (__u16)stream;
 		w->done = 1;
 		w->status = MROCE_WC_LOC_PROT_ERR;
 		qp->sq_tail++;
@@ -68,6 +80,7 @@ int mroce_post_send(struct mroce_qp *qp, const struct mroce_send_wr *wr)
 	w->raddr = wr->remote_addr;
 	w->rkey = wr->rkey;
 	w->imm = wr->imm_data;
+	w->stream = (__u16)stream;
 	w->len = len;
 	w->num_sge = (__u32)wr->num_sge;
 	memcpy(w->sge, wr->sg_list, sizeof(*w->sge) * (size_t)wr->num_sge);
@@ -76,9 +89,9 @@ int mroce_post_send(struct mroce_qp *qp, const struct mroce_send_wr *wr)
 		w->msn = qp->sq_tail;	/* the READ's id in its responses */
 	} else {
 		w->npkts = len ? (len + qp->payload_max - 1) / qp->payload_max : 1;
-		w->msn = qp->sq_msn;
+		w->msn = qp->streams[stream].ssn;
 		if (info->consumes_recv)
-			qp->sq_msn++;	/* consumes one receive at the peer */
+			qp->streams[stream].ssn++;	/* takes one receive of the stream at the peer */
 	}
 	qp->sq_tail++;
 	mroce_dev_post_kick(qp->dev, qp);
@@ -86,28 +99,30 @@ int mroce_post_send(struct mroce_qp *qp, const struct mroce_send_wr *wr)
 	return 0;
 }
 
-int mroce_post_recv(struct mroce_qp *qp, const struct mroce_recv_wr *wr)
+int mroce_post_recv_on(struct mroce_qp *qp, __u32 stream, const struct mroce_recv_wr *wr)
 {
+	struct mroce_stream *st;
 	struct mroce_rwqe *w;
 	__u32 len = 0;
 	int err;
 
-	if (!qp || !wr)
+	if (!qp || !wr || stream >= qp->attr.streams)
 		return -EINVAL;
+	st = &qp->streams[stream];
 	pthread_mutex_lock(&qp->dev->lock);
 	err = qp->state == MROCE_QPS_ERR ? -EIO : 0;
-	if (!err && qp->rq_tail - qp->rq_head >= qp->attr.rq_depth)
+	if (!err && st->rq_tail - st->rq_head >= qp->attr.rq_depth)
 		err = -EAGAIN;
 	if (!err)
 		err = check_sges(qp->pd, wr->sg_list, wr->num_sge, true, &len);
 	if (!err) {
-		w = RWQE(qp, qp->rq_tail);
+		w = RWQE(qp, st, st->rq_tail);
+		memset(w, 0, sizeof(*w));
 		w->wr_id = wr->wr_id;
 		w->len = len;
-		w->reported = 0;
 		w->num_sge = (__u32)wr->num_sge;
 		memcpy(w->sge, wr->sg_list, sizeof(*w->sge) * (size_t)wr->num_sge);
-		qp->rq_tail++;
+		st->rq_tail++;
 		mroce_dev_kick(qp->dev);	/* a held RNR retry may now succeed */
 	}
 	pthread_mutex_unlock(&qp->dev->lock);

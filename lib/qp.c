@@ -73,6 +73,11 @@ static int qp_attr_fill(struct mroce_dev *dev, const struct mroce_qp_attr *attr,
 	a.reorder_pkts = DFLT(a.reorder_pkts, 64);
 	a.max_rd_atomic = DFLT(a.max_rd_atomic, 16);
 	a.mtu = DFLT(a.mtu, dev->attr.mtu);
+	a.streams = DFLT(a.streams, 1);
+	/* receive rings of every stream together: at most 2^18 entries (~30 MiB) */
+	if (a.streams > MROCE_MAX_STREAMS || a.rq_depth > 65536 ||
+	    (__u64)a.streams * (ring_mask(a.rq_depth) + 1) > (1u << 18))
+		return -EINVAL;
 	if (a.sq_depth > 65536 || a.rq_depth > 65536 || a.paths > 256 ||
 	    a.max_inflight > MROCE_SPAN_MAX || a.rto_low_us > a.rto_high_us ||
 	    a.retry_cnt > 255 || a.mtu < 256 || a.mtu > MROCE_FRAME_MAX - sizeof(struct ethhdr) ||
@@ -84,9 +89,25 @@ static int qp_attr_fill(struct mroce_dev *dev, const struct mroce_qp_attr *attr,
 
 static void qp_free(struct mroce_qp *qp)
 {
+	for (__u32 i = 0; qp->streams && i < qp->attr.streams; i++)
+		free(qp->streams[i].rq);
+	free(qp->streams);
 	free(qp->sq);
-	free(qp->rq);
 	free(qp);
+}
+
+/* Every stream with its own receive ring. */
+static int qp_alloc_streams(struct mroce_qp *qp, __u32 n)
+{
+	qp->streams = calloc(n, sizeof(*qp->streams));
+	if (!qp->streams)
+		return -ENOMEM;
+	for (__u32 i = 0; i < n; i++) {
+		qp->streams[i].rq = calloc(qp->rq_mask + 1, sizeof(*qp->streams[i].rq));
+		if (!qp->streams[i].rq)
+			return -ENOMEM;
+	}
+	return 0;
 }
 
 /* A free QPN for qp, and qp in the device's table; dev->lock held. -ENOSPC if none. */
@@ -122,17 +143,17 @@ int mroce_create_qp(struct mroce_dev *dev, const struct mroce_qp_attr *attr, str
 	if (!qp)
 		return -ENOMEM;
 	/* Rings of a power of two: sequences wrap at 2^32 without aliasing (depth still bounds use). */
-	qp->sq_mask = ring_mask(a.sq_depth);
+	/* with streams, room for a held stream's requests moved to the tail (comp.c) */
+	qp->sq_mask = ring_mask(a.streams > 1 ? 2 * a.sq_depth : a.sq_depth);
 	qp->rq_mask = ring_mask(a.rq_depth);
+	qp->attr = a;
 	qp->sq = calloc(qp->sq_mask + 1, sizeof(*qp->sq));
-	qp->rq = calloc(qp->rq_mask + 1, sizeof(*qp->rq));
-	if (!qp->sq || !qp->rq) {
+	if (!qp->sq || qp_alloc_streams(qp, a.streams)) {
 		qp_free(qp);
 		return -ENOMEM;
 	}
 	qp->dev = dev;
 	qp->pd = a.pd ? a.pd : &dev->pd0;
-	qp->attr = a;
 	qp->send_cq = a.send_cq;
 	qp->recv_cq = a.recv_cq;
 	qp->state = MROCE_QPS_INIT;
@@ -215,14 +236,18 @@ static void flush_rq(struct mroce_qp *qp)
 	struct mroce_wc wc = { .qp_num = qp->qpn, .status = MROCE_WC_WR_FLUSH_ERR,
 			       .opcode = MROCE_WC_RECV };
 
-	for (; qp->rq_head != qp->rq_tail; qp->rq_head++) {
-		struct mroce_rwqe *r = RWQE(qp, qp->rq_head);
+	for (__u32 i = 0; i < qp->attr.streams; i++) {
+		struct mroce_stream *st = &qp->streams[i];
 
-		if (r->reported)
-			continue;
-		wc.wr_id = r->wr_id;
-		mroce_cq_push(qp->recv_cq, &wc);
-		r->reported = 1;
+		for (; st->rq_head != st->rq_tail; st->rq_head++) {
+			struct mroce_rwqe *r = RWQE(qp, st, st->rq_head);
+
+			if (r->reported)
+				continue;
+			wc.wr_id = r->wr_id;
+			mroce_cq_push(qp->recv_cq, &wc);
+			r->reported = 1;
+		}
 	}
 }
 

@@ -22,14 +22,12 @@ struct mroce_cc_ops;
 #define MROCE_PKT_RING		1024	/* in-flight packet records, >= the receive window */
 /* Places a later packet on the same path may overtake before a packet counts lost (loss.c). */
 #define MROCE_PATH_DUPTHRESH	3
-#define MROCE_MSG_SLOTS		1024	/* receive messages tracked at once */
 #define MROCE_READ_JOBS		64	/* READ responses being sent at once, per QP */
 #define MROCE_READ_ADVERTISED	(MROCE_READ_JOBS / 2)	/* what a responder offers a requester */
 #define MROCE_CC_PRIV_SIZE	64	/* bytes of per-QP congestion control state */
 
 _Static_assert(MROCE_PKT_RING >= MROCE_RXWIN_PSNS, "records for a full window");
 _Static_assert((MROCE_PKT_RING & (MROCE_PKT_RING - 1)) == 0, "ring is a mask");
-_Static_assert((MROCE_MSG_SLOTS & (MROCE_MSG_SLOTS - 1)) == 0, "ring is a mask");
 
 #define MROCE_MAX_PATHS		256
 #define MROCE_ENTROPY_SPACE	16384	/* source ports base .. base + this - 1 */
@@ -131,11 +129,26 @@ struct mroce_swqe {
 	__u8		done;		/* transport finished with it */
 	__u8		flags;		/* MROCE_SEND_* */
 	__u8		reported;	/* completion queued */
+	__u8		moved;		/* moved to the tail: an empty entry (comp.c) */
 	__u8		rd_seen;	/* READ: a response arrived */
 	__u8		rnr_waits;	/* RNR waits this request was NACKed in */
-	__u32		rnr_wait;	/* the last of them (qp->rnr_count then) */
+	__u16		stream;		/* its ordered stream (mroce_post_send_on) */
+	__u16		epoch;		/* its attempt, sent as deth.epoch (restarts: ack.c) */
 	__u32		num_sge;
 	struct mroce_sge sge[MROCE_MAX_SGE];
+};
+
+/* A message being received (SEND, SEND_IMM, WRITE_IMM), in the receive it takes. */
+enum { MSG_FREE, MSG_ACTIVE, MSG_WHOLE };
+struct mroce_msgslot {
+	__u32	got;
+	__u32	len;
+	__u32	max_psn;
+	__u32	imm;
+	__u16	epoch;		/* the attempt its bytes are from (deth.epoch) */
+	__u8	opcode;
+	__u8	state;
+	__u8	status;		/* receiver-side error (e.g. local length) */
 };
 
 struct mroce_rwqe {
@@ -144,6 +157,29 @@ struct mroce_rwqe {
 	__u8		reported;	/* completion queued (unordered mode, errors) */
 	__u32		num_sge;
 	struct mroce_sge sge[MROCE_MAX_SGE];
+	struct mroce_msgslot msg;	/* the message taking it, once one arrives */
+};
+
+/*
+ * One ordered stream of receive-consuming messages (protocol.md, "Streams").
+ * All streams share the QP's PSN space, paths, windows and congestion
+ * control; each has only its own receive queue and these counters. A stream
+ * refused for want of a receive is restarted alone: its refused messages give
+ * up their PSNs (VOID) and go again later with new ones, in the next epoch,
+ * while the other streams go on.
+ */
+struct mroce_stream {
+	/* receiving: the receives posted on it (rq_mask + 1 entries) */
+	struct mroce_rwqe	*rq;
+	__u32			rq_head;	/* oldest posted, = next message to complete */
+	__u32			rq_tail;
+	/* sending */
+	__u32			ssn;		/* messages posted on it so far */
+	__u16			epoch;		/* restarts so far: a restarted message's new epoch */
+	bool			probing;	/* restarted: one packet until one is taken */
+	bool			probe_sent;	/* ... and it is out, at probe_psn */
+	__u32			probe_psn;
+	__u64			hold_until_us;	/* refused: nothing of it goes out before */
 };
 
 /*
@@ -170,8 +206,12 @@ struct mroce_rjob {
 
 /* What each in-flight PSN carries, so it can be rebuilt for retransmission. */
 enum { PKT_FREE, PKT_INFLIGHT, PKT_SACKED, PKT_LOST };
-/* What a record's wqe field names: its own field, so every 32-bit SQ sequence is a request. */
-enum { PKT_REQ, PKT_RESP };
+/*
+ * What a record's wqe field names: its own field, so every 32-bit SQ
+ * sequence is a request. PKT_VOID names nothing: its request was refused
+ * and restarted, the PSN is sent again only to be given up (MROCE_OP_VOID).
+ */
+enum { PKT_REQ, PKT_RESP, PKT_VOID };
 struct mroce_txpkt {
 	__u64	sent_us;
 	__u32	tx_seq;		/* order of this transmission among all of the QP's */
@@ -198,19 +238,6 @@ struct mroce_txpkt {
 
 _Static_assert(sizeof(struct mroce_txpkt) == 32, "a ring of 1024 per QP: keep it small");
 
-/* A message being received (SEND, SEND_IMM, WRITE_IMM). */
-enum { MSG_FREE, MSG_ACTIVE, MSG_WHOLE };
-struct mroce_msgslot {
-	__u32	msn;
-	__u32	got;
-	__u32	len;
-	__u32	max_psn;
-	__u32	imm;
-	__u8	opcode;
-	__u8	state;
-	__u8	status;		/* receiver-side error (e.g. local length) */
-};
-
 struct mroce_qp {
 	struct mroce_dev	*dev;
 	struct mroce_pd		*pd;		/* the only regions it reaches */
@@ -232,7 +259,8 @@ struct mroce_qp {
 	__u32			sq_head;	/* oldest not completed */
 	__u32			sq_next;	/* next to packetise */
 	__u32			sq_tail;	/* next free */
-	__u32			sq_msn;		/* RQ-consuming messages posted so far */
+	__u32			sq_moved;	/* entries in [sq_head, sq_tail) moved on, empty */
+	struct mroce_stream	*streams;	/* attr.streams of them, both directions */
 	struct mroce_txpkt	pkts[MROCE_PKT_RING];
 	__u32			snd_una;	/* oldest unacknowledged PSN */
 	__u32			snd_nxt;	/* next new PSN */
@@ -255,8 +283,7 @@ struct mroce_qp {
 	const struct mroce_cc_ops *cc;
 	__u32			cwnd_x256;
 	__u64			cc_priv[MROCE_CC_PRIV_SIZE / 8];	/* the algorithm's state */
-	__u32			rnr_count;	/* RNR waits begun so far: numbers each wait */
-	__u64			rnr_until_us;	/* receiver not ready: hold until */
+	__u64			rnr_until_us;	/* the first held stream's hold ends (0: none held) */
 	struct mroce_rjob	rjobs[MROCE_READ_JOBS];
 	__u32			rjob_seq;	/* READ jobs accepted so far */
 	/* READs of ours: at most rd_limit outstanding; a progress timer for their responses */
@@ -269,6 +296,7 @@ struct mroce_qp {
 	bool			rsp_err_recv;	/* the refused request takes a receive */
 	__u8			rsp_err_code;	/* MROCE_NAK_* */
 	__u32			rsp_err_psn, rsp_err_msn;
+	__u16			rsp_err_stream;
 	__u32			next_path;
 	__u8			good_path;	/* slot that last delivered a first transmission */
 	__u16			good_entropy;	/* on this entropy value (retired since: no longer good) */
@@ -287,11 +315,7 @@ struct mroce_qp {
 	/* receive side */
 	struct mroce_flow	*flow;		/* receive window (the BPF map's entry) */
 	struct mroce_flow	local_flow;	/* used when there is no BPF map (tests) */
-	struct mroce_rwqe	*rq;		/* a power of two >= attr.rq_depth entries */
-	__u32			rq_mask;
-	__u32			rq_head;	/* oldest posted, = next msn to complete */
-	__u32			rq_tail;
-	struct mroce_msgslot	msgs[MROCE_MSG_SLOTS];
+	__u32			rq_mask;	/* each stream's receive ring: >= attr.rq_depth */
 	__u32			unacked;	/* packets since our last ACK */
 	__u64			ack_due_us;	/* 0: no ACK pending */
 	__u32			ts_echo;
@@ -308,7 +332,7 @@ struct mroce_qp {
 
 /* Rings are powers of two, so free-running 32-bit sequences index them across the wrap. */
 #define SWQE(qp, seq)	(&(qp)->sq[(seq) & (qp)->sq_mask])
-#define RWQE(qp, seq)	(&(qp)->rq[(seq) & (qp)->rq_mask])
+#define RWQE(qp, st, seq)	(&(st)->rq[(seq) & (qp)->rq_mask])
 
 /* dev->lock held. */
 void mroce_qp_fail(struct mroce_qp *qp, enum mroce_wc_status why);

@@ -94,22 +94,24 @@ static bool rx_window(struct mroce_qp *qp, const struct mroce_hdr *h)
  */
 static void rsp_error_fire(struct mroce_qp *qp)
 {
-	struct mroce_msgslot *m = MSG(qp, qp->rsp_err_msn);
+	struct mroce_stream *st = &qp->streams[qp->rsp_err_stream];
+	struct mroce_rwqe *r = RWQE(qp, st, qp->rsp_err_msn);
+	struct mroce_msgslot *m = &r->msg;
 
 	qp->rsp_err = false;
 	/* what finished before the error is reported before it, on both queues */
 	mroce_complete_sq(qp);
 	mroce_complete_rq(qp);
-	if (qp->rsp_err_recv && m->state != MSG_FREE && m->msn == qp->rsp_err_msn && m->status &&
-	    qp->rq_head == m->msn && qp->rq_head != qp->rq_tail) {
-		struct mroce_rwqe *r = RWQE(qp, m->msn);
+	if (qp->rsp_err_recv && m->state != MSG_FREE && m->status &&
+	    st->rq_head == qp->rsp_err_msn && st->rq_head != st->rq_tail) {
 		struct mroce_wc wc = { .wr_id = r->wr_id, .qp_num = qp->qpn, .status = m->status,
 				       .opcode = mroce_op_info(m->opcode)->recv_wc };
 
 		mroce_cq_push(qp->recv_cq, &wc);
 		r->reported = 1;
 	}
-	mroce_send_nack(qp, qp->rsp_err_code, qp->rsp_err_psn, qp->rsp_err_msn);
+	mroce_send_nack_on(qp, qp->rsp_err_code, qp->rsp_err_psn, qp->rsp_err_stream,
+			   qp->rsp_err_msn);
 	qp->dev->ops->tx_flush(qp->dev->port);
 	mroce_qp_fail(qp, MROCE_WC_WR_FLUSH_ERR);
 }
@@ -127,7 +129,9 @@ static void rsp_error(struct mroce_qp *qp, const struct mroce_hdr *h, __u8 code)
 		qp->rsp_err_code = code;
 		qp->rsp_err_psn = h->psn;
 		qp->rsp_err_msn = h->msn;
-		qp->rsp_err_recv = mroce_op_info(h->opcode)->consumes_recv;
+		qp->rsp_err_recv = mroce_op_info(h->opcode)->consumes_recv &&
+				   h->stream < qp->attr.streams;
+		qp->rsp_err_stream = qp->rsp_err_recv ? h->stream : 0;
 	}
 	if (qp->attr.order == MROCE_UNORDERED || qp->rsp_err_psn == qp->flow->rx_base)
 		rsp_error_fire(qp);
@@ -139,8 +143,12 @@ static bool rx_refused(struct mroce_qp *qp, const struct mroce_hdr *h, int res)
 	if (res == MROCE_NOT_NOW)
 		return false;
 	if (res == MROCE_RNR) {
-		mroce_send_nack(qp, MROCE_NAK_RNR, h->psn, h->msn);
+		mroce_send_rnr(qp, h);
 		return false;
+	}
+	if (res == MROCE_STALE) {
+		qp->dev->stats.dup_pkts++;
+		return true;	/* its PSN counts received: nothing more is owed on it */
 	}
 	if (res > 0) {
 		rsp_error(qp, h, (__u8)res);

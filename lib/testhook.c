@@ -24,12 +24,12 @@ int mroce_qp_test_seed_seq(struct mroce_qp *qp, __u32 sq_seq, __u32 rq_seq, __u3
 	pthread_mutex_lock(&qp->dev->lock);
 	if (qp->state != MROCE_QPS_INIT)
 		err = -EISCONN;
-	else if (qp->sq_head != qp->sq_tail || qp->rq_head != qp->rq_tail)
+	else if (qp->sq_head != qp->sq_tail || qp->streams[0].rq_head != qp->streams[0].rq_tail)
 		err = -EBUSY;
 	if (!err) {
 		qp->sq_head = qp->sq_next = qp->sq_tail = sq_seq;
-		qp->rq_head = qp->rq_tail = rq_seq;
-		qp->sq_msn = msn;
+		qp->streams[0].rq_head = qp->streams[0].rq_tail = rq_seq;
+		qp->streams[0].ssn = msn;
 		qp->snd_una = qp->snd_nxt = psn;
 	}
 	pthread_mutex_unlock(&qp->dev->lock);

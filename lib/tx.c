@@ -121,6 +121,10 @@ static const struct mroce_swqe *swqe_hdr(struct mroce_qp *qp, const struct mroce
 
 	h->opcode = w->opcode;
 	h->msn = w->msn;
+	if (mroce_op_info(w->opcode)->consumes_recv) {
+		h->stream = w->stream;
+		h->epoch = w->epoch;
+	}
 	h->raddr = w->raddr;
 	h->rkey = w->rkey;
 	h->imm = w->imm;
@@ -150,6 +154,9 @@ static int send_psn(struct mroce_qp *qp, __u32 psn, struct mroce_txpkt *rec, boo
 
 	if (rec->kind == PKT_RESP) {
 		lin = rjob_hdr(qp, rec, &h);
+	} else if (rec->kind == PKT_VOID) {
+		h.opcode = MROCE_OP_VOID;
+		h.flags = MROCE_F_ACK_REQ;
 	} else {
 		const struct mroce_swqe *w = swqe_hdr(qp, rec, &h);
 
@@ -187,13 +194,15 @@ void mroce_send_probe(struct mroce_qp *qp, __u32 psn, struct mroce_txpkt *rec)
 		h.msn = j->msn;
 		h.msg_len = j->msg_len;
 		h.offset = j->base + rec->offset;
-	} else {
+	} else if (rec->kind == PKT_REQ) {
 		swqe_hdr(qp, rec, &h);
+	} else {
+		h.opcode = MROCE_OP_VOID;
 	}
 	h.payload_len = 0;
 	h.flags = (h.offset == 0 ? MROCE_F_FIRST : 0) | (h.offset == h.msg_len ? MROCE_F_LAST : 0) |
 		  MROCE_F_RETX | MROCE_F_ACK_REQ;
-	if (h.opcode == MROCE_OP_READ_REQ)
+	if (h.opcode == MROCE_OP_READ_REQ || h.opcode == MROCE_OP_VOID)
 		h.flags = MROCE_F_RETX | MROCE_F_ACK_REQ;
 	if (!mroce_emit(qp, &h, NULL, 0, 0, NULL, rec->path))
 		qp->dev->stats.retx_pkts++;
@@ -235,8 +244,20 @@ static bool swqe_may_start(struct mroce_qp *qp, __u32 seq, const struct mroce_sw
 	return !mroce_op_info(w->opcode)->awaits_resp || qp->rd_outstanding < qp->rd_limit;
 }
 
+/*
+ * A stream refused by the peer (ack.c, mroce_stream_restart) sends nothing
+ * until its RNR timer ends, then one packet, the probe, until the peer takes
+ * one of its packets.
+ */
+static bool stream_held(const struct mroce_qp *qp, const struct mroce_swqe *w, __u64 now)
+{
+	const struct mroce_stream *st = &qp->streams[w->stream];
+
+	return now < st->hold_until_us || (st->probing && st->probe_sent);
+}
+
 /* Next bytes to packetise, as a record (kind, wqe, offset, len): READ responses first. */
-bool mroce_next_new(struct mroce_qp *qp, struct mroce_txpkt *rec)
+bool mroce_next_new(struct mroce_qp *qp, struct mroce_txpkt *rec, __u64 now)
 {
 	struct mroce_rjob *j = next_rjob(qp);
 
@@ -247,17 +268,20 @@ bool mroce_next_new(struct mroce_qp *qp, struct mroce_txpkt *rec)
 		rec->len = (__u16)(j->len - j->sent < qp->payload_max ? j->len - j->sent : qp->payload_max);
 		return true;
 	}
-	while (qp->sq_next != qp->sq_tail) {
-		struct mroce_swqe *w = SWQE(qp, qp->sq_next);
+	for (__u32 seq = qp->sq_next; seq != qp->sq_tail; seq++) {
+		struct mroce_swqe *w = SWQE(qp, seq);
 
 		if (w->done || w->emitted == w->npkts) {
-			qp->sq_next++;
+			if (seq == qp->sq_next)
+				qp->sq_next++;
 			continue;
 		}
-		if (!swqe_may_start(qp, qp->sq_next, w))
+		if (stream_held(qp, w, now))
+			continue;	/* its stream waits; the others go on */
+		if (!swqe_may_start(qp, seq, w))
 			return false;
 		rec->kind = PKT_REQ;
-		rec->wqe = qp->sq_next;
+		rec->wqe = seq;
 		rec->offset = w->sent;
 		rec->len = (__u16)(!mroce_op_info(w->opcode)->has_payload ? 0 :
 				   w->len - w->sent < qp->payload_max ? w->len - w->sent : qp->payload_max);
@@ -359,9 +383,15 @@ static void tx_account_new(struct mroce_qp *qp, const struct mroce_txpkt *rec, _
 				qp->rd_timeouts = 0;
 			}
 		}
+		struct mroce_stream *st = &qp->streams[w->stream];
+
 		w->sent += rec->len;
 		if (++w->emitted == w->npkts)
 			w->last_psn = qp->snd_nxt - 1;
+		if (st->probing && !st->probe_sent) {
+			st->probe_sent = true;	/* the stream waits for this one's verdict */
+			st->probe_psn = qp->snd_nxt - 1;
+		}
 	}
 }
 
@@ -372,7 +402,7 @@ static void tx_new(struct mroce_qp *qp, __u64 now, int *sent)
 		struct mroce_txpkt next = { .state = PKT_INFLIGHT, .sent_us = now, .tx_seq = qp->tx_seq };
 		struct mroce_txpkt *rec;
 
-		if (!mroce_next_new(qp, &next))
+		if (!mroce_next_new(qp, &next, now))
 			break;
 		next.path = mroce_pick_path(qp, now);
 		rec = PKT(qp, qp->snd_nxt);
@@ -397,7 +427,7 @@ int mroce_qp_tx(struct mroce_qp *qp, __u64 now)
 {
 	int sent = 0;
 
-	if (qp->state != MROCE_QPS_RTS || now < qp->rnr_until_us)
+	if (qp->state != MROCE_QPS_RTS)
 		return 0;
 	if (tx_resend(qp, now, &sent))
 		return sent;
@@ -417,7 +447,7 @@ void mroce_send_ack(struct mroce_qp *qp)
 	h.ecn_pkts = qp->ecn_pkts;
 	if (qp->ecn_ce)
 		h.flags |= MROCE_F_ECN_ECHO;
-	h.ack_msn = qp->rq_head;
+	h.ack_msn = qp->streams[0].rq_head;	/* stream 0's; senders do not use it */
 	h.rwnd = MROCE_RXWIN_PSNS;
 	h.rate_kbps = qp->st.rate_grant_kbps = mroce_grant_of(qp);
 	mroce_psack_fill(qp, slot, &h);	/* the slot whose way back it takes */
@@ -435,11 +465,31 @@ void mroce_send_ack(struct mroce_qp *qp)
 	}
 }
 
+/* Refuse a receive-consuming packet for want of a receive on its stream. */
+void mroce_send_rnr(struct mroce_qp *qp, const struct mroce_hdr *refused)
+{
+	struct mroce_hdr h = { .opcode = MROCE_OP_NACK, .psn = qp->snd_nxt, .nak_code = MROCE_NAK_RNR,
+			       .nak_psn = refused->psn, .nak_msn = refused->msn,
+			       .nak_ts = qp->ts_echo, .nak_stream = refused->stream,
+			       .nak_epoch = refused->epoch,
+			       .nak_flags = refused->psn == qp->flow->rx_base ? MROCE_NAKF_CUM : 0 };
+
+	if (!mroce_emit(qp, &h, NULL, 0, 0, NULL, qp->echo_path))
+		qp->dev->stats.nacks_tx++;
+}
+
 void mroce_send_nack(struct mroce_qp *qp, __u8 code, __u32 psn, __u32 msn)
+{
+	mroce_send_nack_on(qp, code, psn, 0, msn);
+}
+
+/* A NACK naming message msn of a stream (a receive-consuming request's error). */
+void mroce_send_nack_on(struct mroce_qp *qp, __u8 code, __u32 psn, __u16 stream, __u32 msn)
 {
 	/* Every PSN before the base is placed: a NACK at the base is also a cumulative ACK. */
 	struct mroce_hdr h = { .opcode = MROCE_OP_NACK, .psn = qp->snd_nxt, .nak_code = code,
 			       .nak_psn = psn, .nak_msn = msn, .nak_ts = qp->ts_echo,
+			       .nak_stream = stream,
 			       .nak_flags = psn == qp->flow->rx_base ? MROCE_NAKF_CUM : 0 };
 
 	/* on the way back of the slot the refused packet came on */

@@ -72,6 +72,8 @@ int mroce_hdr_encode(void *buf, size_t size, const struct mroce_hdr *h)
 	if (layout & MROCE_EXT_DETH) {
 		PUT(p, struct mroce_deth, msg_len, h->msg_len);
 		PUT(p, struct mroce_deth, offset, h->offset);
+		PUT(p, struct mroce_deth, stream, h->stream);
+		PUT(p, struct mroce_deth, epoch, h->epoch);
 		p += sizeof(struct mroce_deth);
 	}
 	if (layout & MROCE_EXT_IMM) {
@@ -105,6 +107,8 @@ int mroce_hdr_encode(void *buf, size_t size, const struct mroce_hdr *h)
 		PUT(p, struct mroce_naketh, code, h->nak_code);
 		PUT(p, struct mroce_naketh, flags, h->nak_flags);
 		PUT(p, struct mroce_naketh, ts_echo, h->nak_ts);
+		PUT(p, struct mroce_naketh, stream, h->nak_stream);
+		PUT(p, struct mroce_naketh, epoch, h->nak_epoch);
 		p += sizeof(struct mroce_naketh);
 	}
 	return (int)len;
@@ -132,6 +136,8 @@ void mroce_hdr_decode(const struct mroce_pkt *pkt, struct mroce_hdr *h)
 	if (pkt->deth) {
 		h->msg_len = GET(pkt->deth, struct mroce_deth, msg_len);
 		h->offset = GET(pkt->deth, struct mroce_deth, offset);
+		h->stream = GET(pkt->deth, struct mroce_deth, stream);
+		h->epoch = GET(pkt->deth, struct mroce_deth, epoch);
 	}
 	if (pkt->imm)
 		h->imm = GET(pkt->imm, struct mroce_immeth, imm);
@@ -161,6 +167,8 @@ void mroce_hdr_decode(const struct mroce_pkt *pkt, struct mroce_hdr *h)
 		h->nak_code = GET(pkt->nak, struct mroce_naketh, code);
 		h->nak_flags = GET(pkt->nak, struct mroce_naketh, flags);
 		h->nak_ts = GET(pkt->nak, struct mroce_naketh, ts_echo);
+		h->nak_stream = GET(pkt->nak, struct mroce_naketh, stream);
+		h->nak_epoch = GET(pkt->nak, struct mroce_naketh, epoch);
 	}
 }
 

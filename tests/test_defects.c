@@ -20,12 +20,12 @@
 /* Start a not yet connected QP's send queue and message counters at seq (lib/testhook.h). */
 static void seed_sq(struct mroce_qp *qp, __u32 seq, __u32 msn)
 {
-	assert_int_equal(mroce_qp_test_seed_seq(qp, seq, qp->rq_head, msn, qp->snd_nxt), 0);
+	assert_int_equal(mroce_qp_test_seed_seq(qp, seq, qp->streams[0].rq_head, msn, qp->snd_nxt), 0);
 }
 
 static void seed_rq(struct mroce_qp *qp, __u32 seq)
 {
-	assert_int_equal(mroce_qp_test_seed_seq(qp, qp->sq_head, seq, qp->sq_msn, qp->snd_nxt), 0);
+	assert_int_equal(mroce_qp_test_seed_seq(qp, qp->sq_head, seq, qp->streams[0].ssn, qp->snd_nxt), 0);
 }
 
 static __u64 lb_addr(struct pair *p, size_t off)

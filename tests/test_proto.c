@@ -110,7 +110,7 @@ static void test_wire_layout(void **state)
 	h.dqpn = 0x0a0b0c0d;
 	h.token = 0x1112131415161718ULL;
 	h.raddr = 0x2122232425262728ULL;
-	assert_int_equal(mroce_hdr_encode(buf, sizeof(buf), &h), 32 + 16 + 8);
+	assert_int_equal(mroce_hdr_encode(buf, sizeof(buf), &h), 32 + 16 + 12);
 	assert_int_equal(buf[4], 0x0a);
 	assert_int_equal(buf[7], 0x0d);
 	assert_int_equal(buf[8], 0x01);

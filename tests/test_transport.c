@@ -179,11 +179,12 @@ static void run_seed_faults(__u64 seed, enum mroce_order order, bool gbn, const 
 	w->want_b = nrecv;
 	if (sim_run(p.net, p.da, p.db, collected, w, 60000000)) {
 		struct mroce_qp *q = p.qb;
-		struct mroce_msgslot *m = &q->msgs[q->rq_head & (MROCE_MSG_SLOTS - 1)];
+		struct mroce_stream *st = &q->streams[0];
+		struct mroce_msgslot *m = &RWQE(q, st, st->rq_head)->msg;
 
-		fprintf(stderr, "  B: rq %u..%u base %u slot msn %u state %d got %u len %u max_psn %u op %d\n",
-			q->rq_head, q->rq_tail, q->flow->rx_base, m->msn, m->state, m->got, m->len, m->max_psn,
-			m->opcode);
+		fprintf(stderr, "  B: rq %u..%u base %u slot epoch %u state %d got %u len %u max_psn %u op %d\n",
+			st->rq_head, st->rq_tail, q->flow->rx_base, m->epoch, m->state, m->got, m->len,
+			m->max_psn, m->opcode);
 		fprintf(stderr, "  A: sq %u/%u/%u una %u nxt %u nlost %u\n", p.qa->sq_head, p.qa->sq_next,
 			p.qa->sq_tail, p.qa->snd_una, p.qa->snd_nxt, p.qa->nlost);
 		fail_msg("seed %llu: timed out with %d/%d and %d/%d completions", (unsigned long long)seed,

@@ -27,6 +27,7 @@ enum mroce_opcode {
 	MROCE_OP_SEND_IMM	= 0x04,
 	MROCE_OP_READ_REQ	= 0x05,
 	MROCE_OP_READ_RESP	= 0x06,
+	MROCE_OP_VOID		= 0x07,	/* gives up a PSN whose request was refused (RNR) */
 	MROCE_OP_ACK		= 0x10,
 	MROCE_OP_NACK		= 0x11,
 	/*
@@ -67,10 +68,19 @@ struct mroce_reth {
 	__be32	rsvd;		/* zero */
 } __attribute__((packed));
 
-/* Data extension: where the payload sits in its message. 8 bytes. */
+/*
+ * Data extension: where the payload sits in its message, and for a
+ * receive-consuming message (SEND, SEND_IMM, WRITE_IMM) which ordered
+ * stream it belongs to; bth.msn is then its sequence in that stream. A
+ * message refused for want of a receive (RNR) is sent again later, with new
+ * PSNs and a newer epoch: a receiver keeps the bytes of a message's newest
+ * epoch only. Other opcodes send zeros there. 12 bytes.
+ */
 struct mroce_deth {
 	__be32	msg_len;	/* total message length in bytes */
 	__be32	offset;		/* byte offset of this packet's payload in the message */
+	__be16	stream;		/* the message's stream, < the QP's streams */
+	__be16	epoch;		/* which attempt at the message this copy belongs to */
 } __attribute__((packed));
 
 /* Immediate data (WRITE_IMM, SEND_IMM), carried by every packet of the message. */
@@ -130,14 +140,16 @@ enum mroce_nak_code {
 /* naketh.flags: every PSN before naketh.psn has been placed (a cumulative ACK too). */
 #define MROCE_NAKF_CUM		0x01
 
-/* NACK extension. 16 bytes. */
+/* NACK extension. 20 bytes. */
 struct mroce_naketh {
 	__be32	psn;		/* offending PSN (PSN_SEQ: first missing PSN) */
 	__be32	msn;		/* message the NACK refers to */
 	__u8	code;		/* enum mroce_nak_code */
 	__u8	flags;		/* MROCE_NAKF_* */
-	__u8	rsvd[2];	/* zero */
-	__be32	ts_echo;	/* bth.ts of the packet refused: which copy of it (RNR waits) */
+	__be16	stream;		/* RNR: the refused copy's deth.stream */
+	__be32	ts_echo;	/* bth.ts of the packet refused: which copy of it */
+	__be16	epoch;		/* RNR: the refused copy's deth.epoch */
+	__be16	rsvd;		/* zero */
 } __attribute__((packed));
 
 _Static_assert(sizeof(struct mroce_bth) == 32, "bth layout");
@@ -149,14 +161,14 @@ _Static_assert(__builtin_offsetof(struct mroce_bth, ts) == 24, "bth.ts");
 _Static_assert(__builtin_offsetof(struct mroce_bth, payload_len) == 28, "bth.payload_len");
 _Static_assert(__builtin_offsetof(struct mroce_bth, pseq) == 30, "bth.pseq");
 _Static_assert(sizeof(struct mroce_reth) == 16, "reth layout");
-_Static_assert(sizeof(struct mroce_deth) == 8, "deth layout");
+_Static_assert(sizeof(struct mroce_deth) == 12, "deth layout");
 _Static_assert(sizeof(struct mroce_immeth) == 4, "immeth layout");
 _Static_assert(sizeof(struct mroce_rreqeth) == 4, "rreqeth layout");
 _Static_assert(sizeof(struct mroce_aeth) == 180, "aeth layout");
 _Static_assert(__builtin_offsetof(struct mroce_aeth, sack) == 8, "aeth.sack");
 _Static_assert(__builtin_offsetof(struct mroce_aeth, rate) == 140, "aeth.rate");
 _Static_assert(__builtin_offsetof(struct mroce_aeth, psack) == 148, "aeth.psack");
-_Static_assert(sizeof(struct mroce_naketh) == 16, "naketh layout");
+_Static_assert(sizeof(struct mroce_naketh) == 20, "naketh layout");
 
 /* Which extension headers follow the BTH, in this order, for an opcode. */
 #define MROCE_EXT_RETH		0x01
@@ -185,6 +197,8 @@ static __always_inline int mroce_op_layout(__u8 opcode)
 		return MROCE_EXT_RETH | MROCE_EXT_DETH | MROCE_EXT_RREQ | MROCE_EXT_SEQ;
 	case MROCE_OP_READ_RESP:
 		return MROCE_EXT_DETH | MROCE_EXT_PAYLOAD | MROCE_EXT_SEQ;
+	case MROCE_OP_VOID:
+		return MROCE_EXT_SEQ;
 	case MROCE_OP_ACK:
 		return MROCE_EXT_AETH;
 	case MROCE_OP_NACK:

@@ -223,7 +223,8 @@ struct mroce_qp_attr {
 	__u32		rto_low_us;	/* 0: 200 (used while few packets are in flight) */
 	__u32		rto_high_us;	/* 0: 1000 */
 	__u32		retry_cnt;	/* timeouts one packet may see before failing; 0: 12 */
-	__u32		rnr_retry;	/* receiver-not-ready retries; 0: 7 */
+	__u32		rnr_retry;	/* receiver-not-ready retries; 0: 7, which (as in
+					 * ibverbs) means unlimited */
 	__u32		rnr_timer_us;	/* 0: 1000 */
 	__u32		ack_every;	/* ACK after this many packets; 0: 16 */
 	__u32		ack_delay_us;	/* ... or this long after the first unacked one; 0: 50 */
@@ -243,6 +244,9 @@ struct mroce_qp_attr {
 					 * also bounded by what the responder advertises; 0: 16 */
 	struct mroce_pd	*pd;		/* regions it may reach; NULL: the device's default PD
 					 * (a PD of another device: -EINVAL) */
+	__u32		streams;	/* ordered streams of receive-consuming messages, each
+					 * with its own receive queue of rq_depth (both ends
+					 * alike); 0: 1, at most MROCE_MAX_STREAMS */
 	size_t		:0;
 };
 
@@ -363,6 +367,24 @@ struct mroce_recv_wr {
  * for a malformed request, -ENOTCONN before connect, -EIO in error state. */
 MROCE_API int mroce_post_send(struct mroce_qp *qp, const struct mroce_send_wr *wr);
 MROCE_API int mroce_post_recv(struct mroce_qp *qp, const struct mroce_recv_wr *wr);
+
+/*
+ * Streams (MetaRoCE's many ordered streams in one connection): a QP created
+ * with attr.streams = n carries n independent ordered streams of
+ * receive-consuming messages (SEND, SEND_IMM, WRITE_IMM) over one set of
+ * paths, windows and congestion control. A message posted on stream s takes
+ * the next receive posted on stream s at the peer; receives complete in
+ * order within a stream, and so do sends (across streams, as they finish).
+ * A stream whose receiver posts nothing (RNR) waits alone: the others go on.
+ * Every request posted on a stream, WRITE and READ too, waits while it is
+ * held. mroce_post_send() and mroce_post_recv() post on stream 0.
+ * -EINVAL for a stream >= attr.streams.
+ */
+#define MROCE_MAX_STREAMS	1024
+MROCE_API int mroce_post_send_on(struct mroce_qp *qp, __u32 stream,
+				 const struct mroce_send_wr *wr);
+MROCE_API int mroce_post_recv_on(struct mroce_qp *qp, __u32 stream,
+				 const struct mroce_recv_wr *wr);
 
 /* ---- connection manager (TCP side channel) ------------------------------ */
 

@@ -41,6 +41,8 @@ struct mroce_hdr {
 	/* DETH / IMM / RREQ */
 	__u32	msg_len;
 	__u32	offset;
+	__u16	stream;		/* receive-consuming messages: deth.stream, .epoch */
+	__u16	epoch;
 	__u32	imm;
 	__u32	rd_len;
 	/* AETH */
@@ -62,6 +64,8 @@ struct mroce_hdr {
 	__u8	nak_code;
 	__u8	nak_flags;	/* MROCE_NAKF_* */
 	__u32	nak_ts;		/* bth.ts of the refused packet */
+	__u16	nak_stream;	/* RNR: naketh.stream, .epoch */
+	__u16	nak_epoch;
 };
 
 /* Where a frame goes: Ethernet, IPv4 or IPv6, UDP. */
