@@ -275,6 +275,7 @@ static void stream_restart(struct mroce_qp *qp, __u32 stream, __u32 from, __u64 
 	struct mroce_stream *st = &qp->streams[stream];
 
 	st->epoch++;
+	qp->st.stream_restarts++;
 	st->probing = true;
 	st->probe_sent = false;
 	st->hold_until_us = now + qp->attr.rnr_timer_us;

@@ -157,6 +157,7 @@ static int send_psn(struct mroce_qp *qp, __u32 psn, struct mroce_txpkt *rec, boo
 	} else if (rec->kind == PKT_VOID) {
 		h.opcode = MROCE_OP_VOID;
 		h.flags = MROCE_F_ACK_REQ;
+		qp->st.voids++;
 	} else {
 		const struct mroce_swqe *w = swqe_hdr(qp, rec, &h);
 

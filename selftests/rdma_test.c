@@ -11,6 +11,15 @@
  *                    [--retry N]   (retransmissions of one packet before the QP fails; 12)
  *                    [--dm]   (either side: the region is device memory, XDP places WRITEs)
  *                    [--stream BYTES [--roff OFF] [--go-file F] [--timeline F] [--linger-ms N]]
+ *                    [--streams N [--stall S] [--rounds R] [--phase-ms MS]]   (both sides)
+ *
+ * --streams: the data QP carries N ordered streams (attr.streams). The
+ * client keeps 2 SENDs of 64 KiB outstanding on every stream; the server
+ * keeps 4 receives posted on every stream and checks every 8th message of
+ * each by content. In rounds, the client runs a phase with every stream
+ * served, then one in which the server posts nothing on stream S (STALL):
+ * the other streams' goodput in both is printed, and the ratio. At the end
+ * every stream is served again and every SEND must complete.
  *
  * --stream: every data QP WRITEs BYTES at once (QP i to remote offset
  * roff + i * BYTES), after F exists if --go-file is given (a start barrier
@@ -46,7 +55,8 @@
 #include <unistd.h>
 #include <mroce/mroce.h>
 
-enum { CTL_HELLO = 1, CTL_CHECK, CTL_RESULT, CTL_EXPECT, CTL_READY, CTL_RECVD, CTL_BYE };
+enum { CTL_HELLO = 1, CTL_CHECK, CTL_RESULT, CTL_EXPECT, CTL_READY, CTL_RECVD, CTL_BYE,
+       CTL_STALL };
 
 struct ctl {
 	__u32	type;
@@ -87,7 +97,16 @@ static struct {
 	bool		cc_ecn, cc_delay, static_paths;
 	bool		server, unordered, gbn, bad_keys, until_killed, dm, no_grants;
 	int		timeline_us;	/* the server's --timeline period */
-} o = { .port = 7471, .qps = 1, .paths = 4, .region = 130u << 20, .timeline_us = 1000 };
+	int		streams, stall, rounds, phase_ms;	/* --streams */
+} o = { .port = 7471, .qps = 1, .paths = 4, .region = 130u << 20, .timeline_us = 1000,
+	.stall = -1, .rounds = 3, .phase_ms = 500 };
+
+/* --streams: work request ids of stream traffic, message size, depths */
+#define SWR_BASE	(1ULL << 40)
+#define SMSG		(64u << 10)
+#define SRECVS		4
+#define SSENDS		2
+#define SCHECK_EVERY	8
 
 static struct mroce_dev *dev;
 static struct mroce_cq *cq;
@@ -341,6 +360,65 @@ static void *srv_sampler(void *arg)
 	return NULL;
 }
 
+/* ---- --streams: the server's side --------------------------------------- */
+
+static struct {
+	int	stall;			/* stream whose receives are not reposted (-1: none) */
+	__u32	posted[MROCE_MAX_STREAMS];
+	__u64	msgs[MROCE_MAX_STREAMS];
+	__u64	checked, bad;
+} srv_st = { .stall = -1 };
+
+static __u8 *srv_slot(int s, int k)
+{
+	return region + ((size_t)s * SRECVS + (size_t)k) * SMSG;
+}
+
+static int srv_post_stream(struct conn *c, int s, int k)
+{
+	struct mroce_sge sge = { (__u64)(unsigned long)srv_slot(s, k), SMSG, mroce_mr_lkey(mr) };
+	struct mroce_recv_wr wr = { .wr_id = SWR_BASE | (__u64)s << 8 | (__u64)k, .sg_list = &sge,
+				    .num_sge = 1 };
+	int err = mroce_post_recv_on(c->qp, (__u32)s, &wr);
+
+	if (!err)
+		srv_st.posted[s]++;
+	return err;
+}
+
+/* Post what stream s lacks of its SRECVS receives (slots in turn, the first free ones). */
+static int srv_fill_stream(struct conn *c, int s)
+{
+	static __u32 next_slot[MROCE_MAX_STREAMS];
+	int err = 0;
+
+	while (!err && srv_st.posted[s] < SRECVS) {
+		err = srv_post_stream(c, s, (int)(next_slot[s] % SRECVS));
+		next_slot[s]++;
+	}
+	return err;
+}
+
+/* A stream receive completed: check it now and then, post it again unless stalled. */
+static void srv_stream_recv(struct conn *c, const struct mroce_wc *wc)
+{
+	int s = (int)((wc->wr_id >> 8) & 0xffff), k = (int)(wc->wr_id & 0xff);
+
+	if (s >= o.streams || k >= SRECVS)
+		return;
+	srv_st.posted[s]--;
+	if (wc->status != MROCE_WC_SUCCESS || wc->byte_len != SMSG) {
+		srv_st.bad++;
+	} else if (srv_st.msgs[s]++ % SCHECK_EVERY == 0) {
+		srv_st.checked++;
+		if (mismatches(srv_slot(s, k), SMSG, 9000 + (__u32)s))
+			srv_st.bad++;
+		memset(srv_slot(s, k), 0, SMSG);	/* the next one checked must land afresh */
+	}
+	if (s != srv_st.stall)
+		srv_fill_stream(c, s);
+}
+
 static int server(void)
 {
 	struct mroce_listener *l;
@@ -348,6 +426,8 @@ static int server(void)
 	MROCE_OPTS(mroce_qp_attr, attr, .send_cq = cq, .recv_cq = cq, .sq_depth = 64, .rq_depth = 64,
 		   .retry_cnt = (__u32)o.retry);
 
+	if (o.streams && (size_t)o.streams * SRECVS * SMSG > o.region)
+		return fail("--streams: N x 4 x 64 KiB must fit --region", -EINVAL);
 	pattern(region, o.region, 0);
 	err = mroce_listen(dev, o.addr, (__u16)o.port, &l);
 	if (err)
@@ -359,10 +439,15 @@ static int server(void)
 		struct conn *c = &conns[i];
 
 		err = mroce_accept(l, &attr, 60000, &c->cqp);
+		attr.streams = (__u32)o.streams;	/* the data QP's */
 		if (!err)
 			err = mroce_accept(l, &attr, 60000, &c->qp);
+		attr.streams = 0;
 		if (err)
 			return fail("accept", err);
+		for (int s = 0; i == 0 && s < o.streams; s++)
+			if ((err = srv_fill_stream(c, s)))
+				return fail("post_recv_on", err);
 		for (int s = 0; s < CTL_SLOTS; s++)
 			if ((err = post_ctl_recv(c, s)))
 				return fail("post_recv", err);
@@ -393,6 +478,10 @@ static int server(void)
 			}
 			continue;
 		}
+		if (wc.wr_id >= SWR_BASE && wc.qp_num == mroce_qp_num(c->qp)) {
+			srv_stream_recv(c, &wc);	/* --streams */
+			continue;
+		}
 		if (wc.wr_id >= CTL_SLOTS) {	/* a data receive (SEND or WRITE_IMM) */
 			r = (struct ctl){ .type = CTL_RECVD, .len = wc.byte_len, .imm = wc.imm_data,
 					  .status = wc.status, .value = wc.opcode };
@@ -416,6 +505,16 @@ static int server(void)
 			r.status = (__u32)-mroce_post_recv(c->qp, &wr);
 			break;
 		}
+		case CTL_STALL: {
+			int was = srv_st.stall;
+
+			srv_st.stall = m.value == ~0ULL ? -1 : (int)m.value;
+			if (was >= 0 && was != srv_st.stall)
+				srv_fill_stream(c, was);	/* served again */
+			r.type = CTL_READY;
+			r.value = srv_st.bad;
+			break;
+		}
 		case CTL_BYE:
 			if (m.value) {	/* "all done": QPs the client failed on purpose say nothing */
 				done = o.qps;
@@ -432,6 +531,12 @@ static int server(void)
 	}
 	/* Linger: the last ACKs may be lost and must be sent again when the client resends. */
 	usleep(300000);
+	if (o.streams) {
+		printf("server: streams: %llu messages checked by content, %llu bad\n",
+		       (unsigned long long)srv_st.checked, (unsigned long long)srv_st.bad);
+		if (srv_st.bad)
+			return fail("streams", -EBADMSG);
+	}
 	printf("server: ok\n");
 	return 0;
 }
@@ -785,6 +890,176 @@ static int stream(void)
 	return 0;
 }
 
+/* ---- --streams: the client's side --------------------------------------- */
+
+static int cli_send_on(struct conn *c, int s)
+{
+	struct mroce_sge sge = { (__u64)(unsigned long)(region + (size_t)s * SMSG), SMSG,
+				 mroce_mr_lkey(mr) };
+	struct mroce_send_wr wr = { .wr_id = SWR_BASE | (__u64)s, .opcode = MROCE_WR_SEND,
+				    .sg_list = &sge, .num_sge = 1 };
+
+	return mroce_post_send_on(c->qp, (__u32)s, &wr);
+}
+
+struct cli_streams {
+	struct conn	*c;
+	__u64		bytes[MROCE_MAX_STREAMS];
+	int		outstanding;
+	bool		reply;		/* the server answered the last STALL */
+	__u64		srv_bad;
+};
+
+/* Take completions for up to ms: SENDs are posted again; false on an error. */
+static bool cli_streams_poll(struct cli_streams *cs, double until_s, bool repost)
+{
+	struct pollfd pfd = { .fd = mroce_cq_fd(cq), .events = POLLIN };
+
+	while (now_s() < until_s) {
+		struct mroce_wc wc[32];
+		int n = mroce_poll_cq(cq, 32, wc);
+
+		if (n < 0)
+			return false;
+		if (!n) {
+			poll(&pfd, 1, 1);
+			continue;
+		}
+		for (int i = 0; i < n; i++) {
+			int s = (int)(wc[i].wr_id & 0xffff);
+
+			if (wc[i].qp_num == mroce_qp_num(cs->c->cqp)) {
+				if (wc[i].opcode == MROCE_WC_RECV && wc[i].status == MROCE_WC_SUCCESS &&
+				    wc[i].wr_id < CTL_SLOTS) {
+					struct ctl m = cs->c->rx[wc[i].wr_id];
+
+					post_ctl_recv(cs->c, (int)wc[i].wr_id);
+					if (m.type == CTL_READY) {
+						cs->reply = true;
+						cs->srv_bad = m.value;
+					}
+				}
+				continue;
+			}
+			if (wc[i].status != MROCE_WC_SUCCESS || wc[i].wr_id < SWR_BASE ||
+			    s >= o.streams) {
+				printf("rdma_test: FAIL: streams: SEND on stream %d: %s\n", s,
+				       mroce_wc_status_str(wc[i].status));
+				return false;
+			}
+			cs->bytes[s] += SMSG;
+			cs->outstanding--;
+			if (repost && !cli_send_on(cs->c, s))
+				cs->outstanding++;
+		}
+	}
+	return true;
+}
+
+/* Tell the server which stream to stall (-1: none), traffic going on meanwhile. */
+static bool cli_stall(struct cli_streams *cs, int stream)
+{
+	struct ctl m = { .type = CTL_STALL, .value = stream < 0 ? ~0ULL : (__u64)stream };
+	double end = now_s() + 10;
+
+	cs->reply = false;
+	if (send_ctl(cs->c, &m))
+		return false;
+	while (!cs->reply && now_s() < end)
+		if (!cli_streams_poll(cs, now_s() + 0.001, true))
+			return false;
+	return cs->reply;
+}
+
+static __u64 others_bytes(const struct cli_streams *cs, int except)
+{
+	__u64 n = 0;
+
+	for (int s = 0; s < o.streams; s++)
+		n += s == except ? 0 : cs->bytes[s];
+	return n;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static int streams_bench(void)
+{
+	struct cli_streams *cs = calloc(1, sizeof(*cs));
+	int stall = o.stall >= 0 ? o.stall : o.streams / 2;
+	double ratios[64], phase = o.phase_ms / 1000.0;
+	struct mroce_qp_stats qs = { .sz = sizeof(qs) };
+	int nr = 0;
+
+	if (!cs || o.rounds < 1 || o.rounds > 64 || stall >= o.streams ||
+	    (size_t)o.streams * SMSG > o.region)
+		return fail("--streams: bad --stall, --rounds or --region", -EINVAL);
+	cs->c = &conns[0];
+	for (int s = 0; s < o.streams; s++)
+		pattern(region + (size_t)s * SMSG, SMSG, 9000 + (__u32)s);
+	for (int s = 0; s < o.streams; s++)
+		for (int k = 0; k < SSENDS; k++) {
+			int err = cli_send_on(cs->c, s);
+
+			if (err)
+				return fail("post_send_on", err);
+			cs->outstanding++;
+		}
+	if (!cli_streams_poll(cs, now_s() + 0.2, true))	/* warm up */
+		return 1;
+	for (int r = 0; r < o.rounds; r++) {
+		double rate[2];
+
+		for (int stalled = 0; stalled < 2; stalled++) {
+			__u64 b0;
+			double t0;
+
+			if (!cli_stall(cs, stalled ? stall : -1))
+				return fail("streams: STALL", -ETIMEDOUT);
+			/* the stalled stream's posted receives go first: then it waits */
+			if (stalled && !cli_streams_poll(cs, now_s() + 0.05, true))
+				return 1;
+			b0 = others_bytes(cs, stall);
+			t0 = now_s();
+			if (!cli_streams_poll(cs, t0 + phase, true))
+				return 1;
+			rate[stalled] = (double)(others_bytes(cs, stall) - b0) * 8 / (now_s() - t0) / 1e9;
+		}
+		ratios[nr++] = rate[1] / rate[0];
+		printf("client: streams round %d: the other %d streams %.3f Gbit/s with all served, "
+		       "%.3f Gbit/s with stream %d stalled: %.3fx\n", r, o.streams - 1, rate[0], rate[1],
+		       stall, rate[1] / rate[0]);
+		fflush(stdout);
+	}
+	/* Everything served again: every SEND outstanding, the stalled stream's too, completes. */
+	if (!cli_stall(cs, -1))
+		return fail("streams: STALL", -ETIMEDOUT);
+	{
+		double end = now_s() + 20;
+
+		while (cs->outstanding && now_s() < end)
+			if (!cli_streams_poll(cs, now_s() + 0.01, false))
+				return 1;
+	}
+	if (cs->outstanding)
+		return fail("streams: SENDs left after every stream was served again", -ETIMEDOUT);
+	if (!cli_stall(cs, -1) || cs->srv_bad)
+		return fail("streams: the server found messages bad", -EBADMSG);
+	qsort(ratios, (size_t)nr, sizeof(ratios[0]), cmp_double);
+	mroce_qp_query_stats(cs->c->qp, &qs);
+	printf("client: streams: %d streams, stream %d stalled costs the others %.1f%% (median of %d "
+	       "rounds, %.3fx); restarts %llu, VOIDs %llu, sent %llu resent %llu\n", o.streams, stall,
+	       (1 - ratios[nr / 2]) * 100, nr, ratios[nr / 2],
+	       (unsigned long long)qs.stream_restarts, (unsigned long long)qs.voids,
+	       (unsigned long long)qs.tx_pkts, (unsigned long long)qs.retx_pkts);
+	free(cs);
+	return 0;
+}
+
 static int client(void)
 {
 	MROCE_OPTS(mroce_qp_attr, attr, .send_cq = cq, .recv_cq = cq, .sq_depth = 64, .rq_depth = 64,
@@ -814,8 +1089,13 @@ static int client(void)
 		attr.udp_sport = 0;
 		err = mroce_connect(dev, o.addr, (__u16)o.port, &attr, 10000, &c->cqp);
 		attr.udp_sport = sports[i];
+		attr.streams = (__u32)o.streams;	/* the data QP's */
+		if (o.streams)
+			attr.sq_depth = (__u32)o.streams * SSENDS + 8;
 		if (!err)
 			err = mroce_connect(dev, o.addr, (__u16)o.port, &attr, 10000, &c->qp);
+		attr.streams = 0;
+		attr.sq_depth = 64;
 		if (err)
 			return fail("connect", err);
 		for (int s = 0; s < CTL_SLOTS; s++)
@@ -828,6 +1108,11 @@ static int client(void)
 	       o.gbn ? ", go-back-N" : "");
 	if (o.until_killed)
 		return until_killed(&conns[0]);
+	if (o.streams) {
+		if (streams_bench())
+			return 1;
+		nsizes = 0;
+	}
 	if (o.stream) {
 		if (stream())
 			return 1;
@@ -902,7 +1187,8 @@ int main(int argc, char **argv)
 		{ "stream", 1, 0, 'w' }, { "roff", 1, 0, 'R' }, { "go-file", 1, 0, 'G' },
 		{ "timeline", 1, 0, 'T' }, { "linger-ms", 1, 0, 'L' }, { "window", 1, 0, 'W' },
 		{ "static-paths", 0, 0, 'X' }, { "retry", 1, 0, 'Y' }, { "dm", 0, 0, 'M' },
-		{ "no-grants", 0, 0, 'N' }, { "timeline-us", 1, 0, 'U' },
+		{ "no-grants", 0, 0, 'N' }, { "timeline-us", 1, 0, 'U' }, { "streams", 1, 0, 'Z' },
+		{ "stall", 1, 0, 'z' }, { "rounds", 1, 0, 'n' }, { "phase-ms", 1, 0, 'm' },
 		{ 0, 0, 0, 0 },
 	};
 	struct mroce_faults faults;
@@ -953,11 +1239,21 @@ int main(int argc, char **argv)
 		case 'M': o.dm = true; break;
 		case 'N': o.no_grants = true; break;
 		case 'U': o.timeline_us = atoi(optarg); break;
+		case 'Z': o.streams = atoi(optarg); break;
+		case 'z': o.stall = atoi(optarg); break;
+		case 'n': o.rounds = atoi(optarg); break;
+		case 'm': o.phase_ms = atoi(optarg); break;
 		default: return 2;
 		}
 	}
 	if (!o.dev || !o.addr || o.qps < 1 || o.qps > MAX_QPS || (o.faults && parse_faults(o.faults, &faults)))
 		return 2;
+	if (o.streams < 0 || o.streams > MROCE_MAX_STREAMS || (o.streams && o.qps != 1) ||
+	    o.phase_ms < 10) {
+		fprintf(stderr, "rdma_test: --streams 1..%d with --qps 1, --phase-ms >= 10\n",
+			MROCE_MAX_STREAMS);
+		return 2;
+	}
 	if (o.timeline_us < 50 || o.timeline_us > 1000000) {
 		fprintf(stderr, "rdma_test: --timeline-us 50..1000000\n");
 		return 2;

@@ -320,6 +320,34 @@ sys.exit(0 if spray < single and t['paths_retired'] > 0 and t['tx_pkts'] > 0 els
 PY
 }
 
+# 64 ordered streams on one QP (wire v2's streams), the paths delayed
+# 10/20/50/100 us: in rounds, every stream served, then stream 32's receiver
+# posts nothing. The stalled stream must cost the others < 5% of their
+# goodput (median of the rounds, measured in this one run, interleaved);
+# every SEND completes once the stream is served again, and the server finds
+# every message it checks intact (every 8th of each stream).
+t_streams64() {
+	local clog=$TMP/client.log spid
+	mixed_delays || return 1
+	rm -f "$TMP/srv.log"
+	bg h 1 "$RT" server --dev eth0 --addr "$(fab_ip 1)" --streams 64 --region $((64 * 4 * 65536)) \
+		>"$TMP/srv.log" 2>&1
+	spid=$!
+	wait_for "$TMP/srv.log" listening 30 || return 1
+	h 0 "$RT" client --dev eth0 --addr "$(fab_ip 1)" --paths 4 --streams 64 --stall 32 --rounds 3 \
+		--phase-ms 400 --region $((64 * 65536)) >"$clog" 2>&1 || { cat "$clog"; return 1; }
+	wait "$spid" || { cat "$TMP/srv.log"; return 1; }
+	cat "$clog" "$TMP/srv.log"
+	grep -q "server: streams: [1-9][0-9]* messages checked by content, 0 bad" "$TMP/srv.log" || return 1
+	python3 - "$clog" <<'PY'
+import re, sys
+m = re.search(r'costs the others (-?[0-9.]+)%', open(sys.argv[1]).read())
+cost = float(m.group(1))
+print(f'streams: a stalled stream of 64 costs the others {cost:.1f}% of their goodput (< 5% wanted)')
+sys.exit(0 if cost < 5 else 1)
+PY
+}
+
 # A fresh fabric for every test (run_test in lib.sh); its figures always shown.
 fabric_setup() { fabric_create "$FAB" "${TEST_HOSTS:-$HOSTS}" $PATHS 1500; }
 fabric_teardown() {
@@ -330,7 +358,7 @@ fabric_teardown() {
 }
 TEST_SETUP=fabric_setup
 TEST_TEARDOWN=fabric_teardown
-FIGURES='^(client: (qp|stream)|recovery|incast|slow path|marking path|tcp:|path [0-9]+ down|the fabric|server saw|source ports)'
+FIGURES='^(client: (qp|stream)|recovery|incast|slow path|marking path|tcp:|path [0-9]+ down|the fabric|server saw|source ports|streams:|server: streams)'
 
 require_root test_fabric
 [ -x "$FABRIC_BIN" ] || { echo "FAIL: test_fabric: $FABRIC_BIN is not built (run make)"; exit 1; }
@@ -352,5 +380,6 @@ else
 	TEST_HOSTS=
 	run_test "slow path: spraying vs single-path ECMP" t_slow_path
 	run_test "a path marking ECN: its slots skip, then move" t_marked_path
+	run_test "64 streams on one QP, one stalled" t_streams64
 fi
 summary test_fabric

@@ -291,6 +291,8 @@ struct mroce_qp_stats {
 	__u64	paths_skipped;		/* new packets steered off a path trimmed by a CE mark */
 	__u32	rate_hint_kbps;		/* the peer's latest rate grant to us (0: none) */
 	__u32	rate_grant_kbps;	/* our latest grant to the peer (0: none) */
+	__u64	stream_restarts;	/* messages refused by the peer (RNR) and started again */
+	__u64	voids;			/* PSNs given up for them (VOIDs sent) */
 };
 MROCE_API int mroce_qp_query_stats(struct mroce_qp *qp, struct mroce_qp_stats *stats);
 MROCE_API __u32 mroce_qp_num(const struct mroce_qp *qp);
