@@ -31,6 +31,7 @@ void mroce_pkt_acked(struct mroce_qp *qp, struct mroce_txpkt *rec, __u64 now)
 			p->min_rtt_us = rtt;
 		p->samples++;
 		p->acked++;
+		mroce_path_acked(qp, p);
 		qp->good_path = rec->path;
 		qp->good_entropy = rec->entropy;
 		if (!p->del_valid || (__s16)(rec->pseq - p->del_pseq) > 0) {
@@ -46,6 +47,7 @@ void mroce_pkt_acked(struct mroce_qp *qp, struct mroce_txpkt *rec, __u64 now)
 	}
 	if (rec->state == PKT_LOST)
 		qp->nlost--;
+	mroce_rec_landed(qp, rec);
 	rec->state = PKT_SACKED;
 	qp->nsacked++;
 	if (rec->kind == PKT_RESP) {
@@ -332,6 +334,7 @@ static void nack_rnr(struct mroce_qp *qp, struct mroce_txpkt *rec, const struct 
 		}
 	}
 	if (rec->kind == PKT_VOID && rec->state == PKT_INFLIGHT) {
+		mroce_rec_landed(qp, rec);
 		rec->state = PKT_LOST;	/* refused, so not received: the VOID goes now */
 		rec->retx = 0;
 		qp->nlost++;
@@ -345,6 +348,7 @@ static void nack_seq(struct mroce_qp *qp, __u32 psn)
 		struct mroce_txpkt *r = PKT(qp, p);
 
 		if (r->state == PKT_INFLIGHT) {
+			mroce_rec_landed(qp, r);
 			r->state = PKT_LOST;
 			r->gbn = p != psn;
 			qp->nlost++;

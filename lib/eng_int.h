@@ -22,6 +22,19 @@ enum mroce_place_result {
 
 static inline bool mroce_psn_before(__u32 a, __u32 b) { return (__s32)(a - b) < 0; }
 
+/* A record's copy leaves the network (acknowledged, declared lost): its slot's window frees. */
+static inline void mroce_rec_landed(struct mroce_qp *qp, const struct mroce_txpkt *rec)
+{
+	if (rec->state == PKT_INFLIGHT && qp->paths[rec->path].inflight)
+		qp->paths[rec->path].inflight--;
+}
+
+/* ... a copy of it went out on its slot. */
+static inline void mroce_rec_flying(struct mroce_qp *qp, const struct mroce_txpkt *rec)
+{
+	qp->paths[rec->path].inflight++;	/* path is a byte: every value is a slot */
+}
+
 /* tx.c: requester transmit, ACK/NACK transmit */
 int mroce_emit(struct mroce_qp *qp, struct mroce_hdr *h, const struct mroce_sge *sg, __u32 nsge,
 	       __u32 sg_off, const void *lin, __u8 path);
@@ -59,6 +72,8 @@ __u64 mroce_read_due(const struct mroce_qp *qp);
 __u8 mroce_pick_path(struct mroce_qp *qp, __u64 now);
 void mroce_path_suspect(struct mroce_qp *qp, const struct mroce_txpkt *rec, __u32 thresh, __u64 now);
 void mroce_path_marked(struct mroce_qp *qp, __u8 slot, __u64 now);
+void mroce_path_trim(struct mroce_qp *qp, struct mroce_path *p, __u64 now);
+void mroce_path_acked(struct mroce_qp *qp, struct mroce_path *p);
 __u8 mroce_resend_path(const struct mroce_qp *qp, __u8 was);
 __u8 mroce_copy_path(const struct mroce_qp *qp, __u8 first, __u32 k);
 __u8 mroce_echo_slot(const struct mroce_qp *qp);

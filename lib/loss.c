@@ -48,6 +48,7 @@ static bool head_timer(struct mroce_qp *qp, __u64 now)
 		return false;
 	due = mroce_head_due(qp, rec);
 	if (now >= due) {
+		mroce_rec_landed(qp, rec);
 		rec->state = PKT_LOST;
 		rec->timer_lost = 1;
 		qp->nlost++;
@@ -127,6 +128,7 @@ static __u32 rack_holes(struct mroce_qp *qp, __u64 now)
 		if (gap || (now >= rec->sent_us + thresh &&
 		    (qp->rack_seq - rec->tx_seq >= qp->attr.reorder_pkts ||
 		     qp->rack_sent_us + qp->srtt_us / 2 >= rec->sent_us))) {
+			mroce_rec_landed(qp, rec);
 			rec->state = PKT_LOST;
 			mroce_path_loss(qp, rec);
 			if (!gap)
@@ -181,6 +183,7 @@ static void rto_mark(struct mroce_qp *qp, __u64 now)
 		if (rec->state != PKT_INFLIGHT || now - rec->sent_us < qp->rto_us)
 			continue;
 		/* not charged to the path: a timeout says nothing about which one */
+		mroce_rec_landed(qp, rec);
 		rec->state = PKT_LOST;
 		rec->gbn = !oldest;
 		rec->timer_lost = oldest;

@@ -14,11 +14,18 @@ static __u32 probe_gap(const struct mroce_qp *qp, const struct mroce_path *p)
 	return rtt ? rtt : qp->rto_us;
 }
 
+/* A slot's own window is full: it takes no new packet now. */
+static bool path_full(const struct mroce_path *p)
+{
+	return p->pwnd_x256 && p->inflight * 256 >= p->pwnd_x256;
+}
+
 /*
  * The path slot of a new packet: round robin over the GOOD slots. A SKIP
- * slot (CE-marked within its RTT) is passed over; an ASSUMED_BAD slot gets
- * one packet per RTT, its probe. When no slot is GOOD, plain round robin:
- * a fabric marking or losing everywhere steers nothing.
+ * slot (CE-marked within its RTT) is passed over, and so is one whose own
+ * window is full; an ASSUMED_BAD slot gets one packet per RTT, its probe.
+ * When no slot is GOOD, plain round robin: a fabric marking or losing
+ * everywhere steers nothing (the connection's window still bounds it).
  */
 __u8 mroce_pick_path(struct mroce_qp *qp, __u64 now)
 {
@@ -36,7 +43,7 @@ __u8 mroce_pick_path(struct mroce_qp *qp, __u64 now)
 				if (now < c->probe_at_us)
 					continue;
 				c->probe_at_us = now + probe_gap(qp, c);
-			} else if (now < c->skip_until_us) {
+			} else if (now < c->skip_until_us || path_full(c)) {
 				skipped = true;
 				continue;
 			}
@@ -119,13 +126,44 @@ __u8 mroce_copy_path(const struct mroce_qp *qp, __u8 first, __u32 k)
 	return (__u8)((first + k) % n);
 }
 
-/* A CE mark echoed for a slot: it takes no new packet for its RTT (SKIP). */
+/*
+ * A CE mark echoed for a slot: it takes no new packet for its RTT (SKIP),
+ * and its own window is trimmed: it comes back at half what it carried.
+ */
 void mroce_path_marked(struct mroce_qp *qp, __u8 slot, __u64 now)
 {
 	struct mroce_path *p = &qp->paths[slot];
 
-	if (slot < qp->attr.paths && qp->attr.paths > 1)
+	if (slot < qp->attr.paths && qp->attr.paths > 1) {
 		p->skip_until_us = now + probe_gap(qp, p);
+		mroce_path_trim(qp, p, now);
+	}
+}
+
+/*
+ * A CE mark on a slot: its window halves, once per RTT. Losses do not trim
+ * it: paths through one tail-drop queue all lose alike, and trimming some
+ * would only skew which of them carry the next burst.
+ */
+void mroce_path_trim(struct mroce_qp *qp, struct mroce_path *p, __u64 now)
+{
+	__u32 half = p->inflight * 128;
+
+	if (qp->attr.paths < 2 || qp->attr.static_paths || now < p->trim_at_us)
+		return;
+	p->pwnd_x256 = half > 2 * 256 ? half : 2 * 256;
+	p->trim_at_us = now + probe_gap(qp, p);
+	qp->st.path_window_cuts++;
+}
+
+/* One of the slot's packets acknowledged: its window grows a packet per window, to the whole. */
+void mroce_path_acked(struct mroce_qp *qp, struct mroce_path *p)
+{
+	if (!p->pwnd_x256)
+		return;
+	p->pwnd_x256 += 256 * 256 / p->pwnd_x256;
+	if (p->pwnd_x256 >= qp->cwnd_x256)
+		p->pwnd_x256 = 0;	/* the connection's window bounds it again */
 }
 
 /*
@@ -200,6 +238,9 @@ void mroce_path_retire(struct mroce_qp *qp, struct mroce_path *p)
 	p->bad = false;
 	p->skip_until_us = 0;
 	p->heard_us = 0;
+	p->pwnd_x256 = 0;	/* a new route: nothing known against it (inflight stays: copies
+				 * on the old value are still out) */
+	p->trim_at_us = 0;
 	qp->dev->stats.paths_retired++;
 	qp->st.paths_retired++;
 	/* the new route's delay is unknown: delay control re-learns its base */
@@ -362,6 +403,19 @@ static bool path_unanswered(const struct mroce_path *p)
  * marks start over. An epoch in which no first transmission went out (the
  * window stuck behind a missing head) ages nothing: it brought no news.
  */
+/* The slots' in-flight counts from the records, once an epoch: a count can never drift. */
+static void paths_recount(struct mroce_qp *qp)
+{
+	for (__u32 i = 0; i < qp->attr.paths; i++)
+		qp->paths[i].inflight = 0;
+	for (__u32 psn = qp->snd_una; psn != qp->snd_nxt; psn++) {
+		const struct mroce_txpkt *rec = PKT(qp, psn);
+
+		if (rec->state == PKT_INFLIGHT && rec->path < qp->attr.paths)
+			qp->paths[rec->path].inflight++;
+	}
+}
+
 void mroce_path_scoreboard(struct mroce_qp *qp, __u64 now)
 {
 	__u32 epoch = 4 * qp->srtt_us > 200 ? 4 * qp->srtt_us : 200;
@@ -396,6 +450,7 @@ void mroce_path_scoreboard(struct mroce_qp *qp, __u64 now)
 	if (new_epoch) {
 		qp->path_epoch_us = now;
 		qp->path_epoch_pkts = qp->st.tx_pkts - qp->st.retx_pkts;
+		paths_recount(qp);
 	}
 }
 

@@ -149,6 +149,7 @@ __u32 mroce_psack_holes(struct mroce_qp *qp, const struct mroce_hdr *h, __u64 no
 			unripe = true;	/* looked at again with the next ACK (and RACK's timer) */
 			continue;
 		}
+		mroce_rec_landed(qp, rec);
 		rec->state = PKT_LOST;
 		mroce_path_loss(qp, rec);
 		qp->nlost++;

@@ -69,6 +69,17 @@ struct mroce_path {
 	 */
 	bool	bad;
 	__u64	skip_until_us;
+	/*
+	 * Its own window (MetaRoCE's per-path windows): copies on the slot not
+	 * yet acknowledged or declared lost, and how many it may have, in
+	 * 1/256 packets, 0 for the connection's whole window. A CE mark on it
+	 * halves what it has in flight, once per RTT;
+	 * each of its packets acknowledged grows it by one packet per window,
+	 * back to the connection's. A full slot takes no new packet.
+	 */
+	__u32	inflight;
+	__u32	pwnd_x256;
+	__u64	trim_at_us;
 	__u64	probe_at_us;	/* ASSUMED_BAD: when the next probe may go */
 	__u64	bad_sent_us;	/* ... and the lost packet's send time: only later ones clear it */
 	__u64	heard_us;	/* when a copy on its current entropy value was last acknowledged */

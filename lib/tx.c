@@ -354,6 +354,7 @@ static int tx_resend(struct mroce_qp *qp, __u64 now, int *sent)
 		rec->timer_lost = 0;
 		rec->gbn = 0;
 		rec->state = PKT_INFLIGHT;
+		mroce_rec_flying(qp, rec);
 		rec->sent_us = now;
 		rec->tx_seq = qp->tx_seq++;
 		qp->nlost--;
@@ -413,6 +414,7 @@ static void tx_new(struct mroce_qp *qp, __u64 now, int *sent)
 			break;
 		}
 		qp->paths[rec->path].sent++;
+		mroce_rec_flying(qp, rec);
 		rec->entropy = qp->paths[rec->path].entropy;
 		rec->pseq = (__u16)(qp->paths[rec->path].tx_pseq - 1);	/* mroce_emit's */
 		if (qp->snd_nxt == qp->snd_una)

@@ -16,6 +16,7 @@
 
 #define BUF	(1 << 20)
 #include "pair.h"
+#include "../lib/eng_int.h"
 
 
 /*
@@ -540,6 +541,51 @@ static __u32 recovery_ms(__u64 seed, __u64 *retired, __u64 *timeouts)
 	return ms;
 }
 
+/*
+ * Per-path windows: a CE mark on a slot halves what it carries, once per
+ * RTT; while full it takes no new packet (the others do); its packets
+ * acknowledged grow it back to the connection's window.
+ */
+static void test_path_window_trim_and_regrow(void **state)
+{
+	MROCE_OPTS(mroce_qp_attr, attr, .paths = 4);
+	struct pair p;
+	struct mroce_qp *qp;
+	struct mroce_path *c;
+	bool seen = false;
+	__u64 now = 1000;
+	int i;
+
+	(void)state;
+	pair_open(&p, 77, &attr, NULL);
+	pair_connect(&p);
+	qp = p.qa;
+	c = &qp->paths[2];
+	pthread_mutex_lock(&p.da->lock);
+	c->inflight = 40;
+	mroce_path_marked(qp, 2, now);
+	assert_int_equal(c->pwnd_x256, 20 * 256);
+	assert_int_equal(qp->st.path_window_cuts, 1);
+	c->inflight = 30;
+	mroce_path_marked(qp, 2, now + 1);	/* within its RTT: no second cut */
+	assert_int_equal(c->pwnd_x256, 20 * 256);
+	assert_int_equal(qp->st.path_window_cuts, 1);
+	now = c->skip_until_us;			/* SKIP over, the window still full */
+	for (i = 0; i < 16; i++)
+		assert_int_not_equal(mroce_pick_path(qp, now), 2);
+	c->inflight = 19;			/* room for one */
+	for (i = 0; i < 16; i++)
+		seen |= mroce_pick_path(qp, now) == 2;
+	assert_true(seen);
+	for (i = 0; i < 1000000 && c->pwnd_x256; i++)
+		mroce_path_acked(qp, c);
+	assert_int_equal(c->pwnd_x256, 0);	/* back to the connection's window */
+	assert_true(i > 100);			/* one packet per window, not at once */
+	c->inflight = 0;
+	pthread_mutex_unlock(&p.da->lock);
+	pair_close(&p);
+}
+
 static void test_path_down_recovery_bounded(void **state)
 {
 	__u32 worst = 0, worst_seed = 0, sum = 0, seeds = 60;
@@ -579,6 +625,7 @@ int main(void)
 		cmocka_unit_test(test_no_tx_buffer_no_spin),
 		cmocka_unit_test(test_qp_entropy_bases_distinct),
 		cmocka_unit_test(test_path_down_recovery_bounded),
+		cmocka_unit_test(test_path_window_trim_and_regrow),
 		cmocka_unit_test(test_qps_share_tx_buffers_fairly),
 	};
 

@@ -955,6 +955,7 @@ static void test_marked_path_retired(void **state)
 	assert_int_equal(p.qa->st.ecn_ce, p.net->a.marked);
 	assert_true(p.net->a.marked < 3043 / 16);
 	assert_true(p.qa->st.paths_skipped > 0);
+	assert_true(p.qa->st.path_window_cuts > 0);	/* and its own window was trimmed */
 	free(w);
 	pair_close(&p);
 }

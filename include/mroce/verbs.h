@@ -293,6 +293,7 @@ struct mroce_qp_stats {
 	__u32	rate_grant_kbps;	/* our latest grant to the peer (0: none) */
 	__u64	stream_restarts;	/* messages refused by the peer (RNR) and started again */
 	__u64	voids;			/* PSNs given up for them (VOIDs sent) */
+	__u64	path_window_cuts;	/* path windows halved (a CE mark on the path) */
 };
 MROCE_API int mroce_qp_query_stats(struct mroce_qp *qp, struct mroce_qp_stats *stats);
 MROCE_API __u32 mroce_qp_num(const struct mroce_qp *qp);
