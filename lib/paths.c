@@ -316,7 +316,8 @@ static void path_totals(const struct mroce_qp *qp, struct path_totals *t)
  * back with ever longer backoffs. So the slots it went on are retired at
  * once (the peer moves their ways back when it sees them move), unless
  * every slot is losing, as at a shared tail-drop queue, where moving slots
- * would only churn.
+ * would only churn; a copy's slot that has delivered since the copies went
+ * out keeps its entropy value (it works: REPS keeps such values).
  */
 void mroce_path_head_lost(struct mroce_qp *qp, const struct mroce_txpkt *rec)
 {
@@ -331,7 +332,8 @@ void mroce_path_head_lost(struct mroce_qp *qp, const struct mroce_txpkt *rec)
 	for (__u32 k = 0; k < n && k < qp->attr.paths; k++) {
 		struct mroce_path *p = &qp->paths[(rec->path + k) % qp->attr.paths];
 
-		if (k || p->entropy == rec->entropy)
+		/* a copy's slot that delivered since the copies went out works: it is kept */
+		if (k ? p->heard_us <= rec->sent_us : p->entropy == rec->entropy)
 			mroce_path_retire(qp, p);
 	}
 }

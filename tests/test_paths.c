@@ -413,6 +413,8 @@ struct recovery {
 	__u64		win[RUN_US / WIN_US + 1];
 	__u32		nwin;
 	int		more;	/* WRITEs still to post */
+	__u16		live[MROCE_MAX_PATHS];	/* at the failure: entropy of slots on live routes */
+	bool		is_live[MROCE_MAX_PATHS];
 };
 
 /* The route most of a's paths hash onto, as test_fabric.sh fails the busiest path. */
@@ -447,6 +449,13 @@ static bool recovery_step(void *ctx)
 	if (!r->down_at && now - r->t0 >= FAIL_AT_US) {
 		p->net->a.link.dead_route = p->net->b.link.dead_route = (__u16)(busiest_route(p) + 1);
 		r->down_at = now;
+		for (__u32 i = 0; i < p->qa->attr.paths; i++) {
+			__u16 sp = (__u16)(49152 + (p->qa->route.sport + p->qa->paths[i].entropy) %
+					   MROCE_ENTROPY_SPACE);
+
+			r->live[i] = p->qa->paths[i].entropy;
+			r->is_live[i] = sim_route(&p->net->a.link, sp) != p->net->a.link.dead_route - 1u;
+		}
 		if (getenv("MROCE_RECOVERY_DEBUG"))
 			printf("at the failure: %llu retired, %llu ways back moved\n",
 			       (unsigned long long)p->qa->st.paths_retired,
@@ -476,7 +485,7 @@ static bool recovery_step(void *ctx)
 }
 
 /* Milliseconds from the failure until a 1 ms window reaches 80% of the level before it. */
-static __u32 recovery_ms(__u64 seed, __u64 *retired, __u64 *timeouts)
+static __u32 recovery_ms(__u64 seed, __u64 *retired, __u64 *timeouts, __u32 *live, __u32 *kept)
 {
 	MROCE_OPTS(mroce_qp_attr, attr, .paths = 8, .max_inflight = 896);
 	struct recovery *r = calloc(1, sizeof(*r));
@@ -536,6 +545,10 @@ static __u32 recovery_ms(__u64 seed, __u64 *retired, __u64 *timeouts)
 	}
 	*retired = p.da->stats.paths_retired;
 	*timeouts = p.da->stats.rto_events;
+	for (__u32 i = 0; i < p.qa->attr.paths; i++) {
+		*live += r->is_live[i];
+		*kept += r->is_live[i] && p.qa->paths[i].entropy == r->live[i];
+	}
 	free(r);
 	pair_close(&p);
 	return ms;
@@ -588,7 +601,7 @@ static void test_path_window_trim_and_regrow(void **state)
 
 static void test_path_down_recovery_bounded(void **state)
 {
-	__u32 worst = 0, worst_seed = 0, sum = 0, seeds = 60;
+	__u32 worst = 0, worst_seed = 0, sum = 0, seeds = 60, live = 0, kept = 0;
 	__u64 retired, timeouts, max_retired = 0, max_timeouts = 0;
 	const char *env = getenv("MROCE_RECOVERY_SEEDS"), *env0 = getenv("MROCE_RECOVERY_SEED0");
 	__u32 seed0 = env0 && atoi(env0) > 0 ? (__u32)atoi(env0) : 3000;
@@ -597,7 +610,7 @@ static void test_path_down_recovery_bounded(void **state)
 	if (env && atoi(env) > 0)
 		seeds = (__u32)atoi(env);
 	for (__u32 s = 0; s < seeds; s++) {
-		__u32 ms = recovery_ms(seed0 + s, &retired, &timeouts);
+		__u32 ms = recovery_ms(seed0 + s, &retired, &timeouts, &live, &kept);
 
 		sum += ms;
 		if (ms > worst) {
@@ -608,11 +621,18 @@ static void test_path_down_recovery_bounded(void **state)
 		max_timeouts = timeouts > max_timeouts ? timeouts : max_timeouts;
 	}
 	printf("  route down mid-transfer, %u seeds: back to 80%% after %.1f ms on average, "
-	       "%u ms at worst (seed %u); at most %llu paths retired, %llu timeouts\n",
+	       "%u ms at worst (seed %u); at most %llu paths retired, %llu timeouts; entropy values "
+	       "on live routes kept: %u of %u\n",
 	       seeds, (double)sum / seeds, worst, worst_seed, (unsigned long long)max_retired,
-	       (unsigned long long)max_timeouts);
+	       (unsigned long long)max_timeouts, kept, live);
 	/* The fabric test's bound is 50 ms; the simulator's RTTs are tens of us: 10 ms is ample. */
 	assert_true(worst <= 10);
+	/*
+	 * Entropy values that work are kept (REPS): most slots on live routes keep
+	 * theirs through the failure. Those moved are the ones whose way back was
+	 * on the dead route (a slot's move is what moves the peer's way back).
+	 */
+	assert_true(kept * 3 >= live * 2);
 }
 
 int main(void)
