@@ -35,7 +35,7 @@ struct fx_frame {
 
 static const __u8 fx_opcodes[] = {
 	MROCE_OP_WRITE, MROCE_OP_WRITE_IMM, MROCE_OP_SEND, MROCE_OP_SEND_IMM,
-	MROCE_OP_READ_REQ, MROCE_OP_READ_RESP, MROCE_OP_ACK, MROCE_OP_NACK,
+	MROCE_OP_READ_REQ, MROCE_OP_READ_RESP, MROCE_OP_VOID, MROCE_OP_ACK, MROCE_OP_NACK,
 };
 #define FX_NOPCODES (sizeof(fx_opcodes) / sizeof(fx_opcodes[0]))
 
