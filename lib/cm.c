@@ -39,6 +39,7 @@ struct hs {
 	int			family;			/* the TCP peer's own address */
 	struct in6_addr		addr;
 	struct mroce_qp		*qp;
+	int			fail_after;	/* fails with this once the answer is out */
 };
 
 struct mroce_listener {
@@ -358,7 +359,14 @@ static int hs_serve(struct mroce_listener *l, struct hs *h, const struct mroce_q
 	if (err)
 		return err;
 	err = connect_peer(h->qp, h->buf, h->family, &h->addr);
-	if (err)
+	/*
+	 * Streams numbered otherwise: our answer still goes out, so that the
+	 * client finds the mismatch itself and says so (else it sees only a
+	 * closed connection); then the handshake fails.
+	 */
+	if (err == -MROCE_ERR_STREAMS)
+		h->fail_after = err;
+	else if (err)
 		return err;
 	local_info(h->qp, &info);
 	mroce_qp_info_pack(&info, h->reply);
@@ -384,6 +392,8 @@ static struct mroce_qp *hs_step(struct mroce_listener *l, struct hs *h, const st
 		err = hs_write(l, h);
 		if (!err)
 			h->stage = HS_CONFIRM;
+		if (!err && h->fail_after)
+			err = h->fail_after;
 	}
 	if (!err && h->stage == HS_CONFIRM) {
 		err = hs_read(h, 2);	/* a second byte would be a protocol error */

@@ -20,6 +20,8 @@ static const char *const mroce_err_text[__MROCE_ERR_END - __MROCE_ERR_START] = {
 	[MROCE_ERR_ATTACHED - __MROCE_ERR_START] = "mroce datapath is already attached to the interface",
 	[MROCE_ERR_VERSION - __MROCE_ERR_START] =
 		"peer speaks another MetaRoCE wire protocol version (this library speaks version 2)",
+	[MROCE_ERR_STREAMS - __MROCE_ERR_START] =
+		"peer's queue pair has another number of ordered streams (attr.streams)",
 };
 
 int mroce_strerror(int err, char *buf, size_t size)

@@ -313,8 +313,12 @@ int mroce_qp_local_info(struct mroce_qp *qp, const struct in6_addr *addr, int fa
 		info->addr = *addr;
 	info->mtu = qp->attr.mtu;
 	info->max_rd = MROCE_READ_ADVERTISED;
+	info->streams = (__u16)qp->attr.streams;
 	return 0;
 }
+
+/* streams took the padding after max_rd: the struct callers allocate kept its size */
+_Static_assert(sizeof(struct mroce_qp_info) == 56, "mroce_qp_info's size is ABI");
 
 void mroce_qp_info_pack(const struct mroce_qp_info *in, __u8 out[MROCE_QP_INFO_WIRE_LEN])
 {
@@ -334,6 +338,7 @@ void mroce_qp_info_pack(const struct mroce_qp_info *in, __u8 out[MROCE_QP_INFO_W
 	memcpy(out + 28, &in->addr, 16);
 	v32 = mroce_be32(in->mtu); memcpy(out + 44, &v32, 4);
 	v16 = mroce_be16(in->max_rd); memcpy(out + 48, &v16, 2);
+	v16 = mroce_be16(in->streams); memcpy(out + 50, &v16, 2);
 }
 
 int mroce_qp_info_unpack(const __u8 in[MROCE_QP_INFO_WIRE_LEN], struct mroce_qp_info *info)
@@ -356,6 +361,7 @@ int mroce_qp_info_unpack(const __u8 in[MROCE_QP_INFO_WIRE_LEN], struct mroce_qp_
 	memcpy(&info->addr, in + 28, 16);
 	memcpy(&v32, in + 44, 4); info->mtu = mroce_be32(v32);
 	memcpy(&v16, in + 48, 2); info->max_rd = mroce_be16(v16);
+	memcpy(&v16, in + 50, 2); info->streams = mroce_be16(v16);
 	if (!info->qpn || info->qpn >= MROCE_MAX_QPS || info->mtu < 256)
 		return -EINVAL;
 	return 0;
@@ -372,6 +378,9 @@ int mroce_qp_connect_locked(struct mroce_qp *qp, const struct mroce_qp_info *r, 
 		return -EINVAL;
 	if (r->family != dev->local.family)
 		return -EAFNOSUPPORT;
+	/* both ends number their streams alike: a message on another's would be refused */
+	if (r->streams && r->streams != qp->attr.streams)
+		return -MROCE_ERR_STREAMS;
 	qp->rqpn = r->qpn;
 	qp->token_be = mroce_be64(qp->secret ^ r->secret);
 	qp->route = dev->local;

@@ -156,6 +156,7 @@ static void test_strerror_ranges(void **state)
 		[MROCE_ERR_BAD_OBJ - __MROCE_ERR_START] = "does not hold a matching mroce program",
 		[MROCE_ERR_ATTACHED - __MROCE_ERR_START] = "already attached",
 		[MROCE_ERR_VERSION - __MROCE_ERR_START] = "another MetaRoCE wire protocol version",
+		[MROCE_ERR_STREAMS - __MROCE_ERR_START] = "another number of ordered streams",
 	};
 	char buf[128], want[128];
 

@@ -265,6 +265,7 @@ static long closed_at(int fd, int limit_ms)
 struct client {
 	struct env		*e;
 	int			timeout_ms, err, delay_ms;
+	__u32			streams;	/* attr.streams of the client's QP (0: 1) */
 	bool			eintr;
 	unsigned int		eintr_hits;
 	struct mroce_qp		*qp;
@@ -276,6 +277,7 @@ static void *client_run(void *arg)
 	struct client *c = arg;
 	struct mroce_qp_attr a = qp_attr(c->e->cqc);
 
+	a.streams = c->streams;
 	if (c->delay_ms)
 		usleep((useconds_t)c->delay_ms * 1000);
 	eintr_on = c->eintr;
@@ -358,6 +360,25 @@ static void test_connect_accept(void **state)
 	assert_memory_equal(dst, src, sizeof(src));
 	mroce_dereg_mr(ms_);
 	mroce_dereg_mr(md);
+}
+
+/* Peers whose QPs number their streams differently: refused, clearly, at both ends. */
+static void test_connect_streams_mismatch(void **state)
+{
+	struct env *e = *state;
+	struct client c = { .streams = 4 };
+	struct mroce_qp *qp;
+	int err;
+
+	client_start(&c, e, 2000);
+	err = server_accept(e, 3000, &qp);
+	pthread_join(c.t, NULL);
+	/* the client says why; the server counts the failed handshake and waits on */
+	assert_int_equal(c.err, -MROCE_ERR_STREAMS);
+	assert_int_equal(err, -ETIMEDOUT);
+	assert_null(c.qp);
+	assert_int_equal(lstats(e).failed, 1);
+	assert_int_equal(lstats(e).last_err, -MROCE_ERR_STREAMS);
 }
 
 /* ---- 18: reflection through the CM --------------------------------------- */
@@ -779,6 +800,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_connect_accept, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_connect_streams_mismatch, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_reflection_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_claimed_mac_ignored, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_connect_refuses_foreign_info, setup, teardown),

@@ -195,6 +195,42 @@ static void test_stream_out_of_range(void **state)
 	pair_close(&p);
 }
 
+/*
+ * Both ends must number their streams alike: the QP info carries the count
+ * (through pack and unpack), and connecting to a peer with another count is
+ * refused with a clear error, before any message could be refused for it.
+ */
+static void test_streams_must_match(void **state)
+{
+	MROCE_OPTS(mroce_qp_attr, attr, .streams = 4);
+	struct mroce_qp_info ia, ib, back;
+	__u8 wire[MROCE_QP_INFO_WIRE_LEN];
+	struct mroce_qp *other;
+	struct pair p;
+	char msg[128];
+
+	(void)state;
+	pair_open(&p, 9, &attr, NULL);
+	attr.streams = 2;
+	attr.send_cq = attr.recv_cq = p.cqb;
+	assert_int_equal(mroce_create_qp(p.db, &attr, &other), 0);
+	assert_int_equal(mroce_qp_local_info(p.qa, NULL, AF_INET, &ia), 0);
+	assert_int_equal(mroce_qp_local_info(other, NULL, AF_INET, &ib), 0);
+	assert_int_equal(ia.streams, 4);
+	mroce_qp_info_pack(&ia, wire);
+	assert_int_equal(mroce_qp_info_unpack(wire, &back), 0);
+	assert_int_equal(back.streams, 4);
+	assert_int_equal(mroce_qp_connect(p.qa, &ib, ib.mac), -MROCE_ERR_STREAMS);
+	assert_int_equal(mroce_qp_connect(other, &ia, ia.mac), -MROCE_ERR_STREAMS);
+	assert_int_equal(mroce_qp_state(p.qa), MROCE_QPS_INIT);
+	assert_int_equal(mroce_strerror(-MROCE_ERR_STREAMS, msg, sizeof(msg)), 0);
+	assert_non_null(strstr(msg, "streams"));
+	ib.streams = 0;	/* unknown (a caller that fills the info itself): not checked */
+	assert_int_equal(mroce_qp_connect(p.qa, &ib, ib.mac), 0);
+	mroce_destroy_qp(other);
+	pair_close(&p);
+}
+
 /* Too many streams, or too many receive entries in all, is refused at creation. */
 static void test_streams_attr_bounds(void **state)
 {
@@ -231,6 +267,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_stalled_stream_costs_others_little),
 		cmocka_unit_test(test_stream_out_of_range),
+		cmocka_unit_test(test_streams_must_match),
 		cmocka_unit_test(test_streams_attr_bounds),
 	};
 

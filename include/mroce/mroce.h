@@ -39,6 +39,7 @@ enum mroce_errno {
 	MROCE_ERR_BAD_OBJ	= 4102,	/* object lacks mroce's program or maps */
 	MROCE_ERR_ATTACHED	= 4103,	/* mroce is already attached */
 	MROCE_ERR_VERSION	= 4104,	/* the peer speaks another wire protocol version */
+	MROCE_ERR_STREAMS	= 4105,	/* the peer's QP has another number of streams */
 	__MROCE_ERR_END
 };
 

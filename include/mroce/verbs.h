@@ -309,6 +309,7 @@ struct mroce_qp_info {
 	struct in6_addr	addr;		/* IPv4 as ::ffff:a.b.c.d */
 	__u32		mtu;
 	__u16		max_rd;		/* READs this QP serves at once as responder (0: unknown) */
+	__u16		streams;	/* its ordered streams (attr.streams; 0: unknown) */
 };
 #define MROCE_QP_INFO_WIRE_LEN	56
 MROCE_API int mroce_qp_local_info(struct mroce_qp *qp, const struct in6_addr *local_addr,
