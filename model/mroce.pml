@@ -2,7 +2,7 @@
  * SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
  *
  * A Promela model of mroce's reliable transport (lib/tx.c, rx.c, place.c,
- * ack.c, loss.c, comp.c, verbs.c:flush_all), checked with SPIN.
+ * ack.c, loss.c, comp.c, qp.c:flush_all), checked with SPIN.
  * docs/model.md says what is modelled, what is abstracted, every property,
  * and the rule that keeps this file and lib/ in step.
  *
@@ -12,6 +12,13 @@
  * wire are 4 bits (modulo 16) and every rule compares them in serial
  * arithmetic, as the C does with 32 bits; the engine keeps them as counters
  * only so that ghost checks can name absolute PSNs.
+ *
+ * Receive-consuming messages (SENDs) go on stream 0; a WRITE may go on
+ * stream 1. A SEND refused for want of a receive (RNR) restarts its stream
+ * from it (ack.c stream_restart): its PSNs are given up (VOID records, sent
+ * as VOID packets), it goes again with new PSNs in the stream's next epoch
+ * after the RNR timer, one probe packet first; the receiver keeps one
+ * attempt's bytes per message (place.c msg_slot).
  *
  * BUG_* switches put back the rule of the C code before a fix; the default
  * is the fixed rule. Workloads: -DWL=n (see init).
@@ -41,7 +48,10 @@
 #define RETRY 2		/* attr.retry_cnt */
 #endif
 #ifndef RNR_RETRY
-#define RNR_RETRY 1	/* attr.rnr_retry */
+#define RNR_RETRY 1	/* attr.rnr_retry; 7 waits for ever (ack.c nack_rnr, as ibverbs) */
+#endif
+#ifndef HOLDS
+#define HOLDS 255	/* bound on RNR timer expiries (rnrwrite run: the stream is then held for ever) */
 #endif
 #ifndef JOBS
 #define JOBS 1		/* responder READ-response job slots (MROCE_READ_JOBS) */
@@ -81,6 +91,7 @@
 #define OP_SEND 3
 #define OP_RREQ 5
 #define OP_RRESP 6
+#define OP_VOID 7	/* gives up a PSN whose request was refused (RNR) */
 #define OP_ACK 16
 #define OP_NAK 17
 /* NAK codes */
@@ -101,6 +112,8 @@
 #define SACKD 2
 #define LOST 3
 #define JOB 8		/* rec_wqe >= JOB: a READ job, not an SQ entry */
+#define VOIDW 7		/* rec_wqe == VOIDW: PKT_VOID, a PSN given up, naming no request */
+#define ISREQ(r)	(rec_wqe[r] < NWMAX)	/* PKT_REQ: the record's request is rec_wqe */
 /* message slots */
 #define MFREE 0
 #define MACT 1
@@ -129,10 +142,19 @@ bool fpend[2];			/* failed: flush_all still to run */
 byte fwhy[2];
 byte una[2], nxt[2];		/* snd_una, snd_nxt */
 byte tmo[2];			/* timeouts since progress */
-byte rnrc[2];			/* rnr_count */
-bool rnrw[2];			/* now < rnr_until_us */
-byte rnrwaits[2];		/* ghost: RNR timer periods so far */
-byte rnre[2];			/* RNR waits begun (mod 256): rnr_count */
+/*
+ * QP 0's stream 0, the one whose messages take receives (struct
+ * mroce_stream, sending half): restarts so far (its epoch), held for the RNR
+ * timer, then probing (one packet until one is taken). Only QP 0 sends
+ * receive-consuming messages, and only on stream 0; other streams carry
+ * only requests that are never refused for want of a receive, so they have
+ * no such state.
+ */
+byte sep;			/* st->epoch */
+bool shold;			/* now < st->hold_until_us */
+bool sprobing, sprobe_sent;	/* st->probing, st->probe_sent */
+byte sprobe_psn;		/* st->probe_psn */
+byte rnrwaits;			/* ghost: RNR timer periods (stream 0's holds ended) so far */
 /*
  * rec_retx: the record's resends after a timer declared it lost, which
  * retry_cnt bounds (qp.h's rec->tmo). rec_early: its current LOST was
@@ -141,6 +163,7 @@ byte rnre[2];			/* RNR waits begun (mod 256): rnr_count */
  */
 byte rec_st[16], rec_wqe[16], rec_off[16], rec_retx[16];
 bool rec_gbn[16], rec_early[16];
+byte rec_ga[8];			/* ghost, QP 0: the attempt (epoch) of its request it was sent in */
 #define R(q, p)	((q) * 8 + ((p) & 7))	/* ring of 8 records >= WIN */
 #define INF1(i)	(rec_st[i] == INFL -> 1 : 0)
 /* the pipe (cc.h, mroce_window_open): records sent, neither known delivered nor lost */
@@ -155,6 +178,9 @@ int gplaced[2];			/* ghost: absolute PSNs ever placed */
 /* QP 0's send queue */
 byte NW;
 byte wop[NWMAX], wlen[NWMAX], wmsn[NWMAX];
+byte wstr[NWMAX];		/* its stream (mroce_post_send_on): 0, or 1 for a WRITE of another */
+byte wep[NWMAX];		/* its attempt, sent as deth.epoch (w->epoch) */
+byte wgm[NWMAX];		/* ghost: offsets acknowledged in its current attempt */
 bool wbad[NWMAX];
 byte wemit[NWMAX], wacked[NWMAX], wfirst[NWMAX];
 bool wdone[NWMAX], wrep[NWMAX];
@@ -163,8 +189,7 @@ byte rdbits[NWMAX];		/* READ: response packets placed */
 bool rdseen[NWMAX];
 byte rdto[NWMAX];		/* READ: response timeouts since response progress */
 bool rereq[NWMAX];		/* READ: re-request of the missing range due */
-byte wrnr[NWMAX];		/* RNR waits the request was NACKed in (swqe rnr_waits) */
-byte wrnrw[NWMAX];		/* the last of them (swqe rnr_wait) */
+byte wrnr[NWMAX];		/* RNR waits the request was charged (swqe rnr_waits) */
 byte wrnr0[NWMAX];		/* ghost: rnrwaits when it was first charged */
 byte rdreq[NWMAX];		/* READ: PSN of its latest request packet */
 byte sq_head, sq_next;
@@ -175,6 +200,8 @@ byte rq_head, rq_tail;
 byte rlen[NRMAX];
 bool rrep[NRMAX];
 byte mst[NRMAX], mgot[NRMAX], mlen[NRMAX], mmax[NRMAX];
+byte mep[NRMAX];		/* the attempt its bytes are from (msgslot epoch) */
+byte mgm[NRMAX];		/* ghost: offsets placed in it */
 bool lenerr;			/* a length error waits for its turn (fix of defect 8) */
 byte lenerr_msn, lenerr_psn;
 
@@ -188,7 +215,7 @@ byte scst[NWMAX];
 bool rcomp[NRMAX];
 byte rcst[NRMAX];
 bool send_ok[NRMAX];
-byte s_next, r_next;
+byte r_next;
 bool s_err, r_err;
 byte ntimer;
 
@@ -197,7 +224,7 @@ byte ntimer;
 typedef Pkt {
 	byte op; byte psn; byte g; byte msn; byte off; byte ln;
 	byte cum; byte gc; byte sack; byte code; bool bad;
-	byte we		/* data: RNR waits begun when sent (bth.ts); NAK: the refused copy's (ts_echo) */
+	byte ep		/* SEND: its attempt (deth.epoch); RNR NAK: the refused copy's (naketh.epoch) */
 };
 Pkt net[16];
 byte nq[2];
@@ -214,7 +241,7 @@ inline net_put1(d)
 	net[h_k].op = tp.op; net[h_k].psn = tp.psn; net[h_k].g = tp.g;
 	net[h_k].msn = tp.msn; net[h_k].off = tp.off; net[h_k].ln = tp.ln;
 	net[h_k].cum = tp.cum; net[h_k].gc = tp.gc; net[h_k].sack = tp.sack;
-	net[h_k].code = tp.code; net[h_k].bad = tp.bad; net[h_k].we = tp.we;
+	net[h_k].code = tp.code; net[h_k].bad = tp.bad; net[h_k].ep = tp.ep;
 	nq[(d)]++
 }
 
@@ -230,7 +257,7 @@ inline emit(d)
 		fi
 	fi;
 	tp.op = 0; tp.psn = 0; tp.g = 0; tp.msn = 0; tp.off = 0; tp.ln = 0;
-	tp.cum = 0; tp.gc = 0; tp.sack = 0; tp.code = 0; tp.bad = 0; tp.we = 0
+	tp.cum = 0; tp.gc = 0; tp.sack = 0; tp.code = 0; tp.bad = 0; tp.ep = 0
 }
 
 /* take packet i of direction d into rp */
@@ -240,7 +267,7 @@ inline net_take(d, i)
 	rp.op = net[h_k].op; rp.psn = net[h_k].psn; rp.g = net[h_k].g;
 	rp.msn = net[h_k].msn; rp.off = net[h_k].off; rp.ln = net[h_k].ln;
 	rp.cum = net[h_k].cum; rp.gc = net[h_k].gc; rp.sack = net[h_k].sack;
-	rp.code = net[h_k].code; rp.bad = net[h_k].bad; rp.we = net[h_k].we;
+	rp.code = net[h_k].code; rp.bad = net[h_k].bad; rp.ep = net[h_k].ep;
 	h_k = (d) * CAP + i;
 	do
 	:: h_k + 1 < (d) * CAP + nq[(d)] ->
@@ -249,24 +276,30 @@ inline net_take(d, i)
 		net[h_k].off = net[h_k + 1].off; net[h_k].ln = net[h_k + 1].ln;
 		net[h_k].cum = net[h_k + 1].cum; net[h_k].gc = net[h_k + 1].gc;
 		net[h_k].sack = net[h_k + 1].sack; net[h_k].code = net[h_k + 1].code;
-		net[h_k].bad = net[h_k + 1].bad; net[h_k].we = net[h_k + 1].we; h_k++
+		net[h_k].bad = net[h_k + 1].bad; net[h_k].ep = net[h_k + 1].ep; h_k++
 	:: else -> break
 	od;
 	net[h_k].op = 0; net[h_k].psn = 0; net[h_k].g = 0; net[h_k].msn = 0;
 	net[h_k].off = 0; net[h_k].ln = 0; net[h_k].cum = 0; net[h_k].gc = 0;
-	net[h_k].sack = 0; net[h_k].code = 0; net[h_k].bad = 0; net[h_k].we = 0;
+	net[h_k].sack = 0; net[h_k].code = 0; net[h_k].bad = 0; net[h_k].ep = 0;
 	nq[(d)]--
 }
 
 /* ---- completions (ghost checks at the CQ push) ------------------------- */
+
+/* ordered: every request posted before i on i's stream has its completion */
+#define SPRIOR(i)	(((i) < 1 || scomp[0] || wstr[0] != wstr[i]) && \
+			 ((i) < 2 || scomp[1] || wstr[1] != wstr[i]))
 
 /* mroce_cq_push on QP 0's send CQ */
 inline spush(i, st)
 {
 	assert(!scomp[i]);				/* P1: at most one completion */
 	scomp[i] = 1; scst[i] = st;
-	assert(!ordered || i == s_next);		/* P3: ordered, posting order */
-	s_next = i + 1;
+	assert(!ordered || SPRIOR(i));			/* P3: ordered, posting order in its stream */
+	/* P11: a success is earned by its current attempt's packets, each one acknowledged
+	 * (a PSN given up, VOID, completes nothing) */
+	assert(st != ST_OK || wop[i] == OP_RREQ || wgm[i] == (1 << wlen[i]) - 1);
 	if
 	:: s_err -> assert(st == ST_FLUSH || (st == ST_OK && wdone[i]))	/* P4 */
 	:: else -> skip
@@ -298,10 +331,12 @@ inline rpush(k, st)
 	:: st != ST_OK && st != ST_FLUSH -> r_err = 1
 	:: else -> skip
 	fi;
+	/* P10: a receive completes with every packet of its message, each placed once */
+	assert(st != ST_OK || mgm[k] == (1 << mlen[k]) - 1);
 	assert(st == ST_OK || !send_ok[k])		/* P2 */
 }
 
-/* verbs.c: flush_all */
+/* qp.c: flush_all (flush_sq, flush_rq) */
 inline flush_all(q, why)
 {
 	if
@@ -337,7 +372,7 @@ inline flush_all(q, why)
 }
 
 /*
- * verbs.c: mroce_qp_fail. The QP stops at once; its completions (flush_all)
+ * qp.c: mroce_qp_fail. The QP stops at once; its completions (flush_all)
  * are pushed by the QP's next step, before anything else can read its CQs
  * (one expansion of flush_all keeps pan small).
  */
@@ -367,7 +402,7 @@ inline qp_fail(q, why)
 inline fail_wqe_of(q, rec, st)
 {
 	if
-	:: q == 0 && rec_wqe[rec] < JOB ->
+	:: q == 0 && ISREQ(rec) ->
 		/* P7: an error is never charged to a request already finished */
 		assert(!wdone[rec_wqe[rec]]);
 		wdone[rec_wqe[rec]] = 1; wst[rec_wqe[rec]] = st
@@ -414,14 +449,19 @@ inline pkt_acked(q, rec, by_cum)
 			jlen[h_j] = 0; jtot[h_j] = 0; jemit[h_j] = 0; jacked[h_j] = 0
 		:: else -> skip
 		fi
-	:: else ->
+	:: rec_wqe[rec] == VOIDW -> skip	/* a PSN given up: it names no request */
+	:: ISREQ(rec) ->
 		h_i = rec_wqe[rec];
+		if	/* the peer took the restarted stream's probe: the stream goes on */
+		:: wstr[h_i] == 0 && sprobing && sprobe_sent && rec == R(0, sprobe_psn) -> sprobing = 0
+		:: else -> skip
+		fi;
 		if
 		:: wop[h_i] == OP_RREQ -> wacked[h_i] = 1; read_maybe_done(h_i)
 		:: else ->
 			wacked[h_i]++;
-			if	/* ack.c: a receive was there, the RNR waits are over */
-			:: wop[h_i] == OP_SEND -> rnrc[q] = 0	/* (the per-packet bug's counter) */
+			if	/* ghost: a packet of the request's current attempt */
+			:: rec_ga[rec] == wep[h_i] -> wgm[h_i] = wgm[h_i] | (1 << rec_off[rec])
 			:: else -> skip
 			fi;
 			/* (ordered) a receive-consuming message is done only when the
@@ -446,12 +486,12 @@ inline send_psn(q, p)
 	:: rec_wqe[h_q] >= JOB ->
 		h_j = rec_wqe[h_q] - JOB;
 		tp.op = OP_RRESP; tp.msn = jmsn[h_j]; tp.off = rec_off[h_q]; tp.ln = jtot[h_j]
-	:: else ->
+	:: rec_wqe[h_q] == VOIDW -> tp.op = OP_VOID	/* carries nothing */
+	:: ISREQ(h_q) ->
 		h_i = rec_wqe[h_q];
 		tp.op = wop[h_i]; tp.msn = wmsn[h_i]; tp.off = rec_off[h_q]; tp.ln = wlen[h_i];
-		tp.bad = wbad[h_i]
+		tp.bad = wbad[h_i]; tp.ep = wep[h_i]
 	fi;
-	tp.we = rnre[q];
 	emit(q)
 }
 
@@ -464,6 +504,13 @@ inline reads_out(n)
 	:: else -> break
 	od
 }
+
+/*
+ * tx.c: stream_held. A stream restarted by an RNR (ack.c stream_restart)
+ * sends nothing new until its RNR timer ends, then one packet, the probe,
+ * until the peer takes one of its packets. Only stream 0 is ever refused.
+ */
+#define HELD(i)		(wstr[i] == 0 && (shold || (sprobing && sprobe_sent)))
 
 /*
  * tx.c: mroce_next_new. Sets h_i (wqe), h_p (offset); h_b false if nothing.
@@ -496,25 +543,29 @@ inline next_new(q)
 		:: else -> break
 		od;
 #endif
+		h_k = sq_next;
 		do
-		:: !h_b && sq_next < NW ->
+		:: !h_b && h_k < NW ->
 			if
-			:: wdone[sq_next] || wemit[sq_next] == (wop[sq_next] == OP_RREQ -> 1 : wlen[sq_next]) ->
-				sq_next++
+			:: wdone[h_k] || wemit[h_k] == (wop[h_k] == OP_RREQ -> 1 : wlen[h_k]) ->
+				if :: h_k == sq_next -> sq_next++ :: else -> skip fi;
+				h_k++
+			:: !(wdone[h_k] || wemit[h_k] == (wop[h_k] == OP_RREQ -> 1 : wlen[h_k])) && HELD(h_k) ->
+				h_k++	/* its stream waits; the others go on */
 			:: else ->
 #ifndef BUG_READ_SLOTS
 				/* the responder's READ slots, negotiated: at most JOBS READs out */
 				if
-				:: wop[sq_next] == OP_RREQ -> reads_out(h_res)
+				:: wop[h_k] == OP_RREQ -> reads_out(h_res)
 				:: else -> h_res = 0
 				fi;
 				if
-				:: wop[sq_next] == OP_RREQ && h_res >= JOBS -> break
+				:: wop[h_k] == OP_RREQ && h_res >= JOBS -> break
 				:: else -> skip
 				fi;
 #endif
-				h_i = sq_next;
-				h_p = (wop[sq_next] == OP_RREQ -> 0 : wemit[sq_next]);
+				h_i = h_k;
+				h_p = (wop[h_k] == OP_RREQ -> 0 : wemit[h_k]);
 				h_b = 1
 			fi
 		:: else -> break
@@ -534,11 +585,22 @@ inline next_new(q)
 #define EARLY_FREE(i)	rec_early[i]
 #endif
 
+/*
+ * BUG_RNR_HOLDS_QP: the old rule's QP-wide RNR hold: while the refused
+ * stream waits for its RNR timer, the QP sends nothing (resends neither)
+ * and its RTO waits too.
+ */
+#ifdef BUG_RNR_HOLDS_QP
+#define QPHELD(q)	((q) == 0 && shold)
+#else
+#define QPHELD(q)	0
+#endif
+
 /* tx.c: mroce_qp_tx (tx_resend, then tx_new) */
 inline qp_tx(q)
 {
 	if
-	:: up[q] && !rnrw[q] ->
+	:: up[q] && !QPHELD(q) ->
 		h_p = una[q];
 		do
 		:: up[q] && h_p != nxt[q] ->
@@ -568,13 +630,19 @@ inline qp_tx(q)
 				if
 				:: h_i >= JOB -> jemit[h_i - JOB]++
 				:: else ->
+					rec_ga[h_q] = wep[h_i];
 					if
 					:: rereq[h_i] -> rereq[h_i] = 0
 					:: else ->
 						if :: !wemit[h_i] -> wfirst[h_i] = nxt[q] :: else -> skip fi;
 						wemit[h_i]++
 					fi;
-					if :: wop[h_i] == OP_RREQ -> rdreq[h_i] = nxt[q] :: else -> skip fi
+					if :: wop[h_i] == OP_RREQ -> rdreq[h_i] = nxt[q] :: else -> skip fi;
+					if	/* tx_account_new: the stream waits for this one's verdict */
+					:: wstr[h_i] == 0 && sprobing && !sprobe_sent ->
+						sprobe_sent = 1; sprobe_psn = WIRE(nxt[q])
+					:: else -> skip
+					fi
 				fi;
 				send_psn(q, nxt[q]);
 				nxt[q]++
@@ -601,29 +669,37 @@ inline send_ack(q)
 inline send_nack(q, code_, psn_, g_, msn_)
 {
 	tp.op = OP_NAK; tp.code = code_; tp.psn = psn_; tp.g = g_; tp.msn = msn_;
-	tp.we = rp.we;	/* naketh.ts_echo: which copy was refused */
+	tp.ep = (code_ == NAK_RNR -> rp.ep : 0);	/* RNR: naketh.epoch, the refused copy's */
 	emit(q)
 }
 
 /* ---- completions (comp.c) ----------------------------------------------- */
 
+/*
+ * comp.c: complete_sq_done. Ordered: in posting order within each stream
+ * (h_b: the streams with a request not done yet); every posted entry is
+ * looked at, also beyond sq_next (a restarted stream's rewound entry).
+ */
 inline complete_sq()
 {
-	h_i = sq_head;
+	h_i = sq_head; h_b = 0;
 	do
-	:: up[0] && h_i < sq_next ->
+	:: up[0] && h_i < NW ->
 		if
-		:: !wdone[h_i] && ordered -> break
-		:: !wdone[h_i] && !ordered -> skip
-		:: wdone[h_i] && wrep[h_i] -> skip
-		:: wdone[h_i] && !wrep[h_i] && wst[h_i] != ST_OK -> qp_fail(0, wst[h_i]); break
-		:: wdone[h_i] && !wrep[h_i] && wst[h_i] == ST_OK -> spush(h_i, ST_OK); wrep[h_i] = 1
+		:: ordered && ((h_b >> wstr[h_i]) & 1) -> skip	/* after one of its stream not done */
+		:: !(ordered && ((h_b >> wstr[h_i]) & 1)) ->
+			if
+			:: !wdone[h_i] -> h_b = h_b | (1 << wstr[h_i])
+			:: wdone[h_i] && wrep[h_i] -> skip
+			:: wdone[h_i] && !wrep[h_i] && wst[h_i] != ST_OK -> qp_fail(0, wst[h_i]); break
+			:: wdone[h_i] && !wrep[h_i] && wst[h_i] == ST_OK -> spush(h_i, ST_OK); wrep[h_i] = 1
+			fi
 		fi;
 		h_i++
 	:: else -> break
 	od;
 	do
-	:: sq_head < sq_next && wrep[sq_head] -> sq_head++
+	:: sq_head < NW && wrep[sq_head] -> sq_head++
 	:: else -> break
 	od
 }
@@ -653,6 +729,7 @@ inline complete_rq()
 		:: rrep[rq_head] -> skip
 		fi;
 		mst[rq_head] = MFREE; mgot[rq_head] = 0; mlen[rq_head] = 0; mmax[rq_head] = 0;
+		mep[rq_head] = 0; mgm[rq_head] = 0;
 		rq_head++
 	:: else -> break
 	od
@@ -668,46 +745,74 @@ inline place_write(q)
 	fi
 }
 
+/*
+ * place.c: msg_slot, then place_send. No receive posted for the message:
+ * RNR (the PSN stays unmarked). Delivered already (reported, or its receive
+ * recycled): MROCE_STALE, the PSN counts received, nothing is placed (as
+ * PLACED here). A copy of an older attempt than the bytes kept: RNR too (its
+ * sender gave that attempt up and answers with a VOID); of a newer one: the
+ * slot starts over with it.
+ */
 inline place_send(q)
 {
-	h_k = rp.msn;
+	h_k = rp.msn; h_res = PLACED;
 	if
-	:: h_k >= rq_tail || h_k < rq_head -> h_res = RNR
-	:: else ->
+	:: h_k >= rq_tail -> h_res = RNR
+#ifndef BUG_STALE_RNR
+	:: h_k < rq_tail && (h_k < rq_head || rrep[h_k]) -> skip	/* MROCE_STALE */
+#else
+	:: h_k < rq_tail && (h_k < rq_head || rrep[h_k]) -> h_res = RNR	/* refused as not ready */
+#endif
+	:: h_k < rq_tail && !(h_k < rq_head || rrep[h_k]) ->
+#ifndef BUG_NO_EPOCH
 		if
-		:: mst[h_k] == MFREE -> mst[h_k] = MACT; mlen[h_k] = rp.ln; mmax[h_k] = rp.psn; mgot[h_k] = 0
+		:: mst[h_k] != MFREE && rp.ep < mep[h_k] -> h_res = RNR	/* an older attempt */
+		:: mst[h_k] != MFREE && rp.ep > mep[h_k] -> mst[h_k] = MFREE	/* a newer one */
 		:: else -> skip
 		fi;
-		if :: BEFORE(mmax[h_k], rp.psn) -> mmax[h_k] = rp.psn :: else -> skip fi;
-		if
-		:: rp.ln > rlen[h_k] ->
-#ifdef BUG_RECV_ERR_EARLY
-			/* the receive buffer is too small: its owner sees a length error now */
-			if
-			:: !rrep[h_k] -> rpush(h_k, ST_LOCLEN); rrep[h_k] = 1
-			:: else -> skip
-			fi;
-			h_res = NAK_INVREQ
-#else
-			/* ... but only when it is next to complete (complete_rq) */
-			if
-			:: !lenerr -> lenerr = 1; lenerr_msn = h_k; lenerr_psn = rp.g; dirty[1] = 1
-			:: else -> skip
-			fi;
-			h_res = NOT_NOW
 #endif
-		:: else ->
-			mgot[h_k]++;
+		if
+		:: h_res == RNR -> skip
+		:: h_res != RNR ->
 			if
-			:: mgot[h_k] == mlen[h_k] && mst[h_k] == MACT ->
-				mst[h_k] = MWHOLE;
-				if
-				:: !ordered -> rpush(h_k, ST_OK); rrep[h_k] = 1
-				:: else -> skip
-				fi
+			:: mst[h_k] == MFREE -> mst[h_k] = MACT; mlen[h_k] = rp.ln; mmax[h_k] = rp.psn;
+				mgot[h_k] = 0; mep[h_k] = rp.ep; mgm[h_k] = 0
 			:: else -> skip
 			fi;
-			h_res = PLACED
+			if :: BEFORE(mmax[h_k], rp.psn) -> mmax[h_k] = rp.psn :: else -> skip fi;
+			if
+			:: rp.ln > rlen[h_k] ->
+#ifdef BUG_RECV_ERR_EARLY
+				/* the receive buffer is too small: its owner sees a length error now */
+				if
+				:: !rrep[h_k] -> rpush(h_k, ST_LOCLEN); rrep[h_k] = 1
+				:: else -> skip
+				fi;
+				h_res = NAK_INVREQ
+#else
+				/* ... but only when it is next to complete (complete_rq) */
+				if
+				:: !lenerr -> lenerr = 1; lenerr_msn = h_k; lenerr_psn = rp.g; dirty[1] = 1
+				:: else -> skip
+				fi;
+				h_res = NOT_NOW
+#endif
+			:: else ->
+				/* P10: the bytes kept are of one attempt, each placed once */
+				assert(rp.ep == mep[h_k] && !((mgm[h_k] >> rp.off) & 1));
+				mgm[h_k] = mgm[h_k] | (1 << rp.off);
+				mgot[h_k]++;
+				if
+				:: mgot[h_k] == mlen[h_k] && mst[h_k] == MACT ->
+					mst[h_k] = MWHOLE;
+					if
+					:: !ordered -> rpush(h_k, ST_OK); rrep[h_k] = 1
+					:: else -> skip
+					fi
+				:: else -> skip
+				fi;
+				h_res = PLACED
+			fi
 		fi
 	fi
 }
@@ -780,7 +885,7 @@ inline place_read_resp(q)
 		   (rec_st[h_q] == INFL || rec_st[h_q] == LOST) && rec_wqe[h_q] == h_i ->
 			pkt_acked(0, h_q, 0);
 #ifndef BUG_READ_ACK_SACKED
-			tmo[0] = 0; rnrc[0] = 0;	/* progress */
+			tmo[0] = 0;	/* progress */
 #endif
 			skip
 #ifndef BUG_READ_ACK_SACKED
@@ -814,7 +919,7 @@ inline handle_ack(q)
 #ifndef BUG_SEND_DONE_ON_SACK
 			h_q = R(q, una[q]);
 			if
-			:: ordered && rec_wqe[h_q] < JOB && q == 0 && wop[rec_wqe[h_q]] == OP_SEND &&
+			:: ordered && q == 0 && ISREQ(h_q) && wop[rec_wqe[h_q]] == OP_SEND &&
 			   rec_off[h_q] + 1 == wlen[rec_wqe[h_q]] && wacked[rec_wqe[h_q]] == wlen[rec_wqe[h_q]] &&
 			   !wdone[rec_wqe[h_q]] ->
 				wdone[rec_wqe[h_q]] = 1; wst[rec_wqe[h_q]] = ST_OK
@@ -823,6 +928,7 @@ inline handle_ack(q)
 #endif
 			rec_st[h_q] = FREE; rec_wqe[h_q] = 0; rec_off[h_q] = 0; rec_retx[h_q] = 0;
 			rec_gbn[h_q] = 0; rec_early[h_q] = 0;
+			if :: q == 0 -> rec_ga[h_q] = 0 :: else -> skip fi;
 			una[q]++; h_prog = 1
 		:: else -> break
 		od;
@@ -853,6 +959,99 @@ inline handle_ack(q)
 	fi
 }
 
+/* a receive-consuming request of stream 0, unfinished, message `from` or later */
+#define RESTARTS(i, from)	(wstr[i] == 0 && !wdone[i] && wop[i] == OP_SEND && wmsn[i] >= (from))
+
+/*
+ * ack.c: stream_restart. The peer refused message `from` of stream 0 for
+ * want of a receive: it and the stream's later messages start again. Their
+ * records give up their PSNs (PKT_VOID, length 0: a lost or refused one is
+ * resent as a VOID); the requests are rewound and go again in the stream's
+ * next epoch, with new PSNs, after the RNR timer, the probe first.
+ * BUG_VOID_NOT_SENT: the records stay the requests', so a lost or refused
+ * one is resent by the loss recovery as data, with the new attempt's header.
+ */
+inline stream_restart(from)
+{
+	sep++;
+	assert(sep < 8);	/* model bound: restarts are bounded by rnr_retry (or HOLDS) */
+	shold = 1; sprobing = 1; sprobe_sent = 0; sprobe_psn = 0;
+	h_p = una[0];
+	do
+	:: h_p != nxt[0] ->
+		h_k = R(0, h_p);
+		if
+		:: rec_st[h_k] != FREE && ISREQ(h_k) && RESTARTS(rec_wqe[h_k], from) ->
+#ifndef BUG_VOID_NOT_SENT
+			rec_wqe[h_k] = VOIDW; rec_off[h_k] = 0; rec_ga[h_k] = 0
+#else
+			skip
+#endif
+		:: else -> skip
+		fi;
+		h_p++
+	:: else -> break
+	od;
+	h_j = sq_head;
+	do
+	:: h_j < NW ->
+		if
+		:: RESTARTS(h_j, from) ->
+			wemit[h_j] = 0; wacked[h_j] = 0; wep[h_j] = sep; wgm[h_j] = 0;
+			if :: h_j < sq_next -> sq_next = h_j :: else -> skip fi
+		:: else -> skip
+		fi;
+		h_j++
+	:: else -> break
+	od
+}
+
+/*
+ * A request charged with an RNR wait (swqe rnr_waits); past rnr_retry (7:
+ * never) it fails with RNR retries exceeded.
+ */
+inline rnr_charge(i)
+{
+	if
+	:: RNR_RETRY != 7 ->
+		if :: !wrnr[i] -> wrnr0[i] = rnrwaits :: else -> skip fi;
+		wrnr[i]++;
+		if
+		:: wrnr[i] > RNR_RETRY ->
+			/* P8: rnr_retry RNR timer periods passed since its first wait */
+			assert(rnrwaits - wrnr0[i] >= RNR_RETRY);
+			wdone[i] = 1; wst[i] = ST_RNR; qp_fail(0, ST_RNR)
+		:: else -> skip
+		fi
+	:: else -> skip
+	fi
+}
+
+/* ack.c: stream_request. h_i = the unfinished request that is message msn of stream 0, or NW */
+inline stream_request(msn_)
+{
+	h_i = 0;
+	do
+	:: h_i < NW && !(wstr[h_i] == 0 && wop[h_i] == OP_SEND && wmsn[h_i] == (msn_) && !wdone[h_i]) -> h_i++
+	:: else -> break
+	od
+}
+
+/* an error NACK: of a PSN given up (VOID), it names its message by (stream, msn) */
+inline nack_error(q, st)
+{
+	if
+	:: q == 0 && rec_wqe[h_q] == VOIDW ->
+		stream_request(rp.msn);
+		if
+		:: h_i < NW -> assert(!wdone[h_i]); wdone[h_i] = 1; wst[h_i] = st	/* P7 */
+		:: else -> skip
+		fi;
+		qp_fail(0, st)
+	:: else -> fail_wqe_of(q, h_q, st)
+	fi
+}
+
 inline handle_nack(q)
 {
 	if
@@ -860,56 +1059,41 @@ inline handle_nack(q)
 	:: else ->
 		h_q = R(q, rp.psn);
 		if
-		:: rp.code == NAK_ACCESS -> fail_wqe_of(q, h_q, ST_RACCESS)
-		:: rp.code == NAK_INVREQ -> fail_wqe_of(q, h_q, ST_RINV)
-		:: rp.code == NAK_RNR ->
-#ifdef BUG_RNR_PER_PACKET
-			rnrc[q]++;
-			if
-			:: rnrc[q] > RNR_RETRY ->
-				/* P8: RNR failure only after rnr_retry waits, charged to the oldest */
-				assert(rnrwaits[q] >= RNR_RETRY && rec_wqe[h_q] == sq_head);
-				fail_wqe_of(q, h_q, ST_RNR)
-			:: else -> skip
-			fi;
-			if
-			:: up[q] && rec_st[h_q] == INFL -> rec_st[h_q] = LOST; rec_retx[h_q] = 0
-			:: else -> skip
-			fi;
-			if :: up[q] -> rnrw[q] = 1 :: else -> skip fi
-#else
+		:: rp.code == NAK_ACCESS -> nack_error(q, ST_RACCESS)
+		:: rp.code == NAK_INVREQ -> nack_error(q, ST_RINV)
+		:: rp.code == NAK_RNR && q == 0 ->
 			/*
-			 * ack.c nack_rnr: one wait counts once, however many packets it
-			 * NACKs and however late they come back: only the NACK of a
-			 * copy sent after the last wait ended (its ts_echo says) starts
-			 * another; the request of that NACK carries the error.
+			 * ack.c nack_rnr. Of the current attempt at a message (the
+			 * record is live and the NACK's stream, epoch and msn are its
+			 * request's now): the stream restarts from it, and that is one
+			 * RNR wait, charged to it. Every other packet of the stream in
+			 * flight then is NACKed too, but finds its record given up:
+			 * one wait counts once.
 			 */
-			h_b = (rp.we == rnre[q]);
-			if
-			:: up[q] && rec_st[h_q] == INFL -> rec_st[h_q] = LOST; rec_retx[h_q] = 0
-			:: else -> skip
-			fi;
-			if	/* a new wait */
-			:: h_b -> rnre[q]++; if :: up[q] -> rnrw[q] = 1 :: else -> skip fi
-			:: else -> skip
-			fi;
-			/* charged once per wait it is NACKed in; past rnr_retry it fails */
 			h_i = rec_wqe[h_q];
+#ifdef BUG_RNR_PER_PACKET
+			h_b = (h_i == VOIDW);	/* a packet of the wait already counted */
+#endif
 			if
-			:: q == 0 && h_i < JOB && !wdone[h_i] && wrnrw[h_i] != rnre[q] ->
-				if :: !wrnr[h_i] -> wrnr0[h_i] = rnrwaits[q] :: else -> skip fi;
-				wrnrw[h_i] = rnre[q];
-				wrnr[h_i]++;
-				if
-				:: wrnr[h_i] > RNR_RETRY ->
-					/* P8: rnr_retry RNR timer periods passed since its first wait */
-					assert(rnrwaits[q] - wrnr0[h_i] >= RNR_RETRY);
-					fail_wqe_of(q, h_q, ST_RNR)
-				:: else -> skip
-				fi
+			:: h_i < NW && !wdone[h_i] && RESTARTS(h_i, 0) && wep[h_i] == rp.ep &&
+			   wmsn[h_i] == rp.msn ->
+				stream_restart(wmsn[h_i]);
+				rnr_charge(h_i)
+			:: else -> skip
+			fi;
+#ifdef BUG_RNR_PER_PACKET
+			/* each NACKed packet a wait: the given-up PSN's message is charged again */
+			if
+			:: h_b -> stream_request(rp.msn);
+				if :: h_i < NW -> rnr_charge(h_i) :: else -> skip fi
+			:: else -> skip
+			fi;
+#endif
+			/* of a PSN given up: refused, so not received: the VOID goes now */
+			if
+			:: up[0] && rec_wqe[h_q] == VOIDW && rec_st[h_q] == INFL -> rec_st[h_q] = LOST; rec_retx[h_q] = 0
 			:: else -> skip
 			fi
-#endif
 		:: else -> skip
 		fi
 	fi
@@ -933,6 +1117,7 @@ inline engine_rx(q)
 			:: rp.op == OP_SEND -> place_send(q)
 			:: rp.op == OP_RREQ -> place_read_req(q)
 			:: rp.op == OP_RRESP -> place_read_resp(q)
+			:: rp.op == OP_VOID -> h_res = PLACED	/* a PSN given up: marked, nothing placed */
 			fi;
 			if
 			:: h_res == NOT_NOW -> skip
@@ -972,7 +1157,7 @@ inline engine_rx(q)
 			 rec_st[(q)*8+3] == s || rec_st[(q)*8+4] == s || rec_st[(q)*8+5] == s || \
 			 rec_st[(q)*8+6] == s || rec_st[(q)*8+7] == s)
 #ifdef BUG_READ_ACK_SACKED
-#define RTO_DUE(q)	(QUIET(q) && !rnrw[q] && una[q] != nxt[q])
+#define RTO_DUE(q)	(QUIET(q) && !QPHELD(q) && una[q] != nxt[q])
 #else
 /*
  * A request proven delivered (SACKed, or answered) is acknowledged for the
@@ -984,7 +1169,7 @@ inline engine_rx(q)
 #else
 #define SW(i)		0
 #endif
-#define RTO_DUE(q)	(QUIET(q) && !rnrw[q] && una[q] != nxt[q] && \
+#define RTO_DUE(q)	(QUIET(q) && !QPHELD(q) && una[q] != nxt[q] && \
 			 (ANYREC(q, INFL) || ((q) == 0 && (SW(0) || SW(1) || SW(2)))))
 #endif
 
@@ -1029,7 +1214,7 @@ inline rto_fire(q)
 		:: h_b && q == 0 && ordered ->
 			h_p = una[q];
 			do
-			:: h_p != nxt[q] && !(rec_wqe[R(q, h_p)] < JOB && SW(rec_wqe[R(q, h_p)]) &&
+			:: h_p != nxt[q] && !(ISREQ(R(q, h_p)) && SW(rec_wqe[R(q, h_p)]) &&
 			    rec_off[R(q, h_p)] + 1 == wlen[rec_wqe[R(q, h_p)]]) -> h_p++
 			:: else -> break
 			od;
@@ -1104,6 +1289,21 @@ inline rd_fire()
 	fi
 }
 
+/*
+ * The RNR timer of the restarted stream (stream_held's hold_until_us): an
+ * event like the others, once the network is quiet. HOLDS bounds how many
+ * times it may run out (rnrwrite: the receive is never posted, rnr_retry 7
+ * waits for ever; after HOLDS periods the stream is held for good, which
+ * stands for the periods that would follow, each one like the last).
+ * RNR_INTIME: the receive is posted in time, before the wait that would
+ * exhaust rnr_retry ends.
+ */
+#ifdef RNR_INTIME
+#define HOLD_ENDS	(rnrwaits < HOLDS && (rq_tail == NRPOST || rnrwaits + 1 < RNR_RETRY))
+#else
+#define HOLD_ENDS	(rnrwaits < HOLDS)
+#endif
+
 /* ---- the two QPs -------------------------------------------------------- */
 
 proctype qp(byte me)
@@ -1124,12 +1324,12 @@ end:	do
 		:: else -> engine_rx(me); dirty[me] = 1
 		fi;
 		rp.op = 0; rp.psn = 0; rp.g = 0; rp.msn = 0; rp.off = 0; rp.ln = 0;
-		rp.cum = 0; rp.gc = 0; rp.sack = 0; rp.code = 0; rp.bad = 0 }
+		rp.cum = 0; rp.gc = 0; rp.sack = 0; rp.code = 0; rp.bad = 0; rp.ep = 0 }
 	/* a dead QP's packets go nowhere */
 	:: atomic { nq[1 - me] > 0 && !alive[me] -> net_take(1 - me, 0);
 		rp.op = 0; rp.psn = 0; rp.g = 0; rp.msn = 0; rp.off = 0; rp.ln = 0;
-		rp.cum = 0; rp.gc = 0; rp.sack = 0; rp.code = 0; rp.bad = 0 }
-	/* the QP failed: report everything still queued (verbs.c: flush_all) */
+		rp.cum = 0; rp.gc = 0; rp.sack = 0; rp.code = 0; rp.bad = 0; rp.ep = 0 }
+	/* the QP failed: report everything still queued (qp.c: flush_all) */
 	:: atomic { fpend[me] -> fpend[me] = 0; flush_all(me, fwhy[me]); fwhy[me] = 0 }
 	/* one progress round: transmit, then completions (engine.c) */
 	:: atomic { dirty[me] && alive[me] ->
@@ -1147,13 +1347,13 @@ end:	do
 	/* the peer's rate grant caps the window, or lifts the cap (wire v2) */
 	:: atomic { grant_left > 0 && up[me] -> grant_left--;
 		if :: pipe[me] = GRANT_MIN :: pipe[me] = PIPE fi; dirty[me] = 1 }
-	/* the RNR timer runs out */
-	:: atomic { QUIET(me) && rnrw[me] -> ntimer++; assert(ntimer <= TMAX);
-		rnrw[me] = 0; rnrwaits[me]++; dirty[me] = 1 }
+	/* the refused stream's RNR timer runs out: its probe may go */
+	:: atomic { me == 0 && QUIET(0) && shold && HOLD_ENDS -> ntimer++; assert(ntimer <= TMAX);
+		shold = 0; rnrwaits++; dirty[0] = 1 }
 #ifndef BUG_READ_NO_TIMER
 	:: atomic { me == 0 && RD_DUE -> rd_fire() }
 #endif
-	/* the application posts a receive */
+	/* the application posts a receive (post.c: mroce_post_recv_on, stream 0) */
 	:: atomic { me == 1 && alive[1] && up[1] && rq_tail < NRPOST -> rq_tail++; dirty[1] = 1 }
 	:: atomic { me == 1 && dead == 2 && alive[1] -> alive[1] = 0 }
 	od
@@ -1166,8 +1366,22 @@ inline wr(i, op, n, msn, bad)
 	wop[i] = op; wlen[i] = n; wmsn[i] = msn; wbad[i] = bad
 }
 
+#ifdef NOPOST
+#define NRPOST2	0	/* wl 2: the receive is never posted */
+#else
+#define NRPOST2	1
+#endif
+
 /* the whole run is over: every request completed (exactly once) */
 #define ALL_DONE	(scomp[0] && (NW < 2 || scomp[1]) && (NW < 3 || scomp[2]))
+/* ... or (NOPOST) the refused stream is still held when its RNR timer may run out no more */
+#ifdef NOPOST
+#define ENDED		(ALL_DONE || (shold && rnrwaits >= HOLDS))
+#else
+#define ENDED		ALL_DONE
+#endif
+/* wl 2: the WRITE of the other stream completed successfully */
+#define WRITE_OK	(scomp[1] && scst[1] == ST_OK)
 #define ALL_OK		(ALL_DONE && scst[0] == ST_OK && (NW < 2 || scst[1] == ST_OK) && \
 			 (NW < 3 || scst[2] == ST_OK) && \
 			 (NR < 1 || (rcomp[0] && rcst[0] == ST_OK)) && (NR < 2 || (rcomp[1] && rcst[1] == ST_OK)))
@@ -1192,9 +1406,17 @@ init
 #elif defined(CFG_DEADFAIL)	/* the responder is dead from the start */
 		if :: wl = 1 :: wl = 2 :: wl = 5 :: wl = 7 fi;
 		ordered = 1; dead = 1;
+#elif defined(CFG_RNR)		/* receives posted late: RNR */
+		if :: wl = 2 :: wl = 8 fi;
+		if :: ordered = 1 :: ordered = 0 fi;
+		dead = 0;
+#elif defined(CFG_RNRWRITE)	/* wl 2 (with NOPOST: its receive is never posted) */
+		wl = 2;
+		if :: ordered = 1 :: ordered = 0 fi;
+		dead = 0;
 #else				/* CFG_SAFETY: every workload and mode, and dying responders */
 		if
-		:: wl = 1 :: wl = 2 :: wl = 3 :: wl = 4 :: wl = 5 :: wl = 6 :: wl = 7
+		:: wl = 1 :: wl = 2 :: wl = 3 :: wl = 4 :: wl = 5 :: wl = 6 :: wl = 7 :: wl = 8 :: wl = 9
 		fi;
 		if :: ordered = 1 :: ordered = 0 fi;
 		if
@@ -1207,9 +1429,9 @@ init
 		:: wl == 1 ->	/* WRITE 2 packets, SEND 1, READ of 2 */
 			NW = 3; wr(0, OP_WRITE, 2, 0, 0); wr(1, OP_SEND, 1, 0, 0); wr(2, OP_RREQ, 2, 2, 0);
 			NR = 1; NRPOST = 1; rq_tail = 1
-		:: wl == 2 ->	/* the receive is posted late: RNR */
-			NW = 2; wr(0, OP_SEND, 2, 0, 0); wr(1, OP_WRITE, 1, 1, 0);
-			NR = 1; NRPOST = 1; rq_tail = 0
+		:: wl == 2 ->	/* the receive is posted late: RNR; the WRITE on another stream */
+			NW = 2; wr(0, OP_SEND, 2, 0, 0); wr(1, OP_WRITE, 1, 1, 0); wstr[1] = 1;
+			NR = 1; NRPOST = NRPOST2; rq_tail = 0
 		:: wl == 3 ->	/* two SENDs, the second's receive too small */
 			NW = 2; wr(0, OP_SEND, 2, 0, 0); wr(1, OP_SEND, 1, 1, 0);
 			NR = 2; NRPOST = 2; rq_tail = 2; rlen[1] = 0
@@ -1225,6 +1447,12 @@ init
 		:: wl == 7 ->	/* SEND, READ of 1 packet, SEND */
 			NW = 3; wr(0, OP_SEND, 1, 0, 0); wr(1, OP_RREQ, 1, 1, 0); wr(2, OP_SEND, 1, 1, 0);
 			NR = 2; NRPOST = 2; rq_tail = 2
+		:: wl == 8 ->	/* two SENDs of one stream, both receives posted late: RNR */
+			NW = 2; wr(0, OP_SEND, 1, 0, 0); wr(1, OP_SEND, 1, 1, 0);
+			NR = 2; NRPOST = 2; rq_tail = 0
+		:: wl == 9 ->	/* the same, the second receive too small (an error NACK of a given-up PSN) */
+			NW = 2; wr(0, OP_SEND, 1, 0, 0); wr(1, OP_SEND, 1, 1, 0);
+			NR = 2; NRPOST = 2; rq_tail = 0; rlen[1] = 0
 		fi;
 		/* initial PSNs just before the 4-bit wrap, so that every run crosses it */
 		una[0] = PSN0; nxt[0] = PSN0; rbase[1] = PSN0;
@@ -1234,7 +1462,7 @@ init
 		run qp(0); run qp(1)
 	}
 	/* once nothing can move any more: every request completed exactly once */
-	timeout -> assert(ALL_DONE);
+	timeout -> assert(ENDED);
 	assert(!(up[1] && alive[1]) || !send_ok[0] || (rcomp[0] && rcst[0] == ST_OK));
 	assert(!(up[1] && alive[1]) || !send_ok[1] || (rcomp[1] && rcst[1] == ST_OK));
 	/* the end as an explicit self-loop, so that acceptance cycles under weak
@@ -1251,3 +1479,5 @@ ltl healthy { <> [] (ALL_OK && up[0] && up[1]) }
 ltl dead { <> ALL_DONE }
 /* with a responder dead from the start: every request fails */
 ltl deadfail { <> (ALL_DONE && NONE_OK) }
+/* wl 2 with the receive never posted: the WRITE of another stream completes all the same */
+ltl rnrwrite { <> [] (WRITE_OK && up[0] && up[1]) }
