@@ -249,15 +249,6 @@ static struct mroce_swqe *stream_request(struct mroce_qp *qp, __u16 stream, __u3
 	return NULL;
 }
 
-/*
- * The peer refused message `from` of stream st for want of a receive (RNR):
- * it and the stream's later messages start again (protocol.md, "Streams").
- * Their packets give up their PSNs: the records become PKT_VOID, resent (if
- * lost or refused) as VOIDs that only fill the receiver's window, so that a
- * stream whose receiver posts nothing holds no other stream's window back.
- * The messages are sent again in the stream's next epoch, with new PSNs,
- * after the RNR timer, one packet (the probe) first.
- */
 /* When the next held stream's RNR wait ends, after now (0: none is held). */
 __u64 mroce_streams_next_hold(const struct mroce_qp *qp, __u64 now)
 {
@@ -272,6 +263,15 @@ __u64 mroce_streams_next_hold(const struct mroce_qp *qp, __u64 now)
 	return next;
 }
 
+/*
+ * The peer refused message `from` of stream st for want of a receive (RNR):
+ * it and the stream's later messages start again (protocol.md, "Streams").
+ * Their packets give up their PSNs: the records become PKT_VOID, resent (if
+ * lost or refused) as VOIDs that only fill the receiver's window, so that a
+ * stream whose receiver posts nothing holds no other stream's window back.
+ * The messages are sent again in the stream's next epoch, with new PSNs,
+ * after the RNR timer, one packet (the probe) first.
+ */
 static void stream_restart(struct mroce_qp *qp, __u32 stream, __u32 from, __u64 now)
 {
 	struct mroce_stream *st = &qp->streams[stream];
