@@ -422,7 +422,8 @@ static inline void rt_first_error(struct rt_scn *c, int s, bool is_op, __u32 idx
 		if (!is_op || !rt_consumes(o->kind))
 			rt_viol(c, V_WRONG_STATUS, "side %d %s %u: RNR error on what consumes no receive",
 				s, is_op ? "op" : "recv", idx);
-		else if (!rt_rnr_justified(c, s, o) && !c->dead && !c->lossy)
+		else if (c->attr.rnr_retry == 7 ||	/* 7 waits for ever, as in ibverbs */
+			 (!rt_rnr_justified(c, s, o) && !c->dead && !c->lossy))
 			rt_viol(c, V_PREMATURE_RNR, "side %d op %u: RNR exceeded, receive %d posted %llu us after the send (budget %u x %u us)",
 				s, idx, o->msg,
 				(unsigned long long)(c->s[1 - s].rcv[o->msg].t_posted - o->t_posted),
