@@ -35,7 +35,7 @@
 #define FRAME_SIZE	XSK_UMEM__DEFAULT_FRAME_SIZE
 #define SUITE_MAX	128
 #define SUITE_VALID	(2 * FX_NOPCODES)	/* phase 1: every opcode, both families */
-#define SUITE_PLACED	12			/* of which PSN-consuming */
+#define SUITE_PLACED	suite_placed()		/* of which PSN-consuming */
 
 struct opts {
 	const char	*dev;
@@ -68,6 +68,16 @@ static long now_ms(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Of phase 1's frames, those that consume a PSN (both families): they fill the window. */
+static __u32 suite_placed(void)
+{
+	__u32 n = 0;
+
+	for (size_t i = 0; i < FX_NOPCODES; i++)
+		n += !!(mroce_op_layout(fx_opcodes[i]) & MROCE_EXT_SEQ);
+	return 2 * n;
 }
 
 /* Phase 1: frames that must be delivered. */
