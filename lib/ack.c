@@ -20,6 +20,8 @@ void mroce_pkt_acked(struct mroce_qp *qp, struct mroce_txpkt *rec, __u64 now)
 	qp->st.acked_bytes += rec->len;
 	if (p->entropy == rec->entropy) {
 		p->heard_us = now;
+		if (qp->nplanes > 1)
+			mroce_plane_heard(qp, p->plane, rec->sent_us, now);
 		if (p->bad && rec->sent_us > p->bad_sent_us)
 			p->bad = false;		/* it delivers again: GOOD (paths.c) */
 	}

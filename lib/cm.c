@@ -385,6 +385,9 @@ static struct mroce_qp *hs_step(struct mroce_listener *l, struct hs *h, const st
 		err = hs_read(h, CM_LEN + 1);
 		if (err == -EAGAIN && h->got == CM_LEN)
 			err = 0;
+		/* Another version's info may be shorter than ours: say so as soon as it shows. */
+		if (err && h->got >= 2 && h->buf[0] == 'M' && h->buf[1] != MROCE_VERSION)
+			err = -MROCE_ERR_VERSION;
 		if (!err)
 			err = hs_serve(l, h, attr);
 	}
@@ -542,8 +545,13 @@ int mroce_connect(struct mroce_dev *dev, const char *addr, __u16 port,
 		mroce_qp_info_pack(&info, mine);
 		err = xfer(fd, mine, sizeof(mine), true, deadline);
 	}
+	/* the version first: another version's answer may be shorter than ours */
 	if (!err)
-		err = xfer(fd, peer, sizeof(peer), false, deadline);
+		err = xfer(fd, peer, 2, false, deadline);
+	if (!err && peer[0] == 'M' && peer[1] != MROCE_VERSION)
+		err = -MROCE_ERR_VERSION;
+	if (!err)
+		err = xfer(fd, peer + 2, sizeof(peer) - 2, false, deadline);
 	if (!err)
 		err = nothing_more(fd);
 	if (!err)

@@ -31,7 +31,7 @@
 
 #define REC_MAGIC	0x4d524331u	/* "MRC1" */
 #define REC_HDR		16
-#define REC_PEER	72
+#define REC_PEER	(MROCE_QP_INFO_WIRE_LEN + 12)	/* QP info, inbox address, rkey */
 #define DEFAULT_PORT	29500
 #define DEFAULT_TIMEOUT	30000
 
@@ -387,8 +387,8 @@ static int my_record(struct mroce_coll_comm *c, const struct in_addr *local, __u
 			return err;
 		mroce_qp_info_pack(&info, e);
 		addr = (__u64)(unsigned long)c->peers[p].inbox;
-		memcpy(e + 56, &addr, 8);
-		put32(e + 64, mroce_mr_rkey(c->peers[p].inbox_mr));
+		memcpy(e + MROCE_QP_INFO_WIRE_LEN, &addr, 8);
+		put32(e + MROCE_QP_INFO_WIRE_LEN + 8, mroce_mr_rkey(c->peers[p].inbox_mr));
 	}
 	return 0;
 }
@@ -412,8 +412,8 @@ static int connect_all(struct mroce_coll_comm *c, const __u8 *table)
 		err = mroce_qp_info_unpack(e, &info);
 		if (err)
 			return err;
-		memcpy(&c->peers[p].r_inbox, e + 56, 8);
-		c->peers[p].r_rkey = get32(e + 64);
+		memcpy(&c->peers[p].r_inbox, e + MROCE_QP_INFO_WIRE_LEN, 8);
+		c->peers[p].r_rkey = get32(e + MROCE_QP_INFO_WIRE_LEN + 8);
 		err = mroce_qp_connect(c->peers[p].qp, &info, NULL);
 		if (err)
 			return err;

@@ -179,6 +179,9 @@ int mroce_dev_create(const struct mroce_port_ops *ops, void *port, struct mroce_
 	dev->local = *local;
 	dev->udp_port = local->dport ? local->dport : MROCE_DEFAULT_PORT;
 	dev->local.dport = dev->udp_port;
+	dev->nplanes = 1;	/* a port over several sets them after (port_xsk.c) */
+	dev->plane_local[0] = dev->local;
+	dev->plane_dp[0] = dp;
 	memcpy(dev->attr.mac, local->src_mac, 6);
 	dev->grant.off = MROCE_OPT(opts, no_rate_grants, false);
 	if (faults) {

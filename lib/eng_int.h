@@ -79,6 +79,18 @@ __u8 mroce_copy_path(const struct mroce_qp *qp, __u8 first, __u32 k);
 __u8 mroce_echo_slot(const struct mroce_qp *qp);
 void mroce_echo_sent(struct mroce_qp *qp, __u8 slot);
 void mroce_ret_heard(struct mroce_qp *qp, __u8 slot, __u16 sport);
+
+/* planes.c: the planes' states, slots moved off dead planes and back */
+void mroce_planes_connect(struct mroce_qp *qp, __u8 n, __u64 now);
+void mroce_plane_heard(struct mroce_qp *qp, __u8 plane, __u64 sent_us, __u64 now);
+void mroce_planes_timer(struct mroce_qp *qp, __u64 now);
+
+/* Data sent on a plane: it owes an acknowledgement from now on (planes.c). */
+static inline void mroce_plane_sent(struct mroce_qp *qp, __u8 plane, __u64 now)
+{
+	if (!qp->planes[plane].wait_since_us)
+		qp->planes[plane].wait_since_us = now;
+}
 void mroce_path_retire(struct mroce_qp *qp, struct mroce_path *p);
 void mroce_path_scoreboard(struct mroce_qp *qp, __u64 now);
 void mroce_path_loss(struct mroce_qp *qp, const struct mroce_txpkt *rec);

@@ -65,6 +65,14 @@ struct mroce_dev {
 	bool			tx_refused;	/* the port had no transmit buffer (this QP's turn) */
 	__u64			test_rng;	/* nonzero: a test's repeatable random stream (testhook.c) */
 	struct mroce_grant	grant;		/* rate grants to the peers sending to us */
+	/*
+	 * Planes (protocol.md, "Planes"): the port sends on the one selected
+	 * (ops->select_plane), receives on all. Plane 0 is local and dp.
+	 */
+	__u8			nplanes;
+	struct mroce_route	plane_local[MROCE_MAX_PLANES];
+	struct mroce_dp		*plane_dp[MROCE_MAX_PLANES];
+	__u32			plane_ifindex[MROCE_MAX_PLANES];
 };
 
 /* Create a device over any port (the AF_XDP one, or a simulated wire). */
@@ -85,8 +93,17 @@ void mroce_dev_post_kick(struct mroce_dev *dev, struct mroce_qp *qp);
 __u64 mroce_dev_random64(struct mroce_dev *dev);
 /* A QP's entropy base: its source ports' offset in the ephemeral range (paths.c). */
 __u16 mroce_entropy_base(const struct mroce_dev *dev, __u32 qpn);
-/* Next-hop MAC for a remote QP from the kernel's route and neighbour tables. */
-int mroce_resolve_mac(struct mroce_dev *dev, const struct mroce_qp_info *remote, __u8 mac[6]);
+/*
+ * Next-hop MAC for an address (IPv4 as ::ffff:a.b.c.d) from the kernel's
+ * route and neighbour tables; the route must leave through ifindex (0: any).
+ */
+int mroce_resolve_mac_on(struct mroce_dev *dev, int family, const struct in6_addr *addr,
+			 __u32 ifindex, __u8 mac[6]);
+/* ... for a remote QP, through the device's first plane. */
+static inline int mroce_resolve_mac(struct mroce_dev *dev, const struct mroce_qp_info *r, __u8 mac[6])
+{
+	return mroce_resolve_mac_on(dev, r->family, &r->addr, dev->attr.ifindex, mac);
+}
 
 /* Frame building in place: headers first, payload written by the caller at
  * buf + returned length, then the checksum. */

@@ -265,6 +265,8 @@ void mroce_qp_timers(struct mroce_qp *qp, __u64 now)
 	if (qp->state != MROCE_QPS_RTS)
 		return;
 	mroce_path_scoreboard(qp, now);
+	if (qp->nplanes > 1)
+		mroce_planes_timer(qp, now);
 	/* Tools read the flows map at human speed: once a millisecond is plenty. */
 	if (now - qp->stats_at_us >= 1000) {
 		mroce_qp_stats_update(qp);

@@ -159,24 +159,26 @@ static void poke(int family, const void *dst)
 	close(fd);
 }
 
-int mroce_resolve_mac(struct mroce_dev *dev, const struct mroce_qp_info *r, __u8 mac[6])
+int mroce_resolve_mac_on(struct mroce_dev *dev, int family, const struct in6_addr *addr,
+			 __u32 ifindex, __u8 mac[6])
 {
-	const void *dst = r->family == AF_INET ? (const void *)&r->addr.s6_addr[12] : (const void *)&r->addr;
+	const void *dst = family == AF_INET ? (const void *)&addr->s6_addr[12] : (const void *)addr;
 	__u8 nexthop[16];
 	int fd, oif, err;
 
+	(void)dev;
 	fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
 	if (fd < 0)
 		return -errno;
-	err = route_get(fd, r->family, dst, nexthop, &oif);
-	if (!err && dev->attr.ifindex && (__u32)oif != dev->attr.ifindex)
+	err = route_get(fd, family, dst, nexthop, &oif);
+	if (!err && ifindex && (__u32)oif != ifindex)
 		err = -ENETUNREACH;	/* the route leaves through another interface */
 	for (int i = 0; !err && i < 100; i++) {
-		err = neigh_get(fd, r->family, oif, nexthop, mac);
+		err = neigh_get(fd, family, oif, nexthop, mac);
 		if (err != -ENOENT)
 			break;
 		if (i == 0)
-			poke(r->family, nexthop);
+			poke(family, nexthop);
 		usleep(10000);
 		err = 0;
 		if (i == 99)

@@ -20,6 +20,17 @@ static bool path_full(const struct mroce_path *p)
 	return p->pwnd_x256 && p->inflight * 256 >= p->pwnd_x256;
 }
 
+/* On a plane that is down (planes.c): only a probe's one packet goes there. */
+static bool on_down_plane(const struct mroce_qp *qp, const struct mroce_path *p)
+{
+	return qp->nplanes > 1 && qp->planes[p->plane].down;
+}
+
+static bool probe_out(const struct mroce_qp *qp, const struct mroce_path *p)
+{
+	return on_down_plane(qp, p) && qp->planes[p->plane].wait_since_us;
+}
+
 /*
  * The path slot of a new packet: round robin over the GOOD slots. A SKIP
  * slot (CE-marked within its RTT) is passed over, and so is one whose own
@@ -39,6 +50,8 @@ __u8 mroce_pick_path(struct mroce_qp *qp, __u64 now)
 			__u8 i = (__u8)((qp->next_path + k) % n);
 			struct mroce_path *c = &qp->paths[i];
 
+			if (probe_out(qp, c))
+				continue;
 			if (c->bad) {
 				if (now < c->probe_at_us)
 					continue;
@@ -52,7 +65,10 @@ __u8 mroce_pick_path(struct mroce_qp *qp, __u64 now)
 			return i;
 		}
 	}
-	qp->next_path++;
+	/* Nothing GOOD: round robin, but never a second packet onto a plane being probed. */
+	for (__u32 k = 0; k < n && probe_out(qp, &qp->paths[p]); k++)
+		p = (__u8)((p + 1) % n);
+	qp->next_path = p + 1u;
 	return p;
 }
 
@@ -97,12 +113,13 @@ __u8 mroce_resend_path(const struct mroce_qp *qp, __u8 was)
 	__u32 n = qp->attr.paths;
 
 	if (qp->good_path != was && qp->good_path < n &&
-	    qp->paths[qp->good_path].entropy == qp->good_entropy && !qp->paths[qp->good_path].bad)
+	    qp->paths[qp->good_path].entropy == qp->good_entropy && !qp->paths[qp->good_path].bad &&
+	    !on_down_plane(qp, &qp->paths[qp->good_path]))
 		return qp->good_path;
 	for (__u32 k = 1; k < n; k++) {
 		__u8 i = (__u8)((was + k) % n);
 
-		if (!qp->paths[i].bad)
+		if (!qp->paths[i].bad && !on_down_plane(qp, &qp->paths[i]))
 			return i;
 	}
 	return (__u8)((was + 1) % n);
@@ -120,7 +137,7 @@ __u8 mroce_copy_path(const struct mroce_qp *qp, __u8 first, __u32 k)
 	for (__u32 j = 1; j < n; j++) {
 		__u8 i = (__u8)((first + j) % n);
 
-		if (!qp->paths[i].bad && ++seen == k)
+		if (!qp->paths[i].bad && !on_down_plane(qp, &qp->paths[i]) && ++seen == k)
 			return i;
 	}
 	return (__u8)((first + k) % n);

@@ -3,6 +3,8 @@
 #ifndef MROCE_PORT_H
 #define MROCE_PORT_H
 
+#include <stdbool.h>
+
 #include "mroce/mroce.h"
 
 /* The largest frame: MTU 9000 (jumbo, AF_XDP multi-buffer), its Ethernet header, two VLAN tags. */
@@ -32,7 +34,24 @@ struct mroce_port_ops {
 	void	(*close)(void *port);
 	/* Optional: fill the port's own counters (the xsk_* fields). */
 	void	(*stats)(void *port, struct mroce_dev_stats *stats);
+	/* Optional, a port over several planes: the plane the next tx_buf() is for. */
+	void	(*select_plane)(void *port, __u32 plane);
+	/* Optional: a descriptor readable when frames arrive (port_planes.c polls them all). */
+	int	(*poll_fd)(void *port);
+	/* Optional: frames wait for the kernel to take them (kick again in MROCE_TX_RETRY_US). */
+	bool	(*tx_pending)(void *port);
 };
+
+/* How soon a port whose frames the kernel did not take tries again (port_xsk.c). */
+#define MROCE_TX_RETRY_US	50
+
+/*
+ * One port over n planes' ports (port_planes.c): sends on the plane
+ * select_plane() named, receives from all. It owns the inner ports from
+ * then on (closes them when it is closed).
+ */
+int mroce_port_planes_new(__u32 n, const struct mroce_port_ops *const *ops, void *const *ports,
+			  const struct mroce_port_ops **ops_out, void **port_out);
 
 /*
  * A port backend: opens an interface's port and creates a device over it

@@ -180,6 +180,15 @@ static void fp_tx_send(void *port, void *buf, __u32 len)
 	fault_apply(fp, &fp->txd, fp->scratch, len);
 }
 
+/* Frames held back to reorder leave later on whichever plane is selected then. */
+static void fp_select_plane(void *port, __u32 plane)
+{
+	struct fault_port *fp = port;
+
+	if (fp->ops->select_plane)
+		fp->ops->select_plane(fp->port, plane);
+}
+
 static void fp_tx_flush(void *port)
 {
 	struct fault_port *fp = port;
@@ -271,6 +280,7 @@ const struct mroce_port_ops mroce_port_fault_ops = {
 	.tx_buf = fp_tx_buf,
 	.tx_send = fp_tx_send,
 	.tx_flush = fp_tx_flush,
+	.select_plane = fp_select_plane,
 	.rx_burst = fp_rx_burst,
 	.wait = fp_wait,
 	.now_us = fp_now_us,

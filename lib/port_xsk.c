@@ -89,13 +89,12 @@ static void reap_completions(struct xsk_port *p)
  * current kernels, EAGAIN when it stops at that budget), so keep kicking
  * while the kernel takes descriptors. When a call takes none, the device is
  * busy (its queue stopped; EAGAIN says only "later"): the kick stays pending
- * and xp_wait() sleeps at most TX_RETRY_US before the next flush tries
+ * and xp_wait() sleeps at most MROCE_TX_RETRY_US before the next flush tries
  * again. Clearing it would leave the rest of a burst in the ring until the
  * transport next sent something, which with a full window is its
  * retransmission timer. (Not seen in a write_bw on veth here; drivers that
  * stop their queues under load produce it.)
  */
-#define TX_RETRY_US	50
 
 static void kick_tx(struct xsk_port *p)
 {
@@ -114,7 +113,7 @@ static void kick_tx(struct xsk_port *p)
 		    errno != EBUSY && errno != ENOBUFS)
 			break;	/* down or worse: the next frame sent kicks again */
 		if (xsk_prod_nb_free(&p->tx, RING_SIZE) == before) {
-			again = true;	/* none taken: busy, try again after TX_RETRY_US */
+			again = true;	/* none taken: busy, try again after MROCE_TX_RETRY_US */
 			break;
 		}
 	}
@@ -252,8 +251,8 @@ static void xp_wait(void *port, int timeout_us, int wake_fd)
 	struct timespec ts;
 
 	/* Frames the kernel has not taken yet: back soon to kick again (kick_tx()). */
-	if (p->tx_kick && timeout_us > TX_RETRY_US)
-		timeout_us = TX_RETRY_US;
+	if (p->tx_kick && timeout_us > MROCE_TX_RETRY_US)
+		timeout_us = MROCE_TX_RETRY_US;
 	ts = (struct timespec){ .tv_sec = timeout_us / 1000000, .tv_nsec = (timeout_us % 1000000) * 1000L };
 	ppoll(pfd, 2, &ts, NULL);
 }
@@ -391,10 +390,20 @@ int mroce_xsk_scan_stats(struct mroce_dev_stats *stats)
 	return n;
 }
 
+static int xp_poll_fd(void *port)
+{
+	return ((struct xsk_port *)port)->fd;
+}
+
+static bool xp_tx_pending(void *port)
+{
+	return ((struct xsk_port *)port)->tx_kick;
+}
+
 static const struct mroce_port_ops xsk_ops = {
 	.tx_buf = xp_tx_buf, .tx_send = xp_tx_send, .tx_flush = xp_tx_flush,
 	.rx_burst = xp_rx_burst, .wait = xp_wait, .now_us = xp_now, .close = xp_close,
-	.stats = xp_stats,
+	.stats = xp_stats, .poll_fd = xp_poll_fd, .tx_pending = xp_tx_pending,
 };
 
 /* The interface's MAC, MTU and first address (IPv4 preferred). */
@@ -428,9 +437,17 @@ static int if_facts(const char *ifname, struct mroce_route *local, __u32 *mtu)
 	return local->family ? 0 : -EADDRNOTAVAIL;
 }
 
-/* The AF_XDP backend of mroce_dev_open() (dev.c). */
-int mroce_port_xsk_open(const char *ifname, const struct mroce_dev_opts *opts,
-			struct mroce_dev **devp)
+/* What opening one interface's socket found out. */
+struct xsk_facts {
+	struct mroce_route	local;
+	struct mroce_dp_info	info;
+	__u32			mtu;
+	bool			zc;
+};
+
+/* One interface's AF_XDP socket on the queue, its datapath attached if it was not. */
+static int xsk_port_open(const char *ifname, const struct mroce_dev_opts *opts,
+			 struct xsk_port **pp, struct xsk_facts *fx)
 {
 	struct xsk_umem_config ucfg = {
 		.fill_size = RING_SIZE, .comp_size = RING_SIZE, .frame_size = FRAME_SIZE,
@@ -442,14 +459,10 @@ int mroce_port_xsk_open(const char *ifname, const struct mroce_dev_opts *opts,
 	struct mroce_route local = {};
 	struct mroce_dp_info info;
 	struct xsk_port *p;
-	struct mroce_dev *dev;
 	__u32 nframes, mtu = 0, idx;
 	bool zc = false, sg;
 	int err;
 
-	mroce_print_install();
-	if (!ifname || !devp || !mroce_opts_valid(opts, opts ? opts->sz : 0, sizeof(*opts)))
-		return -EINVAL;
 	nframes = MROCE_OPT(opts, umem_frames, 0) ? MROCE_OPT(opts, umem_frames, 0) : 2 * RING_SIZE;
 	if (nframes < 64 || nframes > 2 * RING_SIZE || (nframes & (nframes - 1)))
 		return -EINVAL;
@@ -537,21 +550,92 @@ int mroce_port_xsk_open(const char *ifname, const struct mroce_dev_opts *opts,
 	if (err)
 		goto fail;
 	p->in_map = true;
-
-	err = mroce_dev_create(&xsk_ops, p, p->dp, &local, opts, &dev);
-	if (err)
-		goto fail;
-	pthread_mutex_lock(&dev->lock);
-	snprintf(dev->attr.ifname, sizeof(dev->attr.ifname), "%s", ifname);
-	dev->attr.ifindex = info.ifindex;
-	dev->attr.queue = p->queue;
-	dev->attr.mtu = mtu;
-	dev->attr.zero_copy = zc;
-	dev->attr.need_wakeup = true;
-	pthread_mutex_unlock(&dev->lock);
-	*devp = dev;
+	*fx = (struct xsk_facts){ .local = local, .info = info, .mtu = mtu, .zc = zc };
+	*pp = p;
 	return 0;
 fail:
 	xp_close(p);
 	return err;
+}
+
+static bool same_addr(const struct mroce_route *a, const struct mroce_route *b)
+{
+	return a->family == AF_INET ? a->src.v4.s_addr == b->src.v4.s_addr :
+				      !memcmp(&a->src.v6, &b->src.v6, sizeof(a->src.v6));
+}
+
+/*
+ * The AF_XDP backend of mroce_dev_open() (dev.c): ifname's socket, and one
+ * on each of opts->planes, under one port (port_planes.c).
+ */
+int mroce_port_xsk_open(const char *ifname, const struct mroce_dev_opts *opts,
+			struct mroce_dev **devp)
+{
+	const struct mroce_port_ops *ops[MROCE_MAX_PLANES], *top = &xsk_ops;
+	const char *const *planes = MROCE_OPT(opts, planes, NULL);
+	__u32 n = 1 + (planes ? MROCE_OPT(opts, n_planes, 0) : 0), opened = 0, mtu = 0;
+	struct xsk_facts fx[MROCE_MAX_PLANES];
+	struct xsk_port *p[MROCE_MAX_PLANES];
+	struct mroce_dev *dev;
+	void *port;
+	int err = 0;
+
+	mroce_print_install();
+	if (!ifname || !devp || !mroce_opts_valid(opts, opts ? opts->sz : 0, sizeof(*opts)) ||
+	    n > MROCE_MAX_PLANES)
+		return -EINVAL;
+	for (__u32 i = 0; i < n && !err; i++) {
+		const char *name = i ? planes[i - 1] : ifname;
+
+		if (!name)
+			err = -EINVAL;
+		for (__u32 j = 0; !err && j < i; j++)
+			if (!strcmp(name, j ? planes[j - 1] : ifname))
+				err = -EINVAL;	/* an interface named twice */
+		if (!err)
+			err = xsk_port_open(name, opts, &p[i], &fx[i]);
+		if (err)
+			break;
+		opened++;
+		ops[i] = &xsk_ops;
+		if (i && fx[i].local.family != fx[0].local.family)
+			err = -EAFNOSUPPORT;	/* the peer reaches every plane in one family */
+		if (i && fx[i].info.udp_port != fx[0].info.udp_port)
+			err = -EINVAL;	/* datapaths attached for different UDP ports */
+		for (__u32 j = 0; !err && j < i; j++)
+			if (same_addr(&fx[i].local, &fx[j].local))
+				err = -EADDRINUSE;	/* planes are told apart by address */
+		if (!mtu || fx[i].mtu < mtu)
+			mtu = fx[i].mtu;
+	}
+	port = p[0];
+	if (!err && n > 1)
+		err = mroce_port_planes_new(n, ops, (void *const *)p, &top, &port);
+	if (err) {
+		for (__u32 i = 0; i < opened; i++)
+			xp_close(p[i]);
+		return err;
+	}
+	err = mroce_dev_create(top, port, p[0]->dp, &fx[0].local, opts, &dev);
+	if (err) {
+		top->close(port);
+		return err;
+	}
+	pthread_mutex_lock(&dev->lock);
+	snprintf(dev->attr.ifname, sizeof(dev->attr.ifname), "%s", ifname);
+	dev->attr.ifindex = fx[0].info.ifindex;
+	dev->attr.queue = p[0]->queue;
+	dev->attr.mtu = mtu;
+	dev->attr.zero_copy = fx[0].zc;
+	dev->attr.need_wakeup = true;
+	dev->attr.planes = (__u8)n;
+	dev->nplanes = (__u8)n;
+	for (__u32 i = 0; i < n; i++) {
+		dev->plane_local[i] = fx[i].local;
+		dev->plane_dp[i] = p[i]->dp;
+		dev->plane_ifindex[i] = fx[i].info.ifindex;
+	}
+	pthread_mutex_unlock(&dev->lock);
+	*devp = dev;
+	return 0;
 }

@@ -31,6 +31,16 @@ static bool flow_reclaimable(struct mroce_dp *dp, __u32 qpn)
 	return false;
 }
 
+/* Our flow in the other planes' maps, if any. */
+static void plane_flows_del(struct mroce_qp *qp)
+{
+	for (__u32 i = 1; i < MROCE_MAX_PLANES; i++) {
+		if (qp->pflow[i])
+			mroce_dp_flow_del(qp->dev->plane_dp[i], qp->qpn);
+		qp->pflow[i] = NULL;
+	}
+}
+
 /* Index mask of the smallest power-of-two ring holding depth entries. */
 static __u32 ring_mask(__u32 depth)
 {
@@ -275,6 +285,7 @@ void mroce_qp_fail(struct mroce_qp *qp, enum mroce_wc_status why)
 		qp->rjobs[i].used = false;
 	if (qp->dev->dp)
 		mroce_dp_flow_del(qp->dev->dp, qp->qpn);
+	plane_flows_del(qp);
 	qp->flow = &qp->local_flow;
 }
 
@@ -314,11 +325,26 @@ int mroce_qp_local_info(struct mroce_qp *qp, const struct in6_addr *addr, int fa
 	info->mtu = qp->attr.mtu;
 	info->max_rd = MROCE_READ_ADVERTISED;
 	info->streams = (__u16)qp->attr.streams;
+	/* the device's other planes: their interfaces' own MACs and addresses */
+	if (qp->dev->nplanes > 1) {
+		info->planes = qp->dev->nplanes;
+		for (__u32 i = 1; i < qp->dev->nplanes; i++) {
+			const struct mroce_route *l = &qp->dev->plane_local[i];
+
+			memcpy(info->plane_mac[i - 1], l->src_mac, 6);
+			if (l->family == AF_INET) {
+				info->plane_addr[i - 1].s6_addr[10] = 0xff;
+				info->plane_addr[i - 1].s6_addr[11] = 0xff;
+				memcpy(&info->plane_addr[i - 1].s6_addr[12], &l->src.v4, 4);
+			} else {
+				info->plane_addr[i - 1] = l->src.v6;
+			}
+		}
+	}
 	return 0;
 }
 
-/* streams took the padding after max_rd: the struct callers allocate kept its size */
-_Static_assert(sizeof(struct mroce_qp_info) == 56, "mroce_qp_info's size is ABI");
+_Static_assert(sizeof(struct mroce_qp_info) == 120, "mroce_qp_info's size is ABI");
 
 void mroce_qp_info_pack(const struct mroce_qp_info *in, __u8 out[MROCE_QP_INFO_WIRE_LEN])
 {
@@ -339,6 +365,9 @@ void mroce_qp_info_pack(const struct mroce_qp_info *in, __u8 out[MROCE_QP_INFO_W
 	v32 = mroce_be32(in->mtu); memcpy(out + 44, &v32, 4);
 	v16 = mroce_be16(in->max_rd); memcpy(out + 48, &v16, 2);
 	v16 = mroce_be16(in->streams); memcpy(out + 50, &v16, 2);
+	out[52] = in->planes;
+	memcpy(out + 53, in->plane_mac, sizeof(in->plane_mac));	/* 53..70 */
+	memcpy(out + 72, in->plane_addr, sizeof(in->plane_addr));	/* 72..119 */
 }
 
 int mroce_qp_info_unpack(const __u8 in[MROCE_QP_INFO_WIRE_LEN], struct mroce_qp_info *info)
@@ -362,12 +391,52 @@ int mroce_qp_info_unpack(const __u8 in[MROCE_QP_INFO_WIRE_LEN], struct mroce_qp_
 	memcpy(&v32, in + 44, 4); info->mtu = mroce_be32(v32);
 	memcpy(&v16, in + 48, 2); info->max_rd = mroce_be16(v16);
 	memcpy(&v16, in + 50, 2); info->streams = mroce_be16(v16);
-	if (!info->qpn || info->qpn >= MROCE_MAX_QPS || info->mtu < 256)
+	info->planes = in[52];
+	memcpy(info->plane_mac, in + 53, sizeof(info->plane_mac));
+	memcpy(info->plane_addr, in + 72, sizeof(info->plane_addr));
+	if (!info->qpn || info->qpn >= MROCE_MAX_QPS || info->mtu < 256 ||
+	    info->planes > MROCE_MAX_PLANES)
 		return -EINVAL;
 	return 0;
 }
 
-int mroce_qp_connect_locked(struct mroce_qp *qp, const struct mroce_qp_info *r, const __u8 *mac)
+/* Plane i's route: our address on it, the peer's there (info), the next hop. */
+static void plane_route(struct mroce_qp *qp, __u32 i, const struct mroce_qp_info *r,
+			const __u8 *mac)
+{
+	struct mroce_route *rt = &qp->proute[i];
+
+	*rt = qp->route;
+	memcpy(rt->src_mac, qp->dev->plane_local[i].src_mac, 6);
+	rt->src = qp->dev->plane_local[i].src;
+	memcpy(rt->dst_mac, mac, 6);
+	if (r->family == AF_INET)
+		memcpy(&rt->dst.v4, &r->plane_addr[i - 1].s6_addr[12], 4);
+	else
+		rt->dst.v6 = r->plane_addr[i - 1];
+}
+
+/* Our flow in every other plane's map, as in the first's; on an error none is left. */
+static int plane_flows_add(struct mroce_qp *qp, const struct mroce_flow_cfg *fc, __u8 np)
+{
+	for (__u32 i = 1; i < np; i++) {
+		struct mroce_dp *dp = qp->dev->plane_dp[i];
+		int err = flow_reclaimable(dp, qp->qpn) ? mroce_dp_flow_add(dp, qp->qpn, fc) : -EBUSY;
+
+		if (err) {
+			while (--i > 0) {
+				mroce_dp_flow_del(qp->dev->plane_dp[i], qp->qpn);
+				qp->pflow[i] = NULL;
+			}
+			return err;
+		}
+		qp->pflow[i] = mroce_dp_flow(dp, qp->qpn);
+	}
+	return 0;
+}
+
+int mroce_qp_connect_locked(struct mroce_qp *qp, const struct mroce_qp_info *r, const __u8 *mac,
+			    const __u8 (*pmac)[6], __u8 np)
 {
 	struct mroce_dev *dev = qp->dev;
 	__u32 hdr_room;
@@ -406,6 +475,13 @@ int mroce_qp_connect_locked(struct mroce_qp *qp, const struct mroce_qp_info *r, 
 	if (qp->attr.max_rd_atomic < qp->rd_limit)
 		qp->rd_limit = qp->attr.max_rd_atomic;
 
+	if (np > dev->nplanes)
+		np = dev->nplanes;
+	if (np < 2 || qp->attr.go_back_n)
+		np = 1;	/* go-back-N wants one ordered route */
+	qp->proute[0] = qp->route;
+	for (__u32 i = 1; i < np; i++)
+		plane_route(qp, i, r, pmac[i - 1]);
 	if (dev->dp) {
 		MROCE_OPTS(mroce_flow_cfg, fc, .token = qp->secret ^ r->secret, .rx_psn = r->psn,
 			   .peer_qpn = r->qpn, .flags = qp->attr.go_back_n ? MROCE_FLOW_GO_BACK_N : 0,
@@ -414,6 +490,11 @@ int mroce_qp_connect_locked(struct mroce_qp *qp, const struct mroce_qp_info *r, 
 
 		if (err)
 			return err;
+		err = plane_flows_add(qp, &fc, np);
+		if (err) {
+			mroce_dp_flow_del(dev->dp, qp->qpn);
+			return err;
+		}
 		qp->flow = mroce_dp_flow(dev->dp, qp->qpn);
 	} else {
 		memset(&qp->local_flow, 0, sizeof(qp->local_flow));
@@ -425,13 +506,15 @@ int mroce_qp_connect_locked(struct mroce_qp *qp, const struct mroce_qp_info *r, 
 		qp->flow = &qp->local_flow;
 	}
 	qp->last_progress_us = dev->ops->now_us(dev->port);
+	mroce_planes_connect(qp, np, qp->last_progress_us);
 	qp->state = MROCE_QPS_RTS;
 	return 0;
 }
 
 int mroce_qp_connect(struct mroce_qp *qp, const struct mroce_qp_info *remote, const __u8 *mac)
 {
-	__u8 resolved[6];
+	__u8 resolved[6], pmac[MROCE_MAX_PLANES - 1][6];
+	__u8 np = 1;
 	int err;
 
 	if (!qp || !remote)
@@ -442,8 +525,17 @@ int mroce_qp_connect(struct mroce_qp *qp, const struct mroce_qp_info *remote, co
 			return err;
 		mac = resolved;
 	}
+	/*
+	 * The planes both ends have, as far as the next hop on each resolves
+	 * through that plane's interface; a plane that does not is not used
+	 * (nor any after it), the connection runs on the others.
+	 */
+	while (np < remote->planes && np < qp->dev->nplanes &&
+	       !mroce_resolve_mac_on(qp->dev, remote->family, &remote->plane_addr[np - 1],
+				     qp->dev->plane_ifindex[np], pmac[np - 1]))
+		np++;
 	pthread_mutex_lock(&qp->dev->lock);
-	err = mroce_qp_connect_locked(qp, remote, mac);
+	err = mroce_qp_connect_locked(qp, remote, mac, (const __u8 (*)[6])pmac, np);
 	pthread_mutex_unlock(&qp->dev->lock);
 	return err;
 }

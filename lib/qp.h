@@ -35,7 +35,8 @@ _Static_assert((MROCE_PKT_RING & (MROCE_PKT_RING - 1)) == 0, "ring is a mask");
 /* Path scoreboard entry: one entropy value (UDP source port offset) a QP sprays over. */
 struct mroce_path {
 	__u16	entropy;	/* added to the QP's base source port */
-	__u16	rsvd;
+	__u8	plane;		/* the plane it is on now (planes.c) */
+	__u8	home;		/* ... and the one it goes back to when that plane is up */
 	__u32	sent;		/* first transmissions lately (halved each epoch) */
 	__u32	lost;		/* of those, declared lost (mroce_path_loss) */
 	__u32	srtt_us;	/* smoothed RTT of first transmissions on this entropy value */
@@ -118,6 +119,22 @@ static inline bool mroce_path_queued(const struct mroce_path *p)
 struct mroce_ret {
 	__u16	entropy;
 	__u16	peer_sport;	/* UDP source port the peer's slot i last came from (0: none yet) */
+	__u8	plane;		/* ... and the plane it came in on: its ACKs go back on it */
+};
+
+/*
+ * A plane as one QP sees it (planes.c): up while what it sends on it is
+ * acknowledged; down, its slots on the others, while probes find it dead.
+ */
+struct mroce_plane {
+	__u64	heard_us;	/* a copy sent on it last acknowledged */
+	__u64	del_sent_us;	/* ... the newest of them sent */
+	__u64	wait_since_us;	/* the first data sent on it since then (0: none) */
+	__u64	probe_at_us;	/* down: when the next probe starts */
+	__u32	probe_gap_us;	/* down: between probes, doubling to MROCE_PLANE_PROBE_MAX_US */
+	bool	down;
+	bool	trial;		/* down: a probe is out, on slot trial_slot (one packet's window) */
+	__u8	trial_slot;
 };
 
 /* Send queue entry. */
@@ -261,6 +278,10 @@ struct mroce_qp {
 
 	/* remote end */
 	struct mroce_route	route;		/* addresses, entropy base in sport */
+	/* Planes both ends have (planes.c): each one's addresses; proute[0] is route. */
+	__u8			nplanes;
+	struct mroce_route	proute[MROCE_MAX_PLANES];
+	struct mroce_plane	planes[MROCE_MAX_PLANES];
 	__u32			rqpn;
 	__u32			payload_max;	/* bytes of payload per packet */
 
@@ -326,6 +347,8 @@ struct mroce_qp {
 	/* receive side */
 	struct mroce_flow	*flow;		/* receive window (the BPF map's entry) */
 	struct mroce_flow	local_flow;	/* used when there is no BPF map (tests) */
+	/* The same flow in the other planes' maps, kept in step with it (rx.c); NULL: none. */
+	struct mroce_flow	*pflow[MROCE_MAX_PLANES];
 	__u32			rq_mask;	/* each stream's receive ring: >= attr.rq_depth */
 	__u32			unacked;	/* packets since our last ACK */
 	__u64			ack_due_us;	/* 0: no ACK pending */
@@ -349,7 +372,11 @@ struct mroce_qp {
 void mroce_qp_fail(struct mroce_qp *qp, enum mroce_wc_status why);
 void mroce_qp_flush_ack(struct mroce_qp *qp);
 void mroce_qp_stats_update(struct mroce_qp *qp);
+/*
+ * Connect; pmac[i - 1] is the next hop on plane i, for the first np planes
+ * both ends have (np 0 or 1: one plane).
+ */
 int mroce_qp_connect_locked(struct mroce_qp *qp, const struct mroce_qp_info *remote,
-			    const __u8 *mac);
+			    const __u8 *mac, const __u8 (*pmac)[6], __u8 np);
 
 #endif /* MROCE_QP_H */

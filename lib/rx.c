@@ -4,6 +4,8 @@
  * NACKs to the completer, check data against the receive window, place
  * it, and decide when to acknowledge.
  */
+#include <string.h>
+
 #include "eng_int.h"
 
 /*
@@ -187,6 +189,28 @@ static void rx_ack_policy(struct mroce_qp *qp, const struct mroce_hdr *h, bool c
 	}
 }
 
+/* The plane a frame came in on: the one whose MAC it was sent to. */
+static __u8 rx_plane(const struct mroce_dev *dev, const void *frame)
+{
+	for (__u8 i = 1; i < dev->nplanes; i++)
+		if (!memcmp(frame, dev->plane_local[i].src_mac, 6))
+			return i;
+	return 0;
+}
+
+/* Every plane's XDP program sees the same receive window (planes.c). */
+static void rx_mark(struct mroce_qp *qp, __u32 psn)
+{
+	mroce_rxwin_mark(qp->flow, psn);
+	mroce_rxwin_advance(qp->flow);
+	for (__u32 i = 1; i < qp->nplanes; i++) {
+		if (!qp->pflow[i])
+			continue;
+		mroce_rxwin_mark(qp->pflow[i], psn);
+		mroce_rxwin_advance(qp->pflow[i]);
+	}
+}
+
 void mroce_engine_rx(void *ctx, const void *frame, __u32 len, __u32 placed_len)
 {
 	struct mroce_dev *dev = ctx;
@@ -212,6 +236,11 @@ void mroce_engine_rx(void *ctx, const void *frame, __u32 len, __u32 placed_len)
 	}
 	mroce_ret_heard(qp, h.path,
 			mroce_be16(((const mroce_udphdr_t *)((const __u8 *)frame + pkt.l4_off))->source));
+	if (qp->nplanes > 1) {
+		__u8 plane = rx_plane(dev, frame);
+
+		qp->ret[h.path].plane = plane < qp->nplanes ? plane : 0;
+	}
 	/* Duplicates too: the sender learns what each of its paths delivered, copies included. */
 	mroce_psack_mark(&qp->rxpaths[h.path], h.pseq);
 	mroce_grant_rx(qp, &h, h.payload_len, pkt.ecn == 3, now);
@@ -227,8 +256,7 @@ void mroce_engine_rx(void *ctx, const void *frame, __u32 len, __u32 placed_len)
 	if (!rx_refused(qp, &h, mroce_place(qp, &h, placed_len ? NULL : pkt.payload, h.psn)))
 		return;
 	/* Placed: only now does the PSN count as received. */
-	mroce_rxwin_mark(qp->flow, h.psn);
-	mroce_rxwin_advance(qp->flow);
+	rx_mark(qp, h.psn);
 	qp->gbn_nak_sent = false;
 	rx_ack_policy(qp, &h, pkt.ecn == 3, now);
 	if (qp->rsp_err && qp->rsp_err_psn == qp->flow->rx_base)

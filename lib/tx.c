@@ -24,12 +24,19 @@ int mroce_emit(struct mroce_qp *qp, struct mroce_hdr *h, const struct mroce_sge 
 	       __u32 sg_off, const void *lin, __u8 path)
 {
 	struct mroce_dev *dev = qp->dev;
-	struct mroce_route rt = qp->route;
 	bool ack = mroce_op_info(h->opcode)->kind == MROCE_OPK_ACK ||
 		   mroce_op_info(h->opcode)->kind == MROCE_OPK_NACK;
+	/* A slot's plane; an ACK's, the plane the slot it echoes came in on (planes.c). */
+	__u8 plane = qp->nplanes > 1 ? (ack ? qp->ret[path].plane : qp->paths[path].plane) : 0;
+	struct mroce_route rt = plane ? qp->proute[plane] : qp->route;
+	__u64 now;
 	__u32 cap;
-	void *buf = dev->ops->tx_buf(dev->port, &cap);
+	void *buf;
 	int hdr;
+
+	if (dev->ops->select_plane)
+		dev->ops->select_plane(dev->port, plane);
+	buf = dev->ops->tx_buf(dev->port, &cap);
 
 	if (!buf) {
 		dev->tx_refused = true;
@@ -45,7 +52,8 @@ int mroce_emit(struct mroce_qp *qp, struct mroce_hdr *h, const struct mroce_sge 
 	rt.ecn = 2;	/* ECT(0) */
 	h->dqpn = qp->rqpn;
 	h->token = mroce_be64(qp->token_be);
-	h->ts = (__u32)dev->ops->now_us(dev->port);
+	now = dev->ops->now_us(dev->port);
+	h->ts = (__u32)now;
 	/* ACKs and NACKs carry the peer's slot they echo, and leave on its way back. */
 	h->path = path;
 	/* Data: every copy sent on a slot takes the slot's next sequence number. */
@@ -68,8 +76,10 @@ int mroce_emit(struct mroce_qp *qp, struct mroce_hdr *h, const struct mroce_sge 
 	dev->stats.tx_pkts++;
 	dev->stats.tx_bytes += (__u32)hdr + h->payload_len;
 	dev->ops->tx_send(dev->port, buf, (__u32)hdr + h->payload_len);
-	if (!ack)
+	if (!ack) {
 		qp->paths[path].tx_pseq++;
+		mroce_plane_sent(qp, plane, now);
+	}
 	return 0;
 }
 

@@ -7,7 +7,7 @@
  * call, refused and silent ports, and timeouts.
  *
  * Next-hop resolution is replaced at link time (this file defines
- * mroce_resolve_mac, so lib/neigh.c is not linked in): it records which
+ * mroce_resolve_mac_on, so lib/neigh.c is not linked in): it records which
  * addresses the CM asked about, the way the kernel would be asked to ARP.
  */
 #define _GNU_SOURCE
@@ -37,12 +37,15 @@ static pthread_mutex_t asked_lock = PTHREAD_MUTEX_INITIALIZER;
 static __u32 asked[64];
 static int nasked;
 
-int mroce_resolve_mac(struct mroce_dev *dev, const struct mroce_qp_info *r, __u8 mac[6])
+int mroce_resolve_mac_on(struct mroce_dev *dev, int family, const struct in6_addr *addr,
+			 __u32 ifindex, __u8 mac[6])
 {
 	__u32 a;
 
 	(void)dev;
-	memcpy(&a, &r->addr.s6_addr[12], 4);
+	(void)family;
+	(void)ifindex;
+	memcpy(&a, &addr->s6_addr[12], 4);
 	pthread_mutex_lock(&asked_lock);
 	if (nasked < 64)
 		asked[nasked++] = ntohl(a);

@@ -53,8 +53,18 @@ struct mroce_dev_opts {
 	const struct mroce_faults *test_faults;	/* NULL: no fault injection */
 	/* grant no rates to senders (they rely on their own congestion control alone) */
 	bool			no_rate_grants;
+	/*
+	 * Planes beyond ifname's (protocol.md, "Planes"): each interface its
+	 * own XDP attach and AF_XDP socket on the same queue, one device over
+	 * all of them; connections spread their paths over every plane. At
+	 * most MROCE_MAX_PLANES - 1; all of one address family, each with an
+	 * address of its own.
+	 */
+	const char *const	*planes;
+	__u32			n_planes;
 	size_t			:0;
 };
+#define MROCE_MAX_PLANES	4
 
 /*
  * Open ifname: attach the XDP datapath if it is not attached yet, create
@@ -74,6 +84,7 @@ struct mroce_dev_attr {
 	bool	zero_copy;	/* false: AF_XDP copy mode */
 	bool	need_wakeup;
 	bool	thread;		/* a progress thread runs the transport */
+	__u8	planes;		/* interfaces the device sends and receives on (ifname's first) */
 };
 MROCE_API int mroce_dev_query(struct mroce_dev *dev, struct mroce_dev_attr *attr);
 
@@ -294,6 +305,8 @@ struct mroce_qp_stats {
 	__u64	stream_restarts;	/* messages refused by the peer (RNR) and started again */
 	__u64	voids;			/* PSNs given up for them (VOIDs sent) */
 	__u64	path_window_cuts;	/* path windows halved (a CE mark on the path) */
+	__u64	plane_downs;		/* planes given up (their paths moved to the others) */
+	__u64	plane_rejoins;		/* ... and taken back after a probe got through */
 };
 MROCE_API int mroce_qp_query_stats(struct mroce_qp *qp, struct mroce_qp_stats *stats);
 MROCE_API __u32 mroce_qp_num(const struct mroce_qp *qp);
@@ -310,8 +323,12 @@ struct mroce_qp_info {
 	__u32		mtu;
 	__u16		max_rd;		/* READs this QP serves at once as responder (0: unknown) */
 	__u16		streams;	/* its ordered streams (attr.streams; 0: unknown) */
+	/* Planes beyond the first (mac and addr): their interfaces' MACs and addresses. */
+	__u8		planes;		/* 0 or 1: one plane */
+	__u8		plane_mac[MROCE_MAX_PLANES - 1][6];
+	struct in6_addr	plane_addr[MROCE_MAX_PLANES - 1];
 };
-#define MROCE_QP_INFO_WIRE_LEN	56
+#define MROCE_QP_INFO_WIRE_LEN	120
 MROCE_API int mroce_qp_local_info(struct mroce_qp *qp, const struct in6_addr *local_addr,
 				  int family, struct mroce_qp_info *info);
 /* Serialise for exchange over any channel, and back (-EINVAL if malformed,

@@ -1,0 +1,204 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Planes (protocol.md, "Planes"): a connection's path slots are spread
+ * over the interfaces (planes) both ends have, slot s at home on plane
+ * s % planes. A plane is up while what is sent on it is acknowledged. One
+ * that stays silent for MROCE_PLANE_DEAD_RTTS round trips while another
+ * plane is heard in that time is down: its slots move to the live planes
+ * (fresh entropy values there) and what they had in flight is resent at
+ * once, without waiting for a timer. A down plane is probed: one of its
+ * slots goes back on it with a window of one packet; when that packet is
+ * acknowledged every slot at home there returns, and if it is not the slot
+ * leaves again and the next probe waits twice as long (up to
+ * MROCE_PLANE_PROBE_MAX_US). Planes other than the first start down: the
+ * peer's addresses for them come from the peer, unchecked, so nothing but a
+ * probe goes there until the peer answers on that plane with the
+ * connection's token.
+ */
+#include "eng_int.h"
+
+/*
+ * How much later than a plane's oldest unanswered packet another plane's
+ * delivered one must have been sent for the first plane to be dead: the
+ * spread of the paths' own delays (twice the largest lowest RTT) and
+ * MROCE_PLANE_SLACK_US for scheduling.
+ */
+#define MROCE_PLANE_SLACK_US		1000
+#define MROCE_PLANE_PROBE_MIN_US	10000
+#define MROCE_PLANE_PROBE_MAX_US	320000	/* a plane back is in use within ~1/3 s */
+
+/*
+ * How long answers take now: the slowest smoothed RTT of any slot (the
+ * planes' queues differ for a while after slots moved), and before there
+ * is one, the retransmission timeout's base.
+ */
+static __u64 answer_us(const struct mroce_qp *qp)
+{
+	__u32 worst = 0;
+
+	for (__u32 s = 0; s < qp->attr.paths; s++)
+		if (qp->paths[s].srtt_us > worst)
+			worst = qp->paths[s].srtt_us;
+	return worst ? worst : qp->rto_us;
+}
+
+static __u64 slack_us(const struct mroce_qp *qp)
+{
+	__u32 worst = 0;
+
+	for (__u32 s = 0; s < qp->attr.paths; s++)
+		if (qp->paths[s].min_rtt_us > worst)
+			worst = qp->paths[s].min_rtt_us;
+	return MROCE_PLANE_SLACK_US + 2ull * worst;
+}
+
+void mroce_planes_connect(struct mroce_qp *qp, __u8 n, __u64 now)
+{
+	qp->nplanes = n ? n : 1;
+	for (__u32 i = 0; i < MROCE_MAX_PLANES; i++)
+		qp->planes[i] = (struct mroce_plane){
+			.down = i > 0, .probe_at_us = now, .probe_gap_us = MROCE_PLANE_PROBE_MIN_US,
+		};
+	for (__u32 s = 0; s < MROCE_MAX_PATHS; s++) {
+		qp->paths[s].home = (__u8)(s % qp->nplanes);
+		qp->paths[s].plane = 0;	/* the others are unproven yet */
+		qp->ret[s].plane = 0;
+	}
+}
+
+/* The live plane with the fewest slots on it (0 if none is live: nothing is moved there). */
+static __u8 best_live(const struct mroce_qp *qp)
+{
+	__u32 count[MROCE_MAX_PLANES] = { 0 }, best = 0, best_n = ~0u;
+
+	for (__u32 s = 0; s < qp->attr.paths; s++)
+		count[qp->paths[s].plane]++;
+	for (__u32 i = 0; i < qp->nplanes; i++)
+		if (!qp->planes[i].down && count[i] < best_n) {
+			best = i;
+			best_n = count[i];
+		}
+	return (__u8)best;
+}
+
+/*
+ * Move slot s to plane to: a fresh entropy value there. Its copies still
+ * out on the plane it leaves are lost (that plane is dead): they go again
+ * now, on live slots.
+ */
+static void slot_move(struct mroce_qp *qp, __u8 s, __u8 to, bool lost)
+{
+	struct mroce_path *p = &qp->paths[s];
+	__u16 old = p->entropy;
+
+	mroce_path_retire(qp, p);
+	p->plane = to;
+	if (!lost)
+		return;
+	for (__u32 psn = qp->snd_una; mroce_psn_before(psn, qp->snd_nxt); psn++) {
+		struct mroce_txpkt *rec = PKT(qp, psn);
+
+		if (rec->state != PKT_INFLIGHT || rec->path != s || rec->entropy != old)
+			continue;
+		mroce_rec_landed(qp, rec);
+		rec->state = PKT_LOST;
+		qp->nlost++;
+	}
+}
+
+static void plane_down(struct mroce_qp *qp, __u8 pl, __u64 now)
+{
+	struct mroce_plane *p = &qp->planes[pl];
+
+	p->down = true;
+	p->trial = false;
+	p->wait_since_us = 0;
+	p->probe_gap_us = MROCE_PLANE_PROBE_MIN_US;
+	p->probe_at_us = now + p->probe_gap_us;
+	qp->st.plane_downs++;
+	for (__u32 s = 0; s < qp->attr.paths; s++)
+		if (qp->paths[s].plane == pl)
+			slot_move(qp, (__u8)s, best_live(qp), true);
+}
+
+static void plane_rejoin(struct mroce_qp *qp, __u8 pl)
+{
+	struct mroce_plane *p = &qp->planes[pl];
+
+	p->down = false;
+	p->trial = false;
+	p->probe_gap_us = MROCE_PLANE_PROBE_MIN_US;
+	qp->st.plane_rejoins++;
+	for (__u32 s = 0; s < qp->attr.paths; s++)
+		if (qp->paths[s].home == pl && qp->paths[s].plane != pl)
+			slot_move(qp, (__u8)s, pl, false);	/* its copies elsewhere still count */
+}
+
+/* A probe: the first slot at home on the plane goes back, one packet in flight. */
+static void probe_start(struct mroce_qp *qp, __u8 pl, __u64 now)
+{
+	struct mroce_plane *p = &qp->planes[pl];
+
+	for (__u32 s = 0; s < qp->attr.paths; s++) {
+		if (qp->paths[s].home != pl)
+			continue;
+		slot_move(qp, (__u8)s, pl, false);
+		qp->paths[s].pwnd_x256 = 256;
+		p->trial = true;
+		p->trial_slot = (__u8)s;
+		p->wait_since_us = 0;
+		return;
+	}
+	p->probe_at_us = now + MROCE_PLANE_PROBE_MAX_US;	/* no slot at home there (paths < planes) */
+}
+
+static void probe_failed(struct mroce_qp *qp, __u8 pl, __u64 now)
+{
+	struct mroce_plane *p = &qp->planes[pl];
+
+	p->trial = false;
+	p->wait_since_us = 0;
+	slot_move(qp, p->trial_slot, best_live(qp), true);
+	p->probe_gap_us = p->probe_gap_us * 2 > MROCE_PLANE_PROBE_MAX_US ? MROCE_PLANE_PROBE_MAX_US :
+									    p->probe_gap_us * 2;
+	p->probe_at_us = now + p->probe_gap_us;
+}
+
+void mroce_plane_heard(struct mroce_qp *qp, __u8 pl, __u64 sent_us, __u64 now)
+{
+	struct mroce_plane *p = &qp->planes[pl];
+
+	p->heard_us = now;
+	if (sent_us > p->del_sent_us)
+		p->del_sent_us = sent_us;
+	p->wait_since_us = 0;
+	if (p->down && p->trial)
+		plane_rejoin(qp, pl);
+}
+
+void mroce_planes_timer(struct mroce_qp *qp, __u64 now)
+{
+	__u64 slack = slack_us(qp), wait = slack + 2 * answer_us(qp);
+
+	for (__u8 i = 0; i < qp->nplanes; i++) {
+		struct mroce_plane *p = &qp->planes[i];
+		bool others_heard = false;
+
+		/* Not before its own answers are due: a plane with a longer queue is not dead. */
+		if (!p->wait_since_us || now - p->wait_since_us <= wait) {
+			if (p->down && !p->trial && now >= p->probe_at_us)
+				probe_start(qp, i, now);
+			continue;
+		}
+		/* Silent while another plane delivers what was sent later: the plane is dead. */
+		for (__u8 j = 0; j < qp->nplanes; j++)
+			others_heard |= j != i && !qp->planes[j].down &&
+					qp->planes[j].del_sent_us > p->wait_since_us + slack;
+		if (!others_heard)
+			continue;	/* everything is silent: the peer, or our CPU, not the plane */
+		if (p->down && p->trial)
+			probe_failed(qp, i, now);
+		else if (!p->down)
+			plane_down(qp, i, now);
+	}
+}
