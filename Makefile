@@ -52,7 +52,7 @@ LIB_SO  := $(BUILD)/libmroce.so
 COLL_A  := $(BUILD)/libmroce-coll.a
 COLL_SO := $(BUILD)/libmroce-coll.so
 
-.PHONY: all lib cli examples tests selftests asan ubsan-clang headers api-check test check test-fabric test-coll bench bench-targets bench-loss bench-incast bench-failure bench-streams bench-coll demo model deps install uninstall clean
+.PHONY: all lib cli examples tests selftests asan ubsan-clang headers api-check test check test-fabric test-coll bench bench-targets bench-loss bench-incast bench-failure bench-streams bench-planes bench-coll demo model deps install uninstall clean
 .DELETE_ON_ERROR:
 .PRECIOUS: $(BUILD)/%/.dir
 
@@ -195,6 +195,7 @@ bench: deps
 	selftests/bench/incast_targets.py $(if $(RUNS),--rounds $(RUNS)) --out docs/benchmarks.md
 	selftests/bench/failure_targets.py $(if $(RUNS),--rounds $(RUNS)) --out docs/benchmarks.md
 	selftests/bench/streams_targets.py $(if $(RUNS),--rounds $(RUNS)) --out docs/benchmarks.md
+	selftests/bench/planes_targets.py $(if $(RUNS),--rounds $(RUNS)) --out docs/benchmarks.md
 	selftests/bench/coll_bench.py $(if $(RUNS),--runs $(RUNS))
 
 # Issue 13's loss targets alone (~3 min): goodput kept under 0.1, 1 and 10% loss on the
@@ -216,6 +217,9 @@ bench-failure: all
 # Issue 13's streams target alone (~15 s): 64 streams on one QP, one stalled, interleaved.
 bench-streams: all
 	selftests/bench/streams_targets.py $(if $(RUNS),--rounds $(RUNS)) --out docs/benchmarks.md
+
+bench-planes: all
+	selftests/bench/planes_targets.py $(if $(RUNS),--rounds $(RUNS)) --out docs/benchmarks.md
 
 # Issue 12's point-to-point targets alone (~4 min): mroce against kernel TCP, interleaved,
 # at MTU 3498 and at MTU 9000 (jumbo frames).

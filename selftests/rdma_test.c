@@ -3,6 +3,7 @@
  * Both ends of the libmroce selftests over the real XDP + AF_XDP path.
  *
  *   rdma_test server --dev D --addr A --port P [--region BYTES] [--qps N] [--faults SPEC] [--umem N]
+ *                    [--plane IF ...]  (more interfaces: one device over several planes)
  *                    [--no-grants]   (grant senders no rates: mroce_dev_opts.no_rate_grants)
  *                    [--timeline F [--timeline-us N]]   (the receive counters every N us, 1000)
  *   rdma_test client --dev D --addr SERVER --port P --sizes LIST [--qps N] [--faults SPEC]
@@ -92,6 +93,8 @@ struct conn {
 
 static struct {
 	const char	*dev, *addr, *sizes, *faults, *sports, *go_file, *timeline;
+	const char	*planes[MROCE_MAX_PLANES - 1];	/* --plane IF, once per plane beyond --dev */
+	int		nplanes;
 	int		port, qps, paths, umem, linger_ms, window, retry;
 	size_t		region, stream, roff;
 	bool		cc_ecn, cc_delay, static_paths;
@@ -868,7 +871,8 @@ static int stream(void)
 		printf("client: stream qp %u: %zu bytes start_ns %llu end_ns %llu: %.3f ms, %.3f Gbit/s; "
 		       "sent %llu resent %llu, paths retired %llu, ECN echoed %llu, window cuts %llu, "
 		       "srtt %u us, slowest path %u us; per-path SACK losses %llu, paths suspected %llu, "
-		       "skipped %llu, rate grant %u kbit/s, timeouts %llu, min rtt %u us\n",
+		       "skipped %llu, rate grant %u kbit/s, timeouts %llu, min rtt %u us; "
+		       "planes down %llu rejoined %llu\n",
 		       mroce_qp_num(conns[i].qp), s,
 		       (unsigned long long)t0, (unsigned long long)t_end[i], (double)(t_end[i] - t0) / 1e6,
 		       (double)s * 8 / (double)(t_end[i] - t0), (unsigned long long)qs.tx_pkts,
@@ -876,7 +880,8 @@ static int stream(void)
 		       (unsigned long long)qs.ecn_ce, (unsigned long long)qs.cc_cuts, qs.srtt_us,
 		       qs.worst_path_srtt_us, (unsigned long long)qs.psack_lost,
 		       (unsigned long long)qs.paths_suspected, (unsigned long long)qs.paths_skipped,
-		       qs.rate_hint_kbps, (unsigned long long)qs.rto_events, qs.min_rtt_us);
+		       qs.rate_hint_kbps, (unsigned long long)qs.rto_events, qs.min_rtt_us,
+		       (unsigned long long)qs.plane_downs, (unsigned long long)qs.plane_rejoins);
 		snprintf(what, sizeof(what), "stream on QP %u", mroce_qp_num(conns[i].qp));
 		if (check(&conns[i], 7000 + (__u32)i, o.roff + i * s, s, what))
 			return 1;
@@ -1189,6 +1194,7 @@ int main(int argc, char **argv)
 		{ "static-paths", 0, 0, 'X' }, { "retry", 1, 0, 'Y' }, { "dm", 0, 0, 'M' },
 		{ "no-grants", 0, 0, 'N' }, { "timeline-us", 1, 0, 'U' }, { "streams", 1, 0, 'Z' },
 		{ "stall", 1, 0, 'z' }, { "rounds", 1, 0, 'n' }, { "phase-ms", 1, 0, 'm' },
+		{ "plane", 1, 0, 'l' },
 		{ 0, 0, 0, 0 },
 	};
 	struct mroce_faults faults;
@@ -1219,6 +1225,13 @@ int main(int argc, char **argv)
 		case 'k': o.until_killed = true; break;
 		case 'r': o.region = strtoull(optarg, NULL, 0); break;
 		case 'u': o.umem = atoi(optarg); break;
+		case 'l':
+			if (o.nplanes == MROCE_MAX_PLANES - 1) {
+				fprintf(stderr, "rdma_test: at most %d --plane\n", MROCE_MAX_PLANES - 1);
+				return 2;
+			}
+			o.planes[o.nplanes++] = optarg;
+			break;
 		case 'c':
 			o.cc_ecn = !strcmp(optarg, "ecn") || !strcmp(optarg, "both");
 			o.cc_delay = !strcmp(optarg, "delay") || !strcmp(optarg, "both");
@@ -1260,7 +1273,8 @@ int main(int argc, char **argv)
 	}
 	{
 		MROCE_OPTS(mroce_dev_opts, dopts, .test_faults = o.faults ? &faults : NULL,
-			   .umem_frames = (__u32)o.umem, .no_rate_grants = o.no_grants);
+			   .umem_frames = (__u32)o.umem, .no_rate_grants = o.no_grants,
+			   .planes = o.nplanes ? o.planes : NULL, .n_planes = (__u32)o.nplanes);
 
 		err = mroce_dev_open(o.dev, &dopts, &dev);
 	}

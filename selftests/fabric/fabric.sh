@@ -3,7 +3,10 @@
 # The emulated fabric, by hand (docs/fabric.md). Needs root and `make`.
 #
 #   fabric.sh up NAME [--hosts N] [--paths K] [--mtu M] [--seed S]
+#   fabric.sh plane NAME PLANE [--paths K] [--mtu M]   add plane PLANE (1-3): eth<PLANE>
+#                                       in every host, 198.18.<10+PLANE>.<i+1>, its own switch
 #   fabric.sh ctl NAME COMMAND...       path / pin / hash / show / stats [json] / reset
+#   fabric.sh ctl-plane NAME PLANE COMMAND...   the same, to plane PLANE's switch
 #   fabric.sh exec NAME HOST CMD...     run CMD in host HOST (0..N-1)
 #   fabric.sh down NAME                 remove everything `up` made
 #   fabric.sh list
@@ -16,7 +19,7 @@ BUILD=${BUILD:-$ROOT/build}
 . "$ROOT/selftests/fabric/lib.sh"
 
 usage() {
-	sed -n '3,12p' "$0" | sed 's/^# \{0,1\}//' >&2
+	sed -n '3,15p' "$0" | sed 's/^# \{0,1\}//' >&2
 	exit 2
 }
 
@@ -42,6 +45,26 @@ up)
 	trap 'fabric_destroy "$name"; exit 130' INT TERM
 	fabric_create "$name" "$hosts" "$paths" "$mtu" "$seed" || exit 1
 	echo "fabric '$name': $hosts hosts (198.18.1.1-$hosts on eth0), $paths paths; switch log $FAB_RUN_DIR/$name.log"
+	;;
+plane)
+	[ $# -ge 2 ] || usage
+	name=$1 pl=$2 paths=4 mtu=1500
+	shift 2
+	while [ $# -gt 0 ]; do
+		case $1 in
+		--paths) paths=$2 ;;
+		--mtu) mtu=$2 ;;
+		*) usage ;;
+		esac
+		shift 2 || usage
+	done
+	[ "$(id -u)" = 0 ] || { echo "fabric: needs root (network namespaces, XDP)" >&2; exit 1; }
+	fabric_add_plane "$name" "$pl" "$paths" "$mtu" || exit 1
+	echo "fabric '$name': plane $pl ($(fab_plane_ip "$pl" 0)... on eth$pl), $paths paths"
+	;;
+ctl-plane)
+	[ $# -ge 3 ] || usage
+	fab_plane "$@"
 	;;
 down)
 	[ $# -eq 1 ] || usage

@@ -8,6 +8,9 @@
 #   fabric_destroy NAME                            (idempotent)
 #   fab_host NAME I CMD...   run CMD in host I
 #   fab NAME CMD...          a control command (path, pin, hash, show, stats ...)
+#   fabric_add_plane NAME PLANE PATHS [MTU]        plane PLANE (1-3): eth<PLANE> in
+#                            every host, 198.18.<10+PLANE>.<i+1>/24, on a switch of its own
+#   fab_plane NAME PLANE CMD...                    a control command to that switch
 
 FABRIC_BIN=${FABRIC_BIN:-$BUILD/selftests/fabric}
 . "$(dirname "${BASH_SOURCE[0]}")/../netns.sh"
@@ -20,23 +23,74 @@ fab_mac() { printf '02:00:c6:12:01:%02x' $(($1 + 1)); }
 fab_sock() { echo "$FAB_RUN_DIR/$1.sock"; }
 fab_host() { local n=$1 i=$2; shift 2; in_ns "$(fab_ns_host "$n" "$i")" "$@"; }
 fab() { local n=$1; shift; "$FABRIC_BIN" ctl --sock "$(fab_sock "$n")" "$@"; }
+fab_plane_ip() { echo "198.18.$((10 + $1)).$(($2 + 1))"; }
+fab_plane() { local n=$1 pl=$2; shift 2; "$FABRIC_BIN" ctl --sock "$(fab_sock "$n-pl$pl")" "$@"; }
 
 fabric_destroy() {
 	local n=$1 ns p
-	# The switch first (it detaches its XDP program on SIGTERM), then whatever still runs.
-	if [ -f "$FAB_RUN_DIR/$n.pid" ]; then
-		p=$(cat "$FAB_RUN_DIR/$n.pid")
+	# The switches first (they detach their XDP programs on SIGTERM), then whatever still runs.
+	for f in "$FAB_RUN_DIR/$n.pid" "$FAB_RUN_DIR/$n"-pl[1-3].pid; do
+		[ -f "$f" ] || continue
+		p=$(cat "$f")
 		kill -TERM "$p" 2>/dev/null
 		for _ in 1 2 3 4 5 6 7 8 9 10; do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
 		kill -KILL "$p" 2>/dev/null
-	fi
+		rm -f "$f"
+	done
 	for ns in $(ip netns list 2>/dev/null | awk '{print $1}' | grep "^mrf-$n-"); do
 		for p in $(ip netns pids "$ns" 2>/dev/null); do kill -KILL "$p" 2>/dev/null; done
 		ip netns del "$ns" 2>/dev/null
 	done
 	rm -f "$FAB_RUN_DIR/$n.pid" "$FAB_RUN_DIR/$n.sock" "$FAB_RUN_DIR/$n.log"
+	rm -f "$FAB_RUN_DIR/$n"-pl[1-3].sock "$FAB_RUN_DIR/$n"-pl[1-3].log
 	rmdir "$FAB_RUN_DIR" 2>/dev/null
 	return 0
+}
+
+# fab_switch_start NAME NS SEED PATHS PORTS...: a switch in NS, ready (0) or gone (1).
+fab_switch_start() {
+	local n=$1 ns=$2 seed=$3 paths=$4 p i
+	shift 4
+	in_ns "$ns" "$FABRIC_BIN" run --sock "$(fab_sock "$n")" --paths "$paths" --seed "$seed" \
+		"$@" >"$FAB_RUN_DIR/$n.log" 2>&1 </dev/null &
+	p=$!
+	echo "$p" >"$FAB_RUN_DIR/$n.pid"
+	for ((i = 0; i < 500; i++)); do
+		grep -q "fabric: ready" "$FAB_RUN_DIR/$n.log" 2>/dev/null && break
+		kill -0 "$p" 2>/dev/null || break
+		sleep 0.01
+	done
+	if ! grep -q "fabric: ready" "$FAB_RUN_DIR/$n.log" 2>/dev/null; then
+		echo "fabric: the switch did not start:" >&2
+		cat "$FAB_RUN_DIR/$n.log" >&2
+		return 1
+	fi
+}
+
+# fabric_add_plane NAME PLANE PATHS [MTU]: a second (third, fourth) plane for
+# the hosts of fabric NAME. On failure the whole fabric goes.
+fabric_add_plane() {
+	local n=$1 pl=$2 paths=$3 mtu=${4:-1500} sw i hns ports=()
+	sw="mrf-$n-sw$pl"
+	if [ "$pl" -lt 1 ] || [ "$pl" -gt 3 ]; then
+		echo "fabric: planes 1-3" >&2
+		return 2
+	fi
+	ip netns add "$sw" || { fabric_destroy "$n"; return 1; }
+	in_ns "$sw" ip link set lo up || { fabric_destroy "$n"; return 1; }
+	for ((i = 0; ; i++)); do
+		hns=$(fab_ns_host "$n" "$i")
+		ip netns list | awk '{print $1}' | grep -qx "$hns" || break
+		ip link add "eth$pl" netns "$hns" numtxqueues 1 numrxqueues 1 \
+			address "$(printf '02:00:c6:12:%02x:%02x' $((10 + pl)) $((i + 1)))" type veth \
+			peer name "p$i" netns "$sw" numtxqueues 1 numrxqueues 1 &&
+		in_ns "$hns" ip link set "eth$pl" mtu "$mtu" up &&
+		in_ns "$hns" ethtool -K "eth$pl" tx off >/dev/null &&
+		in_ns "$hns" ip addr add "$(fab_plane_ip "$pl" "$i")/24" dev "eth$pl" &&
+		in_ns "$sw" ip link set "p$i" mtu "$mtu" up || { fabric_destroy "$n"; return 1; }
+		ports+=("p$i")
+	done
+	fab_switch_start "$n-pl$pl" "$sw" $((pl + 1)) "$paths" "${ports[@]}" || { fabric_destroy "$n"; return 1; }
 }
 
 # fabric_create NAME HOSTS PATHS [MTU] [SEED]: on failure, nothing is left behind.
@@ -69,19 +123,5 @@ fabric_create() {
 		in_ns "$sw" ip link set "p$i" mtu "$mtu" up || { fabric_destroy "$n"; return 1; }
 		ports+=("p$i")
 	done
-	in_ns "$sw" "$FABRIC_BIN" run --sock "$(fab_sock "$n")" --paths "$paths" --seed "$seed" \
-		"${ports[@]}" >"$FAB_RUN_DIR/$n.log" 2>&1 </dev/null &
-	p=$!
-	echo "$p" >"$FAB_RUN_DIR/$n.pid"
-	for ((i = 0; i < 500; i++)); do
-		grep -q "fabric: ready" "$FAB_RUN_DIR/$n.log" 2>/dev/null && break
-		kill -0 "$p" 2>/dev/null || break
-		sleep 0.01
-	done
-	if ! grep -q "fabric: ready" "$FAB_RUN_DIR/$n.log" 2>/dev/null; then
-		echo "fabric: the switch did not start:" >&2
-		cat "$FAB_RUN_DIR/$n.log" >&2
-		fabric_destroy "$n"
-		return 1
-	fi
+	fab_switch_start "$n" "$sw" "$seed" "$paths" "${ports[@]}" || { fabric_destroy "$n"; return 1; }
 }

@@ -3,12 +3,14 @@
 # ("t_ns acked_bytes" and then the first QP's counters, every millisecond)
 # and the failure's time (t_ns the fabric printed when the path went down).
 #
-#   recovery.py TIMELINE T_DOWN_NS [BOUND_MS [SERVER_TIMELINE]]
+#   recovery.py TIMELINE T_DOWN_NS [BOUND_MS [SERVER_TIMELINE]] [--fraction F] [--ref-ns T]
 #
 # Goodput at t is what was acknowledged over the WINDOW_MS before t. The
-# pre-failure level is the goodput over the 50 ms before the failure. The
-# recovery time is how long after the failure the windowed goodput first
-# reaches 80% of that level again (the window's own lag included). Exits 1
+# pre-failure level is the goodput over the 50 ms before the failure (or
+# before --ref-ns T: a plane's return is measured against the level before
+# it failed). The recovery time is how long after the event the windowed
+# goodput first reaches 80% (--fraction) of that level again (the window's
+# own lag included). Exits 1
 # if that takes longer than BOUND_MS (default 50) or never happens, and then
 # prints both ends' counters (the server's from SERVER_TIMELINE, rdma_test
 # server --timeline) over the failure, to read why.
@@ -32,14 +34,26 @@ def rate_between(samples, t0, t1):
     return (acked_at(t1) - acked_at(t0)) / ((t1 - t0) / 1e9)
 
 def main():
+    global FRACTION
+    args, ref = [], None
+    it = iter(sys.argv[1:])
+    for a in it:
+        if a == "--fraction":
+            FRACTION = float(next(it))
+        elif a == "--ref-ns":
+            ref = int(next(it))
+        else:
+            args.append(a)
+    sys.argv = [sys.argv[0]] + args
     if len(sys.argv) < 3:
-        sys.exit("usage: recovery.py TIMELINE T_DOWN_NS [BOUND_MS]")
+        sys.exit("usage: recovery.py TIMELINE T_DOWN_NS [BOUND_MS [SERVER_TIMELINE]] [--fraction F] [--ref-ns T]")
     samples = [tuple(map(int, l.split()[:2])) for l in open(sys.argv[1]) if l.strip()]
     t_down, bound_ms = int(sys.argv[2]), float(sys.argv[3]) if len(sys.argv) > 3 else 50.0
-    if len(samples) < 2 or samples[0][0] > t_down - PRE_MS * 1e6 or samples[-1][0] < t_down:
-        print(f"recovery: the timeline does not cover {PRE_MS} ms before the failure and the failure itself")
+    ref = t_down if ref is None else ref
+    if len(samples) < 2 or samples[0][0] > ref - PRE_MS * 1e6 or samples[-1][0] < t_down:
+        print(f"recovery: the timeline does not cover {PRE_MS} ms before the reference and the event itself")
         return 1
-    pre = rate_between(samples, t_down - PRE_MS * 1e6, t_down)
+    pre = rate_between(samples, ref - PRE_MS * 1e6, ref)
     low, recovered = None, None
     t = t_down + WINDOW_MS * 1e6
     while t <= samples[-1][0]:

@@ -1,0 +1,295 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Planes (protocol.md, "Planes") on two simulated wires: each device is one
+ * port over both (lib/port_planes.c), plane 1 a second wire with ports of
+ * its own on the same clock. A plane that fails mid-transfer loses nothing
+ * the application sees, its slots move to the other plane quickly, and it
+ * takes its slots back once a probe gets through; a plane never proven
+ * carries nothing but probes.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#define BUF	(4 << 20)
+#include "pair.h"
+
+struct planes {
+	struct pair	p;
+	struct sim_port	a1, b1;		/* plane 1's wire: the same clock and pool as plane 0's */
+};
+
+static void plane_local(struct mroce_dev *dev, bool side_b, struct mroce_route *l)
+{
+	*l = dev->local;
+	l->src_mac[4] = 0x01;	/* plane 1's interface */
+	l->src.v4.s_addr = htonl(side_b ? 0xc6120102 : 0xc6120101);	/* 198.18.1.x */
+}
+
+/* Put each device on a port over both wires, before the QPs connect. */
+static void planes_open(struct planes *pl, __u64 seed, __u32 paths)
+{
+	MROCE_OPTS(mroce_qp_attr, attr, .paths = paths);
+	struct sim_net *net;
+	struct mroce_dev *devs[2];
+
+	memset(pl, 0, sizeof(*pl));
+	pair_open(&pl->p, seed, &attr, NULL);
+	net = pl->p.net;
+	devs[0] = pl->p.da;
+	devs[1] = pl->p.db;
+	pl->a1 = (struct sim_port){ .net = net, .peer = &pl->b1 };
+	pl->b1 = (struct sim_port){ .net = net, .peer = &pl->a1 };
+	pl->a1.heap = calloc(2 * SIM_QUEUE, sizeof(*pl->a1.heap));
+	pl->b1.heap = calloc(2 * SIM_QUEUE, sizeof(*pl->b1.heap));
+	for (int i = 0; i < 2; i++) {
+		const struct mroce_port_ops *ops[2] = { &sim_ops, &sim_ops };
+		void *ports[2] = { i ? &net->b : &net->a, i ? &pl->b1 : &pl->a1 };
+		struct mroce_dev *d = devs[i];
+
+		assert_int_equal(mroce_port_planes_new(2, ops, ports, &d->ops, &d->port), 0);
+		d->nplanes = 2;
+		plane_local(d, i, &d->plane_local[1]);
+	}
+}
+
+static void planes_connect(struct planes *pl)
+{
+	struct mroce_qp_info ia, ib;
+	struct in6_addr a6 = {}, b6 = {};
+
+	a6.s6_addr[10] = a6.s6_addr[11] = 0xff;
+	b6 = a6;
+	memcpy(&a6.s6_addr[12], &pl->p.da->local.src.v4, 4);
+	memcpy(&b6.s6_addr[12], &pl->p.db->local.src.v4, 4);
+	assert_int_equal(mroce_qp_local_info(pl->p.qa, &a6, AF_INET, &ia), 0);
+	assert_int_equal(mroce_qp_local_info(pl->p.qb, &b6, AF_INET, &ib), 0);
+	assert_int_equal(ia.planes, 2);
+	/* the manual path with the next hops given (the sim has no neighbour table) */
+	pthread_mutex_lock(&pl->p.da->lock);
+	assert_int_equal(mroce_qp_connect_locked(pl->p.qa, &ib, ib.mac,
+						 (const __u8 (*)[6])ib.plane_mac, ib.planes), 0);
+	pthread_mutex_unlock(&pl->p.da->lock);
+	pthread_mutex_lock(&pl->p.db->lock);
+	assert_int_equal(mroce_qp_connect_locked(pl->p.qb, &ia, ia.mac,
+						 (const __u8 (*)[6])ia.plane_mac, ia.planes), 0);
+	pthread_mutex_unlock(&pl->p.db->lock);
+	assert_int_equal(pl->p.qa->nplanes, 2);
+}
+
+static void planes_close(struct planes *pl)
+{
+	pair_close(&pl->p);	/* closes the plane ports, and so the sim ports under them */
+	free(pl->a1.heap);
+	free(pl->b1.heap);
+}
+
+static __u64 earliest(const struct sim_port *p, __u64 next)
+{
+	return p->n && p->heap[0]->at < next ? p->heap[0]->at : next;
+}
+
+/* sim_run() over both wires: until done(ctx) or limit_us; 0 if done. */
+static int planes_run(struct planes *pl, bool (*done)(void *), void *ctx, __u64 limit_us)
+{
+	struct sim_net *net = pl->p.net;
+	__u64 end = net->now + limit_us;
+
+	while (net->now < end) {
+		int work = mroce_dev_progress(pl->p.da, 0) + mroce_dev_progress(pl->p.db, 0);
+		__u64 next = end;
+
+		if (done(ctx))
+			return 0;
+		if (work)
+			continue;
+		next = earliest(&pl->b1, earliest(&pl->a1, earliest(&net->b, earliest(&net->a, next))));
+		for (int i = 0; i < 2; i++) {
+			struct mroce_dev *d = i ? pl->p.db : pl->p.da;
+
+			pthread_mutex_lock(&d->lock);
+			if (mroce_engine_next_timer(d) < next)
+				next = mroce_engine_next_timer(d);
+			pthread_mutex_unlock(&d->lock);
+		}
+		net->now = next > net->now ? next : net->now + 1;
+	}
+	return done(ctx) ? 0 : -ETIMEDOUT;
+}
+
+/* Plane 1 fails when a quarter of the WRITEs' bytes are acknowledged (fail_at), for good or not. */
+struct watch {
+	struct waiter	w;
+	struct planes	*pl;
+	__u64		fail_at_bytes, failed_at_us, moved_at_us;
+	bool		failed;
+};
+
+static bool watch(void *ctx)
+{
+	struct watch *c = ctx;
+	struct mroce_qp *qa = c->pl->p.qa;
+
+	if (!c->failed && c->fail_at_bytes && qa->st.acked_bytes >= c->fail_at_bytes) {
+		c->pl->a1.link.down = c->pl->b1.link.down = true;
+		c->failed = true;
+		c->failed_at_us = c->pl->p.net->now;
+	}
+	if (c->failed && !c->moved_at_us && qa->st.plane_downs)
+		c->moved_at_us = c->pl->p.net->now;
+	return collected(ctx);
+}
+
+/* n WRITEs of the buffer, each checked: success and the bytes at B. */
+static void write_n(struct planes *pl, struct watch *c, int n, __u32 seed)
+{
+	struct pair *p = &pl->p;
+
+	memset(&c->w, 0, sizeof(c->w));
+	c->w.p = p;
+	c->pl = pl;
+	fill(p->la, BUF, seed);
+	for (int i = 0; i < n; i++)
+		assert_int_equal(post(p->qa, MROCE_WR_RDMA_WRITE, (__u64)i, p->la, BUF, mroce_mr_lkey(p->ma),
+				      (__u64)(unsigned long)p->lb, mroce_mr_rkey(p->mb), 0), 0);
+	c->w.want_a = n;
+	assert_int_equal(planes_run(pl, watch, c, 60000000), 0);
+	for (int i = 0; i < n; i++)
+		assert_int_equal(c->w.wa[i].status, MROCE_WC_SUCCESS);
+	assert_memory_equal(p->lb, p->la, BUF);
+}
+
+/* Both planes carry a clean transfer; plane 1 joins once, by a probe, and never goes down. */
+static void test_planes_share(void **state)
+{
+	struct watch *c = calloc(1, sizeof(*c));
+	struct planes pl;
+	__u32 on1 = 0;
+
+	(void)state;
+	planes_open(&pl, 4100, 8);
+	planes_connect(&pl);
+	pl.p.net->a.link = pl.p.net->b.link = (struct sim_link){ .delay_us = 10, .path_step_us = 5 };
+	pl.a1.link = pl.b1.link = pl.p.net->a.link;
+	write_n(&pl, c, 2, 41);
+	for (__u32 s = 0; s < 8; s++)
+		on1 += pl.p.qa->paths[s].plane == 1;
+	printf("  two planes, clean: plane 0 carried %llu frames, plane 1 %llu; rejoins %llu, downs %llu\n",
+	       (unsigned long long)pl.p.net->a.sent, (unsigned long long)pl.a1.sent,
+	       (unsigned long long)pl.p.qa->st.plane_rejoins, (unsigned long long)pl.p.qa->st.plane_downs);
+	assert_int_equal(on1, 4);	/* slots 1, 3, 5, 7 are at home there */
+	assert_int_equal(pl.p.qa->st.plane_rejoins, 1);
+	assert_int_equal(pl.p.qa->st.plane_downs, 0);
+	/* the data is sprayed over both, about evenly */
+	assert_true(pl.a1.sent > pl.p.net->a.sent / 2 && pl.p.net->a.sent > pl.a1.sent / 2);
+	free(c);
+	planes_close(&pl);
+}
+
+/*
+ * Plane 1 fails a quarter into 8 MiB of WRITEs: everything completes, the
+ * bytes are right, its slots are on plane 0 within a few RTTs, and the
+ * transfer takes little longer than on one plane. Then it comes back: the
+ * next probe finds it, and it carries its share again.
+ */
+static void test_plane_fails_and_rejoins(void **state)
+{
+	struct watch *c = calloc(1, sizeof(*c));
+	struct planes pl;
+	__u64 t0, before;
+
+	(void)state;
+	planes_open(&pl, 4200, 8);
+	planes_connect(&pl);
+	pl.p.net->a.link = pl.p.net->b.link = (struct sim_link){ .delay_us = 10, .path_step_us = 5 };
+	pl.a1.link = pl.b1.link = pl.p.net->a.link;
+	c->fail_at_bytes = BUF / 2;
+	t0 = pl.p.net->now;
+	write_n(&pl, c, 2, 42);
+	printf("  plane 1 down at +%llu us: slots moved %llu us later; 8 MiB in %llu us; "
+	       "%llu resent, %llu timeouts\n", (unsigned long long)(c->failed_at_us - t0),
+	       (unsigned long long)(c->moved_at_us - c->failed_at_us),
+	       (unsigned long long)(pl.p.net->now - t0), (unsigned long long)pl.p.da->stats.retx_pkts,
+	       (unsigned long long)pl.p.da->stats.rto_events);
+	assert_true(c->failed);
+	assert_int_equal(pl.p.qa->st.plane_downs, 1);
+	assert_true(c->moved_at_us && c->moved_at_us - c->failed_at_us <= 2000);
+	for (__u32 s = 0; s < 8; s++)
+		assert_true(pl.p.qa->paths[s].plane == 0 || pl.p.qa->planes[1].trial);
+	/* back: within the probe backoff (at most 320 ms), plane 1 carries data again */
+	pl.a1.link.down = pl.b1.link.down = false;
+	c->fail_at_bytes = 0;
+	pl.p.net->now += 400000;
+	before = pl.a1.sent;
+	write_n(&pl, c, 2, 43);
+	printf("  plane 1 back: rejoins %llu, plane 1 carried %llu frames of the next 8 MiB\n",
+	       (unsigned long long)pl.p.qa->st.plane_rejoins, (unsigned long long)(pl.a1.sent - before));
+	assert_int_equal(pl.p.qa->st.plane_rejoins, 2);
+	assert_false(pl.p.qa->planes[1].down);
+	assert_true(pl.a1.sent - before > 1000);
+	free(c);
+	planes_close(&pl);
+}
+
+/*
+ * A peer's address for plane 1 that answers nothing (a victim's, or a plane
+ * down from the start): the connection runs on plane 0, and plane 1 gets
+ * nothing but probes, one packet each, backing off.
+ */
+static void test_unproven_plane_gets_probes_only(void **state)
+{
+	struct watch *c = calloc(1, sizeof(*c));
+	struct planes pl;
+
+	(void)state;
+	planes_open(&pl, 4300, 8);
+	pl.a1.link.down = pl.b1.link.down = true;
+	planes_connect(&pl);
+	pl.p.net->a.link = pl.p.net->b.link = (struct sim_link){ .delay_us = 10, .path_step_us = 5 };
+	pl.a1.link.delay_us = pl.b1.link.delay_us = 10;
+	write_n(&pl, c, 2, 44);
+	printf("  plane 1 dead from the start: %llu frames sent to it (of %llu), rejoins %llu\n",
+	       (unsigned long long)pl.a1.sent, (unsigned long long)(pl.a1.sent + pl.p.net->a.sent),
+	       (unsigned long long)pl.p.qa->st.plane_rejoins);
+	assert_int_equal(pl.p.qa->st.plane_rejoins, 0);
+	assert_true(pl.p.qa->planes[1].down);
+	/* one packet per probe: a handful over the transfer, never a window's worth */
+	assert_true(pl.a1.sent >= 1 && pl.a1.sent <= 8);
+	free(c);
+	planes_close(&pl);
+}
+
+/* The QP info carries the planes; an info naming more planes than there can be is refused. */
+static void test_info_planes_round_trip(void **state)
+{
+	struct mroce_qp_info in = { .qpn = 5, .psn = 7, .family = AF_INET, .mtu = 1500, .planes = 3 }, out;
+	__u8 wire[MROCE_QP_INFO_WIRE_LEN];
+
+	(void)state;
+	in.plane_mac[1][5] = 0x42;
+	in.plane_addr[2].s6_addr[15] = 9;
+	mroce_qp_info_pack(&in, wire);
+	assert_int_equal(mroce_qp_info_unpack(wire, &out), 0);
+	assert_int_equal(out.planes, 3);
+	assert_int_equal(out.plane_mac[1][5], 0x42);
+	assert_int_equal(out.plane_addr[2].s6_addr[15], 9);
+	wire[52] = MROCE_MAX_PLANES + 1;
+	assert_int_equal(mroce_qp_info_unpack(wire, &out), -EINVAL);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_planes_share),
+		cmocka_unit_test(test_plane_fails_and_rejoins),
+		cmocka_unit_test(test_unproven_plane_gets_probes_only),
+		cmocka_unit_test(test_info_planes_round_trip),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
