@@ -176,16 +176,22 @@ void mroce_plane_heard(struct mroce_qp *qp, __u8 pl, __u64 sent_us, __u64 now)
 		plane_rejoin(qp, pl);
 }
 
+/* Runs every progress round: the slots are walked only once some plane has waited the least slack. */
 void mroce_planes_timer(struct mroce_qp *qp, __u64 now)
 {
-	__u64 slack = slack_us(qp), wait = slack + 2 * answer_us(qp);
+	__u64 slack = 0, wait = 0;
 
 	for (__u8 i = 0; i < qp->nplanes; i++) {
 		struct mroce_plane *p = &qp->planes[i];
 		bool others_heard = false;
 
+		if (p->wait_since_us && now - p->wait_since_us > MROCE_PLANE_SLACK_US && !wait) {
+			slack = slack_us(qp);
+			wait = slack + 2 * answer_us(qp);
+		}
 		/* Not before its own answers are due: a plane with a longer queue is not dead. */
-		if (!p->wait_since_us || now - p->wait_since_us <= wait) {
+		if (!p->wait_since_us || now - p->wait_since_us <= MROCE_PLANE_SLACK_US ||
+		    now - p->wait_since_us <= wait) {
 			if (p->down && !p->trial && now >= p->probe_at_us)
 				probe_start(qp, i, now);
 			continue;

@@ -101,30 +101,26 @@ static void pl_select(void *port, __u32 plane)
 	pp->cur = plane < pp->n ? plane : 0;
 }
 
+/* Each plane's socket counters, summed (a port's stats op sets its fields). */
 static void pl_stats(void *port, struct mroce_dev_stats *s)
 {
 	struct planes_port *pp = port;
-	struct mroce_dev_stats sum = {};
 
+	s->xsk_rx_dropped = s->xsk_rx_invalid_descs = s->xsk_tx_invalid_descs = 0;
+	s->xsk_rx_ring_full = s->xsk_rx_fill_ring_empty = s->xsk_tx_ring_empty = 0;
 	for (__u32 i = 0; i < pp->n; i++) {
 		struct mroce_dev_stats k = {};
 
 		if (!pp->ops[i]->stats)
 			continue;
 		pp->ops[i]->stats(pp->port[i], &k);
-		sum.xsk_rx_dropped += k.xsk_rx_dropped;
-		sum.xsk_rx_invalid_descs += k.xsk_rx_invalid_descs;
-		sum.xsk_tx_invalid_descs += k.xsk_tx_invalid_descs;
-		sum.xsk_rx_ring_full += k.xsk_rx_ring_full;
-		sum.xsk_rx_fill_ring_empty += k.xsk_rx_fill_ring_empty;
-		sum.xsk_tx_ring_empty += k.xsk_tx_ring_empty;
+		s->xsk_rx_dropped += k.xsk_rx_dropped;
+		s->xsk_rx_invalid_descs += k.xsk_rx_invalid_descs;
+		s->xsk_tx_invalid_descs += k.xsk_tx_invalid_descs;
+		s->xsk_rx_ring_full += k.xsk_rx_ring_full;
+		s->xsk_rx_fill_ring_empty += k.xsk_rx_fill_ring_empty;
+		s->xsk_tx_ring_empty += k.xsk_tx_ring_empty;
 	}
-	s->xsk_rx_dropped = sum.xsk_rx_dropped;
-	s->xsk_rx_invalid_descs = sum.xsk_rx_invalid_descs;
-	s->xsk_tx_invalid_descs = sum.xsk_tx_invalid_descs;
-	s->xsk_rx_ring_full = sum.xsk_rx_ring_full;
-	s->xsk_rx_fill_ring_empty = sum.xsk_rx_fill_ring_empty;
-	s->xsk_tx_ring_empty = sum.xsk_tx_ring_empty;
 }
 
 static void pl_close(void *port)

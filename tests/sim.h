@@ -64,6 +64,7 @@ struct sim_net {
 	__u64		seq;
 	__u64		rng;
 	struct sim_port	a, b;
+	struct sim_port	*extra[2];	/* more wires on this clock and pool (planes), or NULL */
 	struct sim_frame *pool;
 	__u32		pool_free[2 * SIM_QUEUE];
 	__u32		nfree;
@@ -422,6 +423,9 @@ static inline int sim_run(struct sim_net *net, struct mroce_dev *a, struct mroce
 			next = net->a.heap[0]->at;
 		if (net->b.n && net->b.heap[0]->at < next)
 			next = net->b.heap[0]->at;
+		for (int i = 0; i < 2; i++)
+			if (net->extra[i] && net->extra[i]->n && net->extra[i]->heap[0]->at < next)
+				next = net->extra[i]->heap[0]->at;
 		pthread_mutex_lock(&a->lock);
 		if (mroce_engine_next_timer(a) < next)
 			next = mroce_engine_next_timer(a);

@@ -47,6 +47,8 @@ static void planes_open(struct planes *pl, __u64 seed, __u32 paths)
 	pl->b1 = (struct sim_port){ .net = net, .peer = &pl->a1 };
 	pl->a1.heap = calloc(2 * SIM_QUEUE, sizeof(*pl->a1.heap));
 	pl->b1.heap = calloc(2 * SIM_QUEUE, sizeof(*pl->b1.heap));
+	net->extra[0] = &pl->a1;	/* sim_run() waits for their frames too */
+	net->extra[1] = &pl->b1;
 	for (int i = 0; i < 2; i++) {
 		const struct mroce_port_ops *ops[2] = { &sim_ops, &sim_ops };
 		void *ports[2] = { i ? &net->b : &net->a, i ? &pl->b1 : &pl->a1 };
@@ -89,39 +91,6 @@ static void planes_close(struct planes *pl)
 	free(pl->b1.heap);
 }
 
-static __u64 earliest(const struct sim_port *p, __u64 next)
-{
-	return p->n && p->heap[0]->at < next ? p->heap[0]->at : next;
-}
-
-/* sim_run() over both wires: until done(ctx) or limit_us; 0 if done. */
-static int planes_run(struct planes *pl, bool (*done)(void *), void *ctx, __u64 limit_us)
-{
-	struct sim_net *net = pl->p.net;
-	__u64 end = net->now + limit_us;
-
-	while (net->now < end) {
-		int work = mroce_dev_progress(pl->p.da, 0) + mroce_dev_progress(pl->p.db, 0);
-		__u64 next = end;
-
-		if (done(ctx))
-			return 0;
-		if (work)
-			continue;
-		next = earliest(&pl->b1, earliest(&pl->a1, earliest(&net->b, earliest(&net->a, next))));
-		for (int i = 0; i < 2; i++) {
-			struct mroce_dev *d = i ? pl->p.db : pl->p.da;
-
-			pthread_mutex_lock(&d->lock);
-			if (mroce_engine_next_timer(d) < next)
-				next = mroce_engine_next_timer(d);
-			pthread_mutex_unlock(&d->lock);
-		}
-		net->now = next > net->now ? next : net->now + 1;
-	}
-	return done(ctx) ? 0 : -ETIMEDOUT;
-}
-
 /* Plane 1 fails when a quarter of the WRITEs' bytes are acknowledged (fail_at), for good or not. */
 struct watch {
 	struct waiter	w;
@@ -158,7 +127,7 @@ static void write_n(struct planes *pl, struct watch *c, int n, __u32 seed)
 		assert_int_equal(post(p->qa, MROCE_WR_RDMA_WRITE, (__u64)i, p->la, BUF, mroce_mr_lkey(p->ma),
 				      (__u64)(unsigned long)p->lb, mroce_mr_rkey(p->mb), 0), 0);
 	c->w.want_a = n;
-	assert_int_equal(planes_run(pl, watch, c, 60000000), 0);
+	assert_int_equal(sim_run(p->net, p->da, p->db, watch, c, 60000000), 0);
 	for (int i = 0; i < n; i++)
 		assert_int_equal(c->w.wa[i].status, MROCE_WC_SUCCESS);
 	assert_memory_equal(p->lb, p->la, BUF);
