@@ -439,6 +439,28 @@ static int kill_test(struct mroce_coll_comm *c)
 	return err ? 3 : 1;
 }
 
+/*
+ * After a failed check, every rank's device counters: which end stopped
+ * hearing (rx, xsk drops) and which kept resending (retx, rto) is the first
+ * question an intermittent failure raises, and the run that shows it may not
+ * come again.
+ */
+static void print_failure_stats(struct mroce_coll_comm *c, int rank)
+{
+	struct mroce_dev_stats st;
+
+	if (mroce_dev_stats(mroce_coll_dev(c), &st))
+		return;
+	fprintf(stderr, "coll_check: rank %d device: tx %" PRIu64 " rx %" PRIu64 " retx %" PRIu64
+		" rto %" PRIu64 " rx_dropped_window %" PRIu64 " xsk rx_dropped %" PRIu64
+		" rx_ring_full %" PRIu64 " fill_ring_empty %" PRIu64 " rx_invalid %" PRIu64
+		" tx_invalid %" PRIu64 "\n", rank, (uint64_t)st.tx_pkts, (uint64_t)st.rx_pkts,
+		(uint64_t)st.retx_pkts, (uint64_t)st.rto_events, (uint64_t)st.rx_dropped_window,
+		(uint64_t)st.xsk_rx_dropped, (uint64_t)st.xsk_rx_ring_full,
+		(uint64_t)st.xsk_rx_fill_ring_empty, (uint64_t)st.xsk_rx_invalid_descs,
+		(uint64_t)st.xsk_tx_invalid_descs);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option lopts[] = {
@@ -541,6 +563,8 @@ int main(int argc, char **argv)
 			       (uint64_t)st.retx_pkts, (uint64_t)st.ooo_pkts,
 			       (uint64_t)st.dup_pkts);
 	}
+	if (failures)
+		print_failure_stats(c, rank);
 	mroce_coll_comm_destroy(c);
 	return failures ? 1 : 0;
 }
