@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <net/if.h>
 #include <poll.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <time.h>
@@ -85,11 +86,17 @@ static int route_get(int fd, int family, const void *dst, void *nexthop, int *oi
 	return -EHOSTUNREACH;
 }
 
-/* Neighbour table dump for one interface; 0 and mac filled when nexthop is resolved. */
-static int neigh_get(int fd, int family, int oif, const void *nexthop, __u8 mac[6])
+#define NEIGH_BUF	65536	/* one netlink dump batch */
+
+/*
+ * Neighbour table dump for one interface; 0 and mac filled when nexthop is
+ * resolved. buf holds NEIGH_BUF bytes: the caller's, so that threads
+ * resolving at once never share one.
+ */
+static int neigh_get(int fd, int family, int oif, const void *nexthop, __u8 mac[6], char *buf)
 {
+	const size_t size = NEIGH_BUF;
 	struct nl_req req = {};
-	static char buf[65536];
 	int alen = family == AF_INET ? 4 : 16, n;
 	bool done = false;
 
@@ -98,7 +105,7 @@ static int neigh_get(int fd, int family, int oif, const void *nexthop, __u8 mac[
 	req.nh.nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
 	req.nd.ndm_family = (__u8)family;
 	req.nd.ndm_ifindex = oif;
-	n = nl_talk(fd, &req, buf, sizeof(buf));
+	n = nl_talk(fd, &req, buf, size);
 	while (n > 0 && !done) {
 		for (struct nlmsghdr *nh = (void *)buf; NLMSG_OK(nh, (unsigned int)n); nh = NLMSG_NEXT(nh, n)) {
 			struct ndmsg *nd = NLMSG_DATA(nh);
@@ -122,13 +129,13 @@ static int neigh_get(int fd, int family, int oif, const void *nexthop, __u8 mac[
 			if (dst && ll && !memcmp(dst, nexthop, (size_t)alen)) {
 				memcpy(mac, ll, 6);
 				/* drain the rest of the dump */
-				while (!done && (n = (int)recv(fd, buf, sizeof(buf), MSG_DONTWAIT)) > 0)
+				while (!done && (n = (int)recv(fd, buf, size, MSG_DONTWAIT)) > 0)
 					;
 				return 0;
 			}
 		}
 		if (!done)
-			n = (int)recv(fd, buf, sizeof(buf), 0);
+			n = (int)recv(fd, buf, size, 0);
 	}
 	return -ENOENT;
 }
@@ -165,16 +172,23 @@ int mroce_resolve_mac_on(struct mroce_dev *dev, int family, const struct in6_add
 	const void *dst = family == AF_INET ? (const void *)&addr->s6_addr[12] : (const void *)addr;
 	__u8 nexthop[16];
 	int fd, oif, err;
+	char *buf;
 
 	(void)dev;
+	buf = malloc(NEIGH_BUF);
+	if (!buf)
+		return -ENOMEM;
 	fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
-	if (fd < 0)
-		return -errno;
+	if (fd < 0) {
+		err = -errno;
+		free(buf);
+		return err;
+	}
 	err = route_get(fd, family, dst, nexthop, &oif);
 	if (!err && ifindex && (__u32)oif != ifindex)
 		err = -ENETUNREACH;	/* the route leaves through another interface */
 	for (int i = 0; !err && i < 100; i++) {
-		err = neigh_get(fd, family, oif, nexthop, mac);
+		err = neigh_get(fd, family, oif, nexthop, mac, buf);
 		if (err != -ENOENT)
 			break;
 		if (i == 0)
@@ -185,5 +199,6 @@ int mroce_resolve_mac_on(struct mroce_dev *dev, int family, const struct in6_add
 			err = -EHOSTUNREACH;
 	}
 	close(fd);
+	free(buf);
 	return err;
 }
