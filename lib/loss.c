@@ -23,6 +23,31 @@ __u32 mroce_rto_base(const struct mroce_qp *qp, __u32 inflight)
 }
 
 /*
+ * The timers that decide a peer is gone (the RTO, the READ response
+ * timer) double on each expiry without progress, up to MROCE_RTO_BACKOFF
+ * high RTOs (512 ms with the defaults), so that retry_cnt expiries (12)
+ * span some 2.5 to 4 s of silence. A software transport's peer can be
+ * silent that long and alive: its process waiting for a CPU. Measured
+ * here, 8 ranks of a collective on 2 cores (selftests/test_coll.sh
+ * eight_ranks): a woken progress thread waited 1.74 s on the run queue in
+ * 1 run of 24, and the cap of 64 high RTOs before this one (about 1 s of
+ * silence) failed a QP with retries exceeded in 1 run of 50 to 100.
+ */
+#define MROCE_RTO_BACKOFF	512
+
+__u32 mroce_backoff(const struct mroce_qp *qp, __u32 base, __u32 expiries)
+{
+	__u64 cap = (__u64)MROCE_RTO_BACKOFF * qp->attr.rto_high_us, t;
+
+	if (cap < base)
+		cap = base;	/* three RTTs above the cap: never below them */
+	if (cap > UINT32_MAX)
+		cap = UINT32_MAX;
+	t = expiries < 32 ? (__u64)base << expiries : cap;
+	return (__u32)(t < cap ? t : cap);
+}
+
+/*
  * The head of the window, once resent, can only be proven lost again by
  * something transmitted after it; with the window full, nothing is. So it
  * gets a timer of its own, two RTTs plus the reordering allowance after its
@@ -197,9 +222,7 @@ static void rto_mark(struct mroce_qp *qp, __u64 now)
 /* When the response timer of our outstanding READs next fires. */
 __u64 mroce_read_due(const struct mroce_qp *qp)
 {
-	__u32 shift = qp->rd_timeouts < 6 ? qp->rd_timeouts : 6;
-
-	return qp->rd_progress_us + ((__u64)mroce_rto_base(qp, 3) << shift);
+	return qp->rd_progress_us + mroce_backoff(qp, mroce_rto_base(qp, 3), qp->rd_timeouts);
 }
 
 /*
@@ -255,8 +278,7 @@ static void rto_fire(struct mroce_qp *qp, __u64 now)
 	}
 	rto_mark(qp, now);
 	mroce_cc_on_rto(qp, now);
-	if (qp->rto_us < 64 * qp->attr.rto_high_us)
-		qp->rto_us *= 2;
+	qp->rto_us = mroce_backoff(qp, qp->rto_us, 1);
 	qp->last_progress_us = now;
 }
 

@@ -648,8 +648,9 @@ static bool run(struct rt_scn *c, __u64 end)
 }
 
 /*
- * How long anything may take. A dead peer: the RTO doubles to at most 128 x
- * rto_high and retry_cnt + 1 expiries fail the QP, after any RNR hold.
+ * How long anything may take. A dead peer: the RTO doubles to at most 512 x
+ * rto_high (loss.c, MROCE_RTO_BACKOFF) and retry_cnt + 1 expiries fail the
+ * QP, after any RNR hold.
  * Otherwise the same after the last planned post, plus one high RTO per
  * packet for progress under loss.
  */
@@ -658,7 +659,7 @@ static void bounds(struct rt_scn *c)
 	const struct mroce_qp_attr *a = &c->attr;
 	__u64 last = c->death_t > c->dereg_t ? c->death_t : c->dereg_t, pkts = 0;
 
-	c->bound_dead = (__u64)(a->retry_cnt + 2) * 128 * a->rto_high_us +
+	c->bound_dead = (__u64)(a->retry_cnt + 2) * 512 * a->rto_high_us +
 			(__u64)(a->rnr_retry + 2) * a->rnr_timer_us + 10000;
 	for (int s = 0; s < 2; s++) {
 		const struct rt_side *me = &c->s[s];
