@@ -24,6 +24,15 @@ void mroce_pkt_acked(struct mroce_qp *qp, struct mroce_txpkt *rec, __u64 now)
 			mroce_plane_heard(qp, p->plane, rec->sent_us, now);
 		if (p->bad && rec->sent_us > p->bad_sent_us)
 			p->bad = false;		/* it delivers again: GOOD (paths.c) */
+	} else if (rec->path < qp->attr.paths) {
+		/* a route the slot left still delivers what was queued on it (loss.c) */
+		struct mroce_left_route *l = mroce_left_route(qp, rec->path, rec->entropy);
+
+		if (l) {
+			l->heard_us = now;
+			if (!rec->retx && !rec->gbn && rec->sent_us > l->del_sent_us)
+				l->del_sent_us = rec->sent_us;
+		}
 	}
 	if (!rec->retx && !rec->gbn && p->entropy == rec->entropy && now >= rec->sent_us) {
 		__u32 rtt = (__u32)(now - rec->sent_us);

@@ -111,6 +111,7 @@ static inline __u32 mroce_path_reo_us(const struct mroce_qp *qp, const struct mr
 	return base / 4 + 2;
 }
 void mroce_path_head_lost(struct mroce_qp *qp, const struct mroce_txpkt *rec);
+struct mroce_left_route *mroce_left_route(struct mroce_qp *qp, __u8 path, __u16 entropy);
 #define MROCE_HEAD_COPIES	3	/* a head lost twice goes out on this many more slots (tx.c) */
 
 /* psack.c: per-path selective ACKs */

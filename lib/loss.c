@@ -128,14 +128,49 @@ static __u32 rack_thresh(const struct mroce_qp *qp, const struct mroce_txpkt *re
 }
 
 /*
+ * A packet's own route is still delivering what was queued before it: its
+ * slot (on the same entropy value) had a copy acknowledged within the last
+ * `thresh`, and none sent after this one yet. A route is a FIFO, so such a
+ * packet is queued, not lost; if it was lost, the copies behind it on the
+ * route show it (path_gap, or this rule no longer holding) as they land. Time alone, against other routes, is no
+ * evidence while the queue drains: on rate-limited links a slot's queue
+ * grows faster than its smoothed RTT follows, and every packet in it would
+ * be resent for nothing. A route that falls silent (dead, or its tail
+ * lost) is judged by time again `thresh` after its last delivery. The
+ * same holds on the routes a slot was moved off lately (qp->left): what is
+ * queued there still arrives.
+ */
+static bool path_delivering(struct mroce_qp *qp, const struct mroce_txpkt *rec,
+			    __u32 thresh, __u64 now)
+{
+	const struct mroce_path *p = &qp->paths[rec->path];
+	const struct mroce_left_route *l;
+	__u64 heard, del_sent;
+
+	if (rec->path >= qp->attr.paths || qp->attr.paths < 2 || rec->retx || rec->gbn)
+		return false;
+	if (p->entropy == rec->entropy) {
+		heard = p->heard_us;
+		del_sent = p->del_valid ? p->del_sent_us : 0;
+	} else if ((l = mroce_left_route(qp, rec->path, rec->entropy))) {
+		heard = l->heard_us;	/* a route the slot left: the same rule */
+		del_sent = l->del_sent_us;
+	} else {
+		return false;
+	}
+	return heard > rec->sent_us && now < heard + thresh && del_sent <= rec->sent_us;
+}
+
+/*
  * Holes, judged by transmission order and time (RACK, RFC 8985), not PSN: a
  * packet is lost once something transmitted after it (or with it) has been
  * delivered and an RTT plus a reordering allowance has passed since it was
- * sent. The allowance grows with the RTT's deviation, which is what
- * spraying over paths of different delay produces; nothing waits for three
- * duplicate ACKs; a retransmission is judged only by what was sent after it.
- * Runs on every ACK and, for holes not yet ripe, on a timer. Returns the
- * packets it declared lost.
+ * sent, unless its own route is still delivering what was queued before it
+ * (path_delivering). The allowance grows with the RTT's deviation, which is
+ * what spraying over paths of different delay produces; nothing waits for
+ * three duplicate ACKs; a retransmission is judged only by what was sent
+ * after it. Runs on every ACK and, for holes not yet ripe, on a timer.
+ * Returns the packets it declared lost.
  */
 static __u32 rack_holes(struct mroce_qp *qp, __u64 now)
 {
@@ -150,7 +185,7 @@ static __u32 rack_holes(struct mroce_qp *qp, __u64 now)
 		thresh = rack_thresh(qp, rec);
 		bool gap = path_gap(qp, rec);
 
-		if (gap || (now >= rec->sent_us + thresh &&
+		if (gap || (now >= rec->sent_us + thresh && !path_delivering(qp, rec, thresh, now) &&
 		    (qp->rack_seq - rec->tx_seq >= qp->attr.reorder_pkts ||
 		     qp->rack_sent_us + qp->srtt_us / 2 >= rec->sent_us))) {
 			mroce_rec_landed(qp, rec);
@@ -160,8 +195,13 @@ static __u32 rack_holes(struct mroce_qp *qp, __u64 now)
 				mroce_path_suspect(qp, rec, thresh, now);
 			qp->nlost++;
 			lost++;
-		} else if (!qp->rack_timer_us || rec->sent_us + thresh < qp->rack_timer_us) {
-			qp->rack_timer_us = rec->sent_us + thresh;
+		} else {
+			__u64 due = rec->sent_us + thresh;
+
+			if (path_delivering(qp, rec, thresh, now))
+				due = now + thresh;	/* looked at again if its route falls silent */
+			if (!qp->rack_timer_us || due < qp->rack_timer_us)
+				qp->rack_timer_us = due;
 		}
 	}
 	return lost;

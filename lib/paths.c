@@ -72,6 +72,43 @@ __u8 mroce_pick_path(struct mroce_qp *qp, __u64 now)
 	return p;
 }
 
+/* The QP's counts over all its paths. */
+struct path_totals {
+	__u32	sent, lost, marks, echoes, best_srtt;
+	__u32	good_sent, good_lost;	/* of the paths that are not losing */
+	__u64	good_known_us;	/* of those, the earliest time up to which their losses are known */
+	bool	all_losing;	/* every path that carried anything lost a quarter */
+};
+
+static bool path_losing(const struct mroce_path *p)
+{
+	return p->lost >= 3 && p->lost * 4 >= p->sent;
+}
+
+static void path_totals(const struct mroce_qp *qp, struct path_totals *t)
+{
+	*t = (struct path_totals){ .all_losing = true };
+	for (__u32 i = 0; i < qp->attr.paths; i++) {
+		const struct mroce_path *p = &qp->paths[i];
+
+		if (p->samples >= 4 && (!t->best_srtt || p->srtt_us < t->best_srtt))
+			t->best_srtt = p->srtt_us;
+		t->sent += p->sent;
+		t->lost += p->lost;
+		t->marks += p->marks;
+		t->echoes += p->echoes;
+		if (p->sent && !path_losing(p)) {
+			__u64 known = p->del_sent_us - mroce_path_reo_us(qp, p);
+
+			t->all_losing = false;
+			t->good_sent += p->sent;
+			t->good_lost += p->lost;
+			if (p->del_valid && (!t->good_known_us || known < t->good_known_us))
+				t->good_known_us = known;
+		}
+	}
+}
+
 /*
  * RACK declared a first transmission lost on a slot where nothing sent
  * after it has been delivered (path_gap, which needs a later delivery on
@@ -80,7 +117,9 @@ __u8 mroce_pick_path(struct mroce_qp *qp, __u64 now)
  * allowance, thresh) while the others delivered: the route may be dead.
  * A random loss at a path's tail is not silence, and a path whose RTT
  * shows a queue (mroce_path_queued) is congested, not failed: a FIFO
- * serving other senders' bursts starves it for a while. It is ASSUMED_BAD: new
+ * serving other senders' bursts starves it for a while, and neither is one
+ * among slots that all lose (a shared tail-drop queue: path_totals'
+ * all_losing, the rule the scoreboard follows). It is ASSUMED_BAD: new
  * packets go to the other slots, one probe per RTT goes to it, and the
  * first copy sent after the loss that it delivers makes it GOOD again
  * (mroce_pkt_acked; a late ACK of an earlier one says nothing). If its
@@ -89,11 +128,15 @@ __u8 mroce_pick_path(struct mroce_qp *qp, __u64 now)
 void mroce_path_suspect(struct mroce_qp *qp, const struct mroce_txpkt *rec, __u32 thresh, __u64 now)
 {
 	struct mroce_path *p = &qp->paths[rec->path];
+	struct path_totals t;
 
 	if (rec->path >= qp->attr.paths || qp->attr.paths < 2 || qp->attr.static_paths ||
 	    p->entropy != rec->entropy || rec->retx || rec->gbn || p->bad ||
 	    (p->del_valid && p->del_sent_us >= rec->sent_us) || now < p->heard_us + thresh ||
 	    mroce_path_queued(p))
+		return;
+	path_totals(qp, &t);
+	if (t.all_losing)
 		return;
 	p->bad = true;
 	p->bad_sent_us = rec->sent_us;
@@ -236,6 +279,18 @@ void mroce_ret_heard(struct mroce_qp *qp, __u8 slot, __u16 sport)
 		qp->ret_slots = slot + 1u;
 }
 
+/* The route slot `path` was moved off whose entropy value is `entropy`, if remembered. */
+struct mroce_left_route *mroce_left_route(struct mroce_qp *qp, __u8 path, __u16 entropy)
+{
+	for (__u32 i = 0; i < MROCE_LEFT_ROUTES; i++) {
+		struct mroce_left_route *l = &qp->left[i];
+
+		if (l->valid && l->path == path && l->entropy == entropy)
+			return l;
+	}
+	return NULL;
+}
+
 /*
  * Replace a path's entropy value with a fresh one no other slot holds. A
  * way back on the old value (the same route) moves with it.
@@ -244,6 +299,11 @@ void mroce_path_retire(struct mroce_qp *qp, struct mroce_path *p)
 {
 	__u16 old = p->entropy;
 
+	struct mroce_left_route *l = &qp->left[qp->left_next++ % MROCE_LEFT_ROUTES];
+
+	*l = (struct mroce_left_route){ .entropy = old, .path = (__u8)(p - qp->paths), .valid = true,
+					.heard_us = p->heard_us,
+					.del_sent_us = p->del_valid ? p->del_sent_us : 0 };
 	p->entropy = fresh_entropy(qp);
 	for (__u32 k = 0; k < MROCE_MAX_PATHS; k++)
 		if (qp->ret[k].entropy == old)
@@ -284,43 +344,6 @@ void mroce_path_loss(struct mroce_qp *qp, const struct mroce_txpkt *rec)
 		p->lost++;
 		if (rec->sent_us > p->lost_sent_us)
 			p->lost_sent_us = rec->sent_us;
-	}
-}
-
-/* The QP's counts over all its paths. */
-struct path_totals {
-	__u32	sent, lost, marks, echoes, best_srtt;
-	__u32	good_sent, good_lost;	/* of the paths that are not losing */
-	__u64	good_known_us;	/* of those, the earliest time up to which their losses are known */
-	bool	all_losing;	/* every path that carried anything lost a quarter */
-};
-
-static bool path_losing(const struct mroce_path *p)
-{
-	return p->lost >= 3 && p->lost * 4 >= p->sent;
-}
-
-static void path_totals(const struct mroce_qp *qp, struct path_totals *t)
-{
-	*t = (struct path_totals){ .all_losing = true };
-	for (__u32 i = 0; i < qp->attr.paths; i++) {
-		const struct mroce_path *p = &qp->paths[i];
-
-		if (p->samples >= 4 && (!t->best_srtt || p->srtt_us < t->best_srtt))
-			t->best_srtt = p->srtt_us;
-		t->sent += p->sent;
-		t->lost += p->lost;
-		t->marks += p->marks;
-		t->echoes += p->echoes;
-		if (p->sent && !path_losing(p)) {
-			__u64 known = p->del_sent_us - mroce_path_reo_us(qp, p);
-
-			t->all_losing = false;
-			t->good_sent += p->sent;
-			t->good_lost += p->lost;
-			if (p->del_valid && (!t->good_known_us || known < t->good_known_us))
-				t->good_known_us = known;
-		}
 	}
 }
 

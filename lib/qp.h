@@ -88,6 +88,21 @@ struct mroce_path {
 };
 
 /*
+ * A route a slot was moved off lately (mroce_path_retire): its copies still
+ * queued there arrive late, not lost, while it keeps delivering (loss.c,
+ * path_delivering). When a copy on it was last acknowledged, and the send
+ * time of the newest first transmission on it delivered.
+ */
+struct mroce_left_route {
+	__u16	entropy;
+	__u8	path;
+	bool	valid;
+	__u64	heard_us;
+	__u64	del_sent_us;
+};
+#define MROCE_LEFT_ROUTES	8	/* remembered, the oldest forgotten first */
+
+/*
  * What arrived on one of the peer's path slots (the per-path SACK, psack.c):
  * one past the newest pseq, and bit i: pseq next - 1 - i arrived.
  */
@@ -338,6 +353,8 @@ struct mroce_qp {
 	__u32			ret_slots;	/* the peer's path slots heard of: 1 + the highest */
 	struct mroce_ret	ret[MROCE_MAX_PATHS];
 	struct mroce_path	paths[MROCE_MAX_PATHS];
+	struct mroce_left_route	left[MROCE_LEFT_ROUTES];
+	__u32			left_next;	/* the entry the next retirement takes */
 	__u16			next_entropy;	/* next fresh entropy value */
 	__u64			path_epoch_us;
 	__u64			path_epoch_pkts;	/* first transmissions when the epoch began */

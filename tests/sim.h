@@ -24,6 +24,8 @@ struct sim_frame {
 	__u8	data[MROCE_FRAME_MAX];
 };
 
+#define SIM_ROUTES_MAX	16	/* routes with a link of their own (route_rate_mbps) */
+
 struct sim_link {
 	__u32	delay_us;	/* base one-way delay */
 	__u32	path_step_us;	/* extra delay per path (source port), makes spraying reorder */
@@ -39,6 +41,8 @@ struct sim_link {
 	__u16	dead_sport;	/* a failed path: frames with this UDP source port vanish */
 	__u16	dead_mod;	/* a failed route: frames whose source port % dead_mod == 0 vanish */
 	__u16	routes;		/* an ECMP fabric: a frame takes route sim_route(source port); */
+	__u32	route_rate_mbps;	/* ... each route a link of its own at this rate (a Clos
+					 * fabric's links), with a queue of queue_bytes each */
 	__u16	dead_route;	/* ... route dead_route - 1 is down (0: none); path_step_us is per route */
 	__u16	slow_sport;	/* a slow path: frames with this source port take ... */
 	__u32	slow_extra_us;	/* ... this much longer */
@@ -57,6 +61,7 @@ struct sim_port {
 	struct sim_link		link;		/* of frames this port sends */
 	__u64			sent, dropped, marked, queue_peak, dead_drops, slow_frames;
 	__u64			free_at_ns;	/* when the bottleneck has sent what is queued */
+	__u64			route_free_at_ns[SIM_ROUTES_MAX];	/* ... each route's link */
 };
 
 struct sim_net {
@@ -149,6 +154,7 @@ static inline void sim_wire(struct sim_port *p, void *data, __u32 len)
 {
 	struct sim_net *net = p->net;
 	const struct sim_link *l = &p->link;
+	__u64 route_at_ns = 0;	/* when the frame's route has serialised it (route_rate_mbps) */
 	int copies = 1;
 
 	p->sent++;
@@ -187,6 +193,25 @@ static inline void sim_wire(struct sim_port *p, void *data, __u32 len)
 	}
 	if (sim_roll(net, l->dup_ppm))
 		copies = 2;
+	if (l->route_rate_mbps && l->routes && l->routes <= SIM_ROUTES_MAX &&
+	    len > mroce_l2l4_len(AF_INET)) {
+		/* the route's own link: serialise there, tail drop beyond its queue */
+		__u64 now_ns = net->now * 1000, *free_at;
+		__u16 sp;
+
+		memcpy(&sp, (const __u8 *)data + mroce_l2l4_len(AF_INET) - 8, 2);
+		free_at = &p->route_free_at_ns[sim_route(l, mroce_be16(sp))];
+		if (*free_at < now_ns)
+			*free_at = now_ns;
+		if ((*free_at - now_ns) * l->route_rate_mbps / 8000 > p->queue_peak)
+			p->queue_peak = (*free_at - now_ns) * l->route_rate_mbps / 8000;
+		if ((*free_at - now_ns) * l->route_rate_mbps / 8000 + len > l->queue_bytes) {
+			p->dropped++;
+			return;
+		}
+		*free_at += (__u64)len * 8000 / l->route_rate_mbps;
+		route_at_ns = *free_at;
+	}
 	if (l->rate_mbps) {
 		/* A rate-limited queue: tail drop when full, CE above the threshold. */
 		__u64 now_ns = net->now * 1000, depth;
@@ -248,7 +273,8 @@ static inline void sim_wire(struct sim_port *p, void *data, __u32 len)
 		memcpy(f->data, data, len);
 		f->len = len;
 		memcpy(&sport, f->data + mroce_l2l4_len(AF_INET) - 8, 2);
-		f->at = (l->rate_mbps ? p->free_at_ns / 1000 : net->now) + l->delay_us +
+		f->at = (route_at_ns ? route_at_ns / 1000 : l->rate_mbps ? p->free_at_ns / 1000 : net->now) +
+			l->delay_us +
 			(l->routes ? sim_route(l, mroce_be16(sport)) : mroce_be16(sport) % 16u) * l->path_step_us +
 			(l->jitter_us ? sim_rand(net) % l->jitter_us : 0);
 		if (l->slow_sport && mroce_be16(sport) == l->slow_sport) {

@@ -49,6 +49,42 @@ static void test_shared_bottleneck_keeps_paths(void **state)
 }
 
 /*
+ * Four routes, each a rate-limited link with a deep queue of its own (a
+ * Clos fabric's links), no loss at all. Queues build and drain on each
+ * route at its own pace, faster than a slot's smoothed RTT follows; a
+ * packet behind its route's queue is late, not lost. Before the rule that
+ * a route still delivering what was queued before a packet has not lost it
+ * (loss.c, path_delivering), RACK's time rule resent hundreds of such
+ * packets per MiB (and the scoreboard retired slots for the losses it made).
+ */
+static void test_queued_routes_no_spurious_resends(void **state)
+{
+	MROCE_OPTS(mroce_qp_attr, attr, .paths = 4, .max_inflight = 512);
+	struct waiter *w = calloc(1, sizeof(*w));
+	struct pair p;
+
+	(void)state;
+	pair_open(&p, 2150, &attr, NULL);
+	pair_connect(&p);
+	p.net->a.link = (struct sim_link){ .delay_us = 10, .routes = 4, .path_step_us = 10,
+					   .route_rate_mbps = 1000, .queue_bytes = 1 << 20 };
+	p.net->b.link = (struct sim_link){ .delay_us = 10, .routes = 4, .path_step_us = 10 };
+	pair_write_n(&p, w, 16, 13, NULL);
+	printf("  4 rate-limited routes, no loss: %llu packets, %llu resent, %llu dropped, queue peak "
+	       "%llu B, %llu paths retired, %llu timeouts\n",
+	       (unsigned long long)p.da->stats.tx_pkts, (unsigned long long)p.da->stats.retx_pkts,
+	       (unsigned long long)p.net->a.dropped, (unsigned long long)p.net->a.queue_peak,
+	       (unsigned long long)p.da->stats.paths_retired,
+	       (unsigned long long)p.da->stats.rto_events);
+	assert_int_equal(p.net->a.dropped, 0);		/* the queues never overflowed ... */
+	assert_true(p.net->a.queue_peak > 64 * 1024);	/* ... but they did build */
+	assert_true(p.da->stats.retx_pkts * 1000 <= p.da->stats.tx_pkts);	/* <= 0.1% */
+	assert_int_equal(p.da->stats.rto_events, 0);
+	free(w);
+	pair_close(&p);
+}
+
+/*
  * Defect 11: delay control on a route whose base RTT grows from 100 to
  * 400 us without any queueing. The base delay must age out, or every RTT
  * looks like queueing and the window sits at its floor.
@@ -639,6 +675,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_shared_bottleneck_keeps_paths),
+		cmocka_unit_test(test_queued_routes_no_spurious_resends),
 		cmocka_unit_test(test_delay_follows_route_change),
 		cmocka_unit_test(test_loss_shrinks_window),
 		cmocka_unit_test(test_rto_floors_window),
