@@ -81,16 +81,22 @@ def stop(p):
 
 
 def target_rows(rounds, targets):
-    """The rows of a targets table: (text, measure(round), met(x), unit) each, judged on the median
-    of the rounds' measures; returns (rows, every target met)."""
+    """The rows of a targets table: (text, measure(round), met(x), unit[, judged]) each, judged on
+    the median of the rounds' measures; a row with judged False is printed for information ("info
+    (would be met)") and does not count. Returns (rows, every judged target met)."""
     rows, met_all = [], True
-    for text, f, ok, unit in targets:
+    for text, f, ok, unit, *judged in targets:
+        judged = judged[0] if judged else True
         xs = [x for x in (f(r) for r in rounds) if x is not None]
         m = statistics.median(xs) if xs else None
         met = m is not None and ok(m)
-        met_all &= met
+        if judged:
+            met_all &= met
+            verdict = "met" if met else "missed"
+        else:
+            verdict = f"info (would be {'met' if met else 'missed'})"
         rows.append(f"| {text} | {'n/a' if m is None else f'{m:.2f}{unit}'} | "
-                    f"{', '.join(f'{x:.2f}' for x in xs)} | {'met' if met else 'missed'} |")
+                    f"{', '.join(f'{x:.2f}' for x in xs)} | {verdict} |")
     return rows, met_all
 
 
@@ -208,10 +214,11 @@ def mroce_perf(ns_srv, ns_cli, dev_srv, dev_cli, ip_srv, args):
     return [json.loads(l) for l in out.splitlines() if l.startswith("{")]
 
 
-def iperf3(ns_srv, ns_cli, ip_srv, secs):
+def iperf3(ns_srv, ns_cli, ip_srv, secs, streams=1):
     srv = start_in(ns_srv, ["iperf3", "-s", "-1", "-B", ip_srv], ready=None)
     try:
-        d = json.loads(run_in(ns_cli, ["iperf3", "-c", ip_srv, "-t", str(secs), "-J"]))
+        d = json.loads(run_in(ns_cli, ["iperf3", "-c", ip_srv, "-t", str(secs), "-J"]
+                              + (["-P", str(streams)] if streams > 1 else [])))
     finally:
         stop(srv)
     return d["end"]["sum_received"]["bits_per_second"] / 1e9
