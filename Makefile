@@ -11,12 +11,15 @@ BUILD      ?= build
 CC      ?= cc
 CLANG   ?= clang
 BPFTOOL ?= bpftool
-VERSION := 0.1.0
+# The version is written once, in the public header (MROCE_VERSION_STRING).
+VERSION := $(shell sed -n 's/^#define MROCE_VERSION_STRING "\(.*\)"/\1/p' include/mroce/mroce.h)
 
 CFLAGS  ?= -O2 -g
 WARN    := -Wall -Wextra -Werror
 override CFLAGS   += -std=gnu11 $(WARN) -fPIC -fvisibility=hidden -MMD -MP
 override CPPFLAGS += -Iinclude -I$(BUILD)
+# The tools' --version: VERSION above is the one place it is written (issue 14).
+override CPPFLAGS += -DMROCE_TOOL_VERSION='"$(VERSION)"'
 LDLIBS  := -lxdp -lbpf -lelf -lz -lpthread -lm
 # The CLI and perf tools print JSON with json-c; libmroce does not link it.
 TOOL_LIBS := -ljson-c

@@ -16,6 +16,7 @@
  */
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
+#include <xdp/xdp_helpers.h>
 
 #include "mroce/proto.h"
 #include "mroce/dp_maps.h"
@@ -29,11 +30,12 @@ struct {
 	__type(value, struct mroce_flow);
 } mroce_flows SEC(".maps");
 
+/* One entry of named counters (stats.h), so bpftool and BTF show their names. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, MROCE_STAT_MAX);
+	__uint(max_entries, 1);
 	__type(key, __u32);
-	__type(value, __u64);
+	__type(value, struct mroce_dp_counters);
 } mroce_stats SEC(".maps");
 
 struct {
@@ -85,12 +87,14 @@ struct {
 	__type(value, __u32);
 } mroce_dm_own SEC(".maps");
 
+/* Counter stat (enum mroce_stat) is word stat of the value (dp_maps.h). */
 static __always_inline void count(__u32 stat, __u64 n)
 {
-	__u64 *c = bpf_map_lookup_elem(&mroce_stats, &stat);
+	__u32 zero = 0;
+	struct mroce_dp_counters *c = bpf_map_lookup_elem(&mroce_stats, &zero);
 
-	if (c)
-		*c += n;	/* per-CPU: no other writer */
+	if (c && stat < MROCE_STAT_MAX)
+		((__u64 *)c)[stat] += n;	/* per-CPU: no other writer */
 }
 
 static __always_inline int drop(__u32 stat)
@@ -419,6 +423,19 @@ __attribute__((noinline)) int mroce_xdp_place(struct xdp_md *ctx, __u32 qpn, __u
 	m->placed_len = (__u32)n;
 	return (int)n;
 }
+
+/*
+ * For libxdp's multi-program dispatcher (docs/datapath.md, "Attaching"): the
+ * run priority and chain call actions, read from this object's BTF. Frames
+ * mroce passes (not MetaRoCE, or for another host) go on to the next program;
+ * what it drops or redirects to its sockets ends here. 50 is libxdp's default
+ * priority, said out loud: mroce neither filters for others nor needs to see
+ * frames first.
+ */
+struct {
+	__uint(priority, XDP_DEFAULT_RUN_PRIO);
+	__uint(XDP_PASS, 1);
+} XDP_RUN_CONFIG(mroce_xdp);
 
 /*
  * Multi-buffer aware ("xdp.frags"), so jumbo frames reach it: the headers

@@ -2,9 +2,13 @@
 /*
  * Attach, find and drive the XDP datapath of one interface.
  *
+ * Attaching goes through libxdp, so mroce joins libxdp's multi-program
+ * dispatcher where the kernel allows one and is attached alone where it does
+ * not (docs/datapath.md, "Attaching").
+ *
  * The maps are found from the interface's attached program (program id ->
  * map ids), never from pinned paths, so this works whether mroce, `ip link`
- * or libxdp's single-program fallback attached the object, and inside
+ * or libxdp (alone or behind its dispatcher) attached the object, and inside
  * `ip netns exec` where nothing pinned survives.
  */
 #include <errno.h>
@@ -20,7 +24,9 @@
 #include <unistd.h>
 #include <linux/if_link.h>
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
+#include <xdp/libxdp.h>
 
 #include "mroce/mroce.h"
 #include "mroce/wire.h"
@@ -28,6 +34,7 @@
 #include "mroce.skel.h"
 
 #define DEFAULT_PIN_ROOT "/sys/fs/bpf/mroce"
+#define DISPATCHER_NAME "xdp_dispatcher"	/* libxdp's multi-program dispatcher */
 
 struct mroce_dp {
 	__u32			ifindex;
@@ -89,17 +96,47 @@ static int prog_name_by_id(__u32 id, char name[BPF_OBJ_NAME_LEN], int *fd_out)
 }
 
 /*
- * Which program sits on ifindex: *prog_id 0 when none. Returns 1 when it is
- * mroce's (its fd in *fd_out if asked for), 0 when it is another one.
+ * mroce's program among the ones libxdp's dispatcher (prog_id) runs, if it
+ * is one: 1 and its id, 0 if it is not there or the dispatcher cannot be read.
  */
-static int find_attached(__u32 ifindex, __u32 *prog_id, enum mroce_xdp_mode *mode, int *fd_out)
+static int find_dispatched(__u32 ifindex, __u32 *prog_id, bool *skb)
+{
+	struct xdp_multiprog *mp = xdp_multiprog__get_from_ifindex((int)ifindex);
+	struct xdp_program *p = NULL;
+	int found = 0;
+
+	if (!mp || libxdp_get_error(mp))
+		return 0;
+	if (!xdp_multiprog__is_legacy(mp)) {
+		while (!found && (p = xdp_multiprog__next_prog(p, mp)))
+			if (!strcmp(xdp_program__name(p), MROCE_PROG_NAME)) {
+				*prog_id = xdp_program__id(p);
+				*skb = xdp_multiprog__attach_mode(mp) == XDP_MODE_SKB;
+				found = 1;
+			}
+	}
+	xdp_multiprog__close(mp);
+	return found;
+}
+
+/*
+ * Which program sits on ifindex: *prog_id 0 when none. Returns 1 when it is
+ * mroce's, attached alone or behind libxdp's dispatcher (*dispatched says
+ * which; its fd in *fd_out if asked for), 0 when it is another one (a
+ * dispatcher without mroce behind it included).
+ */
+static int find_attached(__u32 ifindex, __u32 *prog_id, enum mroce_xdp_mode *mode, int *fd_out,
+			 bool *dispatched)
 {
 	LIBBPF_OPTS(bpf_xdp_query_opts, q);
 	char name[BPF_OBJ_NAME_LEN];
-	__u32 ids[2];
+	__u32 ids[2], behind;
+	bool skb;
 	int err;
 
 	*prog_id = 0;
+	if (dispatched)
+		*dispatched = false;
 	if (bpf_xdp_query((int)ifindex, 0, &q))
 		return -errno;
 	/* Native first: in the rare both-modes case, that is where traffic meets us. */
@@ -113,6 +150,16 @@ static int find_attached(__u32 ifindex, __u32 *prog_id, enum mroce_xdp_mode *mod
 		err = prog_name_by_id(ids[i], name, NULL);
 		if (err)
 			return err;
+		if (!strcmp(name, DISPATCHER_NAME) && find_dispatched(ifindex, &behind, &skb)) {
+			*prog_id = behind;
+			if (mode)
+				*mode = skb ? MROCE_XDP_SKB : MROCE_XDP_NATIVE;
+			if (dispatched)
+				*dispatched = true;
+			if (fd_out)
+				return prog_name_by_id(behind, name, fd_out) ?: 1;
+			return 1;
+		}
 		if (strcmp(name, MROCE_PROG_NAME))
 			continue;
 		*prog_id = ids[i];
@@ -123,6 +170,14 @@ static int find_attached(__u32 ifindex, __u32 *prog_id, enum mroce_xdp_mode *mod
 		return 1;
 	}
 	return 0;
+}
+
+/* Whether the program on ifindex (id) is libxdp's dispatcher, which mroce may join. */
+static bool is_dispatcher(__u32 id)
+{
+	char name[BPF_OBJ_NAME_LEN];
+
+	return id && !prog_name_by_id(id, name, NULL) && !strcmp(name, DISPATCHER_NAME);
 }
 
 static int ifindex_of(const char *ifname, __u32 *ifindex)
@@ -239,6 +294,54 @@ static int cfg_refresh(int cfg_fd, const char *ifname)
 	return bpf_map_update_elem(cfg_fd, &zero, &cfg, BPF_ANY) ? -errno : 0;
 }
 
+/*
+ * Create the config map already filled in, with the object's BTF (so bpftool
+ * still names its fields), and make the object use it: the program never
+ * runs without this host's port and addresses, although libxdp loads and
+ * attaches it in one step.
+ */
+static int cfg_prefill(struct bpf_object *obj, const struct mroce_cfg *cfg)
+{
+	struct bpf_map *map = bpf_object__find_map_by_name(obj, MROCE_MAP_CFG);
+	const struct btf *obtf = bpf_object__btf(obj);
+	LIBBPF_OPTS(bpf_map_create_opts, o);
+	struct btf *btf = NULL;
+	const void *raw;
+	__u32 raw_len, zero = 0;
+	int fd, err;
+
+	if (!map || bpf_map__value_size(map) != sizeof(*cfg) || bpf_map__max_entries(map) != 1)
+		return -MROCE_ERR_BAD_OBJ;
+	if (obtf && bpf_map__btf_value_type_id(map)) {
+		raw = btf__raw_data(obtf, &raw_len);
+		btf = raw ? btf__new(raw, raw_len) : NULL;
+		if (!btf || btf__load_into_kernel(btf)) {
+			btf__free(btf);
+			btf = NULL;	/* an old kernel without BTF: the map works without */
+		} else {
+			o.btf_fd = btf__fd(btf);
+			o.btf_key_type_id = bpf_map__btf_key_type_id(map);
+			o.btf_value_type_id = bpf_map__btf_value_type_id(map);
+		}
+	}
+	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, MROCE_MAP_CFG, sizeof(__u32), sizeof(*cfg), 1, &o);
+	if (fd < 0 && btf) {	/* BTF refused for the map: without it */
+		LIBBPF_OPTS(bpf_map_create_opts, plain);
+
+		fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, MROCE_MAP_CFG, sizeof(__u32), sizeof(*cfg),
+				    1, &plain);
+	}
+	err = fd < 0 ? -errno : 0;
+	btf__free(btf);	/* the map holds its own reference */
+	if (!err && bpf_map_update_elem(fd, &zero, cfg, BPF_ANY))
+		err = -errno;
+	if (!err)
+		err = bpf_map__reuse_fd(map, fd);
+	if (fd >= 0)
+		close(fd);	/* reuse_fd keeps a duplicate */
+	return err;
+}
+
 static struct bpf_object *open_object(const char *path)
 {
 	LIBBPF_OPTS(bpf_object_open_opts, o, .object_name = "mroce");
@@ -259,9 +362,9 @@ int mroce_dp_attach(const char *ifname, const struct mroce_attach_opts *opts)
 	enum mroce_xdp_mode mode;
 	struct bpf_object *obj;
 	struct bpf_program *prog;
+	struct xdp_program *xprog = NULL;
 	struct mroce_cfg cfg = {};
-	__u32 ifindex, cur_id, zero = 0;
-	__u32 flags = XDP_FLAGS_UPDATE_IF_NOEXIST;
+	__u32 ifindex, cur_id;
 	int err;
 
 	mroce_print_install();
@@ -274,12 +377,13 @@ int mroce_dp_attach(const char *ifname, const struct mroce_attach_opts *opts)
 	err = ifindex_of(ifname, &ifindex);
 	if (err)
 		return err;
-	err = find_attached(ifindex, &cur_id, NULL, NULL);
+	err = find_attached(ifindex, &cur_id, NULL, NULL, NULL);
 	if (err < 0)
 		return err;
 	if (err == 1)
 		return -MROCE_ERR_ATTACHED;
-	if (cur_id)
+	/* Another program alone is never replaced; libxdp's dispatcher is joined. */
+	if (cur_id && !is_dispatcher(cur_id))
 		return -MROCE_ERR_FOREIGN_PROG;
 
 	obj = open_object(MROCE_OPT(opts, obj_path, NULL));
@@ -302,20 +406,36 @@ int mroce_dp_attach(const char *ifname, const struct mroce_attach_opts *opts)
 						  (__u32)chunks))
 			err = -MROCE_ERR_BAD_OBJ;
 	}
-	if (err)
-		goto out;
-	err = bpf_object__load(obj);
 	if (!err)
 		err = host_addrs(ifname, &cfg);
-	if (err)
-		goto out;
-	err = bpf_map_update_elem(bpf_object__find_map_fd_by_name(obj, MROCE_MAP_CFG),
-				  &zero, &cfg, BPF_ANY) ? -errno : 0;
+	if (!err)
+		err = cfg_prefill(obj, &cfg);
 	if (err)
 		goto out;
 
-	flags |= mode == MROCE_XDP_SKB ? XDP_FLAGS_SKB_MODE : XDP_FLAGS_DRV_MODE;
-	err = bpf_xdp_attach((int)ifindex, bpf_program__fd(prog), flags, NULL);
+	/*
+	 * libxdp loads the program and attaches it: behind its dispatcher
+	 * (joining one already there) where the kernel allows it, else alone
+	 * with XDP_FLAGS_UPDATE_IF_NOEXIST, so it never replaces a program.
+	 */
+	xprog = xdp_program__from_bpf_obj(obj, bpf_program__section_name(prog));
+	err = libxdp_get_error(xprog);
+	if (err) {
+		xprog = NULL;
+		goto out;
+	}
+	/*
+	 * libbpf applies "xdp.frags" only when it loads the program, so libxdp
+	 * cannot see it beforehand: say it, or a dispatcher would be built
+	 * without frags and jumbo frames refused (libxdp still drops it on a
+	 * kernel without frags support).
+	 */
+	if (!strcmp(bpf_program__section_name(prog), "xdp.frags"))
+		err = xdp_program__set_xdp_frags_support(xprog, true);
+	if (err)
+		goto out;
+	err = xdp_program__attach(xprog, (int)ifindex,
+				  mode == MROCE_XDP_SKB ? XDP_MODE_SKB : XDP_MODE_NATIVE, 0);
 	if (err == -EBUSY || err == -EEXIST)
 		err = -MROCE_ERR_FOREIGN_PROG;	/* lost a race with another loader */
 	if (err)
@@ -323,9 +443,12 @@ int mroce_dp_attach(const char *ifname, const struct mroce_attach_opts *opts)
 	if (MROCE_OPT(opts, pin, false)) {
 		err = pin_all(obj, DEFAULT_PIN_ROOT, ifname);
 		if (err)
-			bpf_xdp_detach((int)ifindex, flags & ~XDP_FLAGS_UPDATE_IF_NOEXIST, NULL);
+			xdp_program__detach(xprog, (int)ifindex,
+					    mode == MROCE_XDP_SKB ? XDP_MODE_SKB : XDP_MODE_NATIVE, 0);
 	}
 out:
+	if (xprog)
+		xdp_program__close(xprog);	/* from_bpf_obj: the object stays ours */
 	bpf_object__close(obj);
 	return err;
 }
@@ -335,17 +458,33 @@ int mroce_dp_detach(const char *ifname)
 	LIBBPF_OPTS(bpf_xdp_attach_opts, o);
 	enum mroce_xdp_mode mode = MROCE_XDP_NATIVE;
 	__u32 ifindex, id, flags;
+	bool dispatched;
 	int err, fd = -1;
 
 	mroce_print_install();
 	err = ifindex_of(ifname, &ifindex);
 	if (err)
 		return err;
-	err = find_attached(ifindex, &id, &mode, &fd);
+	err = find_attached(ifindex, &id, &mode, &fd, &dispatched);
 	if (err < 0)
 		return err;
 	if (err == 0)
 		return id ? -MROCE_ERR_FOREIGN_PROG : -MROCE_ERR_NOT_ATTACHED;
+	if (dispatched) {
+		/* libxdp takes ours out of the dispatcher; the others keep running. */
+		struct xdp_program *xp = xdp_program__from_id(id);
+
+		close(fd);
+		err = libxdp_get_error(xp);
+		if (!err) {
+			err = xdp_program__detach(xp, (int)ifindex, mode == MROCE_XDP_SKB ?
+						  XDP_MODE_SKB : XDP_MODE_NATIVE, 0);
+			xdp_program__close(xp);
+		}
+		if (!err)
+			unpin_all(DEFAULT_PIN_ROOT, ifname);
+		return err;
+	}
 	/* Replace only our program, atomically, even if another loader races us. */
 	o.old_prog_fd = fd;
 	flags = XDP_FLAGS_REPLACE | (mode == MROCE_XDP_SKB ? XDP_FLAGS_SKB_MODE : XDP_FLAGS_DRV_MODE);
@@ -397,7 +536,7 @@ int mroce_dp_open(const char *ifname, struct mroce_dp **dpp)
 	if (err)
 		goto fail;
 	snprintf(dp->ifname, sizeof(dp->ifname), "%s", ifname);
-	err = find_attached(dp->ifindex, &dp->prog_id, &dp->mode, &dp->prog_fd);
+	err = find_attached(dp->ifindex, &dp->prog_id, &dp->mode, &dp->prog_fd, NULL);
 	if (err == 0)
 		err = dp->prog_id ? -MROCE_ERR_FOREIGN_PROG : -MROCE_ERR_NOT_ATTACHED;
 	if (err < 0)
@@ -430,7 +569,8 @@ int mroce_dp_open(const char *ifname, struct mroce_dp **dpp)
 			err = -MROCE_ERR_BAD_OBJ;
 			goto fail;
 		}
-		if ((i == 1 && minfo.max_entries != MROCE_STAT_MAX) ||
+		if ((i == 1 && (minfo.max_entries != 1 ||
+				minfo.value_size != sizeof(struct mroce_dp_counters))) ||
 		    (i == 2 && minfo.value_size != sizeof(struct mroce_cfg)) ||
 		    (i == 4 && (minfo.value_size != MROCE_DM_CHUNK || !minfo.max_entries ||
 				!(minfo.map_flags & BPF_F_MMAPABLE))) ||
@@ -520,22 +660,24 @@ int mroce_dp_info(const struct mroce_dp *dp, struct mroce_dp_info *info)
 
 int mroce_dp_stats(const struct mroce_dp *dp, __u64 out[MROCE_STAT_MAX])
 {
-	__u64 *percpu;
+	struct mroce_dp_counters *percpu;
+	__u32 zero = 0;
 	int err = 0;
 
 	if (!dp || !out)
 		return -EINVAL;
+	memset(out, 0, sizeof(__u64) * MROCE_STAT_MAX);
 	percpu = calloc((size_t)dp->ncpus, sizeof(*percpu));
 	if (!percpu)
 		return -ENOMEM;
-	for (__u32 s = 0; s < MROCE_STAT_MAX; s++) {
-		out[s] = 0;
-		if (bpf_map_lookup_elem(dp->stats_fd, &s, percpu)) {
-			err = -errno;
-			break;
-		}
-		for (int c = 0; c < dp->ncpus; c++)
-			out[s] += percpu[c];
+	if (bpf_map_lookup_elem(dp->stats_fd, &zero, percpu))
+		err = -errno;
+	/* Counter s is word s of each CPU's struct (stats.h, dp_maps.h). */
+	for (int c = 0; !err && c < dp->ncpus; c++) {
+		const __u64 *w = (const __u64 *)&percpu[c];
+
+		for (int s = 0; s < MROCE_STAT_MAX; s++)
+			out[s] += w[s];
 	}
 	free(percpu);
 	return err;

@@ -34,6 +34,7 @@ struct mroce_cli {
 	bool			pin;
 	__u32			dm_mb;		/* attach: device memory pool, MiB; 0: the default */
 	bool			json;
+	bool			prometheus;	/* status: Prometheus text exposition */
 	bool			verbose;
 	bool			go_back_n;
 };
@@ -69,10 +70,36 @@ struct mroce_cli_totals {
 #undef X
 };
 
+/*
+ * The AF_XDP sockets' own kernel counters (XDP_STATISTICS), summed over the
+ * sockets of the network namespace: fields of struct mroce_dev_stats.
+ */
+#define MROCE_CLI_XSK(X)							\
+	X(xsk_rx_dropped,         "received frames dropped (no fill buffer, RX ring full)") \
+	X(xsk_rx_invalid_descs,   "invalid fill ring entries")		\
+	X(xsk_tx_invalid_descs,   "invalid TX ring entries")		\
+	X(xsk_rx_ring_full,       "of the dropped: RX ring full")		\
+	X(xsk_rx_fill_ring_empty, "frames that met an empty fill ring")	\
+	X(xsk_tx_ring_empty,      "transmit wakeups with an empty TX ring")
+
+/* Everything `mroce status` reports, gathered once and printed in one of three forms. */
+struct mroce_cli_status {
+	struct mroce_dp_info	info;
+	__u64			stats[MROCE_STAT_MAX];	/* enum mroce_stat */
+	struct mroce_cli_totals	tt;
+	int			xsk_sockets;	/* AF_XDP sockets found; < 0: not scanned (-errno) */
+	struct mroce_dev_stats	xsk;		/* their xsk_* counters, summed */
+};
+
 /* `status --json`, built with json-c (names are escaped); NULL without memory. */
 struct json_object;
-struct json_object *mroce_cli_status_json(const struct mroce_dp_info *info, const __u64 *stats,
-					  const struct mroce_cli_totals *tt);
+struct json_object *mroce_cli_status_json(const struct mroce_cli_status *st);
+
+/*
+ * `status --prometheus`: the Prometheus text exposition format 0.0.4, every
+ * sample labelled dev="IFNAME" (escaped as the format says). An exit code.
+ */
+int mroce_cli_status_prom(FILE *out, const struct mroce_cli_status *st);
 /* Print o as one line and release it; an exit code. */
 int mroce_cli_print_json(FILE *out, struct json_object *o);
 

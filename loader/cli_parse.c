@@ -18,18 +18,20 @@ const char mroce_cli_usage[] =
 "                      UDP port 4792, the object built into the tool, a device\n"
 "                      memory pool of 256 MiB: --dm-mb 4-65536, in 4 MiB chunks)\n"
 "  detach DEV          detach it; never touches another XDP program\n"
-"  status DEV [--json] program, mode, port, flows and drop counters\n"
+"  status DEV [--json | --prometheus]\n"
+"                      program, mode, port, flows, drop counters and the AF_XDP\n"
+"                      sockets' kernel counters (--prometheus: text exposition)\n"
 "  flows DEV [--json]  active flows: receive windows and transport counters\n"
 "  flow add DEV QPN --token HEX [--psn N] [--peer-qpn N] [--go-back-n]\n"
 "  flow del DEV QPN    add or remove a flow by hand (tests, debugging)\n"
 "\n"
-"  -v, --verbose       show libbpf's log\n"
+"  -v, --verbose       show libbpf's and libxdp's log\n"
 "  -h, --help          this text;  --version  the version\n"
 "\n"
 "Exit status: 0 success, 1 the operation failed, 2 bad command line.\n";
 
 enum opt_id { OPT_MODE, OPT_PORT, OPT_OBJ, OPT_PIN, OPT_JSON, OPT_TOKEN, OPT_PSN,
-	      OPT_PEER_QPN, OPT_GBN, OPT_DM_MB };
+	      OPT_PEER_QPN, OPT_GBN, OPT_DM_MB, OPT_PROM };
 
 #define CMD(c) (1u << (c))
 
@@ -45,6 +47,7 @@ static const struct {
 	{ "pin",	OPT_PIN,	false, CMD(MROCE_CLI_ATTACH) },
 	{ "dm-mb",	OPT_DM_MB,	true,  CMD(MROCE_CLI_ATTACH) },
 	{ "json",	OPT_JSON,	false, CMD(MROCE_CLI_STATUS) | CMD(MROCE_CLI_FLOWS) },
+	{ "prometheus",	OPT_PROM,	false, CMD(MROCE_CLI_STATUS) },
 	{ "token",	OPT_TOKEN,	true,  CMD(MROCE_CLI_FLOW_ADD) },
 	{ "psn",	OPT_PSN,	true,  CMD(MROCE_CLI_FLOW_ADD) },
 	{ "peer-qpn",	OPT_PEER_QPN,	true,  CMD(MROCE_CLI_FLOW_ADD) },
@@ -141,6 +144,9 @@ static int set_opt(struct mroce_cli *cli, enum opt_id id, const char *name, cons
 		return 0;
 	case OPT_JSON:
 		cli->json = true;
+		return 0;
+	case OPT_PROM:
+		cli->prometheus = true;
 		return 0;
 	case OPT_GBN:
 		cli->go_back_n = true;
@@ -242,5 +248,7 @@ int mroce_cli_parse(int argc, char **argv, struct mroce_cli *cli, char *err, siz
 	}
 	if (cli->cmd == MROCE_CLI_FLOW_ADD && !token_set)
 		return fail(err, len, "'flow add' needs --token");
+	if (cli->json && cli->prometheus)
+		return fail(err, len, "--json and --prometheus exclude each other");
 	return 0;
 }

@@ -7,6 +7,10 @@
 
 #include "cli.h"
 
+#ifndef MROCE_TOOL_VERSION
+#error "MROCE_TOOL_VERSION is the Makefile's VERSION, passed with -D"
+#endif
+
 static const char *mode_name(enum mroce_xdp_mode mode)
 {
 	return mode == MROCE_XDP_SKB ? "skb" : "native";
@@ -97,16 +101,18 @@ int mroce_cli_print_json(FILE *out, struct json_object *o)
 	return s ? MROCE_EXIT_OK : MROCE_EXIT_FAIL;
 }
 
-struct json_object *mroce_cli_status_json(const struct mroce_dp_info *info, const __u64 *stats,
-					  const struct mroce_cli_totals *tt)
+struct json_object *mroce_cli_status_json(const struct mroce_cli_status *st)
 {
+	const struct mroce_dp_info *info = &st->info;
+	const struct mroce_cli_totals *tt = &st->tt;
 	struct json_object *o = json_object_new_object(), *c = json_object_new_object(),
-			   *t = json_object_new_object();
+			   *t = json_object_new_object(), *x = json_object_new_object();
 
-	if (!o || !c || !t) {
+	if (!o || !c || !t || !x) {
 		json_object_put(o);
 		json_object_put(c);
 		json_object_put(t);
+		json_object_put(x);
 		return NULL;
 	}
 	put_str(o, "ifname", info->ifname);
@@ -117,12 +123,22 @@ struct json_object *mroce_cli_status_json(const struct mroce_dp_info *info, cons
 	put_u64(o, "flows", info->flows);
 	put_str(o, "pin_dir", info->pin_dir);
 	for (int s = 0; s < MROCE_STAT_MAX; s++)
-		put_u64(c, mroce_stat_name(s), stats[s]);
+		put_u64(c, mroce_stat_name(s), st->stats[s]);
 	json_object_object_add(o, "counters", c);
 #define X(n, d) put_u64(t, #n, tt->n);
 	MROCE_CLI_TOTALS(X)
 #undef X
 	json_object_object_add(o, "transport", t);
+	/* The sockets' counters, when they could be read (see print_xsk_stats). */
+	if (st->xsk_sockets >= 0) {
+		put_u64(x, "sockets", (__u64)st->xsk_sockets);
+#define X(f, d) put_u64(x, #f, st->xsk.f);
+		MROCE_CLI_XSK(X)
+#undef X
+		json_object_object_add(o, "xsk", x);
+	} else {
+		json_object_put(x);
+	}
 	return o;
 }
 
@@ -151,52 +167,51 @@ static struct json_object *flow_json(__u32 q, const struct mroce_flow *f, const 
 	return o;
 }
 
-/* The AF_XDP sockets' own counters (they live in other processes' sockets). */
-static void print_xsk_stats(FILE *out)
+/*
+ * The AF_XDP sockets' own counters (they live in other processes' sockets);
+ * nothing when they could not be scanned (no /proc, no CAP_SYS_PTRACE).
+ */
+static void print_xsk_stats(FILE *out, const struct mroce_cli_status *st)
 {
-	struct mroce_dev_stats x;
-	int n = mroce_xsk_scan_stats(&x);
-
-	if (n < 0)
+	if (st->xsk_sockets < 0)
 		return;
-	fprintf(out, "AF_XDP sockets in this network namespace: %d, kernel counters summed:\n", n);
-#define X(f, d) fprintf(out, "  %-22s %12llu  %s\n", #f, (unsigned long long)x.f, d);
-	X(xsk_rx_dropped, "received frames dropped (no fill buffer, RX ring full)")
-	X(xsk_rx_invalid_descs, "invalid fill ring entries")
-	X(xsk_tx_invalid_descs, "invalid TX ring entries")
-	X(xsk_rx_ring_full, "of the dropped: RX ring full")
-	X(xsk_rx_fill_ring_empty, "frames that met an empty fill ring")
-	X(xsk_tx_ring_empty, "transmit wakeups with an empty TX ring")
+	fprintf(out, "AF_XDP sockets in this network namespace: %d, kernel counters summed:\n",
+		st->xsk_sockets);
+#define X(f, d) fprintf(out, "  %-22s %12llu  %s\n", #f, (unsigned long long)st->xsk.f, d);
+	MROCE_CLI_XSK(X)
 #undef X
 }
 
 static int cmd_status(const struct mroce_cli *cli, struct mroce_dp *dp, FILE *out, FILE *errout)
 {
-	struct mroce_cli_totals tt;
-	struct mroce_dp_info info;
-	__u64 stats[MROCE_STAT_MAX];
+	struct mroce_cli_status st;
+	const struct mroce_dp_info *i = &st.info;
 	int err;
 
-	err = mroce_dp_info(dp, &info);
+	memset(&st, 0, sizeof(st));
+	err = mroce_dp_info(dp, &st.info);
 	if (!err)
-		err = mroce_dp_stats(dp, stats);
+		err = mroce_dp_stats(dp, st.stats);
 	if (err)
 		return report(errout, cli, "status", err);
-	transport_totals(dp, &tt);
+	transport_totals(dp, &st.tt);
+	st.xsk_sockets = mroce_xsk_scan_stats(&st.xsk);
 	if (cli->json)
-		return mroce_cli_print_json(out, mroce_cli_status_json(&info, stats, &tt));
+		return mroce_cli_print_json(out, mroce_cli_status_json(&st));
+	if (cli->prometheus)
+		return mroce_cli_status_prom(out, &st);
 	fprintf(out, "%s (ifindex %u): prog id %u %s, %s mode, UDP port %u, %u flow%s%s%s\n",
-		info.ifname, info.ifindex, info.prog_id, MROCE_PROG_NAME, mode_name(info.mode),
-		info.udp_port, info.flows, info.flows == 1 ? "" : "s",
-		info.pin_dir[0] ? ", maps pinned in " : "", info.pin_dir);
+		i->ifname, i->ifindex, i->prog_id, MROCE_PROG_NAME, mode_name(i->mode),
+		i->udp_port, i->flows, i->flows == 1 ? "" : "s",
+		i->pin_dir[0] ? ", maps pinned in " : "", i->pin_dir);
 	for (int s = 0; s < MROCE_STAT_MAX; s++)
 		fprintf(out, "  %-14s %12llu  %s\n", mroce_stat_name(s),
-			(unsigned long long)stats[s], mroce_stat_desc(s));
+			(unsigned long long)st.stats[s], mroce_stat_desc(s));
 	fprintf(out, "transport, summed over the active flows:\n");
-#define X(n, d) fprintf(out, "  %-14s %12llu  %s\n", #n, (unsigned long long)tt.n, d);
+#define X(n, d) fprintf(out, "  %-14s %12llu  %s\n", #n, (unsigned long long)st.tt.n, d);
 	MROCE_CLI_TOTALS(X)
 #undef X
-	print_xsk_stats(out);
+	print_xsk_stats(out, &st);
 	return MROCE_EXIT_OK;
 }
 
@@ -264,7 +279,7 @@ int mroce_cli_run(const struct mroce_cli *cli, FILE *out, FILE *errout)
 		fputs(mroce_cli_usage, out);
 		return MROCE_EXIT_OK;
 	case MROCE_CLI_VERSION:
-		fprintf(out, "mroce %s (wire protocol version %d)\n", MROCE_VERSION_STRING, MROCE_VERSION);
+		fprintf(out, "mroce %s (wire protocol version %d)\n", MROCE_TOOL_VERSION, MROCE_VERSION);
 		return MROCE_EXIT_OK;
 	case MROCE_CLI_ATTACH:
 		return cmd_attach(cli, out, errout);

@@ -17,8 +17,15 @@ PKGS=(
 	xdp-tools			# selftest: attach through libxdp's loader
 	ethtool				# fabric selftests: host checksum offload off
 	util-linux			# setpriv, for the not-root error test
+	python3-prometheus-client	# tests: a second parser of mroce status --prometheus
 	spin				# make model: the protocol model checker
+	groff-base man-db pkg-config	# selftests/test_install.sh: man pages, pkg-config files
 )
+
+# scripts/test-debs.sh: dpkg-buildpackage (the other build dependencies are above).
+if [ "${1:-}" = deb ]; then
+	PKGS=(dpkg-dev debhelper)
+fi
 
 if [ "${1:-}" = bench ]; then
 	PKGS=(

@@ -178,15 +178,17 @@ static void clear_flow(__u32 qpn)
 	assert_int_equal(bpf_map_update_elem(E.flows_fd, &qpn, &f, BPF_ANY), 0);
 }
 
+/* The stats map: one entry, a struct mroce_dp_counters per CPU (counter s = word s). */
 static void read_stats(__u64 out[MROCE_STAT_MAX])
 {
-	__u64 percpu[E.ncpus];
+	__u64 percpu[E.ncpus][MROCE_STAT_MAX];
+	__u32 zero = 0;
 
+	assert_int_equal(bpf_map_lookup_elem(E.stats_fd, &zero, percpu), 0);
 	for (__u32 s = 0; s < MROCE_STAT_MAX; s++) {
-		assert_int_equal(bpf_map_lookup_elem(E.stats_fd, &s, percpu), 0);
 		out[s] = 0;
 		for (int c = 0; c < E.ncpus; c++)
-			out[s] += percpu[c];
+			out[s] += percpu[c][s];
 	}
 }
 

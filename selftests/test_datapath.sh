@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 # Root selftests of the XDP datapath on a veth pair between two namespaces:
-# attach with the CLI, `ip link` and libxdp's loader; crafted MetaRoCE frames
+# attach with the CLI (through libxdp), `ip link` and libxdp's loader; named
+# counters in `mroce status` (text, JSON, Prometheus) and bpftool; crafted MetaRoCE frames
 # from A reach an AF_XDP socket on B exactly when valid; ping and TCP keep
 # working over the same link; detach leaves the link clean.
 . "$(dirname "$0")/lib.sh"
@@ -27,6 +28,93 @@ t_attach_cli_native() {
 	grep -q "prog id [1-9][0-9]* mroce_xdp, native mode, UDP port 4792" "$TMP/status" || return 1
 	b ip -d link show "$IF_B" | grep -q "prog/xdp id" || { echo "no native XDP program on $IF_B"; return 1; }
 	b "$MROCE" status "$IF_B" --json | grep -q '"mode":"native","udp_port":4792' || return 1
+}
+
+# mroce attaches through libxdp, which tries its multi-program dispatcher
+# first (with a bpffs: it needs one) and, refused on this kernel (EPERM),
+# attaches mroce's program alone; on a kernel that allows the dispatcher,
+# mroce runs behind it and status and detach find it there. One shell: the
+# bpffs mounted inside `ip netns exec` lives as long as that command. At
+# MTU 9000 the attach also shows the program kept its frags support.
+t_attach_through_libxdp() {
+	b sh -c "[ \"\$(stat -f -c %T /sys/fs/bpf 2>/dev/null)\" = bpf_fs ] || mount -t bpf bpf /sys/fs/bpf || exit 1
+		 '$MROCE' -v attach '$IF_B' 2>'$TMP/libxdp.log' >/dev/null || exit 1
+		 ip -d link show '$IF_B' >'$TMP/link'
+		 '$MROCE' status '$IF_B' >'$TMP/status' || exit 1
+		 '$MROCE' detach '$IF_B'" || { cat "$TMP/libxdp.log"; return 1; }
+	grep -E "^libxdp: .*(dispatcher|Falling back|not permitted)" "$TMP/libxdp.log"
+	grep -q "^libxdp: " "$TMP/libxdp.log" || { echo "libxdp was not used"; return 1; }
+	grep -q "mroce_xdp, native mode" "$TMP/status" || { cat "$TMP/status"; return 1; }
+	if grep -q "prog/xdp id [0-9]* name xdp_dispatcher" "$TMP/link"; then
+		echo "this kernel allows libxdp's dispatcher: mroce ran behind it"
+	else
+		grep -q "prog/xdp id [0-9]* name mroce_xdp " "$TMP/link" || { cat "$TMP/link"; return 1; }
+		echo "single-program path: $(grep -o 'prog/xdp id [0-9]* name mroce_xdp' "$TMP/link")"
+	fi
+	! b ip link show "$IF_B" | grep -q xdp || { echo "XDP still attached after detach"; return 1; }
+}
+
+# The counters have names in the map's BTF: bpftool prints them, and their
+# per-CPU sums are what `mroce status` says.
+bpftool_counters() {	# DEV FILE: the stats map of DEV's program, as bpftool dumps it
+	local prog map
+	prog=$(counter "$1" prog_id)
+	for map in $(b bpftool -j prog show id "$prog" | python3 -c 'import json,sys; print(*json.load(sys.stdin)["map_ids"])'); do
+		if b bpftool -j map show id "$map" | grep -q '"name":"mroce_stats"'; then
+			b bpftool map dump id "$map" >"$2"
+			return
+		fi
+	done
+	echo "no mroce_stats map on program $prog"
+	return 1
+}
+
+# prom_value FILE METRIC: the value of METRIC's sample in an exposition.
+prom_value() { sed -n "s/^$2{[^}]*} \([0-9]*\)\$/\1/p" "$1"; }
+
+# status --prometheus on a real attach: counters move with the traffic
+# (ping through the program, three frames to an unknown QP), bpftool's
+# named dump agrees, and a Prometheus parser reads the whole exposition.
+t_status_prometheus() {
+	b "$MROCE" attach "$IF_B" >/dev/null || return 1
+	b "$MROCE" status "$IF_B" --prometheus >"$TMP/p0" || return 1
+	a ping -c 3 -i 0.2 -W 2 "$IP_B" >/dev/null || { echo "ping failed"; return 1; }
+	a "$PEER" send --dev "$IF_A" --dst-mac "$MAC_B" --count 3 --qpn 99 || return 1
+	sleep 0.2
+	b "$MROCE" status "$IF_B" --prometheus >"$TMP/p1" || return 1
+	grep -E "^mroce_xdp_(pass|unknown_qp)_total|^mroce_xdp_attached_info|^mroce_xsk_sockets" "$TMP/p1"
+	local p0 p1 u0 u1
+	p0=$(prom_value "$TMP/p0" mroce_xdp_pass_total)
+	p1=$(prom_value "$TMP/p1" mroce_xdp_pass_total)
+	u0=$(prom_value "$TMP/p0" mroce_xdp_unknown_qp_total)
+	u1=$(prom_value "$TMP/p1" mroce_xdp_unknown_qp_total)
+	[ -n "$p0" ] && [ -n "$p1" ] && [ "$p1" -ge $((p0 + 3)) ] ||
+		{ echo "mroce_xdp_pass_total went $p0 -> $p1 across a ping of 3"; return 1; }
+	[ "$u0" = 0 ] && [ "$u1" = 3 ] || { echo "mroce_xdp_unknown_qp_total $u0 -> $u1, want 0 -> 3"; return 1; }
+	grep -qx '# TYPE mroce_xdp_unknown_qp_total counter' "$TMP/p1" || return 1
+	grep -q "^mroce_xdp_attached_info{dev=\"$IF_B\",mode=\"native\",prog_id=\"[1-9][0-9]*\",udp_port=\"4792\"} 1\$" "$TMP/p1" || return 1
+	grep -q "^mroce_xsk_rx_dropped{dev=\"$IF_B\"} [0-9]*\$" "$TMP/p1" || { echo "no AF_XDP socket counters"; return 1; }
+	/usr/bin/python3 - "$TMP/p1" "$IF_B" <<'PY' || return 1
+import sys
+from prometheus_client.parser import text_string_to_metric_families
+fams = list(text_string_to_metric_families(open(sys.argv[1]).read()))
+samples = [s for f in fams for s in f.samples]
+assert all(s.labels["dev"] == sys.argv[2] for s in samples), "a sample lacks dev"
+uq = [s.value for s in samples if s.name == "mroce_xdp_unknown_qp_total"]
+assert uq == [3.0], uq
+print("prometheus_client parsed %d families, %d samples" % (len(fams), len(samples)))
+PY
+	bpftool_counters "$IF_B" "$TMP/bpftool.json" || return 1
+	python3 - "$TMP/bpftool.json" "$u1" "$p1" <<'PY' || { head -30 "$TMP/bpftool.json"; return 1; }
+import json, sys
+d = json.load(open(sys.argv[1]))
+cpus = d[0]["values"]
+uq = sum(c["value"]["unknown_qp"] for c in cpus)
+names = list(cpus[0]["value"])
+print("bpftool: %d named counters per CPU (%s ... %s), unknown_qp summed %d" % (len(names), names[0], names[-1], uq))
+assert uq == int(sys.argv[2]) and "dup_retx_limit" in names and "placed_bytes" in names
+assert sum(c["value"]["pass"] for c in cpus) >= int(sys.argv[3])
+PY
 }
 
 t_crafted_frames_and_normal_traffic() {
@@ -130,6 +218,18 @@ t_cli_errors() {
 	expect_fail 1 "XDP native mode is not supported by this device (try --mode skb)" b "$MROCE" attach lo || return 1
 	expect_fail 1 "status $IF_B: mroce datapath is not attached" b "$MROCE" status "$IF_B" || return 1
 	expect_fail 2 "unknown command" b "$MROCE" bogus || return 1
+	expect_fail 2 "--json and --prometheus exclude each other" b "$MROCE" status "$IF_B" --json --prometheus || return 1
+	# --help and --version: stdout, exit 0, nothing on stderr; the Makefile's version.
+	b "$MROCE" --help >"$TMP/out" 2>"$TMP/err" && [ ! -s "$TMP/err" ] &&
+		grep -q "^Usage: mroce" "$TMP/out" || { echo "--help: $(cat "$TMP/err")"; return 1; }
+	b "$MROCE" status --help >"$TMP/out" 2>"$TMP/err" && [ ! -s "$TMP/err" ] &&
+		grep -q "status DEV \[--json | --prometheus\]" "$TMP/out" || return 1
+	local ver
+	ver=$(sed -n 's/^VERSION *:= *//p' "$ROOT/Makefile")
+	b "$MROCE" --version >"$TMP/out" 2>"$TMP/err" && [ ! -s "$TMP/err" ] &&
+		grep -qx "mroce $ver (wire protocol version [0-9]*)" "$TMP/out" ||
+		{ echo "--version printed '$(cat "$TMP/out")', want mroce $ver"; return 1; }
+	echo "ok: --help, --version -> $(cat "$TMP/out")"
 	expect_fail 2 "--mode must be native or skb" b "$MROCE" attach "$IF_B" --mode fast || return 1
 	cp "$MROCE" "$TMP/mroce" && chmod 755 "$TMP/mroce"
 	expect_fail 1 "needs root" b setpriv --reuid=65534 --regid=65534 --clear-groups "$TMP/mroce" attach "$IF_B" || return 1
@@ -161,11 +261,18 @@ t_status_json_odd_ifname() {
 	cat "$TMP/odd.json"
 	python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); print("ifname:", repr(d["ifname"])); sys.exit(d["ifname"] != sys.argv[2] or d["mode"] != "native")' \
 		"$TMP/odd.json" "$odd" || { echo "the interface name did not round-trip"; return 1; }
+	b "$MROCE" status "$odd" --prometheus >"$TMP/odd.prom" || return 1
+	grep '^mroce_xdp_rx_total' "$TMP/odd.prom"
+	/usr/bin/python3 -c 'import sys; from prometheus_client.parser import text_string_to_metric_families as p; s = [x for f in p(open(sys.argv[1]).read()) for x in f.samples]; sys.exit(not s or any(x.labels["dev"] != sys.argv[2] for x in s))' \
+		"$TMP/odd.prom" "$odd" || { echo "the interface name did not round-trip through the exposition"; return 1; }
 	b "$MROCE" detach "$odd" >/dev/null
 }
 
 require_root datapath
 run_test "attach with the CLI in native mode" t_attach_cli_native
+run_test "the CLI attaches through libxdp (single program here)" t_attach_through_libxdp
+run_test "the CLI attaches through libxdp at MTU 9000 (frags kept)" t_attach_through_libxdp 9000
+run_test "status --prometheus: counters move, bpftool names them" t_status_prometheus
 run_test "crafted frames reach AF_XDP exactly when valid; ping and TCP unharmed" t_crafted_frames_and_normal_traffic
 run_test "fill-ring starvation: lost packets are accepted again" t_fill_ring_starvation
 run_test "detach leaves the link clean" t_detach_leaves_link_clean
@@ -173,5 +280,5 @@ run_test "standalone attach with ip link" t_attach_with_ip_link
 run_test "generic (skb) mode" t_generic_mode
 run_test "attach with libxdp's loader (single-program fallback)" t_attach_with_libxdp
 run_test "CLI errors" t_cli_errors
-run_test "status --json escapes an interface name with a quote and a backslash" t_status_json_odd_ifname
+run_test "status --json and --prometheus escape an interface name with a quote and a backslash" t_status_json_odd_ifname
 summary datapath

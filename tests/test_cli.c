@@ -11,6 +11,7 @@
 #include <setjmp.h>
 #include <sched.h>
 #include <unistd.h>
+#include <sys/wait.h>
 #include <bpf/libbpf.h>
 #include <json-c/json.h>
 #include <cmocka.h>
@@ -55,6 +56,10 @@ static void test_accepts(void **state)
 	assert_int_equal(parse(&cli, err, "status veth1 --json"), 0);
 	assert_int_equal(cli.cmd, MROCE_CLI_STATUS);
 	assert_true(cli.json);
+	assert_false(cli.prometheus);
+	assert_int_equal(parse(&cli, err, "status veth1 --prometheus"), 0);
+	assert_true(cli.prometheus);
+	assert_false(cli.json);
 
 	assert_int_equal(parse(&cli, err, "flow add veth1 12 --token 0xABCDEF --psn 0xffffffff --peer-qpn 3 --go-back-n"), 0);
 	assert_int_equal(cli.cmd, MROCE_CLI_FLOW_ADD);
@@ -104,6 +109,9 @@ static const struct {
 	{ "flow add eth0 5 --token 1ffffffffffffffff", "--token must be" },
 	{ "flow add eth0 5 --token 1 --psn 4294967296", "--psn must be" },
 	{ "flow del eth0 5 --token 1",		"not valid for 'flow'" },
+	{ "status eth0 --json --prometheus",	"--json and --prometheus exclude each other" },
+	{ "flows eth0 --prometheus",		"not valid for 'flows'" },
+	{ "status eth0 --prometheus=1",		"takes no value" },
 };
 
 static void test_rejects(void **state)
@@ -209,30 +217,42 @@ static void test_attach_not_bpf(void **state)
 static void test_status_json_escapes(void **state)
 {
 	static const char *const names[] = { "q\"x\\y", "\"\\\b\x01\x1f\x7f", "caf\xc3\xa9\t\n\"}", "" };
-	struct mroce_cli_totals tt = { .tx_pkts = 1ull << 40, .cc_cuts = 7 };
-	__u64 stats[MROCE_STAT_MAX] = { 0 };
+	static struct mroce_cli_status st = {
+		.info = { .ifindex = 3, .prog_id = 9, .udp_port = 4791 },
+		.tt = { .tx_pkts = 1ull << 40, .cc_cuts = 7 },
+		.xsk_sockets = 2, .xsk = { .xsk_rx_dropped = 11, .xsk_tx_ring_empty = 5 },
+	};
+	struct mroce_dp_info *info = &st.info;
 
 	(void)state;
-	stats[0] = 18446744073709551615ull;
+	st.stats[0] = 18446744073709551615ull;
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-		struct mroce_dp_info info = { .ifindex = 3, .prog_id = 9, .udp_port = 4791 };
-		struct json_object *o, *v;
+		struct json_object *o, *v, *x;
 		char *buf = NULL, cmd[160];
 		size_t len = 0;
 		FILE *out = open_memstream(&buf, &len), *py;
 
-		snprintf(info.ifname, sizeof(info.ifname), "%s", names[i]);
-		snprintf(info.pin_dir, sizeof(info.pin_dir), "/sys/fs/bpf/mroce/%s", names[i]);
-		assert_int_equal(mroce_cli_print_json(out, mroce_cli_status_json(&info, stats, &tt)),
-				 MROCE_EXIT_OK);
+		snprintf(info->ifname, sizeof(info->ifname), "%s", names[i]);
+		snprintf(info->pin_dir, sizeof(info->pin_dir), "/sys/fs/bpf/mroce/%s", names[i]);
+		assert_int_equal(mroce_cli_print_json(out, mroce_cli_status_json(&st)), MROCE_EXIT_OK);
 		fclose(out);
 		o = json_tokener_parse(buf);
 		if (!o)
 			fail_msg("invalid JSON: %s", buf);
 		assert_true(json_object_object_get_ex(o, "ifname", &v));
-		assert_string_equal(json_object_get_string(v), info.ifname);
+		assert_string_equal(json_object_get_string(v), info->ifname);
 		assert_true(json_object_object_get_ex(o, "pin_dir", &v));
-		assert_string_equal(json_object_get_string(v), info.pin_dir);
+		assert_string_equal(json_object_get_string(v), info->pin_dir);
+		assert_true(json_object_object_get_ex(o, "counters", &v));
+		assert_true(json_object_object_get_ex(v, "pass", &v));
+		assert_true(json_object_get_uint64(v) == 18446744073709551615ull);
+		assert_true(json_object_object_get_ex(o, "xsk", &x));
+		assert_true(json_object_object_get_ex(x, "sockets", &v));
+		assert_int_equal(json_object_get_uint64(v), 2);
+		assert_true(json_object_object_get_ex(x, "xsk_rx_dropped", &v));
+		assert_int_equal(json_object_get_uint64(v), 11);
+		assert_true(json_object_object_get_ex(x, "xsk_tx_ring_empty", &v));
+		assert_int_equal(json_object_get_uint64(v), 5);
 		assert_true(json_object_object_get_ex(o, "transport", &v));
 		assert_true(json_object_object_get_ex(v, "tx_pkts", &v));
 		assert_true(json_object_get_uint64(v) == 1ull << 40);
@@ -249,6 +269,198 @@ static void test_status_json_escapes(void **state)
 	}
 }
 
+/* With no AF_XDP socket scan (xsk_sockets < 0) the JSON has no "xsk" object. */
+static void test_status_json_no_xsk(void **state)
+{
+	struct mroce_cli_status st = { .info = { .ifname = "eth0" }, .xsk_sockets = -EPERM };
+	struct json_object *o = mroce_cli_status_json(&st), *v;
+
+	(void)state;
+	assert_non_null(o);
+	assert_false(json_object_object_get_ex(o, "xsk", &v));
+	assert_true(json_object_object_get_ex(o, "counters", &v));
+	assert_int_equal(json_object_object_length(v), MROCE_STAT_MAX);
+	json_object_put(o);
+}
+
+/*
+ * Undo the exposition format's label escaping (\\, \", \n) of the value that
+ * starts after dev=" in line; NULL if it is malformed (an unknown escape, a
+ * raw newline, no closing quote). *end: just past the closing quote.
+ */
+static char *prom_label(const char *line, const char **end)
+{
+	const char *p = strstr(line, "{dev=\"");
+	static char v[64];
+	size_t n = 0;
+
+	if (!p || memchr(line, '\n', (size_t)(p - line)))
+		return NULL;	/* not on this line */
+	for (p += 6; *p && *p != '"' && n < sizeof(v) - 1; p++) {
+		if (*p == '\n')
+			return NULL;
+		if (*p == '\\') {
+			p++;
+			if (*p == 'n')
+				v[n++] = '\n';
+			else if (*p == '\\' || *p == '"')
+				v[n++] = *p;
+			else
+				return NULL;
+		} else {
+			v[n++] = *p;
+		}
+	}
+	if (*p != '"')
+		return NULL;
+	v[n] = '\0';
+	*end = p + 1;
+	return v;
+}
+
+/* The sample line of metric name: "name{dev=..." at a line start, or NULL. */
+static const char *prom_sample(const char *text, const char *name)
+{
+	size_t n = strlen(name);
+
+	for (const char *l = text; l && *l; l = strchr(l, '\n'), l = l ? l + 1 : NULL)
+		if (!strncmp(l, name, n) && l[n] == '{')
+			return l;
+	return NULL;
+}
+
+/*
+ * `status --prometheus` for awkward interface names (quote, backslash,
+ * control bytes, UTF-8, a newline): every line is HELP, TYPE or a sample;
+ * each counter's family says its type and description, its sample carries
+ * the name (unescaped it is the interface's) and the right value. A second,
+ * independent parser (Python's prometheus_client) reads the same text.
+ */
+static void test_status_prometheus(void **state)
+{
+	static const char *const names[] = { "q\"x\\y", "\"\\\b\x01\x1f\x7f", "caf\xc3\xa9\t\n\"}", "" };
+	static struct mroce_cli_status st = {
+		.info = { .ifindex = 3, .prog_id = 9, .udp_port = 4791, .flows = 4,
+			  .mode = MROCE_XDP_SKB },
+		.tt = { .tx_pkts = 1ull << 40, .cc_cuts = 7 },
+		.xsk_sockets = 2, .xsk = { .xsk_rx_dropped = 11, .xsk_tx_ring_empty = 5 },
+	};
+
+	(void)state;
+	for (int s = 0; s < MROCE_STAT_MAX; s++)
+		st.stats[s] = 1000u * (unsigned)s + 7;
+	st.stats[MROCE_STAT_PASS] = 18446744073709551615ull;
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		char *buf = NULL, name[64], want[512], hex[64] = "", cmd[900];
+		const char *l, *end, *v;
+		size_t len = 0, samples = 0;
+		FILE *out = open_memstream(&buf, &len), *py;
+		int rc;
+
+		snprintf(st.info.ifname, sizeof(st.info.ifname), "%s", names[i]);
+		assert_int_equal(mroce_cli_status_prom(out, &st), MROCE_EXIT_OK);
+		fclose(out);
+		assert_true(len > 0 && buf[len - 1] == '\n');
+		for (l = buf; *l; l = strchr(l, '\n') + 1) {
+			if (!strncmp(l, "# HELP mroce_", 13) || !strncmp(l, "# TYPE mroce_", 13))
+				continue;
+			if (strncmp(l, "mroce_", 6) || !(v = prom_label(l, &end)))
+				fail_msg("name %zu: bad line: %.*s", i, (int)strcspn(l, "\n"), l);
+			assert_string_equal(v, st.info.ifname);
+			samples++;
+		}
+		assert_int_equal(samples, 2 + MROCE_STAT_MAX + 6 + 1 + 6);
+		for (int s = 0; s < MROCE_STAT_MAX; s++) {
+			snprintf(name, sizeof(name), "mroce_xdp_%s_total", mroce_stat_name(s));
+			snprintf(want, sizeof(want), "# HELP %s %s\n# TYPE %s counter\n%s{", name,
+				 mroce_stat_desc(s), name, name);
+			if (!strstr(buf, want))
+				fail_msg("no HELP/TYPE for %s", name);
+			l = prom_sample(buf, name);
+			assert_non_null(l);
+			assert_non_null(prom_label(l, &end));
+			snprintf(want, sizeof(want), "} %llu\n", (unsigned long long)st.stats[s]);
+			assert_memory_equal(end, want, strlen(want));
+		}
+		l = prom_sample(buf, "mroce_xdp_rx_total");
+		assert_non_null(l);
+		assert_non_null(prom_label(l, &end));
+		assert_memory_equal(end, "} 1007\n", 7);
+		assert_non_null(l = prom_sample(buf, "mroce_xsk_rx_dropped"));
+		assert_non_null(prom_label(l, &end));
+		assert_memory_equal(end, "} 11\n", 5);
+		assert_non_null(l = prom_sample(buf, "mroce_xdp_attached_info"));
+		assert_non_null(strstr(l, "\",mode=\"skb\",prog_id=\"9\",udp_port=\"4791\"} 1\n"));
+		assert_non_null(strstr(buf, "# TYPE mroce_transport_tx_pkts gauge\n"));
+
+		/* The second parser: Debian's python3-prometheus-client (scripts/deps.sh). */
+		for (size_t k = 0; names[i][k]; k++)
+			snprintf(hex + 2 * k, 3, "%02x", (unsigned char)names[i][k]);
+		snprintf(cmd, sizeof(cmd), "/usr/bin/python3 -c '\n"
+			 "import sys\n"
+			 "try:\n"
+			 "    from prometheus_client.parser import text_string_to_metric_families as p\n"
+			 "except ImportError:\n"
+			 "    sys.exit(77)\n"
+			 "dev = bytes.fromhex(sys.argv[1]).decode(\"utf-8\", \"surrogateescape\")\n"
+			 "got = {s.name: s for f in p(sys.stdin.read()) for s in f.samples}\n"
+			 "rx = got[\"mroce_xdp_rx_total\"]\n"
+			 "ok = rx.labels[\"dev\"] == dev and rx.value == 1007 and len(got) == %d\n"
+			 "ok = ok and got[\"mroce_xsk_rx_dropped\"].value == 11\n"
+			 "sys.exit(0 if ok else 1)' '%s'", 2 + MROCE_STAT_MAX + 6 + 1 + 6, hex);
+		py = popen(cmd, "w");
+		assert_non_null(py);
+		fputs(buf, py);
+		rc = pclose(py);
+		if (WIFEXITED(rc) && WEXITSTATUS(rc) == 77)
+			print_message("python3-prometheus-client missing: second parser not run\n");
+		else if (!WIFEXITED(rc) || WEXITSTATUS(rc) != 0)
+			fail_msg("name %zu: prometheus_client rejected or misread:\n%s", i, buf);
+		free(buf);
+	}
+}
+
+/*
+ * --help and --version print to the output stream, not the error stream,
+ * and succeed; the version is the Makefile's and the header's.
+ */
+static void test_help_version(void **state)
+{
+	struct mroce_cli cli;
+	char err[256], *o = NULL, *e = NULL;
+	size_t olen = 0, elen = 0;
+	FILE *out, *errout;
+
+	(void)state;
+	assert_string_equal(MROCE_TOOL_VERSION, MROCE_VERSION_STRING);
+	assert_int_equal(parse(&cli, err, "--version"), 0);
+	out = open_memstream(&o, &olen);
+	errout = open_memstream(&e, &elen);
+	assert_int_equal(mroce_cli_run(&cli, out, errout), MROCE_EXIT_OK);
+	fclose(out);
+	fclose(errout);
+	assert_string_equal(o, "mroce " MROCE_TOOL_VERSION " (wire protocol version 2)\n");
+	assert_int_equal(elen, 0);
+	free(o);
+	free(e);
+	for (int k = 0; k < 3; k++) {
+		o = e = NULL;
+		assert_int_equal(parse(&cli, err, k == 0 ? "--help" : k == 1 ? "-h" :
+				       "status eth0 --help"), 0);
+		assert_int_equal(cli.cmd, MROCE_CLI_HELP);
+		out = open_memstream(&o, &olen);
+		errout = open_memstream(&e, &elen);
+		assert_int_equal(mroce_cli_run(&cli, out, errout), MROCE_EXIT_OK);
+		fclose(out);
+		fclose(errout);
+		assert_string_equal(o, mroce_cli_usage);
+		assert_non_null(strstr(o, "status DEV [--json | --prometheus]"));
+		assert_int_equal(elen, 0);
+		free(o);
+		free(e);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -257,6 +469,9 @@ int main(void)
 		cmocka_unit_test(test_run_without_root),
 		cmocka_unit_test(test_strerror_ranges),
 		cmocka_unit_test(test_status_json_escapes),
+		cmocka_unit_test(test_status_json_no_xsk),
+		cmocka_unit_test(test_status_prometheus),
+		cmocka_unit_test(test_help_version),
 		cmocka_unit_test(test_attach_not_bpf),
 	};
 

@@ -161,7 +161,11 @@ _Static_assert(sizeof(struct mroce_cfg) == 12 + 20 * MROCE_CFG_ADDRS, "cfg layou
  */
 #define MROCE_DUP_RETX_GAP_NS	1000000ULL
 
-/* Per-CPU counters (stats map, index = enum mroce_stat): stats.h. */
+/*
+ * Per-CPU counters (stats map, one entry, value struct mroce_dp_counters):
+ * stats.h. Counter s is 64-bit word s of the value.
+ */
+_Static_assert(sizeof(struct mroce_dp_counters) == 8 * MROCE_STAT_MAX, "one word per counter");
 
 enum mroce_rxwin_verdict {
 	MROCE_RXWIN_NEW		= 0,	/* inside the window, not placed yet */

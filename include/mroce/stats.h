@@ -7,9 +7,13 @@
 #ifndef MROCE_STATS_H
 #define MROCE_STATS_H
 
+#include <linux/types.h>
+
 /*
- * Per-CPU counters, index = enum mroce_stat. X(NAME, name, description).
- * One list so the BPF program, the library and the CLI never disagree.
+ * The counters, X(NAME, name, description): enum mroce_stat indexes them,
+ * struct mroce_dp_counters names them. One list so the BPF program, the
+ * library, `mroce status` (text, JSON, Prometheus) and `bpftool map dump`
+ * never disagree.
  */
 #define MROCE_STATS(X)								\
 	X(PASS,          pass,           "non-MetaRoCE frames passed to the kernel") \
@@ -39,6 +43,18 @@ enum mroce_stat {
 	MROCE_STATS(MROCE_STAT_ENUM)
 #undef MROCE_STAT_ENUM
 	MROCE_STAT_MAX
+};
+
+/*
+ * Value of the XDP program's stats map (a per-CPU array of one entry): one
+ * named __u64 per counter, in the order of enum mroce_stat, so the map's BTF
+ * names every counter (`bpftool map dump name mroce_stats`) and counter s is
+ * also word s of the struct (dp_maps.h checks that there is no padding).
+ */
+struct mroce_dp_counters {
+#define MROCE_STAT_FIELD(NAME, name, desc) __u64 name;
+	MROCE_STATS(MROCE_STAT_FIELD)
+#undef MROCE_STAT_FIELD
 };
 
 #endif /* MROCE_STATS_H */
