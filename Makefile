@@ -122,10 +122,10 @@ $(BUILD)/tests/%: tests/%.c $(CLI_OBJS) $(COLL_A) $(LIB_A) | $(BUILD)/tests/.dir
 $(BUILD)/perf/%.o: perf/%.c | $(BUILD)/perf/.dir
 	$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
 
-$(PERF): $(BUILD)/perf/main.o $(BUILD)/perf/args.o $(BUILD)/perf/json.o $(LIB_A)
+$(PERF): $(BUILD)/perf/main.o $(BUILD)/perf/args.o $(BUILD)/perf/report.o $(BUILD)/perf/json.o $(LIB_A)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS) $(TOOL_LIBS)
 
-$(COLLPERF): $(BUILD)/perf/coll_perf.o $(BUILD)/perf/json.o $(COLL_A) $(LIB_A)
+$(COLLPERF): $(BUILD)/perf/coll_perf.o $(BUILD)/perf/coll_args.o $(BUILD)/perf/json.o $(COLL_A) $(LIB_A)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS) $(TOOL_LIBS)
 
 $(BUILD)/tests/test_perf_args: tests/test_perf_args.c $(BUILD)/perf/args.o | $(BUILD)/tests/.dir
@@ -133,6 +133,13 @@ $(BUILD)/tests/test_perf_args: tests/test_perf_args.c $(BUILD)/perf/args.o | $(B
 
 $(BUILD)/tests/test_perf_json: tests/test_perf_json.c $(BUILD)/perf/json.o | $(BUILD)/tests/.dir
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/perf/json.o -lcmocka $(TOOL_LIBS)
+
+# the perf tools' figures and text, and mroce-coll-perf's flags, without the transport
+$(BUILD)/tests/test_perf_report: tests/test_perf_report.c $(BUILD)/perf/report.o | $(BUILD)/tests/.dir
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/perf/report.o -lcmocka -lm
+
+$(BUILD)/tests/test_coll_perf_args: tests/test_coll_perf_args.c $(BUILD)/perf/coll_args.o | $(BUILD)/tests/.dir
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/perf/coll_args.o -lcmocka -lm
 
 $(BUILD)/tests/test_fabric: tests/test_fabric.c $(SWITCH_OBJS) | $(BUILD)/tests/.dir
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(SWITCH_OBJS) -lcmocka

@@ -1,7 +1,15 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * mroce-perf's command line: its own long options and perftest's short ones
+ * (ib_write_bw and friends), with the meanings perftest gives them. Every
+ * value is checked whole: a number with trailing garbage, a sign, or one out
+ * of range is refused with the flag's name.
+ */
 #define _GNU_SOURCE
+#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,24 +20,36 @@
 const char perf_usage[] =
 "usage: mroce-perf server --dev DEV --addr ADDR [--port N]\n"
 "       mroce-perf client --dev DEV --addr SERVER [--port N] --test TEST [options]\n"
-"tests: write_bw write_lat read_bw read_lat send_bw send_lat\n"
-"  --size BYTES       message size, 8 B .. 64 MiB (suffix k, m: KiB, MiB); default 65536 (bw), 8 (lat)\n"
-"  --sweep            sizes 8 B, 64 B, 512 B, 4 KiB, 64 KiB, 1 MiB, 16 MiB, 64 MiB\n"
-"  --qps N            connections (a data QP each, plus a control QP), 1..128 (default 1)\n"
-"  --paths N          UDP source ports each QP sprays over, 1..256 (default 4)\n"
-"  --depth N          bandwidth tests: requests in flight per QP, 1..256 (default 16)\n"
-"  --window N         packets in flight per QP, 16..896 (default: the library's)\n"
-"  --order ordered|unordered\n"
-"  --gbn              go-back-N (RoCEv2-like) instead of selective repeat\n"
-"  --duration S       seconds per size (default 2), or\n"
-"  --iters N          operations per size\n"
-"  --port N           connection manager TCP port (default 18515)\n"
-"  --progress thread|poll  who runs the transport: the library's thread (sleeps when idle),\n"
-"                     or this process busy-polling (default: poll for *_lat and the server)\n"
-"  --memory heap|dm   where the buffers live: the heap (default), or device memory,\n"
-"                     into which XDP places arriving WRITEs itself (docs/benchmarks.md: on veth\n"
-"                     that moves the copy to the sender's CPU and does not pay)\n"
-"  --json             one JSON object per size instead of text\n";
+"       mroce-perf client -d DEV --test TEST [perftest flags] SERVER\n"
+"tests: write_bw write_lat read_bw read_lat send_bw send_lat (perftest's ib_write_bw etc. too)\n"
+"  -s, --size BYTES     message size, 1 B .. 64 MiB (suffix k, m: KiB, MiB);\n"
+"                       default 65536 (bw), 8 (lat)\n"
+"  -a, --all            sizes 2 B, 4 B, .. 8 MiB (perftest's -a)\n"
+"      --sweep          sizes 8 B, 64 B, 512 B, 4 KiB, 64 KiB, 1 MiB, 16 MiB, 64 MiB\n"
+"  -q, --qps N          connections (a data QP each, plus a control QP), 1..128 (default 1)\n"
+"      --paths N        UDP source ports each QP sprays over, 1..256 (default 4)\n"
+"  -t, --depth N        bandwidth tests: requests in flight per QP, 1..256 (default 16)\n"
+"      --window N       packets in flight per QP, 16..896 (default: the library's)\n"
+"      --order ordered|unordered\n"
+"      --gbn            go-back-N (RoCEv2-like) instead of selective repeat\n"
+"  -D, --duration S     seconds per size, up to 3600 (default 2), or\n"
+"  -n, --iters N        operations per size\n"
+"  -d, --dev DEV        the network interface (perftest: the RDMA device)\n"
+"      --addr ADDR      server: the address to listen on; client: the server's (or the\n"
+"                       last argument, as perftest takes it)\n"
+"  -p, --port N         connection manager TCP port (default 18515)\n"
+"      --progress thread|poll  who runs the transport: the library's thread (sleeps when idle),\n"
+"                       or this process busy-polling (default: poll for *_lat and the server)\n"
+"      --memory heap|dm where the buffers live: the heap (default), or device memory,\n"
+"                       into which XDP places arriving WRITEs itself (docs/benchmarks.md: on veth\n"
+"                       that moves the copy to the sender's CPU and does not pay)\n"
+"      --report_gbits   bandwidth in Gbit/s instead of MB/sec (2^20 bytes/s, perftest's unit)\n"
+"      --json           one JSON object per size (with per-second intervals) instead of text\n"
+"  -x, --gid-index N    accepted (0..255) and ignored: mroce addresses peers by IP\n"
+"  -F, --CPU-freq       accepted and ignored (mroce measures with CLOCK_MONOTONIC)\n"
+"  -R, --rdma_cm        accepted and ignored (mroce always connects through its TCP side channel)\n"
+"  -c, --connection RC  the only connection type mroce has\n"
+"  -h, --help           this text;  -V, --version  the version\n";
 
 static const char *const names[PERF_TESTS] = {
 	"write_bw", "write_lat", "read_bw", "read_lat", "send_bw", "send_lat",
@@ -55,24 +75,31 @@ static int bad(char *err, size_t len, const char *fmt, ...)
 	return -1;
 }
 
-/* A whole number in [lo, hi], with an optional k/m (KiB/MiB) suffix if sized. */
+/*
+ * A whole decimal number in [lo, hi], with an optional k/m (KiB/MiB) suffix
+ * if sized: digits first (no sign, space or base prefix), nothing after.
+ */
 static int number(const char *s, unsigned long long lo, unsigned long long hi, bool sized,
 		  unsigned long long *v)
 {
 	char *end;
 	unsigned long long n;
+	unsigned int shift = 0;
 
-	if (!s || !*s || *s == '-')
+	if (!s || !isdigit((unsigned char)*s))
 		return -EINVAL;
 	errno = 0;
 	n = strtoull(s, &end, 10);
-	if (errno || end == s)
-		return -EINVAL;
-	if (sized && (*end == 'k' || *end == 'K')) {
-		n <<= 10;
-		end++;
-	} else if (sized && (*end == 'm' || *end == 'M')) {
-		n <<= 20;
+	if (errno)
+		return -ERANGE;
+	if (sized && (*end == 'k' || *end == 'K'))
+		shift = 10;
+	else if (sized && (*end == 'm' || *end == 'M'))
+		shift = 20;
+	if (shift) {
+		if (n > (~0ULL >> shift))
+			return -ERANGE;
+		n <<= shift;
 		end++;
 	}
 	if (*end || n < lo || n > hi)
@@ -81,20 +108,55 @@ static int number(const char *s, unsigned long long lo, unsigned long long hi, b
 	return 0;
 }
 
+/* Seconds: a plain decimal (digits, an optional fraction), > 0 and <= 3600. */
+static int seconds(const char *s, double *v)
+{
+	char *end;
+	double d;
+
+	if (!s || !(isdigit((unsigned char)*s) || *s == '.'))
+		return -EINVAL;
+	errno = 0;
+	d = strtod(s, &end);
+	if (errno || end == s || *end || !isfinite(d) || !(d > 0) || d > 3600)
+		return -ERANGE;
+	*v = d;
+	return 0;
+}
+
+static int test_of(const char *s)
+{
+	if (!strncmp(s, "ib_", 3))	/* perftest's program names */
+		s += 3;
+	for (int t = 0; t < PERF_TESTS; t++)
+		if (!strcmp(s, names[t]))
+			return t;
+	return -1;
+}
+
+enum {	/* long options without a short one */
+	O_ADDR = 256, O_SWEEP, O_PATHS, O_ORDER, O_GBN, O_JSON, O_PROGRESS, O_WINDOW, O_MEMORY,
+	O_GBITS, O_TEST,
+};
+
 int perf_parse_args(int argc, char **argv, struct perf_args *a, char *err, size_t errlen)
 {
 	static const struct option lo[] = {
-		{ "dev", 1, 0, 'd' }, { "addr", 1, 0, 'a' }, { "port", 1, 0, 'p' },
-		{ "test", 1, 0, 't' }, { "size", 1, 0, 's' }, { "sweep", 0, 0, 'S' },
-		{ "qps", 1, 0, 'q' }, { "paths", 1, 0, 'P' }, { "depth", 1, 0, 'D' },
-		{ "order", 1, 0, 'o' }, { "gbn", 0, 0, 'g' }, { "duration", 1, 0, 'u' },
-		{ "iters", 1, 0, 'n' }, { "json", 0, 0, 'j' }, { "help", 0, 0, 'h' },
-		{ "progress", 1, 0, 'm' }, { "window", 1, 0, 'W' }, { "memory", 1, 0, 'M' },
+		{ "dev", 1, 0, 'd' }, { "ib-dev", 1, 0, 'd' }, { "addr", 1, 0, O_ADDR },
+		{ "port", 1, 0, 'p' }, { "test", 1, 0, O_TEST }, { "size", 1, 0, 's' },
+		{ "all", 0, 0, 'a' }, { "sweep", 0, 0, O_SWEEP }, { "qps", 1, 0, 'q' },
+		{ "qp", 1, 0, 'q' }, { "paths", 1, 0, O_PATHS }, { "depth", 1, 0, 't' },
+		{ "tx-depth", 1, 0, 't' }, { "order", 1, 0, O_ORDER }, { "gbn", 0, 0, O_GBN },
+		{ "duration", 1, 0, 'D' }, { "iters", 1, 0, 'n' }, { "json", 0, 0, O_JSON },
+		{ "help", 0, 0, 'h' }, { "version", 0, 0, 'V' }, { "progress", 1, 0, O_PROGRESS },
+		{ "window", 1, 0, O_WINDOW }, { "memory", 1, 0, O_MEMORY },
+		{ "report_gbits", 0, 0, O_GBITS }, { "gid-index", 1, 0, 'x' },
+		{ "CPU-freq", 0, 0, 'F' }, { "rdma_cm", 0, 0, 'R' }, { "connection", 1, 0, 'c' },
 		{ 0, 0, 0, 0 },
 	};
 	static const __u32 sweep[] = { 8, 64, 512, 4096, 65536, 1 << 20, 16 << 20, 64 << 20 };
 	unsigned long long v;
-	bool have_test = false, have_size = false, have_progress = false;
+	bool have_test = false, have_size = false, have_progress = false, have_duration = false;
 	int c;
 
 	memset(a, 0, sizeof(*a));
@@ -103,31 +165,32 @@ int perf_parse_args(int argc, char **argv, struct perf_args *a, char *err, size_
 	a->paths = 4;
 	a->depth = 16;
 	a->duration_s = 2;
+	a->gid_index = -1;
 	if (argc < 2)
-		return bad(err, errlen, "server or client?");
+		return bad(err, errlen, "server or client? (mroce-perf --help)");
 	if (!strcmp(argv[1], "help") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))
-		return 1;
+		return PERF_ARGS_HELP;
+	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V"))
+		return PERF_ARGS_VERSION;
 	if (strcmp(argv[1], "server") && strcmp(argv[1], "client"))
-		return bad(err, errlen, "unknown mode '%s' (server or client)", argv[1]);
+		return bad(err, errlen, "unknown mode '%s' (server or client; mroce-perf --help)", argv[1]);
 	a->server = !strcmp(argv[1], "server");
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc - 1, argv + 1, ":", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc - 1, argv + 1, ":s:aD:n:q:d:x:FRp:t:c:hV", lo, NULL)) != -1) {
 		/* argv + 1 is what getopt sees: its argv[optind - 1] is our argv[optind]. */
 		const char *opt = argv[optind] ? argv[optind] : "?";
 
 		switch (c) {
 		case 'd': a->dev = optarg; break;
-		case 'a': a->addr = optarg; break;
+		case O_ADDR: a->addr = optarg; break;
 		case 'p':
 			if (number(optarg, 1, 65535, false, &v))
 				return bad(err, errlen, "--port: '%s' is not a port (1-65535)", optarg);
 			a->port = (__u16)v;
 			break;
-		case 't':
-			for (c = 0; c < PERF_TESTS && strcmp(optarg, names[c]); c++)
-				;
-			if (c == PERF_TESTS)
+		case O_TEST:
+			if ((c = test_of(optarg)) < 0)
 				return bad(err, errlen, "--test: unknown test '%s' (write_bw write_lat read_bw "
 					   "read_lat send_bw send_lat)", optarg);
 			a->test = (enum perf_test)c;
@@ -135,15 +198,22 @@ int perf_parse_args(int argc, char **argv, struct perf_args *a, char *err, size_
 			break;
 		case 's':
 			if (number(optarg, PERF_MIN_SIZE, PERF_MAX_SIZE, true, &v))
-				return bad(err, errlen, "--size: '%s' is not a size from 8 B to 64 MiB", optarg);
+				return bad(err, errlen, "--size: '%s' is not a size from 1 B to 64 MiB", optarg);
 			if (a->nsizes)
-				return bad(err, errlen, "--size and --sweep: choose one");
+				return bad(err, errlen, "--size, --all and --sweep: choose one");
 			a->sizes[a->nsizes++] = (__u32)v;
 			have_size = true;
 			break;
-		case 'S':
+		case 'a':
 			if (a->nsizes)
-				return bad(err, errlen, "--size and --sweep: choose one");
+				return bad(err, errlen, "--size, --all and --sweep: choose one");
+			for (__u32 s = 2; s <= (8u << 20); s <<= 1)
+				a->sizes[a->nsizes++] = s;
+			have_size = true;
+			break;
+		case O_SWEEP:
+			if (a->nsizes)
+				return bad(err, errlen, "--size, --all and --sweep: choose one");
 			memcpy(a->sizes, sweep, sizeof(sweep));
 			a->nsizes = sizeof(sweep) / sizeof(sweep[0]);
 			have_size = true;
@@ -153,63 +223,82 @@ int perf_parse_args(int argc, char **argv, struct perf_args *a, char *err, size_
 				return bad(err, errlen, "--qps: '%s' is not 1..%d", optarg, PERF_MAX_QPS);
 			a->qps = (__u32)v;
 			break;
-		case 'P':
+		case O_PATHS:
 			if (number(optarg, 1, 256, false, &v))
 				return bad(err, errlen, "--paths: '%s' is not 1..256", optarg);
 			a->paths = (__u32)v;
 			break;
-		case 'D':
+		case 't':
 			if (number(optarg, 1, 256, false, &v))
 				return bad(err, errlen, "--depth: '%s' is not 1..256", optarg);
 			a->depth = (__u32)v;
 			break;
-		case 'o':
+		case O_ORDER:
 			if (strcmp(optarg, "ordered") && strcmp(optarg, "unordered"))
 				return bad(err, errlen, "--order: '%s' (ordered or unordered)", optarg);
 			a->unordered = !strcmp(optarg, "unordered");
 			break;
-		case 'g': a->go_back_n = true; break;
-		case 'W':
+		case O_GBN: a->go_back_n = true; break;
+		case O_WINDOW:
 			if (number(optarg, 16, 896, false, &v))
 				return bad(err, errlen, "--window: '%s' is not 16..896", optarg);
 			a->window = (__u32)v;
 			break;
-		case 'u': {
-			char *end;
-
-			a->duration_s = strtod(optarg, &end);
-			if (end == optarg || *end || !(a->duration_s > 0) || a->duration_s > 3600)
-				return bad(err, errlen, "--duration: '%s' is not 0..3600 seconds", optarg);
+		case 'D':
+			if (seconds(optarg, &a->duration_s))
+				return bad(err, errlen, "--duration: '%s' is not a number of seconds above 0, up to 3600", optarg);
+			have_duration = true;
 			break;
-		}
 		case 'n':
 			if (number(optarg, 1, 1ULL << 40, false, &v))
-				return bad(err, errlen, "--iters: '%s' is not a positive count", optarg);
+				return bad(err, errlen, "--iters: '%s' is not a count from 1 to 2^40", optarg);
 			a->iters = v;
 			break;
-		case 'j': a->json = true; break;
-		case 'm':
+		case O_JSON: a->json = true; break;
+		case O_GBITS: a->gbits = true; break;
+		case O_PROGRESS:
 			if (strcmp(optarg, "thread") && strcmp(optarg, "poll"))
 				return bad(err, errlen, "--progress: '%s' (thread or poll)", optarg);
 			a->poll = !strcmp(optarg, "poll");
 			have_progress = true;
 			break;
-		case 'M':
+		case O_MEMORY:
 			if (strcmp(optarg, "dm") && strcmp(optarg, "heap"))
 				return bad(err, errlen, "--memory: '%s' (dm or heap)", optarg);
 			a->dm = !strcmp(optarg, "dm");
 			break;
-		case 'h': return 1;
+		case 'x':
+			if (number(optarg, 0, 255, false, &v))
+				return bad(err, errlen, "--gid-index: '%s' is not 0..255", optarg);
+			a->gid_index = (int)v;
+			break;
+		case 'c':
+			if (strcmp(optarg, "RC"))
+				return bad(err, errlen, "--connection: '%s': mroce has reliable connected "
+					   "QPs only (RC)", optarg);
+			break;
+		case 'F':
+		case 'R':
+			break;
+		case 'h': return PERF_ARGS_HELP;
+		case 'V': return PERF_ARGS_VERSION;
 		case ':':
 			return bad(err, errlen, "%s needs a value", opt);
 		default:
 			return bad(err, errlen, "unknown option '%s'", opt);
 		}
 	}
-	if (optind + 1 < argc)
-		return bad(err, errlen, "unexpected argument '%s'", argv[optind + 1]);
+	/* perftest takes the server's address as the last argument. */
+	if (optind + 1 < argc) {
+		if (a->addr)
+			return bad(err, errlen, "unexpected argument '%s' (--addr is %s)", argv[optind + 1],
+				   a->addr);
+		a->addr = argv[optind + 1];
+		if (optind + 2 < argc)
+			return bad(err, errlen, "unexpected argument '%s'", argv[optind + 2]);
+	}
 	if (!a->dev)
-		return bad(err, errlen, "--dev is required");
+		return bad(err, errlen, "--dev (-d) is required: the network interface");
 	if (!a->addr)
 		return bad(err, errlen, a->server ? "--addr (the address to listen on) is required" :
 						    "--addr (the server's address) is required");
@@ -222,6 +311,8 @@ int perf_parse_args(int argc, char **argv, struct perf_args *a, char *err, size_
 	}
 	if (!have_test)
 		return bad(err, errlen, "--test is required");
+	if (a->iters && have_duration)
+		return bad(err, errlen, "--iters (-n) and --duration (-D): choose one");
 	if (a->go_back_n && a->unordered)
 		return bad(err, errlen, "--gbn delivers in order: not with --order unordered");
 	if (!a->nsizes)

@@ -14,7 +14,7 @@ enum perf_test {
 
 #define PERF_MAX_QPS	128
 #define PERF_MAX_SIZES	32
-#define PERF_MIN_SIZE	8
+#define PERF_MIN_SIZE	1
 #define PERF_MAX_SIZE	(64u << 20)
 
 struct perf_args {
@@ -36,6 +36,8 @@ struct perf_args {
 	bool		json;
 	bool		poll;		/* drive the transport from this thread, busy-polling */
 	bool		dm;		/* buffers in device memory (XDP places WRITEs), not the heap */
+	bool		gbits;		/* perftest's --report_gbits: Gbit/s columns instead of MB/sec */
+	int		gid_index;	/* perftest's -x: validated, not used (mroce addresses by IP); -1 unset */
 };
 
 bool perf_test_is_bw(enum perf_test t);
@@ -43,9 +45,12 @@ const char *perf_test_name(enum perf_test t);
 
 /*
  * Fill *a from argv (argv[0] is the program). Returns 0, or -1 with a
- * one-line reason in err (the caller prints it and exits 2); "help" asks
- * for the usage text (returns 1).
+ * one-line reason in err (the caller prints it and exits 2); "help",
+ * --help or -h asks for the usage text (returns PERF_ARGS_HELP), --version
+ * or -V for the version (PERF_ARGS_VERSION).
  */
+#define PERF_ARGS_HELP		1
+#define PERF_ARGS_VERSION	2
 int perf_parse_args(int argc, char **argv, struct perf_args *a, char *err, size_t errlen);
 extern const char perf_usage[];
 

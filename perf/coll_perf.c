@@ -2,26 +2,22 @@
 /*
  * mroce-coll-perf: collective bandwidth and time, nccl-tests style. One
  * process per rank (tools/mroce-launch starts them); rank 0 prints.
- *
- *   mroce-coll-perf [-c allreduce|alltoall|allgather|reducescatter|broadcast]
- *                   [-b MINBYTES] [-e MAXBYTES] [-f FACTOR] [-n ITERS] [-w WARMUP]
- *                   [-d float|double|int32|int64|uint8] [-o sum|prod|min|max] [--json]
- *                   [--stats]   (each rank's transport counters on stderr at the end)
- *                   [--warmup-ms MS]   (back-to-back 64 KiB all-reduces first; 500)
- *                   [--chunk BYTES]    (the communicator's pipeline unit; 256K)
+ * perf/coll_args.c has the flags (nccl-tests' -b -e -f -i -n -w -c -z -d
+ * -o -r, and mroce's own); docs/tools.md explains them and the output.
  *
  * size is the bytes of one rank's full vector (all-reduce, broadcast: the
  * buffer; all-to-all, all-gather, reduce-scatter: the whole send or receive
  * buffer of count x ranks), rounded down to whole elements per rank; count
- * is size in elements (as nccl-tests prints it). time is the mean over ITERS, the slowest rank's.
- * algbw = size / time; busbw = algbw x 2(n-1)/n (all-reduce), x (n-1)/n
- * (the others, 1 for broadcast): what the busiest link carries, comparable
- * across rank counts. #wrong comes from a separate checked run, every
- * element against a reference (summed over ranks). selftests/bench/
- * mpi_coll_perf.c prints the same for Open MPI.
+ * is size in elements (as nccl-tests prints it). Each size runs out of place
+ * and then in place (the in-place layouts of include/mroce/coll.h); time is
+ * the mean over ITERS, the slowest rank's. algbw = size / time; busbw =
+ * algbw x 2(n-1)/n (all-reduce), x (n-1)/n (the others, 1 for broadcast):
+ * what the busiest link carries, comparable across rank counts. #wrong
+ * comes from a separate checked run (-c 1), every element against a
+ * reference, summed over ranks. selftests/bench/mpi_coll_perf.c prints the
+ * same figures for Open MPI.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -30,27 +26,14 @@
 #include <time.h>
 
 #include <mroce/mroce.h>
+#include <mroce/proto.h>	/* MROCE_VERSION, the wire protocol's */
 
+#include "coll_args.h"
 #include "json.h"
 
-struct args {
-	enum mroce_coll_kind	kind;
-	size_t			minb, maxb;
-	double			factor;
-	int			iters, warmup;
-	enum mroce_coll_dtype	dtype;
-	enum mroce_coll_redop	op;
-	bool			json;
-	bool			stats;
-	int			warmup_ms;
-	size_t			chunk;
-};
-
-static const char *const kind_names[] = {
-	[MROCE_COLL_ALLREDUCE] = "allreduce", [MROCE_COLL_REDUCE_SCATTER] = "reducescatter",
-	[MROCE_COLL_ALLGATHER] = "allgather", [MROCE_COLL_BROADCAST] = "broadcast",
-	[MROCE_COLL_ALLTOALL] = "alltoall",
-};
+#ifndef MROCE_TOOL_VERSION	/* the Makefile's VERSION */
+#define MROCE_TOOL_VERSION MROCE_VERSION_STRING
+#endif
 
 static double now_us(void)
 {
@@ -58,114 +41,6 @@ static double now_us(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
-}
-
-static int parse_size(const char *s, size_t *out)
-{
-	char *end;
-	double v;
-
-	errno = 0;
-	v = strtod(s, &end);
-	if (errno || end == s || v < 0)
-		return -1;
-	switch (*end) {
-	case 'K': case 'k': v *= 1024; end++; break;
-	case 'M': case 'm': v *= 1024 * 1024; end++; break;
-	case 'G': case 'g': v *= 1024.0 * 1024 * 1024; end++; break;
-	}
-	if (*end || v > (double)(1ull << 40))
-		return -1;
-	*out = (size_t)v;
-	return 0;
-}
-
-static int lookup(const char *s, const char *const *names, int n)
-{
-	for (int i = 0; i < n; i++)
-		if (names[i] && !strcmp(s, names[i]))
-			return i;
-	return -1;
-}
-
-static int parse_args(int argc, char **argv, struct args *a, char *err, size_t errlen)
-{
-	static const struct option lopts[] = {
-		{ "json", no_argument, NULL, 'j' }, { "stats", no_argument, NULL, 's' },
-		{ "warmup-ms", required_argument, NULL, 'W' },
-		{ "chunk", required_argument, NULL, 'C' }, { 0 }
-	};
-	static const char *const dtypes[] = { "float", "double", "int32", "int64", "uint8" };
-	static const char *const ops[] = { "sum", "prod", "min", "max" };
-	int o, v;
-
-	*a = (struct args){ .kind = MROCE_COLL_ALLREDUCE, .minb = 8, .maxb = 16 << 20,
-			    .factor = 2, .iters = 20, .warmup = 5, .warmup_ms = 500 };
-	optind = 1;
-	opterr = 0;
-	while ((o = getopt_long(argc, argv, "c:b:e:f:n:w:d:o:", lopts, NULL)) != -1) {
-		switch (o) {
-		case 'c':
-			v = lookup(optarg, kind_names, 5);
-			if (v < 0)
-				return snprintf(err, errlen, "-c: unknown collective '%s'", optarg), -1;
-			a->kind = (enum mroce_coll_kind)v;
-			break;
-		case 'b':
-		case 'e':
-			if (parse_size(optarg, o == 'b' ? &a->minb : &a->maxb))
-				return snprintf(err, errlen, "-%c: bad size '%s'", o, optarg), -1;
-			break;
-		case 'f':
-			a->factor = atof(optarg);
-			if (a->factor <= 1)
-				return snprintf(err, errlen, "-f: factor must be > 1"), -1;
-			break;
-		case 'n':
-		case 'w':
-			v = atoi(optarg);
-			if (v < (o == 'n') || v > 1000000)
-				return snprintf(err, errlen, "-%c: bad count '%s'", o, optarg), -1;
-			*(o == 'n' ? &a->iters : &a->warmup) = v;
-			break;
-		case 'd':
-			v = lookup(optarg, dtypes, 5);
-			if (v < 0)
-				return snprintf(err, errlen, "-d: unknown type '%s'", optarg), -1;
-			a->dtype = (enum mroce_coll_dtype)v;
-			break;
-		case 'o':
-			v = lookup(optarg, ops, 4);
-			if (v < 0)
-				return snprintf(err, errlen, "-o: unknown reduction '%s'", optarg), -1;
-			a->op = (enum mroce_coll_redop)v;
-			break;
-		case 'j':
-			a->json = true;
-			break;
-		case 's':
-			a->stats = true;
-			break;
-		case 'C':
-			if (parse_size(optarg, &a->chunk) || a->chunk > (1 << 20))
-				return snprintf(err, errlen, "--chunk: bad size '%s'", optarg), -1;
-			break;
-		case 'W':
-			v = atoi(optarg);
-			if (v < 0 || v > 600000)
-				return snprintf(err, errlen, "--warmup-ms: bad time '%s'", optarg), -1;
-			a->warmup_ms = v;
-			break;
-		default:
-			return snprintf(err, errlen, "unknown option or missing value: %s",
-					argv[optind - 1]), -1;
-		}
-	}
-	if (optind < argc)
-		return snprintf(err, errlen, "unexpected argument '%s'", argv[optind]), -1;
-	if (a->minb > a->maxb)
-		return snprintf(err, errlen, "-b is larger than -e"), -1;
-	return 0;
 }
 
 /* ---- one size ------------------------------------------------------------------ */
@@ -176,7 +51,7 @@ struct bufs {
 	size_t	send_bytes, recv_bytes;
 };
 
-static void layout(const struct args *a, int n, size_t size, struct bufs *b)
+static void layout(const struct coll_args *a, int n, size_t size, struct bufs *b)
 {
 	size_t esz = mroce_coll_dtype_size(a->dtype);
 
@@ -203,20 +78,84 @@ static void layout(const struct args *a, int n, size_t size, struct bufs *b)
 	}
 }
 
-static int run_op(struct mroce_coll_comm *c, const struct args *a, struct bufs *b)
+/*
+ * The buffers an operation reads and writes. In place (include/mroce/coll.h):
+ * one buffer, the receive buffer, except for reduce-scatter whose result is
+ * rank r's block of the send buffer; all-gather sends from its own block.
+ * Broadcast has one buffer either way.
+ */
+static void views(const struct coll_args *a, const struct bufs *b, int r, bool in_place,
+		  void **send, void **recv)
 {
+	size_t blk = b->count * mroce_coll_dtype_size(a->dtype);
+
+	*send = b->send;
+	*recv = b->recv;
+	if (!in_place)
+		return;
+	if (a->kind == MROCE_COLL_REDUCE_SCATTER)
+		*recv = (char *)b->send + (size_t)r * blk;
+	else if (a->kind == MROCE_COLL_ALLGATHER)
+		*send = (char *)b->recv + (size_t)r * blk;
+	else
+		*send = b->recv;
+}
+
+/* One operation: blocking, or started (req set) to be waited for. */
+static int start_op(struct mroce_coll_comm *c, const struct coll_args *a, const struct bufs *b,
+		    bool in_place, struct mroce_coll_req **req)
+{
+	void *s, *d;
+
+	views(a, b, mroce_coll_rank(c), in_place, &s, &d);
 	switch (a->kind) {
 	case MROCE_COLL_ALLREDUCE:
-		return mroce_coll_allreduce(c, b->send, b->recv, b->count, a->dtype, a->op);
+		return req ? mroce_coll_iallreduce(c, s, d, b->count, a->dtype, a->op, req) :
+			     mroce_coll_allreduce(c, s, d, b->count, a->dtype, a->op);
 	case MROCE_COLL_ALLTOALL:
-		return mroce_coll_alltoall(c, b->send, b->recv, b->count, a->dtype);
+		return req ? mroce_coll_ialltoall(c, s, d, b->count, a->dtype, req) :
+			     mroce_coll_alltoall(c, s, d, b->count, a->dtype);
 	case MROCE_COLL_ALLGATHER:
-		return mroce_coll_allgather(c, b->send, b->recv, b->count, a->dtype);
+		return req ? mroce_coll_iallgather(c, s, d, b->count, a->dtype, req) :
+			     mroce_coll_allgather(c, s, d, b->count, a->dtype);
 	case MROCE_COLL_REDUCE_SCATTER:
-		return mroce_coll_reduce_scatter(c, b->send, b->recv, b->count, a->dtype, a->op);
+		return req ? mroce_coll_ireduce_scatter(c, s, d, b->count, a->dtype, a->op, req) :
+			     mroce_coll_reduce_scatter(c, s, d, b->count, a->dtype, a->op);
 	default:
-		return mroce_coll_broadcast(c, b->recv, b->count, a->dtype, 0);
+		return req ? mroce_coll_ibroadcast(c, d, b->count, a->dtype, a->root, req) :
+			     mroce_coll_broadcast(c, d, b->count, a->dtype, a->root);
 	}
+}
+
+/* iters operations: one after another (-z 1), or all started, then waited for (-z 0). */
+static int run_iters(struct mroce_coll_comm *c, const struct coll_args *a, const struct bufs *b,
+		     bool in_place, int iters)
+{
+	struct mroce_coll_req **req;
+	int err = 0, started = 0;
+
+	if (a->blocking) {
+		for (int i = 0; !err && i < iters; i++)
+			err = start_op(c, a, b, in_place, NULL);
+		return err;
+	}
+	if (!iters)
+		return 0;
+	if (!(req = calloc((size_t)iters, sizeof(*req))))
+		return -ENOMEM;
+	while (!err && started < iters) {
+		err = start_op(c, a, b, in_place, &req[started]);
+		if (!err)
+			started++;
+	}
+	for (int i = 0; i < started; i++) {
+		int e = mroce_coll_wait(req[i]);
+
+		if (!err)
+			err = e;
+	}
+	free(req);
+	return err;
 }
 
 /* The same pattern as mpi_coll_perf: v(r, i) = ((7r + 3i) mod 11) + 1. */
@@ -256,7 +195,7 @@ static bool equal(enum mroce_coll_dtype t, const void *p, size_t i, const void *
 }
 
 /* want = fold over ranks 0..n-1 of v(r, si), in the element type's arithmetic */
-static void expect(const struct args *a, int n, size_t si, void *want)
+static void expect(const struct coll_args *a, int n, size_t si, void *want)
 {
 	double acc = v(0, si);
 	uint64_t iacc = (uint64_t)acc;
@@ -281,25 +220,37 @@ static void expect(const struct args *a, int n, size_t si, void *want)
 }
 
 /* Fill, run once, count wrong elements on this rank. */
-static long long check(struct mroce_coll_comm *c, const struct args *a, struct bufs *b, int *err)
+static long long check(struct mroce_coll_comm *c, const struct coll_args *a, struct bufs *b,
+		       bool in_place, int *err)
 {
 	int r = mroce_coll_rank(c), n = mroce_coll_size(c);
 	size_t esz = mroce_coll_dtype_size(a->dtype), nsend = b->send_bytes / esz;
-	size_t nrecv = b->recv_bytes / esz;
+	size_t nrecv = b->recv_bytes / esz, blk = b->count;
 	long long wrong = 0;
+	void *send, *recv;
 	__u8 want[8];
 
-	for (size_t i = 0; i < nsend; i++)
-		store(a->dtype, b->send, i, v(r, i));
-	memset(b->recv, 0xee, b->recv_bytes);
-	if (a->kind == MROCE_COLL_BROADCAST && r == 0)
-		memcpy(b->recv, b->send, b->recv_bytes);
-	*err = run_op(c, a, b);
+	views(a, b, r, in_place, &send, &recv);
+	/*
+	 * The result starts as garbage, then the input goes where the operation
+	 * reads it; in place, all-reduce, all-to-all and reduce-scatter read the
+	 * whole buffer the result lands in.
+	 */
+	if (a->kind == MROCE_COLL_BROADCAST) {
+		memset(recv, 0xee, b->recv_bytes);
+		if (r == a->root)
+			for (size_t i = 0; i < nrecv; i++)
+				store(a->dtype, recv, i, v(r, i));
+	} else {
+		if (!in_place || a->kind == MROCE_COLL_ALLGATHER)
+			memset(recv, 0xee, b->recv_bytes);
+		for (size_t i = 0; i < nsend; i++)
+			store(a->dtype, send, i, v(r, i));
+	}
+	*err = start_op(c, a, b, in_place, NULL);
 	if (*err)
 		return -1;
 	for (size_t i = 0; i < nrecv; i++) {
-		size_t blk = b->count;
-
 		switch (a->kind) {
 		case MROCE_COLL_ALLREDUCE:
 			expect(a, n, i, want);
@@ -314,10 +265,10 @@ static long long check(struct mroce_coll_comm *c, const struct args *a, struct b
 			store(a->dtype, want, 0, v((int)(i / blk), (size_t)r * blk + i % blk));
 			break;
 		default:
-			store(a->dtype, want, 0, v(0, i));
+			store(a->dtype, want, 0, v(a->root, i));
 			break;
 		}
-		wrong += !equal(a->dtype, b->recv, i, want);
+		wrong += !equal(a->dtype, recv, i, want);
 	}
 	return wrong;
 }
@@ -345,18 +296,136 @@ static int warm_up(struct mroce_coll_comm *c, int ms)
 	return err;
 }
 
+struct placement {
+	double		tmax, algbw, busbw;
+	long long	wrong;		/* over every rank; -1: not checked */
+};
+
+/* Warm-up, timed iterations, the check: one placement of one size, on every rank. */
+static int measure(struct mroce_coll_comm *c, const struct coll_args *a, struct bufs *b,
+		   bool in_place, size_t bytes, struct placement *out)
+{
+	int n = mroce_coll_size(c), err;
+	long long wrong = 0;
+	double t0, t;
+
+	/* in place, the data is overwritten each time: zeros stay finite under any reduction */
+	memset(b->send, in_place ? 0 : 1, b->send_bytes);
+	memset(b->recv, 0, b->recv_bytes);
+	err = run_iters(c, a, b, in_place, a->warmup);
+	if (!err)
+		err = mroce_coll_barrier(c);
+	t0 = now_us();
+	if (!err)
+		err = run_iters(c, a, b, in_place, a->iters);
+	t = (now_us() - t0) / a->iters;
+	if (!err)
+		err = mroce_coll_allreduce(c, &t, &out->tmax, 1, MROCE_COLL_FLOAT64, MROCE_COLL_MAX);
+	out->wrong = -1;
+	if (!err && a->check) {
+		wrong = check(c, a, b, in_place, &err);
+		if (!err)
+			err = mroce_coll_allreduce(c, &wrong, &out->wrong, 1, MROCE_COLL_INT64,
+						   MROCE_COLL_SUM);
+	}
+	if (err)
+		return err;
+	out->algbw = out->tmax > 0 ? (double)bytes / out->tmax / 1e3 : 0;
+	out->busbw = out->algbw * (a->kind == MROCE_COLL_ALLREDUCE ? 2.0 * (n - 1) / n :
+				   a->kind == MROCE_COLL_BROADCAST ? 1.0 : (double)(n - 1) / n);
+	return 0;
+}
+
+/* nccl-tests prints times with as many decimals as fit in 7 columns. */
+static void print_placement(const struct placement *p)
+{
+	char t[32], w[24];
+
+	snprintf(t, sizeof(t), p->tmax >= 10000 ? "%.0f" : p->tmax >= 100 ? "%.1f" : "%.2f", p->tmax);
+	if (p->wrong < 0)
+		snprintf(w, sizeof(w), "N/A");
+	else
+		snprintf(w, sizeof(w), "%lld", p->wrong);
+	printf("  %7s  %6.2f  %6.2f  %5s", t, p->algbw, p->busbw, w);
+}
+
+static void print_header(const struct coll_args *a, int n, bool reduces)
+{
+	printf("# nThread 1 nGpus 0 minBytes %zu maxBytes %zu step: ", a->minb, a->maxb);
+	if (a->factor)
+		printf("%g(factor)", a->factor);
+	else
+		printf("%zu(bytes)", a->stepbytes);
+	printf(" warmup iters: %d iters: %d agg iters: 1 validation: %d graph: 0\n#\n", a->warmup,
+	       a->iters, a->check);
+	printf("# mroce-coll-perf %s: %s, %d ranks (a process each, no GPU), %s, %s%s%s, %s calls\n#\n",
+	       MROCE_TOOL_VERSION, coll_kind_names[a->kind], n, "mroce over AF_XDP",
+	       mroce_coll_dtype_str(a->dtype), reduces ? " " : "",
+	       reduces ? mroce_coll_redop_str(a->op) : "", a->blocking ? "blocking" : "non-blocking");
+	/* each placement's label centred over its 32 columns (a row: 52 + 2 x 32) */
+	printf("#%73s%30s\n", "out-of-place", "in-place");
+	printf("#%11s  %12s  %8s  %6s  %6s  %7s  %6s  %6s %6s  %7s  %6s  %6s %6s\n", "size", "count",
+	       "type", "redop", "root", "time", "algbw", "busbw", "#wrong", "time", "algbw", "busbw",
+	       "#wrong");
+	printf("#%11s  %12s  %8s  %6s  %6s  %7s  %6s  %6s %6s  %7s  %6s  %6s\n", "(B)",
+	       "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)");
+}
+
+/* The algorithm of each run of sizes, as one comment line (nccl-tests has no such column). */
+struct algos {
+	char		line[512];
+	const char	*last;
+	size_t		from, to;
+};
+
+static void algo_flush(struct algos *s)
+{
+	size_t len = strlen(s->line);
+
+	if (!s->last || len + 64 >= sizeof(s->line))
+		return;
+	len += (size_t)snprintf(s->line + len, sizeof(s->line) - len, "%s%zu", len ? ", " : "", s->from);
+	if (s->to != s->from)
+		len += (size_t)snprintf(s->line + len, sizeof(s->line) - len, "-%zu", s->to);
+	snprintf(s->line + len, sizeof(s->line) - len, " %s", s->last);
+}
+
+static void algo_add(struct algos *s, size_t bytes, const char *algo)
+{
+	if (s->last && !strcmp(s->last, algo)) {
+		s->to = bytes;
+		return;
+	}
+	algo_flush(s);
+	s->last = algo;
+	s->from = s->to = bytes;
+}
+
 int main(int argc, char **argv)
 {
 	MROCE_OPTS(mroce_coll_opts, copts, .rank = -1);
 	struct mroce_coll_comm *c;
 	struct json_object *report = NULL;
-	char msg[160];
-	struct args a;
-	bool reduces;
-	int err, n, r;
+	struct algos algos = { .line = "" };
+	char msg[256];
+	struct coll_args a;
+	bool reduces, rooted;
+	long long oob = 0;
+	double bus_sum = 0;
+	int err, n, r, nbus = 0;
 
-	if (parse_args(argc, argv, &a, msg, sizeof(msg))) {
-		fprintf(stderr, "mroce-coll-perf: %s\n", msg);
+	err = coll_parse_args(argc, argv, &a, msg, sizeof(msg));
+	if (err == COLL_ARGS_HELP) {
+		fputs(coll_usage, stdout);
+		return 0;
+	}
+	if (err == COLL_ARGS_VERSION) {
+		printf("mroce-coll-perf %s (wire protocol version %d)\n", MROCE_TOOL_VERSION,
+		       MROCE_VERSION);
+		return 0;
+	}
+	if (err) {
+		fprintf(stderr, "mroce-coll-perf: %s (mroce-coll-perf --help)\n", msg);
 		return 2;
 	}
 	copts.chunk_bytes = (__u32)a.chunk;
@@ -368,27 +437,31 @@ int main(int argc, char **argv)
 	}
 	n = mroce_coll_size(c);
 	r = mroce_coll_rank(c);
+	if (a.root >= n) {
+		fprintf(stderr, "mroce-coll-perf: -r %d: there are %d ranks (0..%d)\n", a.root, n, n - 1);
+		mroce_coll_comm_destroy(c);
+		return 2;
+	}
 	err = warm_up(c, a.warmup_ms);
 	reduces = a.kind == MROCE_COLL_ALLREDUCE || a.kind == MROCE_COLL_REDUCE_SCATTER;
+	rooted = a.kind == MROCE_COLL_BROADCAST;
 	if (!r && a.json) {
 		struct coll_run run = {
-			.coll = kind_names[a.kind], .ranks = n, .type = mroce_coll_dtype_str(a.dtype),
+			.coll = coll_kind_names[a.kind], .ranks = n, .type = mroce_coll_dtype_str(a.dtype),
 			.op = reduces ? mroce_coll_redop_str(a.op) : "-", .iters = a.iters,
 		};
 
 		if (!(report = perf_json_coll_run(&run)) && !err)
 			err = -ENOMEM;
-	} else if (!r)
-		printf("# mroce-coll-perf: %s, %d ranks, %s%s%s, %d iters\n"
-		       "#%12s %11s %7s %7s %15s %11s %12s %12s %7s\n", kind_names[a.kind], n,
-		       mroce_coll_dtype_str(a.dtype), reduces ? " " : "",
-		       reduces ? mroce_coll_redop_str(a.op) : "", a.iters, "size", "count", "type",
-		       "redop", "algo", "time(us)", "algbw(GB/s)", "busbw(GB/s)", "#wrong");
-	for (size_t size = a.minb; !err && size <= a.maxb;
-	     size = (size_t)fmax((double)size * a.factor, (double)size + 1)) {
+	} else if (!r) {
+		print_header(&a, n, reduces);
+	}
+	size_t size = a.minb;
+
+	/* coll_next_size is 0 past -e, never otherwise (each size is larger than the last) */
+	for (bool more = true; more && !err; more = (size = coll_next_size(&a, size)) != 0) {
 		struct bufs b = { 0 };
-		double t0, t, tmax, algbw, busbw;
-		long long wrong, total = 0;
+		struct placement out, in;
 		size_t bytes;
 		const char *algo;
 
@@ -398,58 +471,58 @@ int main(int argc, char **argv)
 			continue;	/* fewer bytes than one element per rank */
 		b.send = malloc(b.send_bytes + 64);
 		b.recv = malloc(b.recv_bytes + 64);
-		if (!b.send || !b.recv) {
+		if (!b.send || !b.recv)
 			err = -ENOMEM;
-			break;
-		}
-		memset(b.send, 1, b.send_bytes);
-		for (int i = 0; !err && i < a.warmup; i++)
-			err = run_op(c, &a, &b);
 		if (!err)
-			err = mroce_coll_barrier(c);
-		t0 = now_us();
-		for (int i = 0; !err && i < a.iters; i++)
-			err = run_op(c, &a, &b);
-		t = (now_us() - t0) / a.iters;
+			err = measure(c, &a, &b, false, bytes, &out);
 		if (!err)
-			err = mroce_coll_allreduce(c, &t, &tmax, 1, MROCE_COLL_FLOAT64,
-						   MROCE_COLL_MAX);
-		wrong = err ? -1 : check(c, &a, &b, &err);
-		if (!err)
-			err = mroce_coll_allreduce(c, &wrong, &total, 1, MROCE_COLL_INT64,
-						   MROCE_COLL_SUM);
+			err = measure(c, &a, &b, true, bytes, &in);
 		free(b.send);
 		free(b.recv);
 		if (err)
 			break;
-		algbw = tmax > 0 ? (double)bytes / tmax / 1e3 : 0;
-		busbw = algbw * (a.kind == MROCE_COLL_ALLREDUCE ? 2.0 * (n - 1) / n :
-				 a.kind == MROCE_COLL_BROADCAST ? 1.0 : (double)(n - 1) / n);
 		algo = mroce_coll_algo(c, a.kind, bytes);
+		oob += (out.wrong > 0 ? out.wrong : 0) + (in.wrong > 0 ? in.wrong : 0);
+		bus_sum += out.busbw + in.busbw;
+		nbus += 2;
 		if (r)
 			continue;
 		if (a.json) {
 			struct coll_result res = {
 				.size = bytes, .count = bytes / mroce_coll_dtype_size(a.dtype),
-				.algo = algo, .time_us = tmax, .algbw = algbw, .busbw = busbw,
-				.wrong = total,
+				.algo = algo, .time_us = out.tmax, .algbw = out.algbw, .busbw = out.busbw,
+				.wrong = out.wrong, .ip_time_us = in.tmax, .ip_algbw = in.algbw,
+				.ip_busbw = in.busbw, .ip_wrong = in.wrong, .root = rooted ? a.root : -1,
 			};
 
 			if (perf_json_coll_add(report, &res))
 				err = -ENOMEM;
 		} else {
-			printf(" %12zu %11zu %7s %7s %15s %11.2f %12.3f %12.3f %7lld\n", bytes,
-			       bytes / mroce_coll_dtype_size(a.dtype), mroce_coll_dtype_str(a.dtype),
-			       reduces ? mroce_coll_redop_str(a.op) : "-", algo, tmax, algbw, busbw,
-			       total);
+			printf(" %11zu  %12zu  %8s  %6s  %6d", bytes, bytes / mroce_coll_dtype_size(a.dtype),
+			       mroce_coll_dtype_str(a.dtype), reduces ? mroce_coll_redop_str(a.op) : "none",
+			       rooted ? a.root : -1);
+			print_placement(&out);
+			print_placement(&in);
+			printf("\n");
+			algo_add(&algos, bytes, algo);
 		}
 		fflush(stdout);
-		if (total)
-			err = -EBADMSG;
 	}
-	/* Whatever was measured before a failure is still reported, as before. */
-	if (!r && a.json && perf_json_print(stdout, report) && !err)
-		err = -ENOMEM;
+	/* Whatever was measured before a failure is still reported. */
+	if (!r && a.json) {
+		if (perf_json_coll_end(report, oob, nbus ? bus_sum / nbus : 0) && !err)
+			err = -ENOMEM;
+		if (perf_json_print(stdout, report) && !err)
+			err = -ENOMEM;
+	} else if (!r) {
+		algo_flush(&algos);
+		printf("# Out of bounds values : %lld %s\n", oob, oob ? "FAILED" : "OK");
+		printf("# Avg bus bandwidth    : %g\n", nbus ? bus_sum / nbus : 0);
+		printf("# Algorithms (bytes)   : %s\n#\n", algos.line);
+		fflush(stdout);
+	}
+	if (!err && oob)
+		err = -EBADMSG;
 	if (err) {
 		mroce_strerror(err, msg, sizeof(msg));
 		fprintf(stderr, "mroce-coll-perf: rank %d: %s\n", r,

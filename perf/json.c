@@ -33,6 +33,64 @@ static void put_str(struct json_object *o, const char *key, const char *v)
 	json_object_object_add(o, key, v ? json_object_new_string(v) : NULL);
 }
 
+/* perftest's figures: bandwidth peak and average in both units, the latency columns. */
+static void put_perftest(struct json_object *o, struct json_object *lat, const struct perf_result *r)
+{
+	put_fixed(o, "bw_peak_gbit_s", "%.4f", r->peak_gbps);
+	put_fixed(o, "bw_peak_mb_s", "%.2f", r->peak_gbps * 1e9 / 8 / PERF_MB);
+	put_fixed(o, "bw_avg_mb_s", "%.2f", r->gbps * 1e9 / 8 / PERF_MB);
+	put_fixed(o, "msg_rate_mpps", "%.6f", r->mops);
+	json_object_object_add(o, "latency_test", json_object_new_boolean(r->latency_test));
+	put_fixed(lat, "min", "%.3f", r->lat.min);
+	put_fixed(lat, "max", "%.3f", r->lat.max);
+	put_fixed(lat, "typical", "%.3f", r->lat.typical);
+	put_fixed(lat, "avg", "%.3f", r->lat.avg);
+	put_fixed(lat, "stdev", "%.3f", r->lat.stdev);
+}
+
+/* iperf3's summary object: start, end, seconds, bytes, bits_per_second. */
+static struct json_object *span(double start, double end, __u64 bytes)
+{
+	struct json_object *o = json_object_new_object();
+
+	if (!o)
+		return NULL;
+	put_fixed(o, "start", "%.6f", start);
+	put_fixed(o, "end", "%.6f", end);
+	put_fixed(o, "seconds", "%.6f", end - start);
+	put_u64(o, "bytes", bytes);
+	put_fixed(o, "bits_per_second", "%.1f", end > start ? (double)bytes * 8 / (end - start) : 0);
+	return o;
+}
+
+/* intervals: one per second (the last one partial); end: the whole run. 0 or -ENOMEM. */
+static int put_iperf3(struct json_object *o, const struct perf_result *r)
+{
+	struct json_object *iv = json_object_new_array(), *end = json_object_new_object(), *x;
+	__u64 bytes = r->ops * r->size;
+
+	json_object_object_add(o, "intervals", iv);
+	json_object_object_add(o, "end", end);
+	if (!iv || !end)
+		return -ENOMEM;
+	for (size_t i = 0; i < r->nintervals; i++) {
+		const struct perf_interval *v = &r->intervals[i];
+
+		if (!(x = span(v->start, v->end, v->bytes)) || json_object_array_add(iv, x)) {
+			json_object_put(x);
+			return -ENOMEM;
+		}
+		put_u64(x, "ops", v->ops);
+	}
+	if (!(x = span(0, r->secs, bytes)))
+		return -ENOMEM;
+	json_object_object_add(end, "sum_sent", x);
+	if (!(x = span(0, r->secs, bytes)))
+		return -ENOMEM;
+	json_object_object_add(end, "sum_received", x);
+	return 0;
+}
+
 struct json_object *perf_json_result(const struct perf_result *r)
 {
 	struct json_object *o = json_object_new_object(), *lat = json_object_new_object();
@@ -64,6 +122,11 @@ struct json_object *perf_json_result(const struct perf_result *r)
 	put_u64(o, "tx_pkts", r->tx_pkts);
 	put_u64(o, "rto_events", r->rto);
 	put_u64(o, "paths_retired", r->retired);
+	put_perftest(o, lat, r);
+	if (put_iperf3(o, r)) {
+		json_object_put(o);
+		return NULL;
+	}
 	return o;
 }
 
@@ -99,10 +162,33 @@ int perf_json_coll_add(struct json_object *run, const struct coll_result *r)
 	put_fixed(o, "algbw", "%.4f", r->algbw);
 	put_fixed(o, "busbw", "%.4f", r->busbw);
 	put_i64(o, "wrong", r->wrong);
+	put_i64(o, "root", r->root);
+	{
+		struct json_object *ip = json_object_new_object();
+
+		if (!ip) {
+			json_object_put(o);
+			return -ENOMEM;
+		}
+		put_fixed(ip, "time_us", "%.2f", r->ip_time_us);
+		put_fixed(ip, "algbw", "%.4f", r->ip_algbw);
+		put_fixed(ip, "busbw", "%.4f", r->ip_busbw);
+		put_i64(ip, "wrong", r->ip_wrong);
+		json_object_object_add(o, "in_place", ip);
+	}
 	if (json_object_array_add(res, o)) {
 		json_object_put(o);
 		return -ENOMEM;
 	}
+	return 0;
+}
+
+int perf_json_coll_end(struct json_object *run, long long out_of_bounds, double avg_busbw)
+{
+	if (!run)
+		return -ENOMEM;
+	put_i64(run, "out_of_bounds", out_of_bounds);
+	put_fixed(run, "avg_busbw", "%.4f", avg_busbw);
 	return 0;
 }
 

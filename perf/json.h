@@ -11,14 +11,25 @@
 #include <stdio.h>
 #include <linux/types.h>
 
+#include "report.h"
+
 struct json_object;
 
-/* One mroce-perf result line. */
+/*
+ * One mroce-perf result line. Besides the keys the bench scripts read, the
+ * perftest figures (bw_*, lat_us's min/max/avg/stdev) and iperf3's shape:
+ * intervals (one per second) and end.sum_sent / end.sum_received.
+ */
 struct perf_result {
 	const char	*test, *mode, *dev;
 	__u32		size, qps, paths;
 	__u64		ops, retx, ooo, dup, tx_pkts, rto, retired;
 	double		secs, gbps, mops, p50, p99, p999, cpu_s_per_gb;
+	double		peak_gbps;		/* the best PERF_PEAK_WINDOW's rate */
+	struct perf_lat_summary lat;		/* all zero on bandwidth tests */
+	bool		latency_test;
+	const struct perf_interval *intervals;
+	size_t		nintervals;
 	long		rss_kb;
 };
 
@@ -28,11 +39,15 @@ struct coll_run {
 	int		ranks, iters;
 };
 
+/* wrong: -1 when not checked (-c 0); ip_*: the in-place run. */
 struct coll_result {
 	const char	*algo;
 	size_t		size, count;
 	double		time_us, algbw, busbw;
 	long long	wrong;
+	double		ip_time_us, ip_algbw, ip_busbw;
+	long long	ip_wrong;
+	int		root;		/* -1: the operation has none */
 };
 
 /* NULL when out of memory. */
@@ -40,6 +55,8 @@ struct json_object *perf_json_result(const struct perf_result *r);
 struct json_object *perf_json_coll_run(const struct coll_run *r);
 /* 0, or -ENOMEM. */
 int perf_json_coll_add(struct json_object *run, const struct coll_result *r);
+/* nccl-tests' footer figures: out_of_bounds (wrong elements, all sizes), avg_busbw. */
+int perf_json_coll_end(struct json_object *run, long long out_of_bounds, double avg_busbw);
 
 /* The report on one line, then frees it. 0, or -ENOMEM (NULL or out of memory). */
 int perf_json_print(FILE *out, struct json_object *o);

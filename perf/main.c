@@ -19,9 +19,15 @@
 #include <time.h>
 #include <unistd.h>
 #include <mroce/mroce.h>
+#include <mroce/proto.h>	/* MROCE_VERSION, the wire protocol's */
 
 #include "args.h"
 #include "json.h"
+
+#ifndef MROCE_TOOL_VERSION	/* the Makefile's VERSION */
+#define MROCE_TOOL_VERSION MROCE_VERSION_STRING
+#endif
+#include "report.h"
 
 enum { MSG_HELLO = 1, MSG_START, MSG_READY, MSG_STOP, MSG_DONE };
 
@@ -58,6 +64,9 @@ struct perf {
 	__u32			nconns;
 	double			*lat;
 	__u64			nlat;
+	struct perf_meter	meter;		/* this size's intervals and peak */
+	char			transport[PERF_MAX_SIZES][256];	/* text mode: a line per size */
+	__u32			ntransport;
 };
 
 static double now_s(void)
@@ -382,51 +391,46 @@ static int server(struct perf *p)
 
 /* ---- client -------------------------------------------------------------- */
 
-static int cmp_double(const void *x, const void *y)
-{
-	double a = *(const double *)x, b = *(const double *)y;
-
-	return a < b ? -1 : a > b;
-}
-
-static double pct(double *v, __u64 n, double q)
-{
-	return n ? v[(__u64)(q * (double)(n - 1))] : 0;
-}
-
 static void report(struct perf *p, __u32 size, __u64 ops, double secs, double cpu,
 		   const struct mroce_dev_stats *s0, const struct mroce_dev_stats *s1)
 {
 	const struct perf_args *a = &p->a;
 	double bytes = (double)ops * size, gbps = bytes * 8 / secs / 1e9, mops = (double)ops / secs / 1e6;
-	double p50, p99, p999;
+	double peak_ops = perf_meter_peak(&p->meter, ops, secs);
+	struct perf_lat_summary lat;
 	__u64 retx = s1->retx_pkts - s0->retx_pkts, ooo = s1->ooo_pkts - s0->ooo_pkts,
 	      dup = s1->dup_pkts - s0->dup_pkts, rto = s1->rto_events - s0->rto_events,
 	      retired = s1->paths_retired - s0->paths_retired, pkts = s1->tx_pkts - s0->tx_pkts;
+	bool bw = perf_test_is_bw(a->test);
 
-	qsort(p->lat, p->nlat, sizeof(double), cmp_double);
-	p50 = pct(p->lat, p->nlat, 0.5);
-	p99 = pct(p->lat, p->nlat, 0.99);
-	p999 = pct(p->lat, p->nlat, 0.999);
+	perf_lat_summarize(p->lat, p->nlat, &lat);
 	if (a->json) {
 		struct perf_result r = {
 			.test = perf_test_name(a->test), .dev = a->dev, .size = size, .qps = a->qps,
 			.mode = a->go_back_n ? "gbn" : a->unordered ? "unordered" : "ordered",
 			.paths = a->paths, .ops = ops, .retx = retx, .ooo = ooo, .dup = dup,
 			.tx_pkts = pkts, .rto = rto, .retired = retired, .secs = secs, .gbps = gbps,
-			.mops = mops, .p50 = p50, .p99 = p99, .p999 = p999, .rss_kb = rss_kb(),
-			.cpu_s_per_gb = bytes ? cpu / (bytes / 1e9) : 0,
+			.mops = mops, .p50 = lat.typical, .p99 = lat.p99, .p999 = lat.p999,
+			.rss_kb = rss_kb(), .cpu_s_per_gb = bytes ? cpu / (bytes / 1e9) : 0,
+			.peak_gbps = peak_ops * size * 8 / 1e9, .lat = lat, .latency_test = !bw,
+			.intervals = p->meter.iv, .nintervals = p->meter.niv,
 		};
 
-		if (perf_json_print(stdout, perf_json_result(&r)))
+		if (p->meter.oom || perf_json_print(stdout, perf_json_result(&r)))
 			fprintf(stderr, "mroce-perf: out of memory for the JSON report\n");
 	} else {
-		printf("%-9s %9u B  %10" PRIu64 " ops  %8.3f Gbit/s  %8.4f Mop/s  lat p50 %8.2f p99 %8.2f "
-		       "p99.9 %8.2f us  sent %llu retx %llu ooo %llu dup %llu rto %llu retired %llu  cpu %.2f s/GB\n",
-		       perf_test_name(a->test), size, (uint64_t)ops, gbps, mops, p50, p99, p999,
-		       (unsigned long long)pkts, (unsigned long long)retx, (unsigned long long)ooo,
-		       (unsigned long long)dup, (unsigned long long)rto, (unsigned long long)retired,
-		       bytes ? cpu / (bytes / 1e9) : 0);
+		if (bw)
+			perf_print_bw_row(stdout, size, ops, peak_ops * size, bytes / secs, mops, a->gbits);
+		else
+			perf_print_lat_row(stdout, size, ops, &lat);
+		/* mroce's own figures, printed under the table (selftests/test_xsk.sh reads them) */
+		if (p->ntransport < PERF_MAX_SIZES)
+			snprintf(p->transport[p->ntransport++], sizeof(p->transport[0]),
+				 "%s %u B: %.3f Gbit/s in %.3f s, sent %llu retx %llu ooo %llu dup %llu "
+				 "rto %llu retired %llu  cpu %.2f s/GB", perf_test_name(a->test), size,
+				 gbps, secs, (unsigned long long)pkts, (unsigned long long)retx,
+				 (unsigned long long)ooo, (unsigned long long)dup, (unsigned long long)rto,
+				 (unsigned long long)retired, bytes ? cpu / (bytes / 1e9) : 0);
 	}
 	fflush(stdout);
 }
@@ -451,7 +455,7 @@ static int run_size(struct perf *p, __u32 size)
 				  MROCE_WR_RDMA_WRITE_WITH_IMM;
 	bool bw = perf_test_is_bw(t);
 	struct mroce_dev_stats s0, s1;
-	double t0, tick, end, cpu0, last_tick_ops = 0, sent_at = 0;
+	double t0, end, cpu0, sent_at = 0;
 	__u64 ops = 0, target = a->iters;
 	int err;
 
@@ -465,7 +469,8 @@ static int run_size(struct perf *p, __u32 size)
 	p->nlat = 0;
 	mroce_dev_stats(p->dev, &s0);
 	cpu0 = cpu_s();
-	t0 = tick = now_s();
+	t0 = now_s();
+	perf_meter_start(&p->meter, t0, size);
 	end = t0 + a->duration_s;
 	/* Bandwidth: keep depth requests in flight on every QP. Latency: one at a time on QP 0. */
 	for (__u32 i = 0; i < (bw ? p->nconns : 1); i++)
@@ -514,13 +519,13 @@ static int run_size(struct perf *p, __u32 size)
 				return die("post", err);
 			sent_at = now;
 		}
-		if (now - tick >= 1.0 && !a->json) {
-			printf("  [%5.1f s] %s %u B: %.3f Gbit/s, %.4f Mop/s\n", now - t0, perf_test_name(t), size,
-			       ((double)ops - last_tick_ops) * size * 8 / (now - tick) / 1e9,
-			       ((double)ops - last_tick_ops) / (now - tick) / 1e6);
-			fflush(stdout);
-			last_tick_ops = (double)ops;
-			tick = now;
+		{
+			const struct perf_interval *iv = perf_meter_tick(&p->meter, now, ops);
+
+			if (iv && bw && !a->json) {	/* perftest has no such line: iperf3 has */
+				perf_print_interval(stdout, iv, a->gbits);
+				fflush(stdout);
+			}
 		}
 		{
 			__u64 outstanding = 0;
@@ -536,8 +541,62 @@ static int run_size(struct perf *p, __u32 size)
 			return die("run", -ETIMEDOUT);
 	}
 	mroce_dev_stats(p->dev, &s1);
-	report(p, size, ops, now_s() - t0, cpu_s() - cpu0, &s0, &s1);
+	{
+		double t1 = now_s();
+
+		perf_meter_finish(&p->meter, t1, ops);
+		report(p, size, ops, t1 - t0, cpu_s() - cpu0, &s0, &s1);
+	}
 	return 0;
+}
+
+static const char *const titles[PERF_TESTS] = {
+	"RDMA_Write BW Test", "RDMA_Write Latency Test", "RDMA_Read BW Test",
+	"RDMA_Read Latency Test", "Send BW Test", "Send Latency Test",
+};
+
+#define RULE "---------------------------------------------------------------------------------------\n"
+
+/* perftest's block: what runs, then the columns. */
+static void print_header(const struct perf *p)
+{
+	const struct perf_args *a = &p->a;
+	char window[16], run[32];
+
+	snprintf(window, sizeof(window), a->window ? "%u pkts" : "default", a->window);
+	if (a->iters)
+		snprintf(run, sizeof(run), "%llu iters", (unsigned long long)a->iters);
+	else
+		snprintf(run, sizeof(run), "%.2f s", a->duration_s);
+	printf(RULE "                    %s (mroce-perf %s)\n", titles[a->test], MROCE_TOOL_VERSION);
+	printf(" %-15s: %-16s %-15s: %s:%u\n", "Device", a->dev, "Server", a->addr, a->port);
+	printf(" %-15s: %-16u %-15s: %s\n", "Number of qps", a->qps, "Transport type",
+	       "MetaRoCE over UDP (AF_XDP)");
+	printf(" %-15s: %-16s %-15s: %s\n", "Connection type", "RC", "Delivery",
+	       a->go_back_n ? "go-back-N" : a->unordered ? "unordered, selective repeat" :
+	       "ordered, selective repeat");
+	printf(" %-15s: %-16u %-15s: %u\n", "Paths per QP", a->paths, "TX depth",
+	       perf_test_is_bw(a->test) ? a->depth : 1);
+	printf(" %-15s: %-16s %-15s: %s\n", "Window", window, "Progress",
+	       a->poll ? "busy-polling" : "library thread");
+	printf(" %-15s: %-16s %-15s: %s per size\n", "Memory", a->dm ? "device (dm)" : "heap",
+	       "Run", run);
+	if (a->gid_index >= 0)
+		printf(" %-15s: %d (ignored: mroce addresses the peer by IP)\n", "GID index", a->gid_index);
+	if (!perf_test_is_bw(a->test))
+		printf(" %-15s: %s\n", "Latency", a->test == PERF_READ_LAT ? "one READ, post to completion" :
+		       "half the round trip of a ping-pong");
+}
+
+/* The table's closing rule, then mroce's transport figures per size. */
+static void print_footer(const struct perf *p)
+{
+	if (p->a.json)
+		return;
+	fputs(RULE, stdout);
+	for (__u32 i = 0; i < p->ntransport; i++)
+		printf("%s\n", p->transport[i]);
+	fflush(stdout);
 }
 
 static int client(struct perf *p)
@@ -581,14 +640,17 @@ static int client(struct perf *p)
 				return die("hello", err);
 		}
 	}
-	if (!a->json)
-		printf("mroce-perf: %s to %s, %u QP%s, %u path%s, %s%s\n", perf_test_name(a->test), a->addr,
-		       a->qps, a->qps > 1 ? "s" : "", a->paths, a->paths > 1 ? "s" : "",
-		       a->go_back_n ? "go-back-N" : a->unordered ? "unordered" : "ordered",
-		       perf_test_is_bw(a->test) ? "" : "; latency is half the round trip (read_lat: one READ)");
-	for (__u32 s = 0; s < a->nsizes; s++)
-		if (run_size(p, a->sizes[s]))
+	if (!a->json) {
+		print_header(p);
+		perf_print_columns(stdout, perf_test_is_bw(a->test), a->gbits);
+	}
+	for (__u32 s = 0; s < a->nsizes; s++) {
+		if (run_size(p, a->sizes[s])) {
+			print_footer(p);
 			return 1;
+		}
+	}
+	print_footer(p);
 	for (__u32 i = 0; i < p->nconns; i++) {
 		struct msg m = { .type = MSG_STOP, .len = 1 }, r;
 
@@ -619,6 +681,7 @@ static void teardown(struct perf *p)
 		free(p->region);
 	mroce_dev_close(p->dev);
 	free(p->lat);
+	perf_meter_free(&p->meter);
 	free(p->ctl);
 	free(p);
 }
@@ -632,10 +695,13 @@ int main(int argc, char **argv)
 	if (!p)
 		return 1;
 	rc = perf_parse_args(argc, argv, &p->a, err, sizeof(err));
+	if (rc == PERF_ARGS_VERSION)
+		printf("mroce-perf %s (wire protocol version %d)\n", MROCE_TOOL_VERSION, MROCE_VERSION);
+	else if (rc < 0)
+		fprintf(stderr, "mroce-perf: %s (mroce-perf --help)\n", err);
+	else if (rc)
+		fputs(perf_usage, stdout);
 	if (rc) {
-		if (rc < 0)
-			fprintf(stderr, "mroce-perf: %s\n", err);
-		fputs(perf_usage, rc < 0 ? stderr : stdout);
 		free(p);
 		return rc < 0 ? 2 : 0;
 	}

@@ -131,7 +131,7 @@ echo "== XDP program under BPF_PROG_TEST_RUN (root)"
 run_cmocka build/selftests/prog_test bpf
 run_cmocka build/asan/selftests/prog_test asan-bpf
 
-VETH_TESTS=(selftests/test_datapath.sh selftests/test_verbs.sh selftests/test_xsk.sh)
+VETH_TESTS=(selftests/test_datapath.sh selftests/test_verbs.sh selftests/test_xsk.sh selftests/test_perf_tools.sh)
 echo "== selftests on veth pairs in network namespaces (root)"
 for s in "${VETH_TESTS[@]}"; do
 	run_script "$s" veth "$PWD/build"

@@ -1,0 +1,178 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+# Root selftests of the benchmark tools as their users call them
+# (docs/tools.md): mroce-perf with perftest's flags on a veth pair
+# (ib_write_bw -d DEV -s SIZE -D SECONDS ... SERVER), its perftest columns,
+# its JSON with iperf3's intervals and end, and mroce-coll-perf with
+# nccl-tests' flags on a 2-rank job (out-of-place and in-place columns, the
+# footers). A bad command line fails with exit 2 before anything starts.
+# PERF_TOOLS_NS=PREFIX names the namespaces PREFIX-a, PREFIX-b and the
+# launcher's job PREFIX (default: the shared helpers' names).
+. "$(dirname "$0")/lib.sh"
+
+PERF=$BUILD/mroce-perf
+CPERF=$BUILD/mroce-coll-perf
+LAUNCH=$ROOT/tools/mroce-launch
+JOB=tools$$
+if [ -n "${PERF_TOOLS_NS:-}" ]; then
+	NS_A=$PERF_TOOLS_NS-a NS_B=$PERF_TOOLS_NS-b JOB=$PERF_TOOLS_NS
+fi
+export BUILD
+
+start_server() {
+	rm -f "$TMP/srv.log"
+	bg b "$PERF" server -d "$IF_B" "$IP_B" >"$TMP/srv.log" 2>&1
+	wait_for "$TMP/srv.log" listening 30 || { cat "$TMP/srv.log"; return 1; }
+}
+
+# client ARGS...: the client in A, its output in $TMP/cli.log (and shown).
+client() {
+	a timeout 120 "$PERF" client "$@" >"$TMP/cli.log" 2>&1
+	local rc=$?
+	sed 's/^/    client: /' "$TMP/cli.log"
+	return $rc
+}
+
+t_write_bw_perftest_flags() {
+	start_server || return 1
+	client --test write_bw -d "$IF_A" -s 64k -D 2 -q 2 -x 0 -F -t 32 --report_gbits "$IP_B" || return 1
+	grep -q '^ #bytes     #iterations    BW peak\[Gb/sec\]    BW average\[Gb/sec\]   MsgRate\[Mpps\]$' "$TMP/cli.log" ||
+		{ echo "no perftest bandwidth columns in Gb/sec"; return 1; }
+	grep -q 't_min\|t_typical' "$TMP/cli.log" && { echo "latency columns on a bandwidth test"; return 1; }
+	grep -q '^ Number of qps  : 2 ' "$TMP/cli.log" || { echo "the header does not show -q 2"; return 1; }
+	grep -q ' TX depth       : 32$' "$TMP/cli.log" || { echo "the header does not show -t 32"; return 1; }
+	# the row: bytes, iterations, peak >= average > 0, message rate = average / size
+	awk '$1 == 65536 && NF == 5 {
+		if ($2 < 1 || $4 <= 0 || $3 < $4) exit 1
+		rate = $4 * 1e9 / 8 / 65536 / 1e6
+		if ($5 < rate * 0.99 || $5 > rate * 1.01) exit 1
+		found = 1 }
+	     END { exit !found }' "$TMP/cli.log" || { echo "no sane 65536-byte row"; return 1; }
+	# the transport figures under the table (selftests/test_xsk.sh reads them)
+	grep -q '^write_bw 65536 B: .* sent [0-9]* retx [0-9]* .* rto [0-9]* retired [0-9]*' "$TMP/cli.log" ||
+		{ echo "no transport line"; return 1; }
+	echo "figures: $(awk '$1 == 65536 && NF == 5' "$TMP/cli.log")"
+}
+
+t_write_lat_perftest_flags() {
+	start_server || return 1
+	client --test write_lat -d "$IF_A" -s 8 -n 2000 "$IP_B" || return 1
+	grep -q '^ #bytes #iterations    t_min\[usec\]    t_max\[usec\]  t_typical\[usec\]    t_avg\[usec\]    t_stdev\[usec\]   99% percentile\[usec\]   99.9% percentile\[usec\]$' "$TMP/cli.log" ||
+		{ echo "no perftest latency columns"; return 1; }
+	grep -q 'BW peak' "$TMP/cli.log" && { echo "bandwidth columns on a latency test"; return 1; }
+	# 2000 iterations; min <= typical <= p99 <= p99.9 <= max, min <= avg <= max
+	awk '$1 == 8 && NF == 9 {
+		if ($2 != 2000 || $3 <= 0 || $3 > $5 || $5 > $8 || $8 > $9 || $9 > $4 || $6 < $3 || $6 > $4) exit 1
+		found = 1 }
+	     END { exit !found }' "$TMP/cli.log" || { echo "no consistent 8-byte row of 2000 iterations"; return 1; }
+	echo "figures: $(awk '$1 == 8 && NF == 9' "$TMP/cli.log")"
+}
+
+# -a: perftest's sweep, 2 B to 8 MiB, one row each.
+t_all_sizes() {
+	start_server || return 1
+	client --test write_bw -d "$IF_A" -a -n 20 "$IP_B" || return 1
+	local want=2 size
+	for size in $(awk '$1 ~ /^[0-9]+$/ && NF == 5 { print $1 }' "$TMP/cli.log"); do
+		[ "$size" = "$want" ] || { echo "row for $size, expected $want"; return 1; }
+		want=$((want * 2))
+	done
+	[ "$want" = $((16 << 20)) ] || { echo "the sweep stopped before 8 MiB (next: $want)"; return 1; }
+}
+
+t_json_intervals() {
+	start_server || return 1
+	client --dev "$IF_A" --addr "$IP_B" --test write_bw --size 1m --duration 2.5 --json --paths 1 \
+		--window 896 || return 1
+	grep '^{' "$TMP/cli.log" | python3 -c '
+import json, sys
+lines = [l for l in sys.stdin]
+assert len(lines) == 1, "one JSON object per size"
+d = json.loads(lines[0])
+for k in ("test", "size", "gbit_s", "mops", "seconds", "tx_pkts", "rto_events", "retransmitted",
+          "paths_retired", "cpu_s_per_gb", "lat_us", "ops", "rss_kb"):
+    assert k in d, k
+iv = d["intervals"]
+assert len(iv) >= 2, iv
+assert all(abs(i["seconds"] - (i["end"] - i["start"])) < 1e-5 for i in iv), iv
+assert all(abs(a["end"] - b["start"]) < 1e-6 for a, b in zip(iv, iv[1:])), iv
+assert sum(i["bytes"] for i in iv) == d["ops"] * d["size"], "the intervals add up to the whole"
+for side in ("sum_sent", "sum_received"):
+    e = d["end"][side]
+    assert e["bytes"] == d["ops"] * d["size"], e
+    assert abs(e["bits_per_second"] / 1e9 - d["gbit_s"]) < 0.001 + d["gbit_s"] * 0.001, (e, d["gbit_s"])
+print("json: %d intervals, %.3f Gbit/s, peak %.3f" % (len(iv), d["gbit_s"], d["bw_peak_gbit_s"]))'
+}
+
+# Bad values stop both tools before they touch the network: exit 2, the flag named.
+t_bad_values() {
+	local bad=0 args out rc
+	while IFS='|' read -r tool flag args; do
+		# shellcheck disable=SC2086
+		out=$(a "$tool" $args 2>&1 >/dev/null)
+		rc=$?
+		if [ $rc -ne 2 ] || ! printf '%s' "$out" | grep -q -- "$flag"; then
+			echo "$(basename "$tool") $args: exit $rc, '$out' (want 2 and '$flag')"
+			bad=1
+		fi
+	done <<EOF2
+$PERF|--size|client -d $IF_A --test write_bw -s 12q $IP_B
+$PERF|--duration|client -d $IF_A --test write_bw -D -1 $IP_B
+$PERF|--iters|client -d $IF_A --test write_bw -n 0 $IP_B
+$PERF|--qps|client -d $IF_A --test write_bw -q 99999999999999999999 $IP_B
+$PERF|--gid-index|client -d $IF_A --test write_bw -x abc $IP_B
+$CPERF|-w|-w abc
+$CPERF|-n|-n 0
+$CPERF|-g|-g 2
+$CPERF|-b|-b 12q
+$CPERF|-c|-c 2
+EOF2
+	[ $bad -eq 0 ]
+}
+
+coll() { "$LAUNCH" run -n 2 --name "$JOB" --timeout 120 -- "$CPERF" "$@"; }
+
+t_coll_nccl_flags() {
+	local out
+	out=$(coll -b 8 -e 1M -f 16 -n 3 -w 1 -c 1 -z 0 -d int32 -o max --warmup-ms 0) || { echo "$out"; return 1; }
+	printf '%s\n' "$out"
+	printf '%s\n' "$out" | grep -q '^#  *out-of-place  *in-place$' || { echo "no placement labels"; return 1; }
+	printf '%s\n' "$out" | grep -q '^#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong$' ||
+		{ echo "no nccl-tests column row"; return 1; }
+	# 8, 128, 2048, 32768, 524288: 13 columns each, #wrong 0 out of place and in place
+	[ "$(printf '%s\n' "$out" | awk '!/^#/ && NF == 13 && $3 == "int32" && $4 == "max" && $5 == -1 && $9 == 0 && $13 == 0' | wc -l)" -eq 5 ] ||
+		{ echo "expected 5 checked int32/max rows"; return 1; }
+	[ "$(printf '%s\n' "$out" | grep -vc '^#')" -eq 5 ] || { echo "lines outside the table"; return 1; }
+	printf '%s\n' "$out" | grep -q '^# Out of bounds values : 0 OK$' || { echo "no out-of-bounds footer"; return 1; }
+	printf '%s\n' "$out" | grep -Eq '^# Avg bus bandwidth    : [0-9.e+-]+$' || { echo "no bus bandwidth footer"; return 1; }
+	# -r 1: broadcast from rank 1; -c 0: no check, N/A
+	out=$(coll -c broadcast -r 1 -b 1K -e 64K -f 8 -n 2 -w 0 -d double --warmup-ms 0) || { echo "$out"; return 1; }
+	printf '%s\n' "$out"
+	[ "$(printf '%s\n' "$out" | awk '!/^#/ && $5 == 1 && $9 == 0 && $13 == 0' | wc -l)" -eq 3 ] ||
+		{ echo "expected 3 checked rows with root 1"; return 1; }
+	out=$(coll -c alltoall -b 64 -e 64 -n 2 -w 0 -c 0 --warmup-ms 0) || { echo "$out"; return 1; }
+	printf '%s\n' "$out"
+	printf '%s\n' "$out" | awk '!/^#/ { n++; if ($9 != "N/A" || $13 != "N/A") exit 1 } END { exit n != 1 }' ||
+		{ echo "-c 0 should print N/A for #wrong"; return 1; }
+	# -r past the ranks: refused on every rank, exit 2 each (the launcher: 1)
+	out=$(coll -c broadcast -r 2 2>&1) && { echo "-r 2 of 2 ranks was accepted"; return 1; }
+	printf '%s\n' "$out" | grep -q -- '-r 2: there are 2 ranks' || { echo "$out"; return 1; }
+	echo "coll: nccl-tests flags, placements, footers, root and -c 0 as expected"
+}
+
+coll_setup() { :; }
+coll_teardown() { "$LAUNCH" down "$JOB" >/dev/null 2>&1; }
+trap 'coll_teardown; cleanup_all' EXIT
+
+require_root test_perf_tools
+for t in "$PERF" "$CPERF"; do
+	[ -x "$t" ] || { echo "FAIL: test_perf_tools: $t is not built (run make)"; exit 1; }
+done
+FIGURES='^(figures|json):' run_test "mroce-perf write_bw with perftest's flags: columns, no latency" t_write_bw_perftest_flags 3498
+FIGURES='^figures:' run_test "mroce-perf write_lat with perftest's flags: the latency columns" t_write_lat_perftest_flags 3498
+run_test "mroce-perf -a: 2 B to 8 MiB" t_all_sizes 3498
+FIGURES='^json:' run_test "mroce-perf --json: iperf3's intervals and end beside the old keys" t_json_intervals 3498
+run_test "bad values: exit 2 and the flag named" t_bad_values
+TEST_SETUP=coll_setup TEST_TEARDOWN=coll_teardown FIGURES='^coll:' \
+	run_test "mroce-coll-perf with nccl-tests' flags on 2 ranks" t_coll_nccl_flags
+summary test_perf_tools
