@@ -255,12 +255,37 @@ demo: deps
 model: deps
 	model/check.sh $(BUILD)/model
 
-install: all
+# --- install / uninstall (docs/install.md lists what goes where) -----------
+# Everything a user runs, with no reference to the source tree: the tools, the
+# launcher and what it needs (netns.sh, the fabric topology, the emulated
+# fabric's switch and its XDP object, under $(LIBEXECDIR)/mroce), the
+# libraries, headers, pkg-config files, man pages and bash completion.
+LIBEXECDIR  ?= $(PREFIX)/libexec
+MANDIR      ?= $(PREFIX)/share/man
+BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
+MAN_PAGES   := man/mroce.8 man/mroce-perf.1 man/mroce-coll-perf.1 man/mroce-launch.1 man/libmroce.7
+INSTALL_BINS := $(BPF_OBJ) $(CLI) $(PERF) $(COLLPERF) $(LIB_A) $(LIB_SO) $(COLL_A) $(COLL_SO) \
+		$(BUILD)/selftests/fabric $(BUILD)/selftests/fabric.bpf.o
+PC_SUBST = -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
+	   -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' -e 's|@VERSION@|$(VERSION)|'
+$(BUILD)/selftests/fabric: | $(BUILD)/selftests/.dir
+
+install: $(INSTALL_BINS)
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR)/pkgconfig \
-		$(DESTDIR)$(INCLUDEDIR)/mroce $(DESTDIR)$(LIBDIR)/mroce
+		$(DESTDIR)$(INCLUDEDIR)/mroce $(DESTDIR)$(LIBDIR)/mroce \
+		$(DESTDIR)$(LIBEXECDIR)/mroce/fabric $(DESTDIR)$(BASHCOMPDIR) \
+		$(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man7 $(DESTDIR)$(MANDIR)/man8
 	install -m 0755 $(CLI) $(DESTDIR)$(BINDIR)/mroce
 	install -m 0755 $(PERF) $(DESTDIR)$(BINDIR)/mroce-perf
 	install -m 0755 $(COLLPERF) $(DESTDIR)$(BINDIR)/mroce-coll-perf
+	rel=$$(realpath -m --relative-to=$(BINDIR) $(LIBEXECDIR)/mroce) && \
+	sed -e "s|^HELPERS=$$|HELPERS=$$rel|" -e 's|^VERSION=$$|VERSION=$(VERSION)|' \
+	    tools/mroce-launch > $(DESTDIR)$(BINDIR)/mroce-launch
+	chmod 0755 $(DESTDIR)$(BINDIR)/mroce-launch
+	install -m 0644 selftests/netns.sh $(DESTDIR)$(LIBEXECDIR)/mroce/netns.sh
+	install -m 0644 selftests/fabric/lib.sh $(DESTDIR)$(LIBEXECDIR)/mroce/fabric/lib.sh
+	install -m 0755 $(BUILD)/selftests/fabric $(DESTDIR)$(LIBEXECDIR)/mroce/fabric/fabric
+	install -m 0644 $(BUILD)/selftests/fabric.bpf.o $(DESTDIR)$(LIBEXECDIR)/mroce/fabric/fabric.bpf.o
 	install -m 0644 $(LIB_A) $(DESTDIR)$(LIBDIR)/libmroce.a
 	install -m 0755 $(LIB_SO) $(DESTDIR)$(LIBDIR)/libmroce.so.$(VERSION)
 	ln -sf libmroce.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libmroce.so.0
@@ -271,18 +296,22 @@ install: all
 	ln -sf libmroce-coll.so.0 $(DESTDIR)$(LIBDIR)/libmroce-coll.so
 	install -m 0644 include/mroce/*.h $(DESTDIR)$(INCLUDEDIR)/mroce/
 	install -m 0644 $(BPF_OBJ) $(DESTDIR)$(LIBDIR)/mroce/mroce.bpf.o
-	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
-	    -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' -e 's|@VERSION@|$(VERSION)|' \
-	    lib/mroce.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/mroce.pc
-	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
-	    -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' -e 's|@VERSION@|$(VERSION)|' \
-	    lib/mroce-coll.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/mroce-coll.pc
+	sed $(PC_SUBST) lib/mroce.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/mroce.pc
+	sed $(PC_SUBST) lib/mroce-coll.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/mroce-coll.pc
+	for m in $(MAN_PAGES); do \
+		install -m 0644 $$m $(DESTDIR)$(MANDIR)/man$${m##*.}/ || exit 1; done
+	install -m 0644 completion/mroce.bash $(DESTDIR)$(BASHCOMPDIR)/mroce
+	for c in mroce-perf mroce-coll-perf mroce-launch; do \
+		ln -sf mroce $(DESTDIR)$(BASHCOMPDIR)/$$c || exit 1; done
 
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/mroce $(DESTDIR)$(BINDIR)/mroce-perf \
-	      $(DESTDIR)$(BINDIR)/mroce-coll-perf $(DESTDIR)$(LIBDIR)/libmroce.* \
+	      $(DESTDIR)$(BINDIR)/mroce-coll-perf $(DESTDIR)$(BINDIR)/mroce-launch \
+	      $(DESTDIR)$(LIBDIR)/libmroce.* $(DESTDIR)$(LIBDIR)/libmroce-coll.* \
 	      $(DESTDIR)$(LIBDIR)/pkgconfig/mroce.pc $(DESTDIR)$(LIBDIR)/pkgconfig/mroce-coll.pc
-	rm -rf $(DESTDIR)$(INCLUDEDIR)/mroce $(DESTDIR)$(LIBDIR)/mroce
+	rm -f $(addprefix $(DESTDIR)$(MANDIR)/,$(foreach m,$(MAN_PAGES),man$(subst .,,$(suffix $(m)))/$(notdir $(m))))
+	rm -f $(addprefix $(DESTDIR)$(BASHCOMPDIR)/,mroce mroce-perf mroce-coll-perf mroce-launch)
+	rm -rf $(DESTDIR)$(INCLUDEDIR)/mroce $(DESTDIR)$(LIBDIR)/mroce $(DESTDIR)$(LIBEXECDIR)/mroce
 
 clean:
 	rm -rf build

@@ -3,6 +3,7 @@
 # Install the Debian 12 packages mroce needs to build, test and demo, when missing.
 #   scripts/deps.sh          build, tests, demo
 #   scripts/deps.sh bench    also what the benchmark suite compares against and plots with
+#   scripts/deps.sh deb      what building the Debian packages needs beyond the build
 set -euo pipefail
 
 PKGS=(
@@ -22,9 +23,10 @@ PKGS=(
 	groff-base man-db pkg-config	# selftests/test_install.sh: man pages, pkg-config files
 )
 
-# scripts/test-debs.sh: dpkg-buildpackage (the other build dependencies are above).
+# scripts/test-debs.sh: dpkg-buildpackage (the other build dependencies are
+# above), lintian on the result, bash-completion's loader for the installed tools.
 if [ "${1:-}" = deb ]; then
-	PKGS=(dpkg-dev debhelper)
+	PKGS=(dpkg-dev debhelper lintian bash-completion)
 fi
 
 if [ "${1:-}" = bench ]; then

@@ -147,6 +147,9 @@ for s in "${VETH_TESTS[@]}"; do
 	run_script "$s" veth-asan "$PWD/build/asan"
 done
 
+echo "== make install into a scratch DESTDIR: every file, man pages, pkg-config, completion, the installed launcher"
+run_script selftests/test_install.sh install "$PWD/build"
+
 fabric_tier
 coll_tier
 
