@@ -152,10 +152,26 @@ $(BUILD)/selftests/prog_test: $(SKEL)
 $(BUILD)/selftests/%: selftests/%.c $(COLL_A) $(LIB_A) | $(BUILD)/selftests/.dir
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(COLL_A) $(LIB_A) -lcmocka $(LDLIBS)
 
+# The NCCL net plugin (docs/nccl.md): libmroce linked in, ncclNetPlugin_v8 its only export;
+# `make nccl` builds it and its harness (selftests/nccl_harness.c, run by selftests/test_nccl.sh).
+NCCL_SRCS := $(wildcard nccl/*.c)
+NCCL_OBJS := $(NCCL_SRCS:%.c=$(BUILD)/%.o)
+NCCL_SO   := $(BUILD)/libnccl-net-mroce.so
+.PHONY: nccl
+nccl: $(NCCL_SO) $(BUILD)/selftests/nccl_harness
+all: $(NCCL_SO)
+
+$(BUILD)/nccl/%.o: nccl/%.c | $(BUILD)/nccl/.dir
+	$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
+
+$(NCCL_SO): $(NCCL_OBJS) $(LIB_A) nccl/plugin.map
+	$(CC) -shared -Wl,--version-script=nccl/plugin.map -Wl,--no-undefined $(LDFLAGS) \
+		-o $@ $(NCCL_OBJS) $(LIB_A) $(LDLIBS)
+
 # Unit tests again under AddressSanitizer + UBSan, in their own build tree.
 asan:
 	$(MAKE) BUILD=build/asan CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer" \
-		LDFLAGS="-fsanitize=address,undefined" cli examples tests selftests build/asan/mroce-perf
+		LDFLAGS="-fsanitize=address,undefined" cli examples tests selftests build/asan/mroce-perf build/asan/mroce-coll-perf nccl
 
 # Unit tests built by clang with its UBSan, which flags what gcc's does not
 # (a zero offset applied to a NULL pointer: defect 23).

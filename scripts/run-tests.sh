@@ -147,6 +147,10 @@ for s in "${VETH_TESTS[@]}"; do
 	run_script "$s" veth-asan "$PWD/build/asan"
 done
 
+echo "== the NCCL net plugin driven by its harness, also under ASan/UBSan (root)"
+run_script selftests/test_nccl.sh nccl "$PWD/build"
+run_script selftests/test_nccl.sh nccl-asan "$PWD/build/asan"
+
 echo "== make install into a scratch DESTDIR: every file, man pages, pkg-config, completion, the installed launcher"
 run_script selftests/test_install.sh install "$PWD/build"
 
