@@ -195,6 +195,7 @@ api-check: lib
 
 # The README's test command: installs what is missing, builds, runs every tier.
 test check: deps
+	scripts/deps.sh deb
 	$(MAKE) all asan ubsan-clang
 	$(MAKE) headers api-check
 	scripts/run-tests.sh

@@ -154,6 +154,9 @@ run_script selftests/test_nccl.sh nccl-asan "$PWD/build/asan"
 echo "== make install into a scratch DESTDIR: every file, man pages, pkg-config, completion, the installed launcher"
 run_script selftests/test_install.sh install "$PWD/build"
 
+echo "== the Debian packages: dpkg-buildpackage, lintian, install, check (man mroce, pkg-config, a linked program), remove"
+run_script scripts/test-debs.sh debs "$PWD/build"
+
 fabric_tier
 coll_tier
 
