@@ -141,7 +141,7 @@ static __u32 rack_thresh(const struct mroce_qp *qp, const struct mroce_txpkt *re
  * queued there still arrives.
  */
 static bool path_delivering(struct mroce_qp *qp, const struct mroce_txpkt *rec,
-			    __u32 thresh, __u64 now)
+			    __u32 thresh, __u64 now, __u64 *until)
 {
 	const struct mroce_path *p = &qp->paths[rec->path];
 	const struct mroce_left_route *l;
@@ -158,6 +158,7 @@ static bool path_delivering(struct mroce_qp *qp, const struct mroce_txpkt *rec,
 	} else {
 		return false;
 	}
+	*until = heard + thresh;	/* when the rule stops holding unless its route delivers again */
 	return heard > rec->sent_us && now < heard + thresh && del_sent <= rec->sent_us;
 }
 
@@ -178,6 +179,7 @@ static __u32 rack_holes(struct mroce_qp *qp, __u64 now)
 
 	for (__u32 psn = qp->snd_una; mroce_psn_before(psn, qp->high_sacked); psn++) {
 		struct mroce_txpkt *rec = PKT(qp, psn);
+		__u64 until = 0;
 		__u32 thresh;
 
 		if (rec->state != PKT_INFLIGHT || (__s32)(qp->rack_seq - rec->tx_seq) <= 0)
@@ -185,7 +187,7 @@ static __u32 rack_holes(struct mroce_qp *qp, __u64 now)
 		thresh = rack_thresh(qp, rec);
 		bool gap = path_gap(qp, rec);
 
-		if (gap || (now >= rec->sent_us + thresh && !path_delivering(qp, rec, thresh, now) &&
+		if (gap || (now >= rec->sent_us + thresh && !path_delivering(qp, rec, thresh, now, &until) &&
 		    (qp->rack_seq - rec->tx_seq >= qp->attr.reorder_pkts ||
 		     qp->rack_sent_us + qp->srtt_us / 2 >= rec->sent_us))) {
 			mroce_rec_landed(qp, rec);
@@ -198,8 +200,8 @@ static __u32 rack_holes(struct mroce_qp *qp, __u64 now)
 		} else {
 			__u64 due = rec->sent_us + thresh;
 
-			if (path_delivering(qp, rec, thresh, now))
-				due = now + thresh;	/* looked at again if its route falls silent */
+			if (now >= due && path_delivering(qp, rec, thresh, now, &until))
+				due = until;	/* looked at again when its route falls silent */
 			if (!qp->rack_timer_us || due < qp->rack_timer_us)
 				qp->rack_timer_us = due;
 		}

@@ -85,6 +85,52 @@ static void test_queued_routes_no_spurious_resends(void **state)
 }
 
 /*
+ * The same routes, one of them dead mid-WRITE and another dropping 1% of
+ * what it carries: the rule that a route still delivering has not lost a
+ * packet must never hold back a real loss. Every byte lands, the losses
+ * are resent by what the routes themselves show (no timeout), and the
+ * dead route's slots move.
+ */
+static bool kill_route_midway(void *ctx)
+{
+	struct waiter *w = ctx;
+	bool done = collected(ctx);
+
+	if (w->na >= 4 && !w->p->net->a.link.dead_route) {
+		w->p->net->a.link.dead_route = 2;	/* route 1 */
+		w->p->net->a.link.loss_ppm = 10000;
+	}
+	return done;
+}
+
+static void test_queued_routes_losses_found(void **state)
+{
+	MROCE_OPTS(mroce_qp_attr, attr, .paths = 4, .max_inflight = 512);
+	struct waiter *w = calloc(1, sizeof(*w));
+	struct pair p;
+	__u64 t;
+
+	(void)state;
+	pair_open(&p, 2160, &attr, NULL);
+	pair_connect(&p);
+	p.net->a.link = (struct sim_link){ .delay_us = 10, .routes = 4, .path_step_us = 10,
+					   .route_rate_mbps = 1000, .queue_bytes = 1 << 20 };
+	p.net->b.link = (struct sim_link){ .delay_us = 10, .routes = 4, .path_step_us = 10 };
+	t = pair_write_n(&p, w, 16, 14, kill_route_midway);
+	printf("  4 rate-limited routes, route 1 dead and 1%% loss from the 4th MiB: 16 MiB in %llu us, "
+	       "%llu dropped, %llu resent, %llu paths retired, %llu timeouts\n", (unsigned long long)t,
+	       (unsigned long long)p.net->a.dropped, (unsigned long long)p.da->stats.retx_pkts,
+	       (unsigned long long)p.da->stats.paths_retired, (unsigned long long)p.da->stats.rto_events);
+	assert_true(p.net->a.dead_drops > 0);		/* the dead route did take packets */
+	assert_true(p.da->stats.retx_pkts >= p.net->a.dropped);	/* every loss resent */
+	assert_true(p.da->stats.paths_retired > 0);	/* the dead route's slots moved */
+	assert_true(p.da->stats.rto_events <= 2);
+	assert_true(t < 16 * 1000 * 1000 / 10);	/* 16 MiB well within 1.6 s */
+	free(w);
+	pair_close(&p);
+}
+
+/*
  * Defect 11: delay control on a route whose base RTT grows from 100 to
  * 400 us without any queueing. The base delay must age out, or every RTT
  * looks like queueing and the window sits at its floor.
@@ -676,6 +722,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_shared_bottleneck_keeps_paths),
 		cmocka_unit_test(test_queued_routes_no_spurious_resends),
+		cmocka_unit_test(test_queued_routes_losses_found),
 		cmocka_unit_test(test_delay_follows_route_change),
 		cmocka_unit_test(test_loss_shrinks_window),
 		cmocka_unit_test(test_rto_floors_window),
