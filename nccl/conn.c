@@ -17,6 +17,16 @@
  * ever reaches a QP that does not exist or is not connected yet. The TCP
  * socket then stays open for the comm's life: when the peer process dies
  * the kernel closes it, and test() reports the error (xfer.c).
+ *
+ * Each side connects its QP with the next hop's MAC it looked up itself
+ * (nexthop.c): when the kernel has not resolved it yet, the call returns no
+ * comm and the next call looks again, instead of waiting in libmroce.
+ *
+ * The listener takes one handshake at a time. Until a connection's hello
+ * has arrived and carries this listener's nonce, anything going wrong with
+ * it (closed, reset, bad bytes, silent for MN_HELLO_MS) means it is not our
+ * peer (a port scan, a stray client): it is dropped and accept() goes on to
+ * the next one in the backlog.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -31,12 +41,12 @@
 #include "plugin.h"
 
 #define MN_MAGIC	0x4d524e43u	/* "MRNC" */
-#define MN_VERSION	1
+#define MN_VERSION	2	/* 2: 64 receive slots, the immediate's layout changed */
 #define HELLO_LEN	(4 + 8 + MROCE_QP_INFO_WIRE_LEN)
 #define REPLY_LEN	(4 + MROCE_QP_INFO_WIRE_LEN)
 
-enum stage_state { ST_CONNECTING, ST_SEND_HELLO, ST_RECV_REPLY, ST_SEND_READY,
-		   ST_RECV_HELLO, ST_SEND_REPLY, ST_RECV_READY };
+enum stage_state { ST_CONNECTING, ST_SEND_HELLO, ST_RECV_REPLY, ST_CONNECT_QP, ST_SEND_READY,
+		   ST_RECV_HELLO, ST_ACCEPT_QP, ST_SEND_REPLY, ST_RECV_READY };
 
 /* A handshake in progress, on either side. */
 struct mn_stage {
@@ -46,6 +56,7 @@ struct mn_stage {
 	__u8		buf[HELLO_LEN];
 	size_t		off;
 	__u64		deadline;
+	bool		poked;		/* the next hop's resolution was started */
 };
 
 struct mn_handle {
@@ -145,7 +156,7 @@ static int comm_create(struct mn_dev *d, enum mn_kind kind, struct mn_comm **out
 	c->kind = kind;
 	c->d = d;
 	c->fd = -1;
-	c->nreqs = kind == MN_SEND ? MN_SEND_REQS : MN_MAX_REQS;
+	c->nreqs = kind == MN_SEND ? MN_SEND_REQS : MN_RECV_SLOTS;
 	c->reqs = calloc((size_t)c->nreqs, sizeof(*c->reqs));
 	c->ctl = calloc(MN_CTS_BUFS, MN_CTS_LEN);
 	err = c->reqs && c->ctl ? 0 : -ENOMEM;
@@ -183,12 +194,28 @@ static int local_info(struct mn_comm *c, __u8 out[MROCE_QP_INFO_WIRE_LEN])
 	return err;
 }
 
-static int connect_qp(struct mn_comm *c, const __u8 in[MROCE_QP_INFO_WIRE_LEN])
+/*
+ * Connect the stage's QP to the peer's packed info through the next hop's
+ * MAC: 1 done, 0 when that MAC is not resolved yet (call again), or a
+ * negative error.
+ */
+static int connect_qp(struct mn_stage *s, const __u8 in[MROCE_QP_INFO_WIRE_LEN])
 {
 	struct mroce_qp_info info;
-	int err = mroce_qp_info_unpack(in, &info);
+	__u8 mac[6];
+	int err = mn_next_hop_mac(s->fd, s->c->d->ifindex, mac, !s->poked);
 
-	return err ? err : mroce_qp_connect(c->qp, &info, NULL);
+	if (err == -EAGAIN) {
+		if (!s->poked)
+			MN_INFO("the next hop toward the peer is not resolved yet: retrying");
+		s->poked = true;
+		return 0;
+	}
+	if (!err)
+		err = mroce_qp_info_unpack(in, &info);
+	if (!err)
+		err = mroce_qp_connect(s->c->qp, &info, mac);
+	return err ? err : 1;
 }
 
 static void stage_free(struct mn_stage *s)
@@ -201,7 +228,7 @@ static void stage_free(struct mn_stage *s)
 	free(s);
 }
 
-static struct mn_stage *stage_new(int fd, enum stage_state st)
+static struct mn_stage *stage_new(int fd, enum stage_state st, unsigned int ms)
 {
 	struct mn_stage *s = calloc(1, sizeof(*s));
 
@@ -209,14 +236,17 @@ static struct mn_stage *stage_new(int fd, enum stage_state st)
 		return NULL;
 	s->fd = fd;
 	s->state = st;
-	s->deadline = mn_now_ns() + (__u64)MN_HANDSHAKE_MS * 1000000ull;
+	s->deadline = mn_now_ns() + (__u64)ms * 1000000ull;
 	return s;
 }
 
 /* What an error on the side channel means for NCCL. */
 static ncclResult_t hs_error(int err, const char *what)
 {
-	MN_WARN("handshake: %s: %s", what, strerror(err < 0 ? -err : err));
+	char buf[96];
+
+	mroce_strerror(err, buf, sizeof(buf));	/* errno values and libmroce's own codes */
+	MN_WARN("handshake: %s: %s", what, buf);
 	return err == -ECONNRESET || err == -EPIPE || err == -EPROTO || err == -ETIMEDOUT ||
 	       err == -ECONNREFUSED ? ncclRemoteError : ncclSystemError;
 }
@@ -293,7 +323,7 @@ static int connect_start(const struct mn_handle *h, struct mn_stage **out)
 		close(fd);
 		return err;
 	}
-	*out = stage_new(fd, ST_CONNECTING);
+	*out = stage_new(fd, ST_CONNECTING, MN_HANDSHAKE_MS);
 	if (!*out) {
 		close(fd);
 		return -ENOMEM;
@@ -340,8 +370,11 @@ static int connect_step(struct mn_dev *d, struct mn_stage *s, __u64 nonce)
 			return err;
 		if (get32(s->buf) != MN_MAGIC)
 			return -EPROTO;
-		err = connect_qp(s->c, s->buf + 4);
-		if (err)
+		s->state = ST_CONNECT_QP;
+		/* fall through */
+	case ST_CONNECT_QP:
+		err = connect_qp(s, s->buf + 4);
+		if (err <= 0)
 			return err;
 		s->buf[0] = 'R';
 		s->state = ST_SEND_READY;
@@ -401,16 +434,25 @@ static int accept_step(struct mn_listen *l, struct mn_stage *s)
 	switch (s->state) {
 	case ST_RECV_HELLO:
 		err = io_step(s->fd, s->buf, HELLO_LEN, &s->off, false);
+		/* Wrong bytes are dropped as soon as they are there, not at the deadline. */
+		if (err >= 0 && ((s->off >= 4 && get32(s->buf) != MN_MAGIC) ||
+				 (s->off >= 12 && memcmp(s->buf + 4, &l->nonce, 8))))
+			return -EPROTO;
 		if (err <= 0)
 			return err;
-		if (get32(s->buf) != MN_MAGIC || memcmp(s->buf + 4, &l->nonce, 8))
-			return -EPROTO;
+		/* Our peer: from here on, failures are the connection's. */
+		s->deadline = mn_now_ns() + (__u64)MN_HANDSHAKE_MS * 1000000ull;
+		s->state = ST_ACCEPT_QP;
 		err = comm_create(l->d, MN_RECV, &s->c);
-		if (!err)
-			err = connect_qp(s->c, s->buf + 12);
+		if (err)
+			return err;
+		/* fall through */
+	case ST_ACCEPT_QP:
+		err = connect_qp(s, s->buf + 12);
+		if (err <= 0)
+			return err;
 		put32(s->buf, MN_MAGIC);
-		if (!err)
-			err = local_info(s->c, s->buf + 4);
+		err = local_info(s->c, s->buf + 4);
 		if (err)
 			return err;
 		s->state = ST_SEND_REPLY;
@@ -449,7 +491,7 @@ ncclResult_t mn_accept(void *listen_comm, void **recv_comm, ncclNetDeviceHandle_
 			return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR ||
 			       errno == ECONNABORTED ? ncclSuccess : hs_error(-errno, "accept");
 		tune_socket(fd);
-		l->hs = stage_new(fd, ST_RECV_HELLO);
+		l->hs = stage_new(fd, ST_RECV_HELLO, MN_HELLO_MS);
 		if (!l->hs) {
 			close(fd);
 			return ncclSystemError;
@@ -458,9 +500,16 @@ ncclResult_t mn_accept(void *listen_comm, void **recv_comm, ncclNetDeviceHandle_
 	err = accept_step(l, l->hs);
 	if (!err && mn_now_ns() > l->hs->deadline)
 		err = -ETIMEDOUT;
-	if (err == -EPROTO && !l->hs->c) {
-		/* Not our peer (bad magic or nonce): drop it, keep listening. */
-		MN_WARN("accept: dropped a connection that is not this listener's peer");
+	if (err < 0 && l->hs->state == ST_RECV_HELLO) {
+		/* No valid hello (yet): not our peer. Drop it, keep listening. */
+		char why[96];
+
+		mroce_strerror(err, why, sizeof(why));
+		if (err == -EPROTO)
+			MN_WARN("accept: dropped a connection that is not this listener's peer "
+				"(wrong magic or nonce)");
+		else
+			MN_INFO("accept: dropped a connection that sent no hello: %s", why);
 		stage_free(l->hs);
 		l->hs = NULL;
 		return ncclSuccess;

@@ -15,6 +15,7 @@
 #include <limits.h>
 #include <net/if.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -111,16 +112,42 @@ static int open_dev(struct mn_dev *d, const char *want)
 		MN_WARN("interface '%s' has no IPv4 address (MROCE_IFNAME)", want);
 		return err;
 	}
+	d->ifindex = (int)if_nametoindex(d->ifname);
 	err = mroce_dev_open(d->ifname, NULL, &d->dev);
 	if (err) {
 		mroce_strerror(err, err_buf, sizeof(err_buf));
-		MN_WARN("cannot open %s: %s", d->ifname, err_buf);
+		MN_WARN("cannot open %s: %s (NCCL_DEBUG=INFO shows libmroce's messages)",
+			d->ifname, err_buf);
 		return err;
 	}
 	snprintf(d->name, sizeof(d->name), "mroce:%s", d->ifname);
 	d->speed_mbps = read_speed(d->ifname);
 	d->pci_path = pci_path(d->ifname);
 	return 0;
+}
+
+/*
+ * libmroce's diagnostics (libbpf's and libxdp's among them: why a device
+ * would not open) go to NCCL's logger too, never to stderr, at INFO: they
+ * are often harmless (libxdp falling back when there is no bpffs), and a
+ * device that does fail to open gets the plugin's own warning. The plugin
+ * has its own copy of libmroce linked in, so this hook is the plugin's alone.
+ */
+static int mn_print(enum mroce_print_level level, const char *fmt, va_list ap)
+{
+	ncclDebugLogger_t log = mn_log;
+	char buf[512];
+	size_t n;
+
+	if (!log || level == MROCE_DEBUG)
+		return 0;
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	n = strlen(buf);
+	while (n && buf[n - 1] == '\n')
+		buf[--n] = 0;
+	log(NCCL_LOG_INFO, NCCL_NET, "libmroce", 0, "NET/mroce: libmroce %s: %s",
+	    level == MROCE_WARN ? "warning" : "info", buf);
+	return (int)n;
 }
 
 static ncclResult_t mn_init(ncclDebugLogger_t log)
@@ -131,6 +158,7 @@ static ncclResult_t mn_init(ncclDebugLogger_t log)
 
 	pthread_mutex_lock(&init_lock);
 	mn_log = log;
+	mroce_set_print(mn_print);
 	if (ndevs > 0) {
 		pthread_mutex_unlock(&init_lock);
 		return ncclSuccess;

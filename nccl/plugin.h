@@ -16,12 +16,14 @@
 
 #define MN_MAX_DEVS	4
 #define MN_MAX_REQS	NCCL_NET_MAX_REQUESTS		/* receives in flight per recvComm */
+#define MN_RECV_SLOTS	(2 * MN_MAX_REQS)	/* recv request slots: a tested one waits for its CTS */
 #define MN_MAX_RECVS	8				/* buffers in one grouped receive */
 #define MN_SEND_REQS	(MN_MAX_REQS * MN_MAX_RECVS)	/* sends in flight per sendComm */
 #define MN_CTS_BUFS	(2 * MN_MAX_REQS)		/* CTS receive buffers a sender posts */
 #define MN_CTS_LEN	256
 #define MN_QP_DEPTH	(MN_SEND_REQS + MN_CTS_BUFS)
 #define MN_HANDSHAKE_MS	30000	/* a connect/accept not finished by then fails */
+#define MN_HELLO_MS	1500	/* an accepted connection silent that long is not our peer */
 #define MN_LIVE_CHECK_NS 1000000ull	/* side channel checked for a dead peer each ms */
 
 /* One CTS entry per buffer of a grouped receive. */
@@ -47,6 +49,7 @@ struct mn_dev {
 	char		name[40];
 	char		*pci_path;	/* realpath of /sys/class/net/IF/device, or NULL */
 	struct in_addr	addr;
+	int		ifindex;
 	int		speed_mbps;
 	struct mroce_dev *dev;
 };
@@ -87,7 +90,7 @@ struct mn_comm {
 	__u32		seq;		/* send: next CTS to consume; recv: next CTS to post */
 	__u64		nmsgs;		/* send: messages posted; recv: messages received */
 	int		nreqs;
-	struct mn_req	*reqs;		/* MN_SEND_REQS (send) or MN_MAX_REQS (recv) */
+	struct mn_req	*reqs;		/* MN_SEND_REQS (send) or MN_RECV_SLOTS (recv) */
 	struct mn_cts	cts[MN_MAX_REQS];	/* send: CTSs received, by seq % MN_MAX_REQS */
 };
 
@@ -107,6 +110,10 @@ ncclResult_t mn_connect(int dev, void *handle, void **send_comm, ncclNetDeviceHa
 ncclResult_t mn_accept(void *listen_comm, void **recv_comm, ncclNetDeviceHandle_v8_t **dc);
 ncclResult_t mn_close_listen(void *listen_comm);
 void mn_comm_free(struct mn_comm *c);
+
+/* nexthop.c: the next hop's MAC toward tcp_fd's peer, never waiting: 0, or
+ * -EAGAIN when the kernel has not resolved it yet (start: make it resolve). */
+int mn_next_hop_mac(int tcp_fd, int ifindex, __u8 mac[6], bool start);
 
 /* xfer.c: transfers */
 int mn_comm_post_initial(struct mn_comm *c);

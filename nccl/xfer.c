@@ -32,11 +32,14 @@ enum wr_kind { K_CTS_RX = 1, K_WRITE = 2, K_CTS_TX = 3, K_DATA_RX = 4 };
 #define CTS_ENTRY	20
 _Static_assert(CTS_HDR + MN_MAX_RECVS * CTS_ENTRY <= MN_CTS_LEN, "CTS too long");
 
-#define IMM(seq, ridx, e)	((((seq) & 0xffffffu) << 8) | ((__u32)(ridx) << 3) | (__u32)(e))
-#define IMM_SEQ(imm)		((imm) >> 8)
-#define IMM_RIDX(imm)		(((imm) >> 3) & 0x1f)
+/* Immediate: 23 bits of the CTS sequence, the receiver's slot (6 bits), the buffer (3). */
+#define IMM_SEQ_MASK		0x7fffffu
+#define IMM(seq, ridx, e)	((((seq) & IMM_SEQ_MASK) << 9) | ((__u32)(ridx) << 3) | (__u32)(e))
+#define IMM_SEQ(imm)		((imm) >> 9)
+#define IMM_RIDX(imm)		(((imm) >> 3) & 0x3f)
 #define IMM_E(imm)		((imm) & 0x7)
-_Static_assert(MN_MAX_REQS <= 32 && MN_MAX_RECVS <= 8, "immediate layout");
+_Static_assert(MN_RECV_SLOTS <= 64 && MN_MAX_RECVS <= 8, "immediate layout");
+_Static_assert(MN_RECV_SLOTS <= MN_CTS_BUFS, "a recv slot's CTS lives in control buffer [slot]");
 
 static void put32(__u8 *p, __u32 v) { v = htole32(v); memcpy(p, &v, 4); }
 static void put64(__u8 *p, __u64 v) { v = htole64(v); memcpy(p, &v, 8); }
@@ -64,10 +67,12 @@ static int post_cts_rx(struct mn_comm *c, __u32 i)
 	return mroce_post_recv(c->qp, &wr);
 }
 
-/* A WRITE WITH IMMEDIATE consumes a receive but places nothing through it. */
+/* A WRITE WITH IMMEDIATE consumes a receive but places nothing through it.
+ * (sg_list points somewhere even so: libmroce copies num_sge entries from it.) */
 static int post_data_rx(struct mn_comm *c)
 {
-	struct mroce_recv_wr wr = { .wr_id = WR(K_DATA_RX, 0), .num_sge = 0 };
+	struct mroce_sge none = { 0 };
+	struct mroce_recv_wr wr = { .wr_id = WR(K_DATA_RX, 0), .sg_list = &none, .num_sge = 0 };
 
 	return mroce_post_recv(c->qp, &wr);
 }
@@ -94,7 +99,7 @@ static void on_cts(struct mn_comm *c, __u32 buf, __u32 len)
 	struct mn_cts *t = &c->cts[seq % MN_MAX_REQS];
 
 	if (len < CTS_HDR || !n || n > MN_MAX_RECVS || len != CTS_HDR + n * CTS_ENTRY ||
-	    p[4] >= MN_MAX_REQS || seq - c->seq >= MN_MAX_REQS || t->valid) {
+	    p[4] >= MN_RECV_SLOTS || seq - c->seq >= MN_MAX_REQS || t->valid) {
 		comm_fail(c, ncclRemoteError, "malformed clear-to-send from the receiver");
 		return;
 	}
@@ -115,11 +120,12 @@ static void on_cts(struct mn_comm *c, __u32 buf, __u32 len)
 static void on_data(struct mn_comm *c, const struct mroce_wc *wc)
 {
 	__u32 imm = wc->imm_data;
-	struct mn_req *r = &c->reqs[IMM_RIDX(imm)];
+	struct mn_req *r = &c->reqs[IMM_RIDX(imm) % MN_RECV_SLOTS];
 	__u32 e = IMM_E(imm);
 
 	if (!(wc->wc_flags & MROCE_WC_WITH_IMM) || r->state != MN_REQ_POSTED ||
-	    IMM_SEQ(imm) != (r->seq & 0xffffff) || e >= r->n || (r->got & (1u << e)) ||
+	    IMM_RIDX(imm) >= MN_RECV_SLOTS || IMM_SEQ(imm) != (r->seq & IMM_SEQ_MASK) ||
+	    e >= r->n || (r->got & (1u << e)) ||
 	    wc->byte_len > (__u32)r->sizes[e]) {
 		comm_fail(c, ncclRemoteError, "a write that matches no posted receive");
 		return;
@@ -154,7 +160,7 @@ static void on_wc(struct mn_comm *c, const struct mroce_wc *wc)
 			c->reqs[idx].state = MN_REQ_DONE;
 		break;
 	case K_CTS_TX:
-		if (c->kind == MN_RECV && idx < MN_MAX_REQS) {
+		if (c->kind == MN_RECV && idx < MN_RECV_SLOTS) {
 			struct mn_req *r = &c->reqs[idx];
 
 			r->cts_busy = false;
@@ -275,10 +281,8 @@ ncclResult_t mn_isend(void *send_comm, void *data, int size, int tag, void *mhan
 	for (i = 0; i < c->nreqs && !r; i++)
 		if (c->reqs[i].state == MN_REQ_FREE)
 			r = &c->reqs[i];
-	if (!r) {
-		MN_WARN("isend: more than %d sends in flight", MN_SEND_REQS);
-		return ncclInternalError;
-	}
+	if (!r)
+		return ncclSuccess;	/* every slot in flight (beyond NCCL's limit): call again */
 	{
 		struct mroce_sge sge = { .addr = (__u64)(uintptr_t)data, .length = (__u32)size,
 					 .lkey = size ? mroce_mr_lkey(m->mr) : 0 };
@@ -317,7 +321,7 @@ ncclResult_t mn_irecv(void *recv_comm, int n, void **data, int *sizes, int *tags
 	struct mn_comm *c = recv_comm;
 	struct mn_req *r = NULL;
 	__u8 *p;
-	int i, err;
+	int i, err, busy;
 
 	if (!c || c->kind != MN_RECV || !request || n < 1 || n > MN_MAX_RECVS || !data ||
 	    !sizes || !tags || !mhandles)
@@ -330,13 +334,23 @@ ncclResult_t mn_irecv(void *recv_comm, int n, void **data, int *sizes, int *tags
 	progress(c);
 	if (c->err)
 		return c->err;
-	for (i = 0; i < c->nreqs && !r; i++)
-		if (c->reqs[i].state == MN_REQ_FREE)
-			r = &c->reqs[i];
-	if (!r) {
-		MN_WARN("irecv: more than %d receives in flight", MN_MAX_REQS);
-		return ncclInternalError;
+	/*
+	 * At most MN_MAX_REQS receives not yet reported done (the sender keeps
+	 * that many CTSs); the slots of those reported done whose CTS SEND has
+	 * not completed yet come on top, so NCCL's own limit always finds one.
+	 * Past either, the call cannot be performed now: no request, NCCL calls
+	 * again (the v8 API).
+	 */
+	for (i = 0, busy = 0; i < c->nreqs; i++) {
+		if (c->reqs[i].state == MN_REQ_FREE) {
+			if (!r)
+				r = &c->reqs[i];
+		} else if (!c->reqs[i].tested) {
+			busy++;
+		}
 	}
+	if (!r || busy >= MN_MAX_REQS)
+		return ncclSuccess;
 	p = c->ctl + (size_t)(r - c->reqs) * MN_CTS_LEN;
 	put32(p, c->seq);
 	p[4] = (__u8)(r - c->reqs);

@@ -5,7 +5,7 @@
  *
  *   nccl_harness PLUGIN.so CASE...
  *
- * CASE: connect sizes larger group maxreq close_inflight (two ranks), ring
+ * CASE: connect sizes larger group maxreq close_inflight stray neigh (two ranks), ring
  * (any number of ranks), killed (two ranks; the test script SIGKILLs rank 1
  * once it has written "inflight PID" to $HNCCL_MARK). Ranks find each other
  * through RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT: a TCP star on rank 0
@@ -39,6 +39,8 @@ static const ncclNet_v8_t *net;
 static int rank, world;
 static int boot_fds[64];	/* rank 0: one per other rank; others: boot_fds[0] */
 static char fail_msg[256];
+static int log_unresolved;	/* the plugin said: next hop not resolved yet, retrying */
+static int log_dropped;		/* the plugin said: dropped a connection (not our peer) */
 
 /* ---- small helpers --------------------------------------------------------- */
 
@@ -69,6 +71,8 @@ static void logger(ncclDebugLogLevel level, unsigned long flags, const char *fil
 	va_list ap;
 
 	(void)flags;
+	log_unresolved += strstr(fmt, "not resolved yet") != NULL;
+	log_dropped += strstr(fmt, "dropped a connection") != NULL;
 	if (level > NCCL_LOG_WARN && !getenv("HNCCL_VERBOSE"))
 		return;
 	fprintf(stderr, "[rank %d] NCCL %s %s:%d ", rank, level == NCCL_LOG_WARN ? "WARN" : "INFO",
@@ -237,8 +241,13 @@ struct link {
 	int null_calls;		/* connect/accept calls that returned no comm yet */
 };
 
-/* Send to rank (rank + 1) % world, receive from (rank - 1 + world) % world. */
-static int link_up(struct link *L)
+/*
+ * Send to rank (rank + 1) % world, receive from (rank - 1 + world) % world.
+ * prep (optional) runs with our own handle once we listen, before the
+ * handles are exchanged; before (optional) runs before every round of
+ * connect/accept calls, outside the time measured.
+ */
+static int link_up_ex(struct link *L, int (*prep)(const char *handle), void (*before)(void))
 {
 	char mine[NCCL_NET_HANDLE_MAXSIZE], (*all)[NCCL_NET_HANDLE_MAXSIZE];
 	int next = (rank + 1) % world;
@@ -252,6 +261,10 @@ static int link_up(struct link *L)
 		free(all);
 		FAIL("listen failed");
 	}
+	if (prep && prep(mine)) {
+		free(all);
+		return -1;
+	}
 	if (allgather(mine, NCCL_NET_HANDLE_MAXSIZE, all)) {
 		free(all);
 		FAIL("bootstrap allgather failed");
@@ -262,6 +275,10 @@ static int link_up(struct link *L)
 		__u64 t0 = now_ms(), dt;
 		ncclResult_t rc = ncclSuccess;
 
+		if (before) {
+			before();
+			t0 = now_ms();
+		}
 		if (!L->s)
 			rc = net->connect(0, all[next], &L->s, &dc);
 		if (rc == ncclSuccess && !L->r)
@@ -281,6 +298,11 @@ static int link_up(struct link *L)
 	}
 	free(all);
 	return 0;
+}
+
+static int link_up(struct link *L)
+{
+	return link_up_ex(L, NULL, NULL);
 }
 
 static void link_down(struct link *L)
@@ -595,12 +617,18 @@ static int case_group(void)
 	return barrier() ? -1 : 0;
 }
 
-/* NCCL_NET_MAX_REQUESTS receives in flight on one comm; one more is refused. */
+/*
+ * NCCL_NET_MAX_REQUESTS receives in flight on one comm. One more cannot be
+ * performed now: the v8 answer is ncclSuccess with no request (NCCL calls
+ * again), never an error, and the comm goes on working. As soon as one
+ * receive is reported done, the next irecv gets a request on its first
+ * call, whether or not that receive's clear-to-send has completed.
+ */
 static int case_maxreq(void)
 {
 	enum { N = NCCL_NET_MAX_REQUESTS, SZ = 8192 };
 	__u8 *sbuf = xalloc((size_t)(N + 1) * SZ), *rbuf = xalloc((size_t)(N + 1) * SZ);
-	void *smh, *rmh, *rreq[N + 1], *sreq[N + 1], *extra = NULL;
+	void *smh, *rmh, *rreq[N + 1], *sreq[N + 1], *extra = NULL, *b;
 	int size = SZ, tag = 7, got, r, peer = (rank + world - 1) % world;
 	struct link L;
 
@@ -612,47 +640,229 @@ static int case_maxreq(void)
 	for (int i = 0; i <= N; i++)
 		fill(sbuf + (size_t)i * SZ, SZ - (size_t)i, rank * 1000 + i);
 	for (int i = 0; i < N; i++) {
-		void *b = rbuf + (size_t)i * SZ;
-
+		b = rbuf + (size_t)i * SZ;
 		r = post_recv(L.r, 1, &b, &size, &tag, &rmh, &rreq[i]);
 		CHECK(!r, "irecv %d of %d: %d", i + 1, N, r);
 	}
-	{
-		void *b = rbuf + (size_t)N * SZ;
-
+	b = rbuf + (size_t)N * SZ;
+	for (int k = 0; k < 100; k++) {
 		r = net->irecv(L.r, 1, &b, &size, &tag, &rmh, &extra);
-		CHECK(r != ncclSuccess && !extra, "irecv %d (one past the maximum) accepted", N + 1);
+		CHECK(r == ncclSuccess, "irecv %d (one past the maximum), call %d: error %d, not "
+		      "ncclSuccess with no request", N + 1, k + 1, r);
+		CHECK(!extra, "irecv %d (one past the maximum) gave a request", N + 1);
 	}
 	/* The peer's N sends all in flight before any is tested. */
 	for (int i = 0; i < N; i++) {
 		r = post_send(L.s, sbuf + (size_t)i * SZ, SZ - i, tag, smh, &sreq[i]);
 		CHECK(!r, "isend %d of %d: %d", i + 1, N, r);
 	}
-	/* Tested in reverse order of posting. */
+	/* Tested in reverse order of posting; right after the first is done, one more fits. */
 	for (int i = N - 1; i >= 0; i--) {
 		r = wait_req(rreq[i], &got, WAIT_MS);
 		CHECK(!r && got == SZ - i, "receive %d: result %d size %d (want %d)", i, r, got,
 		      SZ - i);
 		long bad = check(rbuf + (size_t)i * SZ, SZ - (size_t)i, peer * 1000 + i);
 		CHECK(bad < 0, "receive %d wrong at %ld", i, bad);
+		if (i == N - 1) {
+			r = net->irecv(L.r, 1, &b, &size, &tag, &rmh, &rreq[N]);
+			CHECK(r == ncclSuccess && rreq[N], "irecv right after a receive was "
+			      "reported done: result %d, request %p", r, rreq[N]);
+		}
 	}
 	for (int i = 0; i < N; i++) {
 		r = wait_req(sreq[i], NULL, WAIT_MS);
 		CHECK(!r, "send %d: %d", i, r);
 	}
-	/* With the slots free again, one more goes through. */
-	{
-		void *b = rbuf + (size_t)N * SZ;
+	/* The extra receive moves data like any other. */
+	r = post_send(L.s, sbuf + (size_t)N * SZ, SZ - N, tag, smh, &sreq[N]);
+	CHECK(!r, "isend after the others completed: %d", r);
+	r = wait_req(rreq[N], &got, WAIT_MS);
+	CHECK(!r && got == SZ - N, "the extra receive: %d size %d", r, got);
+	CHECK(check(b, SZ - N, peer * 1000 + N) < 0, "the extra receive: wrong content");
+	CHECK(!wait_req(sreq[N], NULL, WAIT_MS), "the extra send did not complete");
+	/* And the comm keeps going: N more rounds, each with every slot cycling. */
+	for (int round = 0; round < 4; round++) {
+		for (int i = 0; i < N; i++) {
+			void *bi = rbuf + (size_t)i * SZ;
 
-		r = post_recv(L.r, 1, &b, &size, &tag, &rmh, &rreq[N]);
-		CHECK(!r, "irecv after the others completed: %d", r);
-		r = post_send(L.s, sbuf + (size_t)N * SZ, SZ - N, tag, smh, &sreq[N]);
-		CHECK(!r, "isend after the others completed: %d", r);
-		r = wait_req(rreq[N], &got, WAIT_MS);
-		CHECK(!r && got == SZ - N, "the extra receive: %d size %d", r, got);
-		CHECK(check(b, SZ - N, peer * 1000 + N) < 0, "the extra receive: wrong content");
-		CHECK(!wait_req(sreq[N], NULL, WAIT_MS), "the extra send did not complete");
+			r = post_recv(L.r, 1, &bi, &size, &tag, &rmh, &rreq[i]);
+			CHECK(!r, "round %d irecv %d: %d", round, i, r);
+		}
+		for (int i = 0; i < N; i++) {
+			r = post_send(L.s, sbuf + (size_t)i * SZ, SZ - i, tag, smh, &sreq[i]);
+			CHECK(!r, "round %d isend %d: %d", round, i, r);
+		}
+		for (int i = 0; i < N; i++) {
+			r = wait_req(rreq[i], &got, WAIT_MS);
+			CHECK(!r && got == SZ - i &&
+			      check(rbuf + (size_t)i * SZ, SZ - (size_t)i, peer * 1000 + i) < 0,
+			      "round %d receive %d: %d size %d", round, i, r, got);
+		}
+		for (int i = 0; i < N; i++)
+			CHECK(!wait_req(sreq[i], NULL, WAIT_MS), "round %d send %d", round, i);
 	}
+	printf("    irecv %d: ncclSuccess with no request (100 calls); a request on the first "
+	       "call once one receive was done\n", N + 1);
+	NCCLOK(net->deregMr(L.s, smh));
+	NCCLOK(net->deregMr(L.r, rmh));
+	link_down(&L);
+	free(sbuf);
+	free(rbuf);
+	return barrier() ? -1 : 0;
+}
+
+/* ---- stray connections on the listener ------------------------------------------ */
+
+#define STRAY_BOUND_MS	5000	/* the real peer's comm, behind the strays (1.5 s hello stage) */
+enum { STRAY_FIN, STRAY_RST, STRAY_JUNK, STRAY_SILENT, NSTRAY };
+static int stray_fd[NSTRAY];
+
+/* The address in our handle (the plugin's layout, nccl/conn.c: struct mn_handle). */
+static int handle_addr(const char *h, struct sockaddr_in *sa)
+{
+	memset(sa, 0, sizeof(*sa));
+	sa->sin_family = AF_INET;
+	memcpy(&sa->sin_addr.s_addr, h + 8, 4);
+	memcpy(&sa->sin_port, h + 12, 2);
+	return sa->sin_port ? 0 : -1;
+}
+
+/* Before the real peer can connect: four strangers in the listener's backlog. */
+static int make_strays(const char *h)
+{
+	static const char junk[16] = "GET / HTTP/1.0\r\n";
+	struct sockaddr_in sa;
+
+	CHECK(!handle_addr(h, &sa), "no port in the handle");
+	for (int i = 0; i < NSTRAY; i++) {
+		int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+		CHECK(fd >= 0 && !connect(fd, (struct sockaddr *)&sa, sizeof(sa)),
+		      "stray connect to our own listener: %s", strerror(errno));
+		stray_fd[i] = fd;
+	}
+	close(stray_fd[STRAY_FIN]);		/* closes before a hello (nc -z) */
+	stray_fd[STRAY_FIN] = -1;
+	{
+		struct linger lg = { .l_onoff = 1, .l_linger = 0 };
+
+		setsockopt(stray_fd[STRAY_RST], SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
+		close(stray_fd[STRAY_RST]);	/* resets */
+		stray_fd[STRAY_RST] = -1;
+	}
+	CHECK(send(stray_fd[STRAY_JUNK], junk, sizeof(junk), MSG_NOSIGNAL) == sizeof(junk),
+	      "stray send");
+	return 0;				/* STRAY_SILENT says nothing, stays open */
+}
+
+/* A stray the plugin dropped reads EOF or a reset. */
+static bool dropped(int fd)
+{
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+	char b;
+
+	return poll(&pfd, 1, 0) == 1 && recv(fd, &b, 1, MSG_DONTWAIT) <= 0;
+}
+
+/* Between rounds of calls: a pause, as flush_neigh() explains. */
+static void pause_round(void)
+{
+	usleep(200);
+}
+
+static int case_stray(void)
+{
+	__u8 *sbuf = xalloc(4096), *rbuf = xalloc(4096);
+	void *smh, *rmh;
+	struct link L;
+	__u64 t0 = now_ms(), dt;
+
+	if (link_up_ex(&L, make_strays, pause_round))
+		return -1;
+	dt = now_ms() - t0;
+	CHECK(dt < STRAY_BOUND_MS, "the peer's connection took %llu ms behind the strays "
+	      "(bound %d)", (unsigned long long)dt, STRAY_BOUND_MS);
+	CHECK(L.max_call_ms < 100, "a connect/accept round took %llu ms (bound 100)",
+	      (unsigned long long)L.max_call_ms);
+	CHECK(log_dropped == NSTRAY, "the plugin dropped %d connections, want %d", log_dropped,
+	      NSTRAY);
+	CHECK(dropped(stray_fd[STRAY_JUNK]), "the stray that sent junk is still open");
+	CHECK(dropped(stray_fd[STRAY_SILENT]), "the silent stray is still open");
+	close(stray_fd[STRAY_JUNK]);
+	close(stray_fd[STRAY_SILENT]);
+	NCCLOK(net->regMr(L.s, sbuf, 4096, NCCL_PTR_HOST, &smh));
+	NCCLOK(net->regMr(L.r, rbuf, 4096, NCCL_PTR_HOST, &rmh));
+	if (exchange(&L, sbuf, smh, 4000, rbuf, rmh, 4096, 3))
+		return -1;
+	printf("    %d strays dropped (closed, reset, junk, silent); the peer's comm up in "
+	       "%llu ms (bound %d), longest connect/accept round %llu ms (bound 100)\n",
+	       log_dropped, (unsigned long long)dt, STRAY_BOUND_MS,
+	       (unsigned long long)L.max_call_ms);
+	NCCLOK(net->deregMr(L.s, smh));
+	NCCLOK(net->deregMr(L.r, rmh));
+	link_down(&L);
+	free(sbuf);
+	free(rbuf);
+	return barrier() ? -1 : 0;
+}
+
+/* ---- no neighbour entry: connect/accept must still never block ------------------ */
+
+#define NEIGH_CALL_MS	20	/* the longest connect/accept round (making a comm: up to ~7 ms) */
+#define NEIGH_FLUSH_MS	3000	/* flushing stops by then at the latest */
+static __u64 flush_until;
+static int flushes;
+
+/*
+ * The bootstrap's own TCP traffic has filled the neighbour table: empty it
+ * before every round of calls, until the plugin has found a next hop
+ * unresolved (or NEIGH_FLUSH_MS passed), then let the handshake finish.
+ * Between rounds the harness sleeps a little, as a proxy thread with other
+ * work would: spinning flat out on 2 cores, it is preempted for 5-15 ms at
+ * a time, inside a call as likely as not, and the bound would measure the
+ * scheduler instead of the plugin.
+ */
+static void flush_neigh(void)
+{
+	char cmd[96];
+
+	usleep(200);
+	if (log_unresolved || now_ms() > flush_until)
+		return;
+	snprintf(cmd, sizeof(cmd), "ip neigh flush dev %s >/dev/null 2>&1",
+		 getenv("MROCE_IFNAME") ? getenv("MROCE_IFNAME") : "eth0");
+	if (system(cmd) == 0)
+		flushes++;
+}
+
+static int case_neigh(void)
+{
+	__u8 *sbuf = xalloc(65536), *rbuf = xalloc(65536);
+	int mine[2], all[2 * 64], unresolved = 0;
+	void *smh, *rmh;
+	struct link L;
+
+	flush_until = now_ms() + NEIGH_FLUSH_MS;
+	log_unresolved = 0;
+	if (link_up_ex(&L, NULL, flush_neigh))
+		return -1;
+	CHECK(flushes > 0, "the neighbour table was never flushed (ip neigh flush failed)");
+	CHECK(L.max_call_ms < NEIGH_CALL_MS, "a connect/accept round took %llu ms (bound %d)",
+	      (unsigned long long)L.max_call_ms, NEIGH_CALL_MS);
+	NCCLOK(net->regMr(L.s, sbuf, 65536, NCCL_PTR_HOST, &smh));
+	NCCLOK(net->regMr(L.r, rbuf, 65536, NCCL_PTR_HOST, &rmh));
+	if (exchange(&L, sbuf, smh, 65536, rbuf, rmh, 65536, 5))
+		return -1;
+	mine[0] = log_unresolved;
+	mine[1] = flushes;
+	CHECK(!allgather(mine, sizeof(mine), all), "bootstrap allgather failed");
+	for (int i = 0; i < world; i++)
+		unresolved += all[2 * i];
+	/* Proof that the case did what it says: some handshake found no entry. */
+	CHECK(unresolved > 0, "no handshake found its next hop unresolved: the case proved nothing");
+	printf("    %d flushes; %d of %d handshakes found the next hop unresolved and retried; "
+	       "longest connect/accept round %llu ms (bound %d)\n", mine[1], unresolved,
+	       2 * world, (unsigned long long)L.max_call_ms, NEIGH_CALL_MS);
 	NCCLOK(net->deregMr(L.s, smh));
 	NCCLOK(net->deregMr(L.r, rmh));
 	link_down(&L);
@@ -914,6 +1124,8 @@ static const struct { const char *name; int (*fn)(void); int ranks; } cases[] = 
 	{ "group", case_group, 2 },
 	{ "maxreq", case_maxreq, 2 },
 	{ "close_inflight", case_close_inflight, 2 },
+	{ "stray", case_stray, 2 },
+	{ "neigh", case_neigh, 2 },
 	{ "ring", case_ring, 0 },
 	{ "killed", case_killed, 2 },
 };

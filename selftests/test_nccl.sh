@@ -2,13 +2,16 @@
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 # The NCCL net plugin (build/.../libnccl-net-mroce.so) driven by
 # selftests/nccl_harness.c as NCCL would drive it, one rank per network
-# namespace on a Linux bridge (namespaces hnccl-PID-*, addresses 198.18.14.0/24,
+# namespace on a Linux bridge (namespaces hnccl-PID-* or $HNCCL_NS_PREFIX-PID-*,
+# addresses 198.18.14.0/24,
 # removed on every exit path). Needs root.
 #
 #   selftests/test_nccl.sh [CASE...]       BUILD=build/asan for the ASan/UBSan build
 #
-# Cases: connect sizes larger group maxreq close_inflight (2 ranks), killed
-# (2 ranks, rank 1 SIGKILLed mid-transfer), ring (4 ranks). Ends with
+# Cases: connect sizes larger group maxreq close_inflight stray neigh (2 ranks),
+# killed (2 ranks, rank 1 SIGKILLed mid-transfer), ring (4 ranks). stray: port
+# probes and silent clients ahead of the peer; neigh: the ranks flush their
+# neighbour tables (ip neigh) during the handshake. Ends with
 # "nccl: N passed, N failed, N skipped".
 set -u
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -18,7 +21,7 @@ PLUGIN=$BUILD/libnccl-net-mroce.so
 HARNESS=$BUILD/selftests/nccl_harness
 . "$ROOT/selftests/netns.sh"
 
-PFX=hnccl-$$
+PFX=${HNCCL_NS_PREFIX:-hnccl}-$$	# namespaces: $PFX-br, $PFX-r0..
 NET=198.18.14
 PORT=29511
 DEAD_PEER_MS=2000	# the survivor's error after the kill, wall clock (the harness checks it too)
@@ -98,7 +101,15 @@ show_ranks() {
 	for ((i = 0; i < NRANKS; i++)); do sed "s/^/    [$i] /" "$TMP/r$i"; done
 }
 
-# A case passes when every rank ran it to PASS and exited 0.
+# Sanitizer reports in a rank's output (UBSan's do not change the exit status).
+sanitizer_reports() {
+	local i
+	for ((i = 0; i < NRANKS; i++)); do
+		grep -E 'runtime error:|ERROR: (Address|Leak)Sanitizer' "$TMP/r$i" | sed "s/^/    [$i] /"
+	done
+}
+
+# A case passes when every rank ran it to PASS and exited 0, with no sanitizer report.
 run_case() {
 	local name=$1 n=$2 i ok=1
 	teardown
@@ -109,6 +120,7 @@ run_case() {
 	start_ranks "$n" "$name"
 	wait_ranks 120 >"$TMP/wait" || ok=0
 	for ((i = 0; i < n; i++)); do grep -q "^PASS: $name " "$TMP/r$i" || ok=0; done
+	[ -z "$(sanitizer_reports)" ] || { echo "    sanitizer report:" >>"$TMP/wait"; ok=0; }
 	if [ $ok = 1 ]; then
 		echo "PASS: $name ($n ranks)"; PASSED=$((PASSED + 1))
 		grep -h '^    ' "$TMP/r0" || true
@@ -151,6 +163,7 @@ run_killed() {
 		ok=0
 	fi
 	NRANKS=2
+	[ -z "$(sanitizer_reports)" ] || { echo "    sanitizer report:" >>"$TMP/wait"; ok=0; }
 	if [ $ok = 1 ]; then
 		echo "PASS: $name (rank 1 SIGKILLed mid-transfer; rank 0's error $dt ms after the kill, bound $DEAD_PEER_MS ms)"
 		PASSED=$((PASSED + 1))
@@ -162,7 +175,7 @@ run_killed() {
 }
 
 if [ "${1:-}" = --help ] || [ "${1:-}" = -h ]; then
-	sed -n '3,12p' "$0" | sed 's/^# \{0,1\}//'
+	sed -n '3,15p' "$0" | sed 's/^# \{0,1\}//'
 	exit 0
 fi
 if [ "$(id -u)" != 0 ]; then
@@ -174,10 +187,10 @@ for f in "$PLUGIN" "$HARNESS"; do
 	[ -e "$f" ] || { echo "FAIL: nccl: $f is not built (make nccl)"; exit 1; }
 done
 CASES=("$@")
-[ ${#CASES[@]} -gt 0 ] || CASES=(connect sizes larger group maxreq close_inflight killed ring)
+[ ${#CASES[@]} -gt 0 ] || CASES=(connect sizes larger group maxreq close_inflight stray neigh killed ring)
 for c in "${CASES[@]}"; do
 	case $c in
-	connect|sizes|larger|group|maxreq|close_inflight) run_case "$c" 2 ;;
+	connect|sizes|larger|group|maxreq|close_inflight|stray|neigh) run_case "$c" 2 ;;
 	ring) run_case ring 4 ;;
 	killed) run_killed ;;
 	*) echo "test_nccl.sh: unknown case '$c'" >&2; exit 2 ;;
