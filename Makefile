@@ -276,13 +276,14 @@ model: deps
 # Everything a user runs, with no reference to the source tree: the tools, the
 # launcher and what it needs (netns.sh, the fabric topology, the emulated
 # fabric's switch and its XDP object, under $(LIBEXECDIR)/mroce), the
-# libraries, headers, pkg-config files, man pages and bash completion.
+# libraries, headers, pkg-config files, man pages and bash completion, and the
+# NCCL plugin under the one name NCCL dlopens (docs/nccl.md: no SONAME, no links).
 LIBEXECDIR  ?= $(PREFIX)/libexec
 MANDIR      ?= $(PREFIX)/share/man
 BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
 MAN_PAGES   := man/mroce.8 man/mroce-perf.1 man/mroce-coll-perf.1 man/mroce-launch.1 man/libmroce.7
 INSTALL_BINS := $(BPF_OBJ) $(CLI) $(PERF) $(COLLPERF) $(LIB_A) $(LIB_SO) $(COLL_A) $(COLL_SO) \
-		$(BUILD)/selftests/fabric $(BUILD)/selftests/fabric.bpf.o
+		$(BUILD)/selftests/fabric $(BUILD)/selftests/fabric.bpf.o $(NCCL_SO)
 PC_SUBST = -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
 	   -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' -e 's|@VERSION@|$(VERSION)|'
 $(BUILD)/selftests/fabric: | $(BUILD)/selftests/.dir
@@ -311,6 +312,7 @@ install: $(INSTALL_BINS)
 	install -m 0755 $(COLL_SO) $(DESTDIR)$(LIBDIR)/libmroce-coll.so.$(VERSION)
 	ln -sf libmroce-coll.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libmroce-coll.so.0
 	ln -sf libmroce-coll.so.0 $(DESTDIR)$(LIBDIR)/libmroce-coll.so
+	install -m 0755 $(NCCL_SO) $(DESTDIR)$(LIBDIR)/libnccl-net-mroce.so
 	install -m 0644 include/mroce/*.h $(DESTDIR)$(INCLUDEDIR)/mroce/
 	install -m 0644 $(BPF_OBJ) $(DESTDIR)$(LIBDIR)/mroce/mroce.bpf.o
 	sed $(PC_SUBST) lib/mroce.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/mroce.pc
@@ -325,6 +327,7 @@ uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/mroce $(DESTDIR)$(BINDIR)/mroce-perf \
 	      $(DESTDIR)$(BINDIR)/mroce-coll-perf $(DESTDIR)$(BINDIR)/mroce-launch \
 	      $(DESTDIR)$(LIBDIR)/libmroce.* $(DESTDIR)$(LIBDIR)/libmroce-coll.* \
+	      $(DESTDIR)$(LIBDIR)/libnccl-net-mroce.so \
 	      $(DESTDIR)$(LIBDIR)/pkgconfig/mroce.pc $(DESTDIR)$(LIBDIR)/pkgconfig/mroce-coll.pc
 	rm -f $(addprefix $(DESTDIR)$(MANDIR)/,$(foreach m,$(MAN_PAGES),man$(subst .,,$(suffix $(m)))/$(notdir $(m))))
 	rm -f $(addprefix $(DESTDIR)$(BASHCOMPDIR)/,mroce mroce-perf mroce-coll-perf mroce-launch)

@@ -10,7 +10,7 @@
 set -u
 cd "$(dirname "$0")/.."
 
-PKGS=(libmroce0 libmroce-dev mroce-tools)
+PKGS=(libmroce0 libmroce-coll0 libmroce-dev mroce-tools libnccl-net-mroce)
 # The Makefile's VERSION, however it is defined there.
 VERSION=$(make -s --no-print-directory BUILD=/nonexistent \
 	--eval 'print-mroce-version: ; @echo $(VERSION)' print-mroce-version 2>/dev/null)
@@ -78,6 +78,29 @@ lintian_ok() {	# no error or warning (the overrides in debian/ say why for each 
 }
 check "lintian: no error, no warning" lintian_ok
 
+# Each library package holds the one shared library it is named after (Policy 8.1):
+# deb_so DEB: the basenames of the .so files in it, one a line.
+deb_so() { dpkg-deb -c "$1" | awk '{ print $6 }' | grep -E '\.so(\.|$)' | xargs -r -n1 basename | sort; }
+deb_of() { echo "$OUT/${1}_${VERSION}_$ARCH.deb"; }
+split_ok() {
+	local got
+	got=$(deb_so "$(deb_of libmroce0)" | tr '\n' ' ')
+	[ "$got" = "libmroce.so.0 libmroce.so.$VERSION " ] || { echo "libmroce0: $got"; return 1; }
+	got=$(deb_so "$(deb_of libmroce-coll0)" | tr '\n' ' ')
+	[ "$got" = "libmroce-coll.so.0 libmroce-coll.so.$VERSION " ] || { echo "libmroce-coll0: $got"; return 1; }
+	got=$(deb_so "$(deb_of libnccl-net-mroce)" | tr '\n' ' ')
+	[ "$got" = "libnccl-net-mroce.so " ] || { echo "libnccl-net-mroce: $got"; return 1; }
+	# libmroce-coll0 needs libmroce0 (shlibs), libmroce-dev both; the plugin none of ours.
+	got=$(dpkg-deb -f "$(deb_of libmroce-coll0)" Depends)
+	[[ $got == *"libmroce0 (>= "* ]] || { echo "libmroce-coll0 Depends: $got"; return 1; }
+	got=$(dpkg-deb -f "$(deb_of libmroce-dev)" Depends)
+	[[ $got == *"libmroce0 (= $VERSION)"* && $got == *"libmroce-coll0 (= $VERSION)"* ]] ||
+		{ echo "libmroce-dev Depends: $got"; return 1; }
+	got=$(dpkg-deb -f "$(deb_of libnccl-net-mroce)" Depends)
+	[[ -n $got && $got != *mroce* ]] || { echo "libnccl-net-mroce Depends: '$got'"; return 1; }
+}
+check "one shared library per package; the packages' Depends" split_ok
+
 echo "== dpkg -i ${PKGS[*]}"
 dpkg -i "${DEBS[@]}" >"$TMP/install.log" 2>&1 || { cat "$TMP/install.log"; echo "test-debs: dpkg -i failed"; exit 1; }
 
@@ -129,6 +152,41 @@ app_ok() {
 }
 check "a program built with pkg-config mroce-coll" app_ok
 
+# NCCL_NET_PLUGIN=mroce makes NCCL dlopen("libnccl-net-mroce.so"): with no LD_LIBRARY_PATH,
+# the installed plugin is found, needs no libmroce .so and exports only its table, "mroce".
+nccl_plugin_ok() {
+	local so out
+	so=/usr/lib/$(dpkg-architecture -qDEB_HOST_MULTIARCH)/libnccl-net-mroce.so
+	[ -f "$so" ] && [ ! -L "$so" ] || { echo "missing $so"; return 1; }
+	! readelf -d "$so" | grep -E 'SONAME|NEEDED.*libmroce' || return 1
+	out=$(nm -D --defined-only "$so" | awk '{ print $NF }')
+	[ "$out" = ncclNetPlugin_v8 ] || { echo "exports '$out', not only ncclNetPlugin_v8"; return 1; }
+	cat >"$TMP/dl.c" <<-'EOF'
+		#include <dlfcn.h>
+		#include <stdio.h>
+		int main(void)
+		{
+			void *h = dlopen("libnccl-net-mroce.so", RTLD_NOW | RTLD_LOCAL);
+			const char *const *table;
+			if (!h) {
+				fprintf(stderr, "%s\n", dlerror());
+				return 1;
+			}
+			table = dlsym(h, "ncclNetPlugin_v8");	/* ncclNet_v8_t: its name first */
+			if (!table) {
+				fprintf(stderr, "%s\n", dlerror());
+				return 1;
+			}
+			printf("%s\n", *table);
+			return dlclose(h) != 0;
+		}
+	EOF
+	run cc -Wall -Wextra -Werror -o "$TMP/dl" "$TMP/dl.c" -ldl || return 1
+	out=$(run "$TMP/dl" 2>&1) || { echo "dlopen: $out"; return 1; }
+	[ "$out" = mroce ] || { echo "the plugin's name: '$out', not 'mroce'"; return 1; }
+}
+check "the NCCL plugin: dlopen(\"libnccl-net-mroce.so\") with no LD_LIBRARY_PATH" nccl_plugin_ok
+
 files_ok() {
 	local f
 	for f in /usr/libexec/mroce/fabric/fabric /usr/libexec/mroce/fabric/fabric.bpf.o \
@@ -167,7 +225,9 @@ gone_ok() {
 	for p in "${PKGS[@]}"; do
 		! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || { echo "$p still installed"; return 1; }
 	done
-	[ ! -e /usr/bin/mroce ] && [ ! -e /usr/libexec/mroce ] && [ ! -e /usr/include/mroce ]
+	[ ! -e /usr/bin/mroce ] && [ ! -e /usr/libexec/mroce ] && [ ! -e /usr/include/mroce ] &&
+		[ ! -e "/usr/lib/$(dpkg-architecture -qDEB_HOST_MULTIARCH)/mroce" ] &&
+		! compgen -G "/usr/lib/$(dpkg-architecture -qDEB_HOST_MULTIARCH)/lib*mroce*" >/dev/null
 }
 check "dpkg -r ${PKGS[*]} leaves nothing" gone_ok
 echo "test-debs: $PASSED passed, $FAILED failed, 0 skipped (packages kept in $OUT)"

@@ -7,7 +7,8 @@
 # warning and found by `man`, a program built and run against the installed
 # headers, libraries and pkg-config files, the bash completion, and (root) the
 # installed launcher running 2-rank jobs on a bridge and on the emulated
-# fabric with the installed tools. Then `make uninstall` leaves no file.
+# fabric with the installed tools, the NCCL plugin dlopened by its name. Then
+# `make uninstall` leaves no file.
 #   BUILD=build/x selftests/test_install.sh [TEST...]
 . "$(dirname "$0")/lib.sh"
 
@@ -37,6 +38,7 @@ l usr/lib/libmroce.so
 l usr/lib/libmroce-coll.so.0
 l usr/lib/libmroce-coll.so
 644 usr/lib/libmroce-coll.a
+755 usr/lib/libnccl-net-mroce.so
 644 usr/lib/mroce/mroce.bpf.o
 644 usr/lib/pkgconfig/mroce.pc
 644 usr/lib/pkgconfig/mroce-coll.pc
@@ -88,6 +90,44 @@ t_files() {
 	grep -qx 'libdir=/usr/lib' "$DEST/usr/lib/pkgconfig/mroce.pc" &&
 		grep -qx "Version: $VERSION" "$DEST/usr/lib/pkgconfig/mroce.pc" ||
 		{ echo "mroce.pc:"; cat "$DEST/usr/lib/pkgconfig/mroce.pc"; bad=1; }
+	return $bad
+}
+
+# The NCCL plugin: under the name NCCL dlopens (NCCL_NET_PLUGIN=mroce), without a SONAME,
+# libmroce linked in (no libmroce*.so NEEDED), ncclNetPlugin_v8 its only export; a
+# program dlopens it by that name from the installed library directory and finds the
+# table named "mroce".
+t_nccl_plugin() {
+	local so=$DEST/usr/lib/libnccl-net-mroce.so out bad=0
+	readelf -d "$so" >"$TMP/dyn" || return 1
+	! grep -q SONAME "$TMP/dyn" || { echo "has a SONAME:"; grep SONAME "$TMP/dyn"; bad=1; }
+	! grep -q 'NEEDED.*libmroce' "$TMP/dyn" || { echo "needs a libmroce .so:"; grep NEEDED "$TMP/dyn"; bad=1; }
+	out=$(nm -D --defined-only "$so" | awk '{ print $NF }')
+	[ "$out" = ncclNetPlugin_v8 ] || { echo "exports '$out', not only ncclNetPlugin_v8"; bad=1; }
+	cat >"$TMP/dl.c" <<-'EOF'
+		#include <dlfcn.h>
+		#include <stdio.h>
+		int main(void)
+		{
+			void *h = dlopen("libnccl-net-mroce.so", RTLD_NOW | RTLD_LOCAL);
+			const char *const *table;
+			if (!h) {
+				fprintf(stderr, "%s\n", dlerror());
+				return 1;
+			}
+			table = dlsym(h, "ncclNetPlugin_v8");	/* ncclNet_v8_t: its name first */
+			if (!table) {
+				fprintf(stderr, "%s\n", dlerror());
+				return 1;
+			}
+			printf("%s\n", *table);
+			return dlclose(h) != 0;
+		}
+	EOF
+	cc -Wall -Wextra -Werror -o "$TMP/dl" "$TMP/dl.c" -ldl || return 1
+	out=$(cd / && clean_env /nonexistent LD_LIBRARY_PATH="$DEST/usr/lib" "$TMP/dl" 2>&1) ||
+		{ echo "dlopen: $out"; return 1; }
+	[ "$out" = mroce ] || { echo "the plugin's name: '$out', not 'mroce'"; bad=1; }
 	return $bad
 }
 
@@ -300,7 +340,7 @@ t_uninstall() {
 	[ -z "$left" ] || { echo "left after make uninstall:"; echo "$left"; return 1; }
 }
 
-TESTS=(files launcher_no_tree launcher_help mroce_help perf_help coll_perf_help launcher_relocated
+TESTS=(files nccl_plugin launcher_no_tree launcher_help mroce_help perf_help coll_perf_help launcher_relocated
 	man_pages man_covers_options pkg_config_build completion launch_bridge launch_fabric uninstall)
 [ $# -gt 0 ] && TESTS=("$@")
 
