@@ -83,7 +83,8 @@ int mroce_post_send_on(struct mroce_qp *qp, __u32 stream, const struct mroce_sen
 	w->stream = (__u16)stream;
 	w->len = len;
 	w->num_sge = (__u32)wr->num_sge;
-	memcpy(w->sge, wr->sg_list, sizeof(*w->sge) * (size_t)wr->num_sge);
+	if (wr->num_sge)	/* a zero-length request may come with no list at all */
+		memcpy(w->sge, wr->sg_list, sizeof(*w->sge) * (size_t)wr->num_sge);
 	if (!info->has_payload) {	/* a READ request: one packet */
 		w->npkts = 1;
 		w->msn = qp->sq_tail;	/* the READ's id in its responses */
@@ -121,7 +122,8 @@ int mroce_post_recv_on(struct mroce_qp *qp, __u32 stream, const struct mroce_rec
 		w->wr_id = wr->wr_id;
 		w->len = len;
 		w->num_sge = (__u32)wr->num_sge;
-		memcpy(w->sge, wr->sg_list, sizeof(*w->sge) * (size_t)wr->num_sge);
+		if (wr->num_sge)	/* a zero-length receive may come with no list at all */
+			memcpy(w->sge, wr->sg_list, sizeof(*w->sge) * (size_t)wr->num_sge);
 		st->rq_tail++;
 		mroce_dev_kick(qp->dev);	/* a held RNR retry may now succeed */
 	}

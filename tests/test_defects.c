@@ -526,6 +526,34 @@ static void test_zero_length_read_at_null(void **state)
 	pair_close(&p);
 }
 
+/*
+ * A SEND and a receive with no scatter list at all (num_sge 0, sg_list
+ * NULL), as the NCCL plugin posts its zero-byte receives: both complete,
+ * and nothing copies from the NULL list (UBSan: memcpy's argument 2).
+ */
+static void test_zero_sge_null_list(void **state)
+{
+	struct mroce_send_wr swr = { .wr_id = 7, .opcode = MROCE_WR_SEND, .num_sge = 0 };
+	struct mroce_recv_wr rwr = { .wr_id = 8, .num_sge = 0 };
+	struct pair p;
+	struct waiter *w = calloc(1, sizeof(*w));
+
+	(void)state;
+	pair_open(&p, 26, NULL, NULL);
+	pair_connect(&p);
+	w->p = &p;
+	assert_int_equal(mroce_post_recv(p.qb, &rwr), 0);
+	assert_int_equal(mroce_post_send(p.qa, &swr), 0);
+	w->want_a = w->want_b = 1;
+	assert_int_equal(sim_run(p.net, p.da, p.db, one_each, w, 1000000), 0);
+	assert_int_equal(w->wa[0].status, MROCE_WC_SUCCESS);
+	assert_int_equal(w->wb[0].status, MROCE_WC_SUCCESS);
+	assert_int_equal(w->wb[0].wr_id, 8);
+	assert_int_equal(w->wb[0].byte_len, 0);
+	free(w);
+	pair_close(&p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -545,6 +573,7 @@ int main(void)
 		cmocka_unit_test(test_fence_after_error),
 		cmocka_unit_test(test_cq_of_another_device),
 		cmocka_unit_test(test_zero_length_read_at_null),
+		cmocka_unit_test(test_zero_sge_null_list),
 	};
 
 	if (getenv("MROCE_TEST_FILTER"))	/* one test alone: MROCE_TEST_FILTER=test_name */
