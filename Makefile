@@ -196,7 +196,8 @@ api-check: lib
 # The README's test command: installs what is missing, builds, runs every tier.
 test check: deps
 	scripts/deps.sh deb
-	$(MAKE) all asan ubsan-clang
+	scripts/deps.sh torch
+	$(MAKE) all asan ubsan-clang pytorch
 	$(MAKE) headers api-check
 	scripts/run-tests.sh
 
@@ -214,7 +215,8 @@ test-coll: deps
 # libfabric; writes docs/benchmarks.md and docs/bench/*.png.
 bench: deps
 	scripts/deps.sh bench
-	$(MAKE) all
+	scripts/deps.sh torch
+	$(MAKE) all pytorch
 	selftests/bench/bench.py $(if $(RUNS),--runs $(RUNS))
 	selftests/bench/targets.py $(if $(RUNS),--rounds $(RUNS)) --out docs/benchmarks.md
 	selftests/bench/targets.py $(if $(RUNS),--rounds $(RUNS)) --mtu 9000 --out docs/benchmarks.md
@@ -224,6 +226,7 @@ bench: deps
 	selftests/bench/streams_targets.py $(if $(RUNS),--rounds $(RUNS)) --out docs/benchmarks.md
 	selftests/bench/planes_targets.py $(if $(RUNS),--rounds $(RUNS)) --out docs/benchmarks.md
 	selftests/bench/coll_bench.py $(if $(RUNS),--runs $(RUNS))
+	BUILD=$(abspath $(BUILD)) $(TORCH_PY) selftests/bench/torch_bench.py $(if $(RUNS),--rounds $(RUNS))
 
 # Issue 13's loss targets alone (~3 min): goodput kept under 0.1, 1 and 10% loss on the
 # emulated fabric, mroce (defaults) against go-back-N and kernel TCP, interleaved.
@@ -335,5 +338,40 @@ uninstall:
 
 clean:
 	rm -rf build
+
+# ---- PyTorch backend "mroce" (torch/, docs/pytorch.md): a C++ extension over
+# libmroce-coll for Debian's python3-torch 1.13 (scripts/deps.sh torch). Not in
+# `all`: it needs torch. make pytorch -> $(BUILD)/torch/_mroce_torch.so
+TORCH_PY      := /usr/bin/python3
+TORCH_SRCS    := $(wildcard torch/*.cpp)
+TORCH_OBJS    := $(TORCH_SRCS:torch/%.cpp=$(BUILD)/torch/%.o)
+TORCH_EXT     := $(BUILD)/torch/_mroce_torch.so
+TORCH_DIR      = $(shell $(TORCH_PY) -c 'import os, torch; print(os.path.dirname(torch.__file__))' 2>/dev/null)
+TORCH_PYINC    = $(shell $(TORCH_PY) -c 'import sysconfig; print(sysconfig.get_paths()["include"])')
+TORCH_CXXFLAGS = -std=c++17 -O2 -g -fPIC -Wall -Wextra -Werror -MMD -MP -Iinclude \
+		 -isystem $(TORCH_DIR)/include -isystem $(TORCH_DIR)/include/torch/csrc/api/include \
+		 -isystem $(TORCH_PYINC) -D_GLIBCXX_USE_CXX11_ABI=1 \
+		 -DTORCH_API_INCLUDE_EXTENSION_H -DTORCH_EXTENSION_NAME=_mroce_torch
+.PHONY: pytorch test-torch bench-torch
+pytorch: $(TORCH_EXT)
+
+$(BUILD)/torch/%.o: torch/%.cpp torch/pg_mroce.hpp | $(BUILD)/torch/.dir
+	@[ -n "$(TORCH_DIR)" ] || { echo "pytorch: $(TORCH_PY) cannot import torch (scripts/deps.sh torch)" >&2; exit 1; }
+	$(CXX) $(TORCH_CXXFLAGS) -c $< -o $@
+
+$(TORCH_EXT): $(TORCH_OBJS) $(COLL_A) $(LIB_A)
+	$(CXX) -shared -o $@ $(TORCH_OBJS) $(COLL_A) $(LIB_A) -L$(TORCH_DIR)/lib \
+		-Wl,-rpath,$(TORCH_DIR)/lib -ltorch_python -ltorch -ltorch_cpu -lc10 $(LDLIBS)
+
+# Its selftests (root; torch installed by scripts/deps.sh torch), and its benchmark beside gloo.
+test-torch: deps
+	scripts/deps.sh torch
+	$(MAKE) all pytorch
+	BUILD=$(abspath $(BUILD)) selftests/test_torch.sh
+
+bench-torch: deps
+	scripts/deps.sh torch
+	$(MAKE) all pytorch
+	BUILD=$(abspath $(BUILD)) $(TORCH_PY) selftests/bench/torch_bench.py $(if $(RUNS),--rounds $(RUNS))
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

@@ -10,8 +10,8 @@
  *                   (large); through the inboxes (blocks up to 16 KiB)
  *   barrier         dissemination, zero-length chunks
  * Reduction order (docs/collectives.md): the ring reduces segment k as
- * x_k, x_k+1, ..., x_k-1 and recursive doubling as a binary tree over rank
- * order; every rank ends with the same bits.
+ * x_k+1, x_k+2, ..., x_k (rank k ends holding it) and recursive doubling
+ * as a binary tree over rank order; every rank ends with the same bits.
  */
 #include <errno.h>
 #include <stdint.h>

@@ -4,6 +4,7 @@
 #   scripts/deps.sh          build, tests, demo
 #   scripts/deps.sh bench    also what the benchmark suite compares against and plots with
 #   scripts/deps.sh deb      what building the Debian packages needs beyond the build
+#   scripts/deps.sh torch    python3-torch and libtorch-dev (the PyTorch backend, its tests)
 set -euo pipefail
 
 PKGS=(
@@ -27,6 +28,12 @@ PKGS=(
 # above), lintian on the result, bash-completion's loader for the installed tools.
 if [ "${1:-}" = deb ]; then
 	PKGS=(dpkg-dev debhelper lintian bash-completion)
+fi
+
+# The PyTorch backend (make pytorch, selftests/test_torch.sh): Debian's torch 1.13
+# with the c10d headers, ~200 packages, so a group of its own.
+if [ "${1:-}" = torch ]; then
+	PKGS=(python3-torch libtorch-dev)
 fi
 
 if [ "${1:-}" = bench ]; then

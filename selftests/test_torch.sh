@@ -1,0 +1,121 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+# Root selftests of the torch.distributed backend "mroce" (docs/pytorch.md):
+# tools/mroce-launch jobs, one rank per namespace, running
+# selftests/torch_ops.py (every op and dtype checked against values computed
+# on each rank, float sums bit for bit against gloo, async work, argument
+# errors, a rank that stalls, a rank that is killed) and examples/ddp_train.py
+# (DistributedDataParallel: the parameters after 12 steps must equal gloo's
+# bit for bit). Needs python3-torch (scripts/deps.sh torch) and `make pytorch`.
+. "$(dirname "$0")/lib.sh"
+
+LAUNCH=$ROOT/tools/mroce-launch
+PY=/usr/bin/python3
+OPS=$ROOT/selftests/torch_ops.py
+DDP=$ROOT/examples/ddp_train.py
+EXT=$BUILD/torch/_mroce_torch.so
+JOB=htorch$$
+
+launch() {
+	"$LAUNCH" run --name "$JOB" --timeout 240 --env GLOO_SOCKET_IFNAME=eth0 \
+		--env "BUILD=$BUILD" "$@"
+}
+
+t_ops_2()	{ launch -n 2 -- "$PY" "$OPS" ops; }
+t_ops_4()	{ launch -n 4 -- "$PY" "$OPS" ops; }
+t_gloo_order_3(){ launch -n 3 -- "$PY" "$OPS" gloo-order; }
+t_gloo_order_4(){ launch -n 4 -- "$PY" "$OPS" gloo-order; }
+t_async()	{ launch -n 3 -- "$PY" "$OPS" async; }
+t_errors()	{ launch -n 2 -- "$PY" "$OPS" errors; }
+
+# Rank 1 of 3 skips an all_reduce (timeout 2 s): both others raise, within 2.5 s.
+t_timeout() {
+	local out rc n=0 s worst=
+	out=$(launch -n 3 --env TORCH_OPS_TIMEOUT=2 -- "$PY" "$OPS" timeout 2>&1)
+	rc=$?
+	printf '%s\n' "$out"
+	printf '%s\n' "$out" | grep -q 'exit codes: 3 0 3' || { echo "ranks 0 and 2 did not raise"; return 1; }
+	# One report per match, not per line: rank 0's stdout and the other
+	# ranks' prefixed stderr share the pipe, and a line may hold two reports.
+	while read -r s; do
+		python3 -c "import sys; sys.exit(not ($s <= 2.5))" || { echo "raised after $s s"; return 1; }
+		worst=$s n=$((n + 1))
+	done < <(printf '%s\n' "$out" | grep -o 'all_reduce raised after [0-9.]* s' | sed 's/.* after \([0-9.]*\) s/\1/')
+	echo "timeout: $n ranks raised, the last after ${worst:-?} s (timeout 2 s)"
+	[ $n -eq 2 ] && [ $rc -ne 0 ]
+}
+
+# SIGKILL rank 2 of 4 during 16 MiB all_reduces (timeout 2 s), 12 s in (4
+# ranks importing torch on 2 cores take up to ~8 s to start): every survivor
+# raises a RuntimeError within 3 s of the kill (the timeout counts from the
+# last completion, which may come a little after the kill, and 4 Python ranks
+# share 2 cores) and exits by itself.
+t_dead_rank() {
+	local out kill_at worst=0 at late n=0
+	out=$(launch -n 4 --env TORCH_OPS_TIMEOUT=2 --kill-rank 2 --kill-after-ms 12000 -- \
+		"$PY" "$OPS" dead 2>&1)
+	printf '%s\n' "$out"
+	kill_at=$(printf '%s\n' "$out" | sed -n 's/^mroce-launch: killed rank 2 at \([0-9.]*\).*/\1/p')
+	[ -n "$kill_at" ] || { echo "the launcher did not report the kill"; return 1; }
+	while read -r at; do
+		late=$(python3 -c "print(int(($at - $kill_at) * 1000))")
+		[ "$late" -gt "$worst" ] && worst=$late
+		n=$((n + 1))
+	done < <(printf '%s\n' "$out" | grep -o 'rank [0-9]*: allreduce [0-9]* failed at [0-9.]*' | sed 's/.* at //')
+	echo "dead rank: $n survivors raised, the last $worst ms after the kill (timeout 2000 ms)"
+	[ $n -eq 3 ] || { echo "expected 3 survivors to raise"; return 1; }
+	[ "$worst" -le 3000 ] || { echo "a survivor took longer than the timeout + 1 s"; return 1; }
+	printf '%s\n' "$out" | grep -q 'others exited: 0:3 1:3 3:3' || { echo "survivors did not exit 3"; return 1; }
+}
+
+# DDP, 12 steps, same seeds: every parameter equal to gloo's run (torch.equal).
+ddp_vs_gloo() {
+	local n=$1 b
+	for b in gloo mroce; do
+		launch -n "$n" -- "$PY" "$DDP" --backend $b --steps 12 --save "$TMP/ddp_$b.pt" || return 1
+	done
+	"$PY" - "$TMP/ddp_gloo.pt" "$TMP/ddp_mroce.pt" <<-'EOF'
+	import sys, torch
+	g, m = torch.load(sys.argv[1]), torch.load(sys.argv[2])
+	assert g.keys() == m.keys() and len(g) > 0, "different parameter sets"
+	bad = 0
+	for k in g:
+	    if not torch.equal(g[k], m[k]):
+	        bad += 1
+	        print(f"ddp: {k} differs, max abs diff {(g[k] - m[k]).abs().max().item():.3e}")
+	print(f"ddp: {len(g)} tensors, {sum(v.numel() for v in g.values())} parameters, {bad} differ from gloo")
+	sys.exit(1 if bad else 0)
+	EOF
+}
+t_ddp_2() { ddp_vs_gloo 2; }
+t_ddp_4() { ddp_vs_gloo 4; }
+
+torch_setup() { :; }
+torch_teardown() { "$LAUNCH" down "$JOB" >/dev/null 2>&1; }
+TEST_SETUP=torch_setup
+TEST_TEARDOWN=torch_teardown
+FIGURES='^(timeout:|dead rank:|ddp: [0-9]+ tensors)'
+trap 'torch_teardown; cleanup_all' EXIT
+
+require_root test_torch
+if ! "$PY" -c 'import torch, torch.distributed' 2>/dev/null; then
+	echo "SKIP: test_torch: $PY cannot import torch (python3-torch is not installed: scripts/deps.sh torch)"
+	echo "test_torch: 0 passed, 0 failed, 1 skipped"
+	exit 0
+fi
+[ -f "$EXT" ] || { echo "FAIL: test_torch: $EXT is not built (make pytorch)"; exit 1; }
+if [ $# -gt 0 ]; then
+	for t in "$@"; do run_test "$t" "t_$t"; done
+else
+	run_test "2 ranks: every op and dtype, checked values" t_ops_2
+	run_test "4 ranks: every op and dtype, checked values" t_ops_4
+	run_test "3 ranks: float sums bit for bit equal to gloo's" t_gloo_order_3
+	run_test "4 ranks: float sums bit for bit equal to gloo's" t_gloo_order_4
+	run_test "async work: wait, futures, is_completed" t_async
+	run_test "argument errors raise at once, the group stays usable" t_errors
+	run_test "a rank that skips an all_reduce: the others raise in time" t_timeout
+	run_test "a rank killed mid all_reduce: every survivor raises in time" t_dead_rank
+	run_test "DDP on 2 ranks: parameters equal gloo's bit for bit" t_ddp_2
+	run_test "DDP on 4 ranks: parameters equal gloo's bit for bit" t_ddp_4
+fi
+summary test_torch
