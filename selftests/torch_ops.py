@@ -201,6 +201,13 @@ def t_errors():
     raises(lambda: dist.all_gather([torch.ones(3)] * WORLD, torch.ones(4)), "all_gather sizes", "match")
     raises(lambda: dist.all_to_all_single(torch.ones(WORLD), torch.ones(WORLD),
                                           input_split_sizes=[WORLD] + [0] * (WORLD - 2)), "splits", "splits")
+    # an output smaller than the input, even split: refused, nothing written past it
+    base = torch.full((4 * WORLD,), -1.0)
+    raises(lambda: dist.all_to_all_single(base[:WORLD], torch.ones(2 * WORLD)), "all_to_all_single sizes",
+           "same size")
+    same(base, torch.full((4 * WORLD,), -1.0), "all_to_all_single: nothing written on a size error")
+    raises(lambda: dist.all_to_all_single(torch.ones(WORLD, 2), torch.ones(WORLD, 3)), "all_to_all_single rows",
+           "rows differ")
     # nothing was sent: the group still works
     t = torch.full((3,), float(RANK))
     dist.all_reduce(t)

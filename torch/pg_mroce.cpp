@@ -375,13 +375,20 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupMroce::alltoall_base(
   checkCpu(input, "all_to_all_single");
   TORCH_CHECK(output.scalar_type() == input.scalar_type(),
               "mroce all_to_all_single: input and output dtypes differ");
+  TORCH_CHECK(output.dim() >= 1 && input.dim() >= 1,
+              "mroce all_to_all_single: input and output need at least one dimension");
   std::vector<int64_t> os = splitsOf(output, outputSplits, size_, "output");
   std::vector<int64_t> is = splitsOf(input, inputSplits, size_, "input");
-  int64_t orow = output.dim() && output.size(0) ? output.numel() / output.size(0) : 0;
-  int64_t irow = input.dim() && input.size(0) ? input.numel() / input.size(0) : 0;
-  TORCH_CHECK(output.dim() == 0 || input.dim() == 0 || output.numel() == 0 || input.numel() == 0 ||
-                  orow == irow,
-              "mroce all_to_all_single: input and output rows differ in size");
+  // Elements per row: the product of the sizes after dim 0 (well defined for empty tensors).
+  int64_t orow = 1, irow = 1;
+  for (int64_t d = 1; d < output.dim(); d++)
+    orow *= output.size(d);
+  for (int64_t d = 1; d < input.dim(); d++)
+    irow *= input.size(d);
+  TORCH_CHECK(orow == irow, "mroce all_to_all_single: input and output rows differ in size");
+  TORCH_CHECK(!outputSplits.empty() || !inputSplits.empty() || output.numel() == input.numel(),
+              "mroce all_to_all_single: without splits, input and output need the same size (",
+              input.numel(), " and ", output.numel(), " elements)");
   int64_t es = (int64_t)input.element_size();
   bool even = outputSplits.empty() && inputSplits.empty();
   std::vector<int64_t> ib, ob;
@@ -390,7 +397,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupMroce::alltoall_base(
   } else {
     for (int j = 0; j < size_; j++) {
       ib.push_back(is[j] * irow * es);
-      ob.push_back(os[j] * (orow ? orow : irow) * es);
+      ob.push_back(os[j] * orow * es);
     }
   }
   at::Tensor in = input, out = output;
