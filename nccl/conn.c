@@ -24,9 +24,10 @@
  *
  * The listener takes one handshake at a time. Until a connection's hello
  * has arrived and carries this listener's nonce, anything going wrong with
- * it (closed, reset, bad bytes, silent for MN_HELLO_MS) means it is not our
- * peer (a port scan, a stray client): it is dropped and accept() goes on to
- * the next one in the backlog.
+ * it (closed, reset, bad bytes, or silent for MN_HELLO_MS while another
+ * connection waits behind it) means it is not our peer (a port scan, a
+ * stray client): it is dropped and accept() goes on to the next one in the
+ * backlog.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -475,6 +476,14 @@ static int accept_step(struct mn_listen *l, struct mn_stage *s)
 	}
 }
 
+/* Another connection is waiting in the listener's backlog. */
+static bool backlog_waiting(int fd)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+
+	return poll(&p, 1, 0) > 0 && (p.revents & POLLIN);
+}
+
 ncclResult_t mn_accept(void *listen_comm, void **recv_comm, ncclNetDeviceHandle_v8_t **dc)
 {
 	struct mn_listen *l = listen_comm;
@@ -498,7 +507,13 @@ ncclResult_t mn_accept(void *listen_comm, void **recv_comm, ncclNetDeviceHandle_
 		}
 	}
 	err = accept_step(l, l->hs);
-	if (!err && mn_now_ns() > l->hs->deadline)
+	/*
+	 * A silent connection past the hello deadline is dropped only when
+	 * another one waits behind it: a real peer slow to say hello (a loaded
+	 * machine, ASan) is never dropped for being slow alone.
+	 */
+	if (!err && mn_now_ns() > l->hs->deadline &&
+	    (l->hs->state != ST_RECV_HELLO || backlog_waiting(l->fd)))
 		err = -ETIMEDOUT;
 	if (err < 0 && l->hs->state == ST_RECV_HELLO) {
 		/* No valid hello (yet): not our peer. Drop it, keep listening. */

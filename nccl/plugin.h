@@ -23,7 +23,8 @@
 #define MN_CTS_LEN	256
 #define MN_QP_DEPTH	(MN_SEND_REQS + MN_CTS_BUFS)
 #define MN_HANDSHAKE_MS	30000	/* a connect/accept not finished by then fails */
-#define MN_HELLO_MS	1500	/* an accepted connection silent that long is not our peer */
+#define MN_HELLO_MS	1500	/* an accepted connection silent that long, with another
+				 * waiting behind it, is not our peer */
 #define MN_LIVE_CHECK_NS 1000000ull	/* side channel checked for a dead peer each ms */
 
 /* One CTS entry per buffer of a grouped receive. */
