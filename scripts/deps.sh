@@ -33,7 +33,7 @@ fi
 # The PyTorch backend (make pytorch, selftests/test_torch.sh): Debian's torch 1.13
 # with the c10d headers, ~200 packages, so a group of its own.
 if [ "${1:-}" = torch ]; then
-	PKGS=(python3-torch libtorch-dev)
+	PKGS=(python3-torch libtorch-dev pybind11-dev python3-dev)
 fi
 
 if [ "${1:-}" = bench ]; then
