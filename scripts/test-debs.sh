@@ -9,6 +9,7 @@
 # and kept there. Refuses to run if any of the packages is installed already.
 set -u
 cd "$(dirname "$0")/.."
+SRC=$PWD	# the source tree (run() below works from /)
 
 PKGS=(libmroce0 libmroce-coll0 libmroce-dev mroce-tools libnccl-net-mroce)
 # The Makefile's VERSION, however it is defined there.
@@ -161,27 +162,7 @@ nccl_plugin_ok() {
 	! readelf -d "$so" | grep -E 'SONAME|NEEDED.*libmroce' || return 1
 	out=$(nm -D --defined-only "$so" | awk '{ print $NF }')
 	[ "$out" = ncclNetPlugin_v8 ] || { echo "exports '$out', not only ncclNetPlugin_v8"; return 1; }
-	cat >"$TMP/dl.c" <<-'EOF'
-		#include <dlfcn.h>
-		#include <stdio.h>
-		int main(void)
-		{
-			void *h = dlopen("libnccl-net-mroce.so", RTLD_NOW | RTLD_LOCAL);
-			const char *const *table;
-			if (!h) {
-				fprintf(stderr, "%s\n", dlerror());
-				return 1;
-			}
-			table = dlsym(h, "ncclNetPlugin_v8");	/* ncclNet_v8_t: its name first */
-			if (!table) {
-				fprintf(stderr, "%s\n", dlerror());
-				return 1;
-			}
-			printf("%s\n", *table);
-			return dlclose(h) != 0;
-		}
-	EOF
-	run cc -Wall -Wextra -Werror -o "$TMP/dl" "$TMP/dl.c" -ldl || return 1
+	run cc -Wall -Wextra -Werror -o "$TMP/dl" "$SRC/selftests/nccl_dlopen.c" -ldl || return 1
 	out=$(run "$TMP/dl" 2>&1) || { echo "dlopen: $out"; return 1; }
 	[ "$out" = mroce ] || { echo "the plugin's name: '$out', not 'mroce'"; return 1; }
 }

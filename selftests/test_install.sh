@@ -104,27 +104,7 @@ t_nccl_plugin() {
 	! grep -q 'NEEDED.*libmroce' "$TMP/dyn" || { echo "needs a libmroce .so:"; grep NEEDED "$TMP/dyn"; bad=1; }
 	out=$(nm -D --defined-only "$so" | awk '{ print $NF }')
 	[ "$out" = ncclNetPlugin_v8 ] || { echo "exports '$out', not only ncclNetPlugin_v8"; bad=1; }
-	cat >"$TMP/dl.c" <<-'EOF'
-		#include <dlfcn.h>
-		#include <stdio.h>
-		int main(void)
-		{
-			void *h = dlopen("libnccl-net-mroce.so", RTLD_NOW | RTLD_LOCAL);
-			const char *const *table;
-			if (!h) {
-				fprintf(stderr, "%s\n", dlerror());
-				return 1;
-			}
-			table = dlsym(h, "ncclNetPlugin_v8");	/* ncclNet_v8_t: its name first */
-			if (!table) {
-				fprintf(stderr, "%s\n", dlerror());
-				return 1;
-			}
-			printf("%s\n", *table);
-			return dlclose(h) != 0;
-		}
-	EOF
-	cc -Wall -Wextra -Werror -o "$TMP/dl" "$TMP/dl.c" -ldl || return 1
+	cc -Wall -Wextra -Werror -o "$TMP/dl" "$ROOT/selftests/nccl_dlopen.c" -ldl || return 1
 	out=$(cd / && clean_env /nonexistent LD_LIBRARY_PATH="$DEST/usr/lib" "$TMP/dl" 2>&1) ||
 		{ echo "dlopen: $out"; return 1; }
 	[ "$out" = mroce ] || { echo "the plugin's name: '$out', not 'mroce'"; bad=1; }
