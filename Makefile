@@ -346,8 +346,9 @@ TORCH_PY      := /usr/bin/python3
 TORCH_SRCS    := $(wildcard torch/*.cpp)
 TORCH_OBJS    := $(TORCH_SRCS:torch/%.cpp=$(BUILD)/torch/%.o)
 TORCH_EXT     := $(BUILD)/torch/_mroce_torch.so
-TORCH_DIR      = $(shell $(TORCH_PY) -c 'import os, torch; print(os.path.dirname(torch.__file__))' 2>/dev/null)
-TORCH_PYINC    = $(shell $(TORCH_PY) -c 'import sysconfig; print(sysconfig.get_paths()["include"])')
+# Asked of python once, when a torch recipe first needs them (importing torch takes ~1.5 s).
+TORCH_DIR      = $(eval TORCH_DIR := $(shell $(TORCH_PY) -c 'import os, torch; print(os.path.dirname(torch.__file__))' 2>/dev/null))$(TORCH_DIR)
+TORCH_PYINC    = $(eval TORCH_PYINC := $(shell $(TORCH_PY) -c 'import sysconfig; print(sysconfig.get_paths()["include"])'))$(TORCH_PYINC)
 TORCH_CXXFLAGS = -std=c++17 -O2 -g -fPIC -Wall -Wextra -Werror -MMD -MP -Iinclude \
 		 -isystem $(TORCH_DIR)/include -isystem $(TORCH_DIR)/include/torch/csrc/api/include \
 		 -isystem $(TORCH_PYINC) -D_GLIBCXX_USE_CXX11_ABI=1 \
