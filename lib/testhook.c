@@ -35,3 +35,33 @@ int mroce_qp_test_seed_seq(struct mroce_qp *qp, __u32 sq_seq, __u32 rq_seq, __u3
 	pthread_mutex_unlock(&qp->dev->lock);
 	return err;
 }
+
+/*
+ * What the XDP program drops before user space sees a frame (the same
+ * shared checks as bpf/mroce.bpf.c), for ports that have no XDP program in
+ * front of them: the simulated wire of the unit tests and the simulator's
+ * hosts (sim/), so a simulated receiver meets the same early drops as a real one.
+ */
+bool mroce_dev_test_xdp_drops(struct mroce_dev *dev, const void *frame, __u32 len)
+{
+	struct mroce_pkt pkt;
+	struct mroce_qp *qp;
+	__u32 qpn, psn;
+	int v;
+
+	if (mroce_parse(frame, (const __u8 *)frame + len, dev->udp_port, &pkt) != MROCE_STAT_RX)
+		return true;
+	qpn = mroce_be32(pkt.bth->dqpn);
+	qp = qpn && qpn < MROCE_MAX_QPS ? dev->qps[qpn] : NULL;
+	if (!qp || qp->flow->state != MROCE_FLOW_ACTIVE || pkt.bth->token != qp->flow->token)
+		return true;
+	if (!(pkt.layout & MROCE_EXT_SEQ))
+		return false;
+	psn = mroce_be32(pkt.bth->psn);
+	v = mroce_rxwin_check(qp->flow, psn);
+	if (v == MROCE_RXWIN_BEYOND)
+		return true;
+	if (v == MROCE_RXWIN_DUP)
+		return !(pkt.bth->flags & MROCE_F_RETX);
+	return (qp->flow->flags & MROCE_FLOW_GO_BACK_N) && psn != qp->flow->rx_base;
+}

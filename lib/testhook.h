@@ -6,6 +6,7 @@
 #ifndef MROCE_TESTHOOK_H
 #define MROCE_TESTHOOK_H
 
+#include <stdbool.h>
 #include <linux/types.h>
 
 struct mroce_qp;
@@ -30,5 +31,15 @@ int mroce_qp_test_seed_seq(struct mroce_qp *qp, __u32 sq_seq, __u32 rq_seq, __u3
  */
 struct mroce_dev;
 int mroce_dev_test_seed_random(struct mroce_dev *dev, __u64 seed);
+
+/*
+ * True if the XDP program would drop this frame before user space saw it
+ * (bpf/mroce.bpf.c's shared checks: not ours, no such QP or token, beyond
+ * the receive window, a duplicate that is not a resend, out of order under
+ * go-back-N). For ports with no XDP program in front: the unit tests' wire
+ * (tests/sim.h) and the simulator's hosts (sim/). dev->lock not needed:
+ * single-threaded callers only.
+ */
+bool mroce_dev_test_xdp_drops(struct mroce_dev *dev, const void *frame, __u32 len);
 
 #endif /* MROCE_TESTHOOK_H */

@@ -302,35 +302,6 @@ static void sim_tx_send(void *port, void *buf, __u32 len)
 
 static void sim_tx_flush(void *port) { (void)port; }
 
-/*
- * What the XDP program would drop before user space sees a frame (the same
- * shared checks as bpf/mroce.bpf.c), so the simulated receiver meets the
- * same early drops as a real one.
- */
-static bool sim_xdp_drops(struct mroce_dev *dev, const void *frame, __u32 len)
-{
-	struct mroce_pkt pkt;
-	struct mroce_qp *qp;
-	__u32 qpn, psn;
-	int v;
-
-	if (mroce_parse(frame, (const __u8 *)frame + len, dev->udp_port, &pkt) != MROCE_STAT_RX)
-		return true;
-	qpn = mroce_be32(pkt.bth->dqpn);
-	qp = qpn && qpn < MROCE_MAX_QPS ? dev->qps[qpn] : NULL;
-	if (!qp || qp->flow->state != MROCE_FLOW_ACTIVE || pkt.bth->token != qp->flow->token)
-		return true;
-	if (!(pkt.layout & MROCE_EXT_SEQ))
-		return false;
-	psn = mroce_be32(pkt.bth->psn);
-	v = mroce_rxwin_check(qp->flow, psn);
-	if (v == MROCE_RXWIN_BEYOND)
-		return true;
-	if (v == MROCE_RXWIN_DUP)
-		return !(pkt.bth->flags & MROCE_F_RETX);
-	return (qp->flow->flags & MROCE_FLOW_GO_BACK_N) && psn != qp->flow->rx_base;
-}
-
 static int sim_rx_burst(void *port, mroce_rx_cb cb, void *ctx, int budget)
 {
 	struct sim_port *p = port;
@@ -339,7 +310,7 @@ static int sim_rx_burst(void *port, mroce_rx_cb cb, void *ctx, int budget)
 	while (n < budget && p->n && p->heap[0]->at <= p->net->now) {
 		struct sim_frame *f = sim_pop(p);
 
-		if (!sim_xdp_drops(ctx, f->data, f->len))
+		if (!mroce_dev_test_xdp_drops(ctx, f->data, f->len))
 			cb(ctx, f->data, f->len, 0);
 		sim_free(p->net, f);
 		n++;
