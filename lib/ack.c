@@ -64,8 +64,10 @@ void mroce_pkt_acked(struct mroce_qp *qp, struct mroce_txpkt *rec, __u64 now)
 	if (rec->kind == PKT_RESP) {
 		struct mroce_rjob *j = &qp->rjobs[rec->wqe];
 
-		if (++j->acked == (j->cancelled ? j->emitted : mroce_rjob_pkts(qp, j)))
+		if (++j->acked == (j->cancelled ? j->emitted : mroce_rjob_pkts(qp, j)) && j->used) {
 			j->used = false;
+			qp->rjobs_live--;
+		}
 	} else if (rec->kind == PKT_REQ) {
 		struct mroce_swqe *w = SWQE(qp, rec->wqe);
 		const struct mroce_op_info *op = mroce_op_info(w->opcode);

@@ -72,6 +72,7 @@ void mroce_dev_post_kick(struct mroce_dev *dev, struct mroce_qp *qp)
 	struct itimerspec its = {};
 	__u64 now, next;
 
+	mroce_qp_due_now(qp);
 	if (!dev->sleeping)
 		return;
 	/*

@@ -94,6 +94,7 @@ static inline void mroce_plane_sent(struct mroce_qp *qp, __u8 plane, __u64 now)
 }
 void mroce_path_retire(struct mroce_qp *qp, struct mroce_path *p);
 void mroce_path_scoreboard(struct mroce_qp *qp, __u64 now);
+__u64 mroce_path_epoch_due(const struct mroce_qp *qp);
 void mroce_path_loss(struct mroce_qp *qp, const struct mroce_txpkt *rec);
 
 /*

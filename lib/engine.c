@@ -42,6 +42,21 @@ void mroce_qp_stats_update(struct mroce_qp *qp)
 	tx->worst_path_srtt_us = st->worst_path_srtt_us;
 }
 
+static __u64 qp_due(struct mroce_qp *qp, __u64 now, __u64 *timer);
+
+/* The lowest live QPN from q on (MROCE_MAX_QPS: none). */
+static __u32 live_from(const struct mroce_dev *dev, __u32 q)
+{
+	while (q < MROCE_MAX_QPS) {
+		__u64 w = dev->qp_live[q / 64] >> (q % 64);
+
+		if (w)
+			return q + (__u32)__builtin_ctzll(w);
+		q = (q / 64 + 1) * 64;
+	}
+	return MROCE_MAX_QPS;
+}
+
 int mroce_engine_run(struct mroce_dev *dev, mroce_rx_cb rx)
 {
 	__u32 start, refused = 0;
@@ -63,24 +78,30 @@ int mroce_engine_run(struct mroce_dev *dev, mroce_rx_cb rx)
 		dev->rr_qp = 1;
 	start = dev->rr_qp;
 	dev->rr_qp = start % (MROCE_MAX_QPS - 1) + 1;
-	for (__u32 n = 0; n < MROCE_MAX_QPS - 1; n++) {
-		__u32 q = (start - 1 + n) % (MROCE_MAX_QPS - 1) + 1;
-		struct mroce_qp *qp = dev->qps[q];
-		int sent;
+	/* the live QPs from start on, then those before it */
+	for (int pass = 0; pass < 2; pass++) {
+		__u32 end = pass ? start : MROCE_MAX_QPS;
 
-		if (!qp)
-			continue;
-		dev->tx_refused = false;
-		mroce_qp_timers(qp, now);
-		sent = mroce_qp_tx(qp, now);
-		if (dev->tx_refused && sent <= 0 && !refused)
-			refused = q;	/* wanted to send, got nothing */
-		if (sent > 0)
-			dev->rr_qp = q % (MROCE_MAX_QPS - 1) + 1;
-		work += sent;
-		if (qp->state == MROCE_QPS_RTS) {
-			mroce_complete_sq(qp);
-			mroce_complete_rq(qp);
+		for (__u32 q = live_from(dev, pass ? 1 : start); q < end; q = live_from(dev, q + 1)) {
+			struct mroce_qp *qp;
+			int sent;
+
+			if (dev->qp_due[q] > now)
+				continue;	/* nothing due: nothing received, posted or timed out */
+			qp = dev->qps[q];
+			dev->tx_refused = false;
+			mroce_qp_timers(qp, now);
+			sent = mroce_qp_tx(qp, now);
+			if (dev->tx_refused && sent <= 0 && !refused)
+				refused = q;	/* wanted to send, got nothing */
+			if (sent > 0)
+				dev->rr_qp = q % (MROCE_MAX_QPS - 1) + 1;
+			work += sent;
+			if (qp->state == MROCE_QPS_RTS) {
+				mroce_complete_sq(qp);
+				mroce_complete_rq(qp);
+			}
+			dev->qp_due[q] = qp_due(qp, now, &dev->qp_timer[q]);
 		}
 	}
 	if (refused)
@@ -123,6 +144,25 @@ static bool qp_next_timer(struct mroce_qp *qp, __u64 now, __u64 *next)
  * thread on the port: wait a little instead. The buffer taken to look is
  * given straight back.
  */
+/*
+ * When a round must visit qp again: at once if it can send, else at its
+ * earliest timer, its path scoreboard's next epoch or its next counters'
+ * publication (once a millisecond). A QP not connected is visited every
+ * round, as are QPs over several planes (their probes keep no timer here).
+ */
+static __u64 qp_due(struct mroce_qp *qp, __u64 now, __u64 *timer)
+{
+	__u64 next = UINT64_MAX, epoch;
+
+	if (qp->state != MROCE_QPS_RTS || qp->nplanes > 1 || qp_next_timer(qp, now, &next))
+		return 0;
+	*timer = next;
+	epoch = mroce_path_epoch_due(qp);
+	if (epoch < next)
+		next = epoch;
+	return qp->stats_at_us + 1000 < next ? qp->stats_at_us + 1000 : next;
+}
+
 static bool tx_buf_free(struct mroce_dev *dev)
 {
 	__u32 cap;
@@ -138,10 +178,16 @@ __u64 mroce_engine_next_timer(struct mroce_dev *dev)
 {
 	__u64 next = UINT64_MAX, now = dev->ops->now_us(dev->port);	/* once, not per QP */
 
-	for (__u32 q = 1; q < MROCE_MAX_QPS; q++) {
-		struct mroce_qp *qp = dev->qps[q];
+	for (__u32 q = live_from(dev, 1); q < MROCE_MAX_QPS; q = live_from(dev, q + 1)) {
+		struct mroce_qp *qp;
 
-		if (!qp || qp->state != MROCE_QPS_RTS)
+		if (dev->qp_due[q] > now) {	/* not touched since its last visit: its timer then */
+			if (dev->qp_timer[q] < next)
+				next = dev->qp_timer[q];
+			continue;
+		}
+		qp = dev->qps[q];
+		if (qp->state != MROCE_QPS_RTS)
 			continue;
 		if (qp_next_timer(qp, now, &next))
 			return tx_buf_free(dev) ? 0 : now + TX_WAIT_US;

@@ -62,6 +62,15 @@ struct mroce_dev {
 	bool			sleep_on_timer;	/* ... on wait_fd: an inline send can move its deadline */
 	__u64			sleep_until;	/* when the sleeping thread wakes anyway (port clock, us) */
 	__u32			rr_qp;		/* QPN the next progress round starts at */
+	/*
+	 * When each QP next needs a progress round's visit (engine.c; port
+	 * clock, us; 0: the next round): a round visits only the QPs that
+	 * received, were posted to, or have a timer due, so its cost follows
+	 * the QPs with work, not the QPs that exist.
+	 */
+	__u64			qp_due[MROCE_MAX_QPS];
+	__u64			qp_timer[MROCE_MAX_QPS];	/* ... and its earliest timer then */
+	__u64			qp_live[MROCE_MAX_QPS / 64];	/* bit q: qps[q] is set */
 	bool			tx_refused;	/* the port had no transmit buffer (this QP's turn) */
 	__u64			test_rng;	/* nonzero: a test's repeatable random stream (testhook.c) */
 	struct mroce_grant	grant;		/* rate grants to the peers sending to us */
@@ -84,6 +93,12 @@ int mroce_engine_run(struct mroce_dev *dev, mroce_rx_cb rx);
 /* Earliest timer of any QP, in absolute microseconds (UINT64_MAX: none). */
 __u64 mroce_engine_next_timer(struct mroce_dev *dev);
 void mroce_engine_rx(void *dev, const void *frame, __u32 len, __u32 placed_len);
+
+/* qp has work for the next progress round (engine.c). dev->lock held. */
+static inline void mroce_qp_due_now(struct mroce_qp *qp)
+{
+	qp->dev->qp_due[qp->qpn] = 0;
+}
 
 /* New work was posted: wake the progress thread if it sleeps. dev->lock held. */
 void mroce_dev_kick(struct mroce_dev *dev);

@@ -458,9 +458,23 @@ static void paths_recount(struct mroce_qp *qp)
 	}
 }
 
+/* A scoreboard epoch: 4 RTTs, at least 200 us. */
+static __u32 scoreboard_epoch(const struct mroce_qp *qp)
+{
+	return 4 * qp->srtt_us > 200 ? 4 * qp->srtt_us : 200;
+}
+
+/* When the scoreboard's current epoch ends (UINT64_MAX: it keeps none). */
+__u64 mroce_path_epoch_due(const struct mroce_qp *qp)
+{
+	if (qp->attr.paths < 2 || qp->attr.static_paths)
+		return UINT64_MAX;
+	return qp->path_epoch_us + scoreboard_epoch(qp);
+}
+
 void mroce_path_scoreboard(struct mroce_qp *qp, __u64 now)
 {
-	__u32 epoch = 4 * qp->srtt_us > 200 ? 4 * qp->srtt_us : 200;
+	__u32 epoch = scoreboard_epoch(qp);
 	struct path_totals t;
 	bool new_epoch, news, echo_round;
 

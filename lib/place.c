@@ -175,6 +175,7 @@ static int place_read_req(struct mroce_qp *qp, const struct mroce_hdr *h)
 		*j = (struct mroce_rjob){ .raddr = src, .rkey = h->rkey, .req_psn = h->psn,
 					  .msn = h->msn, .msg_len = h->msg_len, .base = h->offset,
 					  .len = h->rd_len, .seq = qp->rjob_seq++, .used = true };
+		qp->rjobs_live++;
 		return MROCE_PLACED;
 	}
 	qp->dev->stats.rd_busy++;

@@ -125,6 +125,7 @@ int mroce_post_recv_on(struct mroce_qp *qp, __u32 stream, const struct mroce_rec
 		if (wr->num_sge)	/* a zero-length receive may come with no list at all */
 			memcpy(w->sge, wr->sg_list, sizeof(*w->sge) * (size_t)wr->num_sge);
 		st->rq_tail++;
+		mroce_qp_due_now(qp);
 		mroce_dev_kick(qp->dev);	/* a held RNR retry may now succeed */
 	}
 	pthread_mutex_unlock(&qp->dev->lock);

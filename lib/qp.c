@@ -132,6 +132,8 @@ static int qp_take_qpn(struct mroce_dev *dev, struct mroce_qp *qp)
 			continue;	/* another live process on this interface owns it */
 		qp->qpn = q;
 		dev->qps[q] = qp;
+		dev->qp_due[q] = 0;
+		dev->qp_live[q / 64] |= 1ull << (q % 64);
 		qp->pd->users++;
 		return 0;
 	}
@@ -280,9 +282,11 @@ void mroce_qp_fail(struct mroce_qp *qp, enum mroce_wc_status why)
 	 */
 	mroce_complete_rq(qp);
 	qp->state = MROCE_QPS_ERR;
+	mroce_qp_due_now(qp);
 	flush_all(qp, why);
 	for (__u32 i = 0; i < MROCE_READ_JOBS; i++)
 		qp->rjobs[i].used = false;
+	qp->rjobs_live = 0;
 	if (qp->dev->dp)
 		mroce_dp_flow_del(qp->dev->dp, qp->qpn);
 	plane_flows_del(qp);
@@ -302,6 +306,7 @@ int mroce_destroy_qp(struct mroce_qp *qp)
 		mroce_qp_fail(qp, MROCE_WC_WR_FLUSH_ERR);
 	flush_all(qp, MROCE_WC_WR_FLUSH_ERR);
 	dev->qps[qp->qpn] = NULL;
+	dev->qp_live[qp->qpn / 64] &= ~(1ull << (qp->qpn % 64));
 	qp->pd->users--;
 	pthread_mutex_unlock(&dev->lock);
 	qp_free(qp);
@@ -508,6 +513,7 @@ int mroce_qp_connect_locked(struct mroce_qp *qp, const struct mroce_qp_info *r, 
 	qp->last_progress_us = dev->ops->now_us(dev->port);
 	mroce_planes_connect(qp, np, qp->last_progress_us);
 	qp->state = MROCE_QPS_RTS;
+	mroce_qp_due_now(qp);
 	return 0;
 }
 

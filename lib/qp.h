@@ -333,6 +333,7 @@ struct mroce_qp {
 	__u64			rnr_until_us;	/* the first held stream's hold ends (0: none held) */
 	struct mroce_rjob	rjobs[MROCE_READ_JOBS];
 	__u32			rjob_seq;	/* READ jobs accepted so far */
+	__u32			rjobs_live;	/* of rjobs[], those used: none, nothing to scan */
 	/* READs of ours: at most rd_limit outstanding; a progress timer for their responses */
 	__u32			rd_limit;
 	__u32			rd_outstanding;	/* READ requests sent whose READ is not done */

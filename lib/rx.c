@@ -225,6 +225,7 @@ void mroce_engine_rx(void *ctx, const void *frame, __u32 len, __u32 placed_len)
 	qp = rx_qp(dev, frame, len, placed_len, &pkt, &h);
 	if (!qp)
 		return;
+	mroce_qp_due_now(qp);	/* this round visits it */
 	kind = mroce_op_info(h.opcode)->kind;
 	if (kind == MROCE_OPK_ACK) {
 		mroce_handle_ack(qp, &h, now);

@@ -93,8 +93,10 @@ static void rjob_cancel(struct mroce_qp *qp, struct mroce_rjob *j)
 {
 	j->cancelled = true;
 	mroce_send_nack(qp, MROCE_NAK_REMOTE_ACCESS, j->req_psn, j->msn);
-	if (j->acked == j->emitted)
+	if (j->acked == j->emitted && j->used) {
 		j->used = false;
+		qp->rjobs_live--;
+	}
 }
 
 /* Header of a READ response packet, from its job; the payload's address, or NULL. */
@@ -230,7 +232,7 @@ static struct mroce_rjob *next_rjob(struct mroce_qp *qp)
 {
 	struct mroce_rjob *best = NULL;
 
-	for (__u32 i = 0; i < MROCE_READ_JOBS; i++) {
+	for (__u32 i = 0; qp->rjobs_live && i < MROCE_READ_JOBS; i++) {
 		struct mroce_rjob *j = &qp->rjobs[i];
 
 		if (!j->used || j->cancelled || j->emitted == mroce_rjob_pkts(qp, j))
