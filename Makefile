@@ -44,6 +44,10 @@ STEST_BINS := $(STEST_SRCS:selftests/%.c=$(BUILD)/selftests/%) $(BUILD)/selftest
 FABRIC_SRCS := $(wildcard selftests/fabric/*.c)
 FABRIC_OBJS := $(patsubst selftests/fabric/%.c,$(BUILD)/fabric/%.o,$(filter-out %.bpf.c,$(FABRIC_SRCS)))
 SWITCH_OBJS := $(BUILD)/fabric/switch.o $(BUILD)/fabric/ctl.o
+# The cluster simulator (docs/scale.md): sim/*.c over the same objects as libmroce.
+SIM_SRCS   := $(wildcard sim/*.c)
+SIM_OBJS   := $(patsubst sim/%.c,$(BUILD)/sim/%.o,$(filter-out sim/main.c,$(SIM_SRCS)))
+SIM        := $(BUILD)/mroce-sim
 
 BPF_OBJ := $(BUILD)/mroce.bpf.o
 SKEL    := $(BUILD)/mroce.skel.h
@@ -55,11 +59,11 @@ LIB_SO  := $(BUILD)/libmroce.so
 COLL_A  := $(BUILD)/libmroce-coll.a
 COLL_SO := $(BUILD)/libmroce-coll.so
 
-.PHONY: all lib cli examples tests selftests asan ubsan-clang headers api-check test check test-fabric test-coll bench bench-targets bench-loss bench-incast bench-failure bench-streams bench-planes bench-coll demo model deps install uninstall clean
+.PHONY: all lib cli examples tests selftests asan ubsan-clang headers api-check test check test-fabric test-coll sim sim-studies bench bench-targets bench-loss bench-incast bench-failure bench-streams bench-planes bench-coll demo model deps install uninstall clean
 .DELETE_ON_ERROR:
 .PRECIOUS: $(BUILD)/%/.dir
 
-all: $(BPF_OBJ) $(CLI) $(PERF) $(COLLPERF) $(LIB_A) $(LIB_SO) $(COLL_A) $(COLL_SO) examples tests selftests
+all: $(BPF_OBJ) $(CLI) $(PERF) $(COLLPERF) $(SIM) $(LIB_A) $(LIB_SO) $(COLL_A) $(COLL_SO) examples tests selftests
 lib: $(LIB_A) $(LIB_SO) $(COLL_A) $(COLL_SO)
 cli: $(CLI)
 tests: $(TEST_BINS)
@@ -140,6 +144,15 @@ $(BUILD)/tests/test_perf_report: tests/test_perf_report.c $(BUILD)/perf/report.o
 
 $(BUILD)/tests/test_coll_perf_args: tests/test_coll_perf_args.c $(BUILD)/perf/coll_args.o | $(BUILD)/tests/.dir
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/perf/coll_args.o -lcmocka -lm
+
+$(BUILD)/sim/%.o: sim/%.c | $(BUILD)/sim/.dir
+	$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
+
+$(SIM): $(BUILD)/sim/main.o $(SIM_OBJS) $(LIB_A)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/tests/test_sim: tests/test_sim.c $(SIM_OBJS) $(LIB_A) | $(BUILD)/tests/.dir
+	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(SIM_OBJS) $(LIB_A) $(LDFLAGS) -lcmocka $(LDLIBS)
 
 $(BUILD)/tests/test_fabric: tests/test_fabric.c $(SWITCH_OBJS) | $(BUILD)/tests/.dir
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(SWITCH_OBJS) -lcmocka
@@ -265,6 +278,14 @@ bench-coll: deps
 	scripts/deps.sh bench
 	$(MAKE) all
 	selftests/bench/coll_bench.py $(if $(RUNS),--runs $(RUNS))
+
+# The cluster simulator on small fabrics (docs/scale.md; no root, ~10 s; part of make test).
+sim: $(SIM)
+	scripts/sim-smoke.sh $(BUILD)
+
+# The studies of docs/scale.md (~1 h): 256 and 1024 hosts; rewrites it and docs/scale/.
+sim-studies: $(SIM)
+	BUILD=$(abspath $(BUILD)) sim/studies.py $(if $(QUICK),--quick)
 
 # The README's demo command.
 demo: deps

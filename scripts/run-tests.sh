@@ -7,7 +7,8 @@
 # the latter also with the sanitizer-built tools, and the emulated fabric
 # (root; its functional tests again with the sanitizer-built tools, its
 # timing bounds only with the optimised build), and the collectives on N-rank
-# jobs (root; its functional tests again with the sanitizer-built tools).
+# jobs (root; its functional tests again with the sanitizer-built tools), the
+# cluster simulator's command (no root).
 #   scripts/run-tests.sh           every tier
 #   scripts/run-tests.sh fabric    the fabric tier alone (make test-fabric)
 #   scripts/run-tests.sh coll      the collectives tier alone (make test-coll)
@@ -126,6 +127,9 @@ run_model() {
 	fi
 }
 run_model
+
+echo "== the cluster simulator's command on small fabrics (make sim; no root)"
+run_script scripts/sim-smoke.sh sim "$PWD/build"
 
 echo "== XDP program under BPF_PROG_TEST_RUN (root)"
 run_cmocka build/selftests/prog_test bpf

@@ -1,0 +1,109 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* The simulator's configuration: every default, and what makes one invalid. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "sim.h"
+
+void sim_cfg_defaults(struct sim_cfg *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->hosts = 32;
+	c->hosts_per_leaf = 8;
+	c->spines = 4;
+	c->planes = 1;
+	c->host_gbps = 400;
+	c->oversub = 1.0;
+	c->prop_ns = 500;		/* ~100 m of fibre */
+	c->buf_bytes = 1 << 20;		/* a port's share of a switch's buffer */
+	c->ecn_bytes = 128 << 10;
+	c->nic_bytes = 64 << 10;
+	c->detect_us = 1000;		/* a switch withdraws a dead link from ECMP in 1 ms */
+	c->mtu = 4096;
+	c->seed = 1;
+	c->mode = SIM_SPRAY;
+	c->paths = 16;
+	c->work = SIM_ALLTOALL;
+	c->size = 1 << 20;
+	c->chunk = 256 << 10;		/* libmroce-coll's default chunk_bytes */
+	c->window = 16;
+	c->incast = 8;
+	c->limit_us = 10 * 1000000ull;
+	c->sample_us = 10;
+}
+
+const char *sim_mode_name(enum sim_mode m)
+{
+	return m == SIM_SPRAY ? "sprayed" : m == SIM_ECMP ? "ecmp" : "gbn";
+}
+
+const char *sim_work_name(enum sim_workload w)
+{
+	static const char *const n[] = {
+		[SIM_ALLTOALL] = "alltoall", [SIM_ALLREDUCE_RING] = "allreduce-ring",
+		[SIM_ALLREDUCE_TREE] = "allreduce-tree", [SIM_PERMUTATION] = "permutation",
+		[SIM_INCAST] = "incast",
+	};
+
+	return n[w];
+}
+
+#define BAD(...) (snprintf(err, errlen, __VA_ARGS__), -EINVAL)
+
+int sim_cfg_check(struct sim_cfg *c, char *err, size_t errlen)
+{
+	if (c->hosts < 2 || c->hosts > 4096)
+		return BAD("--hosts must be 2..4096");
+	if (!c->hosts_per_leaf || c->hosts % c->hosts_per_leaf)
+		return BAD("--hosts-per-leaf must divide --hosts");
+	if (!c->spines || c->spines > 256)
+		return BAD("--spines must be 1..256");
+	if (!c->planes || c->planes > MROCE_MAX_PLANES)
+		return BAD("--planes must be 1..%d", MROCE_MAX_PLANES);
+	if (c->host_gbps < 1 || c->host_gbps > 1600 || c->spine_gbps > 1600)
+		return BAD("link rates must be 1..1600 Gbit/s");
+	if (c->oversub < 0.1 || c->oversub > 64)
+		return BAD("--oversub must be 0.1..64");
+	if (!c->spine_gbps) {
+		double g = (double)c->hosts_per_leaf * c->host_gbps / (c->spines * c->oversub);
+
+		c->spine_gbps = g < 1 ? 1 : (__u32)(g + 0.5);
+	}
+	if (8000 / c->host_gbps == 0 || 8000 / c->spine_gbps == 0)
+		return BAD("link rates above 8000 Gbit/s are not modelled");
+	if (c->mtu < 1024 || c->mtu > 9000)
+		return BAD("--mtu must be 1024..9000");
+	if (c->buf_bytes < 2 * c->mtu || c->nic_bytes < 2 * c->mtu)
+		return BAD("buffers must hold two frames");
+	if (c->loss < 0 || c->loss >= 1 || c->link_loss < 0 || c->link_loss >= 1)
+		return BAD("loss must be in [0, 1)");
+	if (!c->paths || c->paths > 256)
+		return BAD("--paths must be 1..256");
+	if (!c->size || c->size > (1ull << 34))
+		return BAD("--size must be 1 B..16 GiB");
+	if (c->chunk < 4096 || c->chunk > (1u << 30))
+		return BAD("--chunk must be 4 KiB..1 GiB");
+	if (!c->window || c->window > 256)
+		return BAD("--window must be 1..256 (QPs per host stay below %d)", MROCE_MAX_QPS);
+	if (c->work == SIM_INCAST && (c->incast < 1 || c->incast >= c->hosts))
+		return BAD("--incast must be 1..hosts-1");
+	if (c->work == SIM_ALLTOALL && c->size / c->hosts == 0)
+		return BAD("--size must give every peer at least one byte");
+	if (c->background > c->hosts)
+		return BAD("--background must be 0..hosts");
+	if (c->verify && (__u64)c->hosts * c->size * 2 > (8ull << 30))
+		return BAD("--verify needs hosts x size x 2 <= 8 GiB of memory");
+	if (!c->sample_us)
+		return BAD("--sample-us must be positive");
+	for (__u32 i = 0; i < c->nfaults; i++) {
+		const struct sim_fault *f = &c->faults[i];
+
+		if (f->plane >= c->planes || f->spine >= c->spines ||
+		    f->leaf >= c->hosts / c->hosts_per_leaf)
+			return BAD("fault %u names a plane, leaf or spine the fabric lacks", i + 1);
+		if (f->count && !f->period_ps)
+			return BAD("fault %u: a flap needs a period", i + 1);
+	}
+	return 0;
+}

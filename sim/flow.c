@@ -1,0 +1,159 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Connections: a QP on each of two hosts, created with the library's
+ * defaults except what the mode sets (paths and their entropy, go-back-N,
+ * congestion control), connected by the manual path (mroce_qp_local_info,
+ * then connect with the next hops given, as tests/test_planes.c does; the
+ * handshake's bytes are not what the fabric studies measure).
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <malloc.h>
+#include <string.h>
+
+#include "sim.h"
+
+static void addr6(__u32 ip, struct in6_addr *a)
+{
+	memset(a, 0, sizeof(*a));
+	a->s6_addr[10] = a->s6_addr[11] = 0xff;
+	ip = htonl(ip);
+	memcpy(&a->s6_addr[12], &ip, 4);
+}
+
+static int qp_new(struct sim *s, struct sim_host *h, struct mroce_qp **qp)
+{
+	const struct sim_cfg *c = &s->cfg;
+	MROCE_OPTS(mroce_qp_attr, a, .send_cq = h->cq, .recv_cq = h->cq, .mtu = c->mtu,
+		   .cc_ecn = c->cc_ecn, .cc_delay = c->cc_delay);
+
+	if (c->mode == SIM_SPRAY) {
+		a.paths = c->paths;
+	} else {
+		a.paths = 1;
+		a.static_paths = true;
+		a.go_back_n = c->mode == SIM_GBN;
+	}
+	return mroce_create_qp(h->dev, &a, qp);
+}
+
+static int connect_one(struct mroce_qp *qp, const struct mroce_qp_info *remote)
+{
+	int err;
+
+	pthread_mutex_lock(&qp->dev->lock);
+	err = mroce_qp_connect_locked(qp, remote, remote->mac,
+				      (const __u8 (*)[6])remote->plane_mac, remote->planes);
+	pthread_mutex_unlock(&qp->dev->lock);
+	return err;
+}
+
+int sim_flow_open(struct sim *s, struct sim_flow *f, __u32 src, __u32 dst)
+{
+	struct sim_host *hs = &s->hosts[src], *hd = &s->hosts[dst];
+	struct mroce_qp_info is, id;
+	struct in6_addr as, ad;
+	int err;
+
+	f->id = s->next_flow++;
+	f->src = src;
+	f->dst = dst;
+	f->start_ps = s->now;
+	f->done_ps = 0;
+	if (!s->st.qp_bytes) {	/* the state one connection end holds */
+		struct mallinfo2 m0 = mallinfo2(), m1;
+
+		if ((err = qp_new(s, hs, &f->qs)))
+			return sim_fail(s, err, "flow %u -> %u: create QP", src, dst);
+		m1 = mallinfo2();
+		s->st.qp_bytes = (m1.uordblks + m1.hblkhd) - (m0.uordblks + m0.hblkhd);
+	}
+	if ((!f->qs && (err = qp_new(s, hs, &f->qs))) || (err = qp_new(s, hd, &f->qd)))
+		return sim_fail(s, err, "flow %u -> %u: create QP", src, dst);
+	addr6(sim_ip(0, src), &as);
+	addr6(sim_ip(0, dst), &ad);
+	if ((err = mroce_qp_local_info(f->qs, &as, AF_INET, &is)) ||
+	    (err = mroce_qp_local_info(f->qd, &ad, AF_INET, &id)) ||
+	    (err = connect_one(f->qs, &id)) || (err = connect_one(f->qd, &is)))
+		return sim_fail(s, err, "flow %u -> %u: connect", src, dst);
+	hs->by_qpn[mroce_qp_num(f->qs)] = f;
+	hd->by_qpn[mroce_qp_num(f->qd)] = f;
+	if (s->nflows == s->cap_flows) {
+		size_t cap = s->cap_flows ? 2 * s->cap_flows : 1024;
+		struct sim_flow **v = realloc(s->flows, cap * sizeof(*v));
+
+		if (!v)
+			return sim_fail(s, -ENOMEM, "flows: out of memory");
+		s->flows = v;
+		s->cap_flows = cap;
+	}
+	s->flows[s->nflows++] = f;
+	return 0;
+}
+
+static void add_stats(struct sim_flow *f, struct mroce_qp *qp)
+{
+	MROCE_OPTS(mroce_qp_stats, st);
+
+	if (!qp || mroce_qp_query_stats(qp, &st))
+		return;
+	f->retx += st.retx_pkts;
+	f->tx_pkts += st.tx_pkts;
+	f->rtos += st.rto_events;
+	f->retired += st.paths_retired;
+	f->ce += st.ecn_ce;
+}
+
+void sim_flow_stats(struct sim_flow *f)
+{
+	f->retx = f->tx_pkts = f->rtos = f->retired = f->ce = 0;
+	add_stats(f, f->qs);
+	add_stats(f, f->qd);
+}
+
+void sim_flow_close(struct sim *s, struct sim_flow *f)
+{
+	if (!f->qs && !f->qd)
+		return;
+	sim_flow_stats(f);
+	s->st.retx += f->retx;
+	s->st.tx_pkts += f->tx_pkts;
+	s->st.rtos += f->rtos;
+	s->st.retired += f->retired;
+	s->st.ce += f->ce;
+	if (f->qs) {
+		s->hosts[f->src].by_qpn[mroce_qp_num(f->qs)] = NULL;
+		mroce_destroy_qp(f->qs);
+	}
+	if (f->qd) {
+		s->hosts[f->dst].by_qpn[mroce_qp_num(f->qd)] = NULL;
+		mroce_destroy_qp(f->qd);
+	}
+	f->qs = f->qd = NULL;
+}
+
+int sim_flow_write(struct sim *s, struct sim_flow *f, bool to_dst, __u64 loff, __u64 roff,
+		   __u32 len, __u32 imm, __u64 wr_id)
+{
+	struct sim_host *from = &s->hosts[to_dst ? f->src : f->dst];
+	struct sim_host *to = &s->hosts[to_dst ? f->dst : f->src];
+	struct mroce_sge sge = {
+		.addr = (__u64)(unsigned long)(from->buf + loff), .length = len,
+		.lkey = mroce_mr_lkey(from->mr),
+	};
+	struct mroce_send_wr wr = {
+		.wr_id = wr_id, .opcode = MROCE_WR_RDMA_WRITE_WITH_IMM, .sg_list = &sge,
+		.num_sge = 1, .remote_addr = (__u64)(unsigned long)(to->buf + roff),
+		.rkey = mroce_mr_rkey(to->mr), .imm_data = imm,
+	};
+
+	return mroce_post_send(to_dst ? f->qs : f->qd, &wr);
+}
+
+int sim_flow_post_recv(struct sim *s, struct sim_flow *f, bool at_dst, __u64 wr_id)
+{
+	struct mroce_recv_wr wr = { .wr_id = wr_id };
+
+	(void)s;
+	return mroce_post_recv(at_dst ? f->qd : f->qs, &wr);
+}
