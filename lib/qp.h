@@ -30,6 +30,7 @@ _Static_assert(MROCE_PKT_RING >= MROCE_RXWIN_PSNS, "records for a full window");
 _Static_assert((MROCE_PKT_RING & (MROCE_PKT_RING - 1)) == 0, "ring is a mask");
 
 #define MROCE_MAX_PATHS		256
+#define MROCE_LAST_EARLY	8	/* messages completed out of order tracked per QP (rx.c) */
 #define MROCE_ENTROPY_SPACE	16384	/* source ports base .. base + this - 1 */
 
 /* Path scoreboard entry: one entropy value (UDP source port offset) a QP sprays over. */
@@ -369,6 +370,10 @@ struct mroce_qp {
 	struct mroce_flow	*pflow[MROCE_MAX_PLANES];
 	__u32			rq_mask;	/* each stream's receive ring: >= attr.rq_depth */
 	__u32			unacked;	/* packets since our last ACK */
+	/* Messages whose last packet came before the rest: those last PSNs (rx.c acks the packet
+	 * completing each at once); more at once than this wait for the delayed ACK. */
+	__u32			last_early[MROCE_LAST_EARLY];
+	__u8			nlast_early;
 	__u64			ack_due_us;	/* 0: no ACK pending */
 	__u32			ts_echo;
 	__u16			ecn_ce, ecn_pkts;

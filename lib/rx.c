@@ -161,7 +161,11 @@ static bool rx_refused(struct mroce_qp *qp, const struct mroce_hdr *h, int res)
 
 /*
  * The last packet of a message is acknowledged at once: its sender
- * waits on it. So is a CE-marked one (as a DCTCP receiver does): each
+ * waits on it. Sprayed, it may come before the rest of its message: then
+ * the packet that completes the message is acknowledged at once too, or
+ * the sender, having heard of the last packet, would wait out the delayed
+ * ACK for the others and at datacenter RTTs (a few microseconds) declare
+ * them lost long before it (docs/scale.md). So is a CE-marked one (as a DCTCP receiver does): each
  * ACK then carries at most one mark, on the packet whose path slot it
  * echoes, and the sender can charge marks to paths. So is a resend (on
  * the next way back in turn, as every other ACK: one for a resent
@@ -172,6 +176,20 @@ static bool rx_refused(struct mroce_qp *qp, const struct mroce_hdr *h, int res)
  */
 static void rx_ack_policy(struct mroce_qp *qp, const struct mroce_hdr *h, bool ce, __u64 now)
 {
+	bool completes = false;	/* this packet completed a message whose last packet came first */
+
+	for (__u8 i = 0; i < qp->nlast_early;) {
+		if (mroce_psn_before(qp->last_early[i], qp->flow->rx_base)) {
+			qp->last_early[i] = qp->last_early[--qp->nlast_early];
+			completes = true;
+		} else {
+			i++;
+		}
+	}
+	/* a last packet with the rest of its message still on its way */
+	if ((h->flags & MROCE_F_LAST) && !mroce_psn_before(h->psn, qp->flow->rx_base) &&
+	    qp->nlast_early < MROCE_LAST_EARLY)
+		qp->last_early[qp->nlast_early++] = h->psn;
 	if (ce) {
 		qp->unacked++;
 		qp->ack_now = true;	/* stays due if no transmit buffer is free now */
@@ -183,6 +201,8 @@ static void rx_ack_policy(struct mroce_qp *qp, const struct mroce_hdr *h, bool c
 		qp->ack_again = true;	/* ... on two ways back: one may be a failed route's */
 	} else if (++qp->unacked >= qp->attr.ack_every ||
 		   (h->flags & (MROCE_F_ACK_REQ | MROCE_F_LAST)) || qp->attr.go_back_n) {
+		qp->ack_now = true;
+	} else if (completes) {
 		qp->ack_now = true;
 	} else if (!qp->ack_due_us) {
 		qp->ack_due_us = now + qp->attr.ack_delay_us;
