@@ -102,11 +102,13 @@ static void add_stats(struct sim_flow *f, struct mroce_qp *qp)
 	f->rtos += st.rto_events;
 	f->retired += st.paths_retired;
 	f->ce += st.ecn_ce;
+	f->psack_lost += st.psack_lost;
+	f->suspected += st.paths_suspected;
 }
 
 void sim_flow_stats(struct sim_flow *f)
 {
-	f->retx = f->tx_pkts = f->rtos = f->retired = f->ce = 0;
+	f->retx = f->tx_pkts = f->rtos = f->retired = f->ce = f->psack_lost = f->suspected = 0;
 	add_stats(f, f->qs);
 	add_stats(f, f->qd);
 }
@@ -121,6 +123,8 @@ void sim_flow_close(struct sim *s, struct sim_flow *f)
 	s->st.rtos += f->rtos;
 	s->st.retired += f->retired;
 	s->st.ce += f->ce;
+	s->st.psack_lost += f->psack_lost;
+	s->st.suspected += f->suspected;
 	if (f->qs) {
 		s->hosts[f->src].by_qpn[mroce_qp_num(f->qs)] = NULL;
 		mroce_destroy_qp(f->qs);

@@ -243,6 +243,8 @@ void sim_host_deliver(struct sim *s, struct sim_frame *f)
 	h->rxq[(h->rx_head + h->rx_n++) % h->rx_cap] = f;
 	h->rx_bytes += f->len;
 	s->st.delivered++;
+	if (s->now - f->sent_ps > s->st.latency_max_ps)
+		s->st.latency_max_ps = s->now - f->sent_ps;
 	/*
 	 * Receive coalescing, as NAPI polls: a frame wakes an idle host at
 	 * once; one that ran in this microsecond (the engine's clock tick)

@@ -150,6 +150,9 @@ void sim_print(const struct sim *s, const struct sim_result *r, FILE *out)
 		(unsigned long long)s->st.rtos, (unsigned long long)s->st.retired,
 		(unsigned long long)s->st.marks, (unsigned long long)s->st.drops_buf,
 		(unsigned long long)s->st.drops_loss, (unsigned long long)s->st.drops_down);
+	fprintf(out, "  losses the per-path SACKs proved %llu, paths suspected %llu; longest frame "
+		"latency %.2f us\n", (unsigned long long)s->st.psack_lost,
+		(unsigned long long)s->st.suspected, (double)s->st.latency_max_ps / PS_PER_US);
 	fprintf(out, "  peak queue: leaf-spine %u B, leaf-host %u B\n", r->peak_q_spine, r->peak_q_host);
 	fprintf(out, "  events %llu, host wake-ups %llu, progress calls %llu\n",
 		(unsigned long long)s->st.events, (unsigned long long)s->st.host_runs,
@@ -192,12 +195,14 @@ int sim_write_json(const struct sim *s, const struct sim_result *r, const char *
 	fprintf(f, "  \"frames\": %llu,\n  \"hops\": %llu,\n  \"events\": %llu,\n"
 		"  \"retransmissions\": %llu,\n  \"data_packets\": %llu,\n  \"timeouts\": %llu,\n"
 		"  \"paths_retired\": %llu,\n  \"ce_marks\": %llu,\n  \"ce_echoed\": %llu,\n"
+		"  \"psack_lost\": %llu,\n  \"paths_suspected\": %llu,\n"
 		"  \"drops\": {\"buffer\": %llu, \"loss\": %llu, \"failed_links\": %llu},\n",
 		(unsigned long long)s->st.frames, (unsigned long long)s->st.hops,
 		(unsigned long long)s->st.events, (unsigned long long)s->st.retx,
 		(unsigned long long)s->st.tx_pkts, (unsigned long long)s->st.rtos,
 		(unsigned long long)s->st.retired, (unsigned long long)s->st.marks,
-		(unsigned long long)s->st.ce, (unsigned long long)s->st.drops_buf,
+		(unsigned long long)s->st.ce, (unsigned long long)s->st.psack_lost,
+		(unsigned long long)s->st.suspected, (unsigned long long)s->st.drops_buf,
 		(unsigned long long)s->st.drops_loss, (unsigned long long)s->st.drops_down);
 	fprintf(f, "  \"peak_queue_bytes\": {\"leaf_spine\": %u, \"leaf_host\": %u},\n",
 		r->peak_q_spine, r->peak_q_host);
@@ -216,13 +221,15 @@ int sim_write_dat(const struct sim *s, const char *path)
 
 	if (!f)
 		return -errno;
-	fprintf(f, "# t_us delivered_gbps peak_queue_leaf_spine_bytes peak_queue_leaf_host_bytes\n");
+	fprintf(f, "# t_us delivered_gbps busiest_host_gbps peak_queue_leaf_spine_bytes "
+		"peak_queue_leaf_host_bytes (wire bytes, every frame; queues: deepest in the period)\n");
 	for (size_t i = 1; i < s->nsamples; i++) {
 		const struct sim_sample *a = &s->samples[i - 1], *b = &s->samples[i];
 		double dt = (double)(b->t_ps - a->t_ps) / PS_PER_US;
 
-		fprintf(f, "%.3f %.3f %u %u\n", (double)b->t_ps / PS_PER_US,
+		fprintf(f, "%.3f %.3f %.3f %u %u\n", (double)b->t_ps / PS_PER_US,
 			dt > 0 ? (double)(b->rx_bytes - a->rx_bytes) * 8 / (dt * 1000) : 0,
+			dt > 0 ? (double)b->rx_busiest * 8 / (dt * 1000) : 0,
 			b->q_spine_max, b->q_host_max);
 	}
 	return fclose(f) ? -errno : 0;

@@ -32,7 +32,7 @@ int sim_fail(struct sim *s, int err, const char *fmt, ...)
 static void sample(struct sim *s)
 {
 	struct sim_sample *x;
-	__u64 rx = 0;
+	__u64 rx = 0, busiest = 0;
 	__u32 qs = 0, qh = 0;
 
 	if (s->nsamples == s->cap_samples) {
@@ -46,8 +46,14 @@ static void sample(struct sim *s)
 		s->samples = v;
 		s->cap_samples = cap;
 	}
-	for (__u32 h = 0; h < s->cfg.hosts; h++)
-		rx += s->hosts[h].rx_bytes;
+	for (__u32 h = 0; h < s->cfg.hosts; h++) {
+		struct sim_host *hs = &s->hosts[h];
+
+		rx += hs->rx_bytes;
+		if (hs->rx_bytes - hs->rx_sampled > busiest)
+			busiest = hs->rx_bytes - hs->rx_sampled;
+		hs->rx_sampled = hs->rx_bytes;
+	}
 	for (__u32 p = 0; p < s->cfg.planes; p++) {
 		struct sim_plane *pl = &s->planes[p];
 
@@ -67,6 +73,7 @@ static void sample(struct sim *s)
 	x = &s->samples[s->nsamples++];
 	x->t_ps = s->now - s->start_ps;
 	x->rx_bytes = rx;
+	x->rx_busiest = busiest;
 	x->q_spine_max = qs;
 	x->q_host_max = qh;
 }

@@ -185,7 +185,8 @@ struct sim_host {
 	bool		tx_blocked;	/* the NIC ring was full */
 	__u8		*buf;		/* its memory (shared by all hosts unless verify) */
 	struct mroce_mr	*mr;
-	__u64		rx_bytes;	/* payload delivered to it */
+	__u64		rx_bytes;	/* frame bytes delivered to it */
+	__u64		rx_sampled;	/* ... at the last sample */
 	void		*work;		/* the workload's per-host state */
 };
 
@@ -227,7 +228,7 @@ struct sim_flow {
 	__u64		bytes;		/* payload the workload moved over it */
 	__u64		start_ps, done_ps;
 	__u32		sends_out, recvs_posted;
-	__u64		retx, tx_pkts, rtos, retired, ce;
+	__u64		retx, tx_pkts, rtos, retired, ce, psack_lost, suspected;
 	bool		background;
 	void		*ctx;		/* the workload's */
 };
@@ -261,6 +262,7 @@ const struct sim_work_ops *sim_work_ops(enum sim_workload w);
 struct sim_sample {
 	__u64	t_ps;
 	__u64	rx_bytes;	/* delivered to hosts so far */
+	__u64	rx_busiest;	/* delivered to the host that got most in the period */
 	__u32	q_spine_max;	/* deepest leaf-spine or spine-leaf queue in the period */
 	__u32	q_host_max;	/* deepest leaf-host queue in the period */
 };
@@ -268,13 +270,14 @@ struct sim_sample {
 struct sim_stats {
 	__u64	frames;		/* frames that entered the fabric */
 	__u64	delivered;	/* ... reached their host */
+	__u64	latency_max_ps;	/* the longest a frame took, its host's NIC ring included */
 	__u64	hops;		/* link traversals */
 	__u64	drops_buf, drops_loss, drops_down;
 	__u64	marks;
 	__u64	events;
 	__u64	host_runs, progress_calls;	/* engine wake-ups, mroce_dev_progress() calls */
 	__u64	flows_done;
-	__u64	retx, tx_pkts, rtos, retired, ce;
+	__u64	retx, tx_pkts, rtos, retired, ce, psack_lost, suspected;
 	__u64	bytes_done;
 	__u64	errors;		/* completions in error */
 	__u64	verify_bad;
