@@ -83,14 +83,16 @@ def stop(p):
 def target_rows(rounds, targets):
     """The rows of a targets table: (text, measure(round), met(x), unit[, judged]) each, judged on
     the median of the rounds' measures; a row with judged False is printed for information ("info
-    (would be met)") and does not count. Returns (rows, every judged target met)."""
+    (would be met)") and does not count, nor does one with met None ("info"). Returns (rows, every judged target met)."""
     rows, met_all = [], True
     for text, f, ok, unit, *judged in targets:
         judged = judged[0] if judged else True
         xs = [x for x in (f(r) for r in rounds) if x is not None]
         m = statistics.median(xs) if xs else None
-        met = m is not None and ok(m)
-        if judged:
+        met = m is not None and ok is not None and ok(m)
+        if ok is None:	# a figure beside the targets, with nothing to meet
+            verdict = "info"
+        elif judged:
             met_all &= met
             verdict = "met" if met else "missed"
         else:
@@ -209,6 +211,13 @@ def mroce_perf(ns_srv, ns_cli, dev_srv, dev_cli, ip_srv, args):
     srv = start_in(ns_srv, [PERF, "server", "--dev", dev_srv, "--addr", ip_srv], ready="listening")
     try:
         out = run_in(ns_cli, [PERF, "client", "--dev", dev_cli, "--addr", ip_srv, "--json"] + args, timeout=300)
+    except RuntimeError as e:
+        # the server's side of a failure is in its log: say it, not only the client's
+        log = next((l for q, l in procs if q is srv), None)
+        if log:
+            log.seek(0)
+            raise RuntimeError(f"{e}\nthe server's output:\n{log.read()[-2000:]}") from None
+        raise
     finally:
         stop(srv)
     return [json.loads(l) for l in out.splitlines() if l.startswith("{")]
