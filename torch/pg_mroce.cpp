@@ -7,9 +7,12 @@
 // communicator then stays broken and every later operation fails at once.
 #include "pg_mroce.hpp"
 
+#include <pybind11/pybind11.h>
+
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <stdexcept>
 
 namespace mroce_torch {
@@ -63,6 +66,14 @@ ProcessGroupMroce::ProcessGroupMroce(const c10::intrusive_ptr<c10d::Store>& stor
 }
 
 ProcessGroupMroce::~ProcessGroupMroce() {
+  // destroy_process_group() drops the group with the GIL held. The worker
+  // may need the GIL meanwhile (the last reference to a tensor a finished
+  // Work held: its PyObject goes with it), and the communicator's teardown
+  // waits for the peers' (a barrier): both run without it, or a rank
+  // deadlocks here and its peers wait out the timeout.
+  std::unique_ptr<pybind11::gil_scoped_release> nogil;
+  if (Py_IsInitialized() && PyGILState_Check())
+    nogil = std::make_unique<pybind11::gil_scoped_release>();
   {
     std::lock_guard<std::mutex> g(mu_);
     stop_ = true;
