@@ -207,11 +207,10 @@ api-check: lib
 	scripts/check-api.sh $(BUILD)
 
 # The README's test command: installs what is missing, builds, runs every tier.
-# (The PyTorch tier is not in it yet: selftests/test_torch.sh's errors case hangs at
-# teardown in some runs; make test-torch runs it.)
 test check: deps
 	scripts/deps.sh deb
-	$(MAKE) all asan ubsan-clang
+	scripts/deps.sh torch
+	$(MAKE) all asan ubsan-clang pytorch
 	$(MAKE) headers api-check
 	scripts/run-tests.sh
 

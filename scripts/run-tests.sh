@@ -161,6 +161,9 @@ run_script selftests/test_install.sh install "$PWD/build"
 echo "== the Debian packages: dpkg-buildpackage, lintian, install, check (man mroce, pkg-config, a linked program), remove"
 run_script scripts/test-debs.sh debs "$PWD/build"
 
+echo "== the PyTorch backend: torch.distributed jobs in namespaces, DDP against gloo bit for bit (root)"
+run_script selftests/test_torch.sh torch "$PWD/build"
+
 fabric_tier
 coll_tier
 
