@@ -78,6 +78,9 @@ int sim_cfg_check(struct sim_cfg *c, char *err, size_t errlen)
 		return BAD("buffers must hold two frames");
 	if (c->loss < 0 || c->loss >= 1 || c->link_loss < 0 || c->link_loss >= 1)
 		return BAD("loss must be in [0, 1)");
+	if ((c->rto_low_us || c->rto_high_us) &&
+	    (!c->rto_low_us || !c->rto_high_us || c->rto_low_us > c->rto_high_us))
+		return BAD("--rto-low-us and --rto-high-us go together, low <= high");
 	if (!c->paths || c->paths > 256)
 		return BAD("--paths must be 1..256");
 	if (!c->size || c->size > (1ull << 34))

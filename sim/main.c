@@ -44,6 +44,7 @@ static void usage(FILE *f)
 "  --paths N            entropy values a sprayed connection uses (default 16)\n"
 "  --cc C               none (the library's default), ecn, delay, both\n"
 "  --mtu N              (default 4096)\n"
+"  --rto-low-us N --rto-high-us N   the QPs' timeouts (default: the library's, 200 and 1000)\n"
 "Workload:\n"
 "  --workload W         alltoall, allreduce-ring, allreduce-tree, permutation, incast\n"
 "  --size B             bytes per host (all-to-all: its whole send buffer; default 1M)\n"
@@ -160,7 +161,7 @@ enum {
 	O_HPL = 256, O_SPINES, O_PLANES, O_RATE, O_SRATE, O_OVERSUB, O_PROP, O_BUF, O_ECN, O_NIC,
 	O_DETECT, O_LOSS, O_LLOSS, O_FAIL, O_FLAP, O_MODE, O_PATHS, O_CC, O_MTU, O_WORK, O_SIZE,
 	O_CHUNK, O_WINDOW, O_INCAST, O_BG, O_SEED, O_LIMIT, O_VERIFY, O_JSON, O_DAT, O_SAMPLE,
-	O_QUIET, O_HOSTS,
+	O_QUIET, O_HOSTS, O_RTOL, O_RTOH,
 };
 
 static const struct option opts[] = {
@@ -175,6 +176,7 @@ static const struct option opts[] = {
 	{ "incast", 1, 0, O_INCAST }, { "background", 1, 0, O_BG }, { "seed", 1, 0, O_SEED },
 	{ "limit-us", 1, 0, O_LIMIT }, { "verify", 0, 0, O_VERIFY }, { "json", 1, 0, O_JSON },
 	{ "dat", 1, 0, O_DAT }, { "sample-us", 1, 0, O_SAMPLE }, { "quiet", 0, 0, O_QUIET },
+	{ "rto-low-us", 1, 0, O_RTOL }, { "rto-high-us", 1, 0, O_RTOH },
 	{ "help", 0, 0, 'h' }, {},
 };
 
@@ -225,6 +227,8 @@ static int parse(int argc, char **argv, struct sim_cfg *c)
 			err = c->cc_ecn || c->cc_delay || !strcmp(a, "none") ? 0 : -EINVAL;
 			break;
 		case O_MTU: err = parse_u32(a, &c->mtu); break;
+		case O_RTOL: err = parse_u32(a, &c->rto_low_us); break;
+		case O_RTOH: err = parse_u32(a, &c->rto_high_us); break;
 		case O_WORK:
 			err = -EINVAL;
 			for (int w = SIM_ALLTOALL; w <= SIM_INCAST; w++)

@@ -83,6 +83,9 @@ void sim_result(const struct sim *s, double wall_s, struct sim_result *r)
 		if (f->background || !f->done_ps || f->done_ps <= f->start_ps)
 			continue;
 		t = (double)(f->done_ps - f->start_ps) / PS_PER_US;
+		if (!r->slowest || f->done_ps - f->start_ps >
+				   r->slowest->done_ps - r->slowest->start_ps)
+			r->slowest = f;
 		fct[n] = t;
 		gp[n] = (double)f->bytes * 8 / (t * 1000);	/* Gbit/s */
 		sum += gp[n];
@@ -144,6 +147,13 @@ void sim_print(const struct sim *s, const struct sim_result *r, FILE *out)
 		fprintf(out, "  flows: goodput mean %.1f min %.1f Gbit/s, fct p50 %.1f p99 %.1f max %.1f us, "
 			"jain %.3f\n", r->goodput_gbps_mean, r->goodput_gbps_min, r->fct_p50_us,
 			r->fct_p99_us, r->fct_max_us, r->jain);
+	if (r->slowest)
+		fprintf(out, "  slowest flow: %u -> %u from %.1f us, %.1f us, resent %llu, timeouts %llu, "
+			"paths retired %llu\n", r->slowest->src, r->slowest->dst,
+			(double)(r->slowest->start_ps - s->start_ps) / PS_PER_US,
+			(double)(r->slowest->done_ps - r->slowest->start_ps) / PS_PER_US,
+			(unsigned long long)r->slowest->retx, (unsigned long long)r->slowest->rtos,
+			(unsigned long long)r->slowest->retired);
 	fprintf(out, "  frames %llu, resent %llu, timeouts %llu, paths retired %llu, CE %llu; drops: "
 		"buffer %llu, loss %llu, failed links %llu\n",
 		(unsigned long long)s->st.frames, (unsigned long long)s->st.retx,
@@ -206,6 +216,17 @@ int sim_write_json(const struct sim *s, const struct sim_result *r, const char *
 		(unsigned long long)s->st.drops_loss, (unsigned long long)s->st.drops_down);
 	fprintf(f, "  \"peak_queue_bytes\": {\"leaf_spine\": %u, \"leaf_host\": %u},\n",
 		r->peak_q_spine, r->peak_q_host);
+	if (r->slowest) {
+		const struct sim_flow *w = r->slowest;
+
+		fprintf(f, "  \"slowest_flow\": {\"src\": %u, \"dst\": %u, \"start_us\": %.3f, "
+			"\"fct_us\": %.3f, \"bytes\": %llu, \"resent\": %llu, \"timeouts\": %llu, "
+			"\"paths_retired\": %llu},\n", w->src, w->dst,
+			(double)(w->start_ps - s->start_ps) / PS_PER_US,
+			(double)(w->done_ps - w->start_ps) / PS_PER_US, (unsigned long long)w->bytes,
+			(unsigned long long)w->retx, (unsigned long long)w->rtos,
+			(unsigned long long)w->retired);
+	}
 	fprintf(f, "  \"verify_bad_bytes\": %llu,\n", (unsigned long long)s->st.verify_bad);
 	fprintf(f, "  \"state_bytes\": {\"per_host\": %llu, \"per_connection_end\": %llu},\n",
 		(unsigned long long)r->state_host_bytes, (unsigned long long)r->state_conn_bytes);

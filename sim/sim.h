@@ -69,6 +69,7 @@ struct sim_cfg {
 	enum sim_mode mode;
 	__u32	paths;		/* sprayed: entropy values per connection */
 	bool	cc_ecn, cc_delay;	/* the QPs' congestion control (library default: neither) */
+	__u32	rto_low_us, rto_high_us;	/* the QPs' timeouts (0: the library's defaults) */
 	enum sim_workload work;
 	__u64	size;		/* bytes per host (all-to-all: its whole send buffer) */
 	__u32	chunk;		/* pipelining unit of the collectives */
@@ -321,6 +322,7 @@ struct sim_result {
 	double	goodput_gbps_mean, goodput_gbps_min;
 	double	fct_p50_us, fct_p99_us, fct_max_us;
 	double	jain;
+	const struct sim_flow *slowest;	/* the flow with the longest completion time */
 	__u32	peak_q_spine, peak_q_host;
 	double	wall_s, pkts_per_min;
 	long	rss_kib;

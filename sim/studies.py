@@ -1,0 +1,292 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+"""The studies of docs/scale.md: mroce-sim runs, their tables and plots.
+
+    sim/studies.py                  every study (make sim-studies)
+    sim/studies.py --only incast    one of: modes-256 modes-1024 failures incast state
+    sim/studies.py --quick          smaller sizes, to try the script itself
+
+Each run's JSON and time series go to docs/scale/; a run whose JSON is there
+already with the same command is not run again (--force runs everything).
+Each study's section of docs/scale.md, between its markers, is rewritten
+with the commands that produced it. Nothing here needs root.
+"""
+import argparse
+import json
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BUILD = os.environ.get("BUILD", os.path.join(ROOT, "build"))
+SIM = os.path.join(BUILD, "mroce-sim")
+DOC = os.path.join(ROOT, "docs", "scale.md")
+OUT = os.path.join(ROOT, "docs", "scale")
+MODES = ("sprayed", "ecmp", "gbn")
+FAB = {
+    256: ["--hosts", "256", "--hosts-per-leaf", "16", "--spines", "16", "--rate", "400"],
+    1024: ["--hosts", "1024", "--hosts-per-leaf", "16", "--spines", "16", "--rate", "400"],
+}
+MIB = 1 << 20
+
+
+def cmd_of(args):
+    return "build/mroce-sim " + " ".join(shlex.quote(a) for a in args)
+
+
+def run(name, args, force=False):
+    """One mroce-sim run; its JSON (with the command and wall time) as a dict."""
+    js, dat = os.path.join(OUT, name + ".json"), os.path.join(OUT, name + ".dat")
+    if not force and os.path.exists(js):
+        with open(js) as f:
+            j = json.load(f)
+        if j.get("command") == cmd_of(args):
+            return j
+    t0 = time.time()
+    p = subprocess.run([SIM, "--quiet", "--json", js, "--dat", dat] + args,
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    with open(js) as f:
+        j = json.load(f)
+    j["command"] = cmd_of(args)
+    j["exit"] = p.returncode
+    with open(js, "w") as f:
+        json.dump(j, f, indent=1)
+    status = "ok" if j["ok"] else "FAILED: " + j["error"]
+    print(f"  {name}: {j['completion_us']:.0f} us, ratio {j['ratio']:.3f} ({status}; "
+          f"{time.time() - t0:.0f} s, {j['simulator']['frames_per_min']:.3g} frames/min)", flush=True)
+    return j
+
+
+def section(name, text):
+    """Replace docs/scale.md's section of this study."""
+    begin, end = f"<!-- study: {name} -->", f"<!-- /study {name} -->"
+    with open(DOC) as f:
+        doc = f.read()
+    if begin not in doc:
+        doc += f"\n{begin}\n{end}\n"
+    head, rest = doc.split(begin, 1)
+    _, tail = rest.split(end, 1)
+    with open(DOC, "w") as f:
+        f.write(head + begin + "\n" + text.rstrip() + "\n" + end + tail)
+
+
+def plot(script, png):
+    if not shutil.which("gnuplot"):
+        print("  (no gnuplot: plot skipped)")
+        return
+    subprocess.run(["gnuplot"], input=f"set terminal pngcairo size 900,520 font ',11'; "
+                   f"set output '{png}'; " + script, text=True, check=False, cwd=OUT)
+
+
+def fmt_size(b):
+    return f"{b // MIB} MiB" if b >= MIB else f"{b // 1024} KiB"
+
+
+def ratio_cell(j):
+    return f"{j['ratio']:.2f}" if j["ok"] else "failed"
+
+
+# ---- completion time against the ideal, sprayed / ECMP / go-back-N
+
+def study_modes(hosts, sizes, force):
+    rows, dat = [], []
+    for work in ("alltoall", "allreduce-ring"):
+        for size in sizes:
+            r = {}
+            for m in MODES:
+                args = FAB[hosts] + ["--workload", work, "--size", str(size), "--mode", m]
+                r[m] = run(f"modes-{hosts}-{work}-{size // 1024}k-{m}", args, force)
+            rows.append((work, size, r))
+            dat.append(f"{work} {size / MIB:g} " + " ".join(
+                f"{r[m]['ratio']:.4f}" if r[m]["ok"] else "nan" for m in MODES))
+    name = f"modes-{hosts}"
+    with open(os.path.join(OUT, name + ".dat"), "w") as f:
+        f.write("# workload size_mib ratio_sprayed ratio_ecmp ratio_gbn\n" + "\n".join(dat) + "\n")
+    png = name + ".png"
+    plot(f"""set title 'Completion time / ideal, {hosts} hosts, 400 Gbit/s, 1:1 Clos ({FAB[hosts][5]} spines)'
+set logscale x 2; set xlabel 'bytes per host (MiB)'; set ylabel 'completion / ideal'; set key top right
+set yrange [0:*]
+plot for [i=3:5] '< grep ^alltoall {name}.dat' using 2:i with linespoints title 'all-to-all '.word('sprayed ecmp gbn', i-2), \\
+     for [i=3:5] '< grep ^allreduce {name}.dat' using 2:i with linespoints dashtype 2 title 'all-reduce (ring) '.word('sprayed ecmp gbn', i-2)""",
+         png)
+    t = [f"![{name}](scale/{png})", "",
+         "| workload | bytes per host | sprayed (mroce) | single-path ECMP | go-back-N | sprayed: resends, timeouts, paths retired |",
+         "|---|---|---|---|---|---|"]
+    for work, size, r in rows:
+        s = r["sprayed"]
+        t.append(f"| {work} | {fmt_size(size)} | {ratio_cell(s)} | {ratio_cell(r['ecmp'])} | "
+                 f"{ratio_cell(r['gbn'])} | {s['retransmissions']}, {s['timeouts']}, {s['paths_retired']} |")
+    t += ["", "Each cell: completion time over the ideal (payload over the narrowest capacity it must "
+          "cross). Commands (one per cell; `--mode` sprayed, ecmp or gbn):", "", "```"]
+    for work in ("alltoall", "allreduce-ring"):
+        t.append(cmd_of(FAB[hosts] + ["--workload", work, "--size", "SIZE", "--mode", "MODE"]))
+    t.append("```")
+    section(name, "\n".join(t))
+
+
+# ---- failures and loss: slowdown against the clean run
+
+def study_failures(size, force):
+    base = FAB[256] + ["--workload", "alltoall", "--size", str(size)]
+    clean = run("fail-clean", base, force)
+    t0 = int(clean["completion_us"] / 4)	# a quarter of the way into the clean run
+    cases = [
+        ("loss 0.1% (every frame)", "fail-loss-0.1", base + ["--loss", "0.1%"], None),
+        ("loss 1%", "fail-loss-1", base + ["--loss", "1%"], None),
+        ("loss 10%", "fail-loss-10", base + ["--loss", "10%"], None),
+        ("one spine of 16 down", "fail-spine", base + ["--fail", f"spine:3@{t0}"], 0.05),
+        ("one spine of 16 down, single-path ECMP", "fail-spine-ecmp",
+         base + ["--fail", f"spine:3@{t0}", "--mode", "ecmp"], None),
+        ("a leaf-spine link flapping (100 us period, 20 times)", "fail-flap",
+         base + ["--flap", f"link:0.5@{t0}:100:20"], None),
+    ]
+    ecmp_clean = run("fail-clean-ecmp", base + ["--mode", "ecmp"], force)
+    results = []
+    for text, name, args, target in cases:
+        results.append((text, name, args, target, run(name, args, force)))
+    planes = []
+    for n in (2, 4):
+        pb = base + ["--planes", str(n)]
+        c = run(f"fail-planes{n}-clean", pb, force)
+        tp = int(c["completion_us"] / 4)
+        d = run(f"fail-planes{n}-down", pb + ["--fail", f"plane:1@{tp}"], force)
+        planes.append((n, pb, tp, c, d))
+    t = [f"All-to-all, {fmt_size(size)} per host, 256 hosts (16 leaves x 16, 16 spines, 400 Gbit/s), "
+         f"mroce's defaults with 16 paths; failures at {t0} us, a quarter of the clean run "
+         f"({clean['completion_us']:.0f} us, {clean['ratio']:.2f}x the ideal).", "",
+         "| case | completion (us) | slowdown vs clean | target | met | resends | timeouts | paths retired |",
+         "|---|---|---|---|---|---|---|---|"]
+
+    def row(text, j, ref, target):
+        slow = j["completion_us"] / ref["completion_us"] - 1 if j["ok"] else float("nan")
+        met = "" if target is None else ("met" if j["ok"] and slow < target else "missed")
+        tgt = "" if target is None else f"< {target * 100:.0f}%"
+        t.append(f"| {text} | {j['completion_us']:.0f}{'' if j['ok'] else ' (failed)'} | "
+                 f"{slow * 100:+.1f}% | {tgt} | {met} | {j['retransmissions']} | {j['timeouts']} | "
+                 f"{j['paths_retired']} |")
+
+    for text, name, args, target, j in results:
+        row(text, j, ecmp_clean if "ecmp" in name else clean, target)
+    for n, pb, tp, c, d in planes:
+        row(f"{n} planes, clean ({c['completion_us']:.0f} us)", c, c, None)
+        row(f"one plane of {n} down at {tp} us", d, c, 1.0 / n)
+    t += ["", "One plane of 8: not run; the engine connects over at most 4 planes (MROCE_MAX_PLANES, "
+          "the connection info's wire format).", "", "Commands:", "", "```"]
+    t.append(cmd_of(base) + "    # clean")
+    for text, name, args, target, j in results:
+        t.append(cmd_of(args))
+    for n, pb, tp, c, d in planes:
+        t.append(cmd_of(pb + ["--fail", f"plane:1@{tp}"]))
+    t.append("```")
+    png = "failures.png"
+    plot(f"""set title 'Delivered into hosts, all-to-all {fmt_size(size)} per host, 256 hosts'
+set xlabel 'us'; set ylabel 'Tbit/s (all hosts)'; set key bottom right
+plot 'fail-clean.dat' using 1:($2/1000) with lines title 'clean', \\
+     'fail-spine.dat' using 1:($2/1000) with lines title 'spine 3 down at {t0} us', \\
+     'fail-spine-ecmp.dat' using 1:($2/1000) with lines title '... single-path ECMP', \\
+     'fail-loss-1.dat' using 1:($2/1000) with lines title '1% loss'""", png)
+    t.insert(0, f"![failures](scale/{png})\n")
+    section("failures", "\n".join(t))
+
+
+# ---- incast
+
+def study_incast(size, force):
+    base = FAB[256] + ["--workload", "incast", "--incast", "128", "--size", str(size)]
+    t = ["| congestion control | completion / ideal | time to 90% of the receiver's link (us) | "
+         "Jain fairness | slowest sender (Gbit/s; fair share 3.1) | peak queue at the receiver (KiB) | "
+         "drops | resends | timeouts |", "|---|---|---|---|---|---|---|---|---|"]
+    runs = []
+    cases = (("none", []), ("ecn", []), ("none, RTO 20/100 us (tuned, beside)",
+                                          ["--rto-low-us", "20", "--rto-high-us", "100"]))
+    for cc, extra in cases:
+        name = f"incast-{cc.split(',')[0]}" + ("-rto" if extra else "")
+        args = base + ["--cc", cc.split(",")[0]] + extra
+        j = run(name, args, force)
+        conv = None
+        with open(os.path.join(OUT, name + ".dat")) as f:
+            for line in f:
+                if line.startswith("#"):
+                    continue
+                tus, _, busiest = line.split()[:3]
+                if float(busiest) >= 0.9 * 400 and conv is None:
+                    conv = float(tus)
+        runs.append((cc, name, args, j))
+        t.append(f"| {cc}{' (the library default)' if cc == 'none' else ''} | {ratio_cell(j)} | "
+                 f"{'never' if conv is None else f'{conv:.0f}'} | {j['flows']['jain']:.3f} | "
+                 f"{j['flows']['goodput_gbps_min']:.2f} | {j['peak_queue_bytes']['leaf_host'] / 1024:.0f} | "
+                 f"{j['drops']['buffer']} | {j['retransmissions']} | {j['timeouts']} |")
+    t += ["", f"128 senders, {fmt_size(size)} each, into host 0 of 256 (400 Gbit/s links, 1 MiB port "
+          "buffers). Time to 90%: the first 10 us sample in which host 0 received at 90% of its "
+          "link (wire bytes).", "", "```"] + [cmd_of(a) for _, _, a, _ in runs] + ["```"]
+    png = "incast.png"
+    plot("""set title '128-to-1 incast, 400 Gbit/s'; set xlabel 'us'; set ylabel 'Gbit/s into the receiver'
+set y2label 'queue at its leaf port (KiB)'; set y2tics; set ytics nomirror; set key bottom right
+plot 'incast-none.dat' using 1:3 with lines title 'rate, library defaults', \\
+     'incast-none.dat' using 1:($5/1024) axes x1y2 with lines dashtype 2 title 'queue, library defaults', \\
+     'incast-ecn.dat' using 1:3 with lines title 'rate, --cc ecn', \\
+     'incast-ecn.dat' using 1:($5/1024) axes x1y2 with lines dashtype 2 title 'queue, --cc ecn', \\
+     'incast-none-rto.dat' using 1:3 with lines title 'rate, RTO 20/100 us'""", png)
+    t.insert(0, f"![incast](scale/{png})\n")
+    section("incast", "\n".join(t))
+
+
+# ---- state and the simulator's cost
+
+def study_state(force):
+    t = ["| run | hosts | frames | wall (s) | frames per minute | ns per frame | max RSS (MiB) | "
+         "state per host (B) | per connection end (B) |", "|---|---|---|---|---|---|---|---|---|"]
+    names = [n for n in sorted(os.listdir(OUT)) if n.endswith(".json")]
+    for n in names:
+        with open(os.path.join(OUT, n)) as f:
+            j = json.load(f)
+        if j["frames"] < 1000000:
+            continue
+        sm = j["simulator"]
+        t.append(f"| {n[:-5]} | {j['config']['hosts']} | {j['frames']} | {sm['wall_s']:.1f} | "
+                 f"{sm['frames_per_min']:.3g} | {sm['ns_per_frame']:.0f} | {sm['max_rss_kib'] // 1024} | "
+                 f"{j['state_bytes']['per_host']} | {j['state_bytes']['per_connection_end']} |")
+    big = [n for n in names if n.startswith("modes-1024-alltoall")]
+    if big:
+        with open(os.path.join(OUT, big[0])) as f:
+            j = json.load(f)
+        host, conn = j["state_bytes"]["per_host"], j["state_bytes"]["per_connection_end"]
+        t += ["", f"A host of a 1024-host job connected to every peer: {host} + 1023 x {conn} = "
+              f"{(host + 1023 * conn) / MIB:.0f} MiB of transport state (the simulator keeps only a "
+              "window of connections per host; see above)."]
+    t += ["", "Every run above with at least 10^6 frames; frames are counted where they enter the "
+          "fabric (data, ACKs, probes); wall time on this machine, one core."]
+    section("state", "\n".join(t))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--only", choices=("modes-256", "modes-1024", "failures", "incast", "state"))
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--force", action="store_true")
+    a = ap.parse_args()
+    if not os.access(SIM, os.X_OK):
+        sys.exit(f"studies: {SIM} is not built (make all)")
+    os.makedirs(OUT, exist_ok=True)
+    q = a.quick
+    todo = [a.only] if a.only else ["modes-256", "modes-1024", "failures", "incast", "state"]
+    for s in todo:
+        print(f"studies: {s}", flush=True)
+        if s == "modes-256":
+            study_modes(256, [MIB, 4 * MIB] if q else [MIB, 4 * MIB, 16 * MIB, 64 * MIB], a.force)
+        elif s == "modes-1024":
+            study_modes(1024, [MIB] if q else [MIB, 4 * MIB, 16 * MIB], a.force)
+        elif s == "failures":
+            study_failures(4 * MIB if q else 16 * MIB, a.force)
+        elif s == "incast":
+            study_incast(256 * 1024 if q else MIB, a.force)
+        else:
+            study_state(a.force)
+    print(f"studies: {DOC} written")
+
+
+if __name__ == "__main__":
+    main()
