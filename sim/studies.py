@@ -31,6 +31,7 @@ FAB = {
     1024: ["--hosts", "1024", "--hosts-per-leaf", "16", "--spines", "16", "--rate", "400"],
 }
 MIB = 1 << 20
+RTO_TUNED = ["--rto-low-us", "20", "--rto-high-us", "100"]	# beside the defaults, never instead
 
 
 def cmd_of(args):
@@ -142,6 +143,10 @@ def study_failures(size, force):
          base + ["--fail", f"spine:3@{t0}", "--mode", "ecmp"], None),
         ("a leaf-spine link flapping (100 us period, 20 times)", "fail-flap",
          base + ["--flap", f"link:0.5@{t0}:100:20"], None),
+        ("loss 1%, QP timeouts 20/100 us (tuned, beside)", "fail-loss-1-rto",
+         base + ["--loss", "1%"] + RTO_TUNED, None),
+        ("one spine of 16 down, QP timeouts 20/100 us (tuned, beside)", "fail-spine-rto",
+         base + ["--fail", f"spine:3@{t0}"] + RTO_TUNED, None),
     ]
     ecmp_clean = run("fail-clean-ecmp", base + ["--mode", "ecmp"], force)
     results = []
@@ -200,8 +205,7 @@ def study_incast(size, force):
          "Jain fairness | slowest sender (Gbit/s; fair share 3.1) | peak queue at the receiver (KiB) | "
          "drops | resends | timeouts |", "|---|---|---|---|---|---|---|---|---|"]
     runs = []
-    cases = (("none", []), ("ecn", []), ("none, RTO 20/100 us (tuned, beside)",
-                                          ["--rto-low-us", "20", "--rto-high-us", "100"]))
+    cases = (("none", []), ("ecn", []), ("none, QP timeouts 20/100 us (tuned, beside)", RTO_TUNED))
     for cc, extra in cases:
         name = f"incast-{cc.split(',')[0]}" + ("-rto" if extra else "")
         args = base + ["--cc", cc.split(",")[0]] + extra
