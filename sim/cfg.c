@@ -91,8 +91,8 @@ int sim_cfg_check(struct sim_cfg *c, char *err, size_t errlen)
 		return BAD("--window must be 1..256 (QPs per host stay below %d)", MROCE_MAX_QPS);
 	if (c->work == SIM_INCAST && (c->incast < 1 || c->incast >= c->hosts))
 		return BAD("--incast must be 1..hosts-1");
-	if (c->work == SIM_ALLTOALL && c->size / c->hosts == 0)
-		return BAD("--size must give every peer at least one byte");
+	if ((c->work == SIM_ALLTOALL || c->work == SIM_ALLREDUCE_RING) && c->size / c->hosts == 0)
+		return BAD("--size must give every peer (a ring: every segment) at least one byte");
 	if (c->background > c->hosts)
 		return BAD("--background must be 0..hosts");
 	if (c->verify && (__u64)c->hosts * c->size * 2 > (8ull << 30))

@@ -162,6 +162,12 @@ void sim_fabric_send(struct sim *s, struct sim_frame *f)
 {
 	__u32 daddr;
 
+	if (f->len < 14 + 20 + 8) {	/* not even Ethernet, IPv4 and UDP headers: nowhere to go */
+		s->st.frames++;
+		s->st.drops_down++;
+		free(f);
+		return;
+	}
 	memcpy(&daddr, f->data + 14 + 16, 4);
 	daddr = ntohl(daddr) - IP_BASE;
 	memcpy(&f->sport, f->data + 14 + 20, 2);

@@ -235,6 +235,10 @@ static void test_bad_config(void **state)
 	sim_cfg_defaults(&c);
 	c.loss = 1;
 	assert_int_equal(sim_cfg_check(&c, why, sizeof(why)), -EINVAL);
+	sim_cfg_defaults(&c);
+	c.work = SIM_ALLREDUCE_RING;
+	c.size = c.hosts - 1;	/* a ring of empty segments would never end */
+	assert_int_equal(sim_cfg_check(&c, why, sizeof(why)), -EINVAL);
 }
 
 int main(void)
