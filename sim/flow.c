@@ -105,11 +105,12 @@ static void add_stats(struct sim_flow *f, struct mroce_qp *qp)
 	f->ce += st.ecn_ce;
 	f->psack_lost += st.psack_lost;
 	f->suspected += st.paths_suspected;
+	f->plane_downs += st.plane_downs;
 }
 
 void sim_flow_stats(struct sim_flow *f)
 {
-	f->retx = f->tx_pkts = f->rtos = f->retired = f->ce = f->psack_lost = f->suspected = 0;
+	f->retx = f->tx_pkts = f->rtos = f->retired = f->ce = f->psack_lost = f->suspected = f->plane_downs = 0;
 	add_stats(f, f->qs);
 	add_stats(f, f->qd);
 }
@@ -126,6 +127,7 @@ void sim_flow_close(struct sim *s, struct sim_flow *f)
 	s->st.ce += f->ce;
 	s->st.psack_lost += f->psack_lost;
 	s->st.suspected += f->suspected;
+	s->st.plane_downs += f->plane_downs;
 	if (f->qs) {
 		s->hosts[f->src].by_qpn[mroce_qp_num(f->qs)] = NULL;
 		mroce_destroy_qp(f->qs);

@@ -160,9 +160,10 @@ void sim_print(const struct sim *s, const struct sim_result *r, FILE *out)
 		(unsigned long long)s->st.rtos, (unsigned long long)s->st.retired,
 		(unsigned long long)s->st.marks, (unsigned long long)s->st.drops_buf,
 		(unsigned long long)s->st.drops_loss, (unsigned long long)s->st.drops_down);
-	fprintf(out, "  losses the per-path SACKs proved %llu, paths suspected %llu; longest frame "
-		"latency %.2f us\n", (unsigned long long)s->st.psack_lost,
-		(unsigned long long)s->st.suspected, (double)s->st.latency_max_ps / PS_PER_US);
+	fprintf(out, "  losses the per-path SACKs proved %llu, paths suspected %llu, planes given up "
+		"%llu; longest frame latency %.2f us\n", (unsigned long long)s->st.psack_lost,
+		(unsigned long long)s->st.suspected, (unsigned long long)s->st.plane_downs,
+		(double)s->st.latency_max_ps / PS_PER_US);
 	fprintf(out, "  peak queue: leaf-spine %u B, leaf-host %u B\n", r->peak_q_spine, r->peak_q_host);
 	fprintf(out, "  events %llu, host wake-ups %llu, progress calls %llu\n",
 		(unsigned long long)s->st.events, (unsigned long long)s->st.host_runs,
@@ -205,14 +206,15 @@ int sim_write_json(const struct sim *s, const struct sim_result *r, const char *
 	fprintf(f, "  \"frames\": %llu,\n  \"hops\": %llu,\n  \"events\": %llu,\n"
 		"  \"retransmissions\": %llu,\n  \"data_packets\": %llu,\n  \"timeouts\": %llu,\n"
 		"  \"paths_retired\": %llu,\n  \"ce_marks\": %llu,\n  \"ce_echoed\": %llu,\n"
-		"  \"psack_lost\": %llu,\n  \"paths_suspected\": %llu,\n"
+		"  \"psack_lost\": %llu,\n  \"paths_suspected\": %llu,\n  \"plane_downs\": %llu,\n"
 		"  \"drops\": {\"buffer\": %llu, \"loss\": %llu, \"failed_links\": %llu},\n",
 		(unsigned long long)s->st.frames, (unsigned long long)s->st.hops,
 		(unsigned long long)s->st.events, (unsigned long long)s->st.retx,
 		(unsigned long long)s->st.tx_pkts, (unsigned long long)s->st.rtos,
 		(unsigned long long)s->st.retired, (unsigned long long)s->st.marks,
 		(unsigned long long)s->st.ce, (unsigned long long)s->st.psack_lost,
-		(unsigned long long)s->st.suspected, (unsigned long long)s->st.drops_buf,
+		(unsigned long long)s->st.suspected, (unsigned long long)s->st.plane_downs,
+		(unsigned long long)s->st.drops_buf,
 		(unsigned long long)s->st.drops_loss, (unsigned long long)s->st.drops_down);
 	fprintf(f, "  \"peak_queue_bytes\": {\"leaf_spine\": %u, \"leaf_host\": %u},\n",
 		r->peak_q_spine, r->peak_q_host);
