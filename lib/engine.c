@@ -139,12 +139,6 @@ static bool qp_next_timer(struct mroce_qp *qp, __u64 now, __u64 *next)
 }
 
 /*
- * Work to do now needs a transmit buffer. With none free (the port's ring
- * is full until the NIC completes some), "now" would spin the progress
- * thread on the port: wait a little instead. The buffer taken to look is
- * given straight back.
- */
-/*
  * When a round must visit qp again: at once if it can send, else at its
  * earliest timer, its path scoreboard's next epoch or its next counters'
  * publication (once a millisecond). A QP not connected is visited every
@@ -163,6 +157,12 @@ static __u64 qp_due(struct mroce_qp *qp, __u64 now, __u64 *timer)
 	return qp->stats_at_us + 1000 < next ? qp->stats_at_us + 1000 : next;
 }
 
+/*
+ * Work to do now needs a transmit buffer. With none free (the port's ring
+ * is full until the NIC completes some), "now" would spin the progress
+ * thread on the port: wait a little instead. The buffer taken to look is
+ * given straight back.
+ */
 static bool tx_buf_free(struct mroce_dev *dev)
 {
 	__u32 cap;
