@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "args.h"
+#include "argerr.h"
 
 const char perf_usage[] =
 "usage: mroce-perf server --dev DEV --addr ADDR [--port N]\n"
@@ -63,16 +64,6 @@ const char *perf_test_name(enum perf_test t)
 bool perf_test_is_bw(enum perf_test t)
 {
 	return t == PERF_WRITE_BW || t == PERF_READ_BW || t == PERF_SEND_BW;
-}
-
-static int bad(char *err, size_t len, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, len, fmt, ap);
-	va_end(ap);
-	return -1;
 }
 
 /*
@@ -167,13 +158,13 @@ int perf_parse_args(int argc, char **argv, struct perf_args *a, char *err, size_
 	a->duration_s = 2;
 	a->gid_index = -1;
 	if (argc < 2)
-		return bad(err, errlen, "server or client? (mroce-perf --help)");
+		return perf_bad(err, errlen, "server or client? (mroce-perf --help)");
 	if (!strcmp(argv[1], "help") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))
 		return PERF_ARGS_HELP;
 	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V"))
 		return PERF_ARGS_VERSION;
 	if (strcmp(argv[1], "server") && strcmp(argv[1], "client"))
-		return bad(err, errlen, "unknown mode '%s' (server or client; mroce-perf --help)", argv[1]);
+		return perf_bad(err, errlen, "unknown mode '%s' (server or client; mroce-perf --help)", argv[1]);
 	a->server = !strcmp(argv[1], "server");
 	optind = 1;
 	opterr = 0;
@@ -186,95 +177,95 @@ int perf_parse_args(int argc, char **argv, struct perf_args *a, char *err, size_
 		case O_ADDR: a->addr = optarg; break;
 		case 'p':
 			if (number(optarg, 1, 65535, false, &v))
-				return bad(err, errlen, "--port: '%s' is not a port (1-65535)", optarg);
+				return perf_bad(err, errlen, "--port: '%s' is not a port (1-65535)", optarg);
 			a->port = (__u16)v;
 			break;
 		case O_TEST:
 			if ((c = test_of(optarg)) < 0)
-				return bad(err, errlen, "--test: unknown test '%s' (write_bw write_lat read_bw "
+				return perf_bad(err, errlen, "--test: unknown test '%s' (write_bw write_lat read_bw "
 					   "read_lat send_bw send_lat)", optarg);
 			a->test = (enum perf_test)c;
 			have_test = true;
 			break;
 		case 's':
 			if (number(optarg, PERF_MIN_SIZE, PERF_MAX_SIZE, true, &v))
-				return bad(err, errlen, "--size: '%s' is not a size from 1 B to 64 MiB", optarg);
+				return perf_bad(err, errlen, "--size: '%s' is not a size from 1 B to 64 MiB", optarg);
 			if (a->nsizes)
-				return bad(err, errlen, "--size, --all and --sweep: choose one");
+				return perf_bad(err, errlen, "--size, --all and --sweep: choose one");
 			a->sizes[a->nsizes++] = (__u32)v;
 			have_size = true;
 			break;
 		case 'a':
 			if (a->nsizes)
-				return bad(err, errlen, "--size, --all and --sweep: choose one");
+				return perf_bad(err, errlen, "--size, --all and --sweep: choose one");
 			for (__u32 s = 2; s <= (8u << 20); s <<= 1)
 				a->sizes[a->nsizes++] = s;
 			have_size = true;
 			break;
 		case O_SWEEP:
 			if (a->nsizes)
-				return bad(err, errlen, "--size, --all and --sweep: choose one");
+				return perf_bad(err, errlen, "--size, --all and --sweep: choose one");
 			memcpy(a->sizes, sweep, sizeof(sweep));
 			a->nsizes = sizeof(sweep) / sizeof(sweep[0]);
 			have_size = true;
 			break;
 		case 'q':
 			if (number(optarg, 1, PERF_MAX_QPS, false, &v))
-				return bad(err, errlen, "--qps: '%s' is not 1..%d", optarg, PERF_MAX_QPS);
+				return perf_bad(err, errlen, "--qps: '%s' is not 1..%d", optarg, PERF_MAX_QPS);
 			a->qps = (__u32)v;
 			break;
 		case O_PATHS:
 			if (number(optarg, 1, 256, false, &v))
-				return bad(err, errlen, "--paths: '%s' is not 1..256", optarg);
+				return perf_bad(err, errlen, "--paths: '%s' is not 1..256", optarg);
 			a->paths = (__u32)v;
 			break;
 		case 't':
 			if (number(optarg, 1, 256, false, &v))
-				return bad(err, errlen, "--depth: '%s' is not 1..256", optarg);
+				return perf_bad(err, errlen, "--depth: '%s' is not 1..256", optarg);
 			a->depth = (__u32)v;
 			break;
 		case O_ORDER:
 			if (strcmp(optarg, "ordered") && strcmp(optarg, "unordered"))
-				return bad(err, errlen, "--order: '%s' (ordered or unordered)", optarg);
+				return perf_bad(err, errlen, "--order: '%s' (ordered or unordered)", optarg);
 			a->unordered = !strcmp(optarg, "unordered");
 			break;
 		case O_GBN: a->go_back_n = true; break;
 		case O_WINDOW:
 			if (number(optarg, 16, 896, false, &v))
-				return bad(err, errlen, "--window: '%s' is not 16..896", optarg);
+				return perf_bad(err, errlen, "--window: '%s' is not 16..896", optarg);
 			a->window = (__u32)v;
 			break;
 		case 'D':
 			if (seconds(optarg, &a->duration_s))
-				return bad(err, errlen, "--duration: '%s' is not a number of seconds above 0, up to 3600", optarg);
+				return perf_bad(err, errlen, "--duration: '%s' is not a number of seconds above 0, up to 3600", optarg);
 			have_duration = true;
 			break;
 		case 'n':
 			if (number(optarg, 1, 1ULL << 40, false, &v))
-				return bad(err, errlen, "--iters: '%s' is not a count from 1 to 2^40", optarg);
+				return perf_bad(err, errlen, "--iters: '%s' is not a count from 1 to 2^40", optarg);
 			a->iters = v;
 			break;
 		case O_JSON: a->json = true; break;
 		case O_GBITS: a->gbits = true; break;
 		case O_PROGRESS:
 			if (strcmp(optarg, "thread") && strcmp(optarg, "poll"))
-				return bad(err, errlen, "--progress: '%s' (thread or poll)", optarg);
+				return perf_bad(err, errlen, "--progress: '%s' (thread or poll)", optarg);
 			a->poll = !strcmp(optarg, "poll");
 			have_progress = true;
 			break;
 		case O_MEMORY:
 			if (strcmp(optarg, "dm") && strcmp(optarg, "heap"))
-				return bad(err, errlen, "--memory: '%s' (dm or heap)", optarg);
+				return perf_bad(err, errlen, "--memory: '%s' (dm or heap)", optarg);
 			a->dm = !strcmp(optarg, "dm");
 			break;
 		case 'x':
 			if (number(optarg, 0, 255, false, &v))
-				return bad(err, errlen, "--gid-index: '%s' is not 0..255", optarg);
+				return perf_bad(err, errlen, "--gid-index: '%s' is not 0..255", optarg);
 			a->gid_index = (int)v;
 			break;
 		case 'c':
 			if (strcmp(optarg, "RC"))
-				return bad(err, errlen, "--connection: '%s': mroce has reliable connected "
+				return perf_bad(err, errlen, "--connection: '%s': mroce has reliable connected "
 					   "QPs only (RC)", optarg);
 			break;
 		case 'F':
@@ -283,38 +274,38 @@ int perf_parse_args(int argc, char **argv, struct perf_args *a, char *err, size_
 		case 'h': return PERF_ARGS_HELP;
 		case 'V': return PERF_ARGS_VERSION;
 		case ':':
-			return bad(err, errlen, "%s needs a value", opt);
+			return perf_bad(err, errlen, "%s needs a value", opt);
 		default:
-			return bad(err, errlen, "unknown option '%s'", opt);
+			return perf_bad(err, errlen, "unknown option '%s'", opt);
 		}
 	}
 	/* perftest takes the server's address as the last argument. */
 	if (optind + 1 < argc) {
 		if (a->addr)
-			return bad(err, errlen, "unexpected argument '%s' (--addr is %s)", argv[optind + 1],
+			return perf_bad(err, errlen, "unexpected argument '%s' (--addr is %s)", argv[optind + 1],
 				   a->addr);
 		a->addr = argv[optind + 1];
 		if (optind + 2 < argc)
-			return bad(err, errlen, "unexpected argument '%s'", argv[optind + 2]);
+			return perf_bad(err, errlen, "unexpected argument '%s'", argv[optind + 2]);
 	}
 	if (!a->dev)
-		return bad(err, errlen, "--dev (-d) is required: the network interface");
+		return perf_bad(err, errlen, "--dev (-d) is required: the network interface");
 	if (!a->addr)
-		return bad(err, errlen, a->server ? "--addr (the address to listen on) is required" :
+		return perf_bad(err, errlen, a->server ? "--addr (the address to listen on) is required" :
 						    "--addr (the server's address) is required");
 	if (a->server) {
 		if (have_test || have_size)
-			return bad(err, errlen, "the server takes no --test or --size: the client chooses");
+			return perf_bad(err, errlen, "the server takes no --test or --size: the client chooses");
 		if (!have_progress)
 			a->poll = true;
 		return 0;
 	}
 	if (!have_test)
-		return bad(err, errlen, "--test is required");
+		return perf_bad(err, errlen, "--test is required");
 	if (a->iters && have_duration)
-		return bad(err, errlen, "--iters (-n) and --duration (-D): choose one");
+		return perf_bad(err, errlen, "--iters (-n) and --duration (-D): choose one");
 	if (a->go_back_n && a->unordered)
-		return bad(err, errlen, "--gbn delivers in order: not with --order unordered");
+		return perf_bad(err, errlen, "--gbn delivers in order: not with --order unordered");
 	if (!a->nsizes)
 		a->sizes[a->nsizes++] = perf_test_is_bw(a->test) ? 65536 : 8;
 	if (!have_progress)

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "argerr.h"
 #include "coll_args.h"
 
 const char *const coll_kind_names[] = {
@@ -50,16 +51,6 @@ const char coll_usage[] =
 "  -h, --help           this text;  -V, --version  the version\n"
 "The collective may also come from the program's name, as in nccl-tests (a link named\n"
 "all_reduce_perf, all_gather_perf, alltoall_perf, reduce_scatter_perf or broadcast_perf).\n";
-
-static int bad(char *err, size_t len, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, len, fmt, ap);
-	va_end(ap);
-	return -1;
-}
 
 /* Whole decimal digits, then optionally K, M or G (powers of 1024); <= max. */
 static int parse_size(const char *s, unsigned long long max, size_t *out)
@@ -169,7 +160,7 @@ int coll_parse_args(int argc, char **argv, struct coll_args *a, char *err, size_
 		case 'C':
 			v = lookup(optarg, coll_kind_names, NKINDS);
 			if (v < 0)
-				return bad(err, errlen, "%s: '%s' is neither 0/1 (check) nor a collective "
+				return perf_bad(err, errlen, "%s: '%s' is neither 0/1 (check) nor a collective "
 					   "(allreduce reducescatter allgather broadcast alltoall)",
 					   o == 'c' ? "-c" : "--coll", optarg);
 			a->kind = (enum mroce_coll_kind)v;
@@ -177,7 +168,7 @@ int coll_parse_args(int argc, char **argv, struct coll_args *a, char *err, size_
 		case 'b':
 		case 'e':
 			if (parse_size(optarg, COLL_MAX_BYTES, o == 'b' ? &a->minb : &a->maxb))
-				return bad(err, errlen, "-%c: '%s' is not a size from 0 to 1024G (digits, "
+				return perf_bad(err, errlen, "-%c: '%s' is not a size from 0 to 1024G (digits, "
 					   "then K, M or G)", o, optarg);
 			break;
 		case 'f': {
@@ -187,54 +178,54 @@ int coll_parse_args(int argc, char **argv, struct coll_args *a, char *err, size_
 			a->factor = isdigit((unsigned char)optarg[0]) ? strtod(optarg, &end) : 0;
 			if (!isdigit((unsigned char)optarg[0]) || errno || *end || !isfinite(a->factor) ||
 			    a->factor <= 1 || a->factor > 1024)
-				return bad(err, errlen, "-f: '%s' is not a step factor > 1 (up to 1024)",
+				return perf_bad(err, errlen, "-f: '%s' is not a step factor > 1 (up to 1024)",
 					   optarg);
 			have_f = true;
 			break;
 		}
 		case 'i':
 			if (parse_size(optarg, COLL_MAX_BYTES, &a->stepbytes) || !a->stepbytes)
-				return bad(err, errlen, "-i: '%s' is not a step of 1 byte to 1024G", optarg);
+				return perf_bad(err, errlen, "-i: '%s' is not a step of 1 byte to 1024G", optarg);
 			have_i = true;
 			break;
 		case 'n':
 			if (parse_int(optarg, 1, 1000000, &a->iters))
-				return bad(err, errlen, "-n: '%s' is not a count from 1 to 1000000", optarg);
+				return perf_bad(err, errlen, "-n: '%s' is not a count from 1 to 1000000", optarg);
 			break;
 		case 'w':
 			if (parse_int(optarg, 0, 1000000, &a->warmup))
-				return bad(err, errlen, "-w: '%s' is not a count from 0 to 1000000", optarg);
+				return perf_bad(err, errlen, "-w: '%s' is not a count from 0 to 1000000", optarg);
 			break;
 		case 'z':
 			if (parse_int(optarg, 0, 1, &v))
-				return bad(err, errlen, "-z: '%s' is not 0 or 1", optarg);
+				return perf_bad(err, errlen, "-z: '%s' is not 0 or 1", optarg);
 			a->blocking = v;
 			break;
 		case 'd':
 			if ((v = dtype_of(optarg)) < 0)
-				return bad(err, errlen, "-d: type '%s' is not one mroce has (float, double, "
+				return perf_bad(err, errlen, "-d: type '%s' is not one mroce has (float, double, "
 					   "int32, int64, uint8)", optarg);
 			a->dtype = (enum mroce_coll_dtype)v;
 			break;
 		case 'o':
 			if ((v = lookup(optarg, ops, 4)) < 0)
-				return bad(err, errlen, "-o: reduction '%s' is not one mroce has (sum, prod, "
+				return perf_bad(err, errlen, "-o: reduction '%s' is not one mroce has (sum, prod, "
 					   "min, max)", optarg);
 			a->op = (enum mroce_coll_redop)v;
 			break;
 		case 'r':
 			if (parse_int(optarg, 0, 4095, &a->root))
-				return bad(err, errlen, "-r: '%s' is not a rank", optarg);
+				return perf_bad(err, errlen, "-r: '%s' is not a rank", optarg);
 			break;
 		case 'g':
 			if (strcmp(optarg, "1"))
-				return bad(err, errlen, "-g %s: there are no GPUs here: a rank is one process "
+				return perf_bad(err, errlen, "-g %s: there are no GPUs here: a rank is one process "
 					   "on one NIC (tools/mroce-launch -n N starts N ranks); only -g 1",
 					   optarg);
 			break;
 		case 't':
 			if (strcmp(optarg, "1"))
-				return bad(err, errlen, "-t %s: a rank is one process with one thread "
+				return perf_bad(err, errlen, "-t %s: a rank is one process with one thread "
 					   "(tools/mroce-launch -n N starts N ranks); only -t 1", optarg);
 			break;
 		case O_JSON:
@@ -245,32 +236,32 @@ int coll_parse_args(int argc, char **argv, struct coll_args *a, char *err, size_
 			break;
 		case O_CHUNK:
 			if (parse_size(optarg, 1 << 20, &a->chunk))
-				return bad(err, errlen, "--chunk: '%s' is not a size up to 1M", optarg);
+				return perf_bad(err, errlen, "--chunk: '%s' is not a size up to 1M", optarg);
 			break;
 		case O_WARMUP_MS:
 			if (parse_int(optarg, 0, 600000, &a->warmup_ms))
-				return bad(err, errlen, "--warmup-ms: '%s' is not 0..600000 ms", optarg);
+				return perf_bad(err, errlen, "--warmup-ms: '%s' is not 0..600000 ms", optarg);
 			break;
 		case 'h':
 			return COLL_ARGS_HELP;
 		case 'V':
 			return COLL_ARGS_VERSION;
 		case ':':
-			return bad(err, errlen, "%s needs a value", opt);
+			return perf_bad(err, errlen, "%s needs a value", opt);
 		default:
-			return bad(err, errlen, "unknown option '%s'", opt);
+			return perf_bad(err, errlen, "unknown option '%s'", opt);
 		}
 	}
 	if (optind < argc)
-		return bad(err, errlen, "unexpected argument '%s'", argv[optind]);
+		return perf_bad(err, errlen, "unexpected argument '%s'", argv[optind]);
 	if (a->minb > a->maxb)
-		return bad(err, errlen, "-b is larger than -e");
+		return perf_bad(err, errlen, "-b is larger than -e");
 	if (have_f && have_i)
-		return bad(err, errlen, "-f and -i: choose one (a factor or a step in bytes)");
+		return perf_bad(err, errlen, "-f and -i: choose one (a factor or a step in bytes)");
 	if (have_i)
 		a->factor = 0;
 	if (a->root && a->kind != MROCE_COLL_BROADCAST)
-		return bad(err, errlen, "-r: only broadcast has a root");
+		return perf_bad(err, errlen, "-r: only broadcast has a root");
 	return 0;
 }
 
