@@ -241,7 +241,7 @@ bench: deps
 	selftests/bench/coll_bench.py $(if $(RUNS),--runs $(RUNS))
 	BUILD=$(abspath $(BUILD)) $(TORCH_PY) selftests/bench/torch_bench.py $(if $(RUNS),--rounds $(RUNS))
 
-# Issue 13's loss targets alone (~3 min): goodput kept under 0.1, 1 and 10% loss on the
+# Issue 13's loss targets alone (~8 min): goodput kept under 0.1, 1 and 10% loss on the
 # emulated fabric, mroce (defaults) against go-back-N and kernel TCP, interleaved.
 bench-loss: deps
 	scripts/deps.sh bench
