@@ -4,6 +4,11 @@
 # point refuses the remount), only the network namespace is entered
 # (NETNS_EXEC=nsenter). Nothing here reads /sys/class/net for that reason.
 NETNS_EXEC=${NETNS_EXEC:-${MROCE_NETNS_EXEC:-ipnetns}}
+# netns_pick_exec NS: after creating NS, fall back to nsenter if `ip netns exec` is refused.
+netns_pick_exec() {
+	[ "$NETNS_EXEC" = ipnetns ] && ! ip netns exec "$1" true 2>/dev/null && NETNS_EXEC=nsenter
+	return 0
+}
 in_ns() {
 	local ns=$1
 	shift

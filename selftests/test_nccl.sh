@@ -47,6 +47,7 @@ trap 'exit 130' INT TERM
 net_up() {
 	local n=$1 i br=$PFX-br
 	ip netns add "$br" || return 1
+	netns_pick_exec "$br"	# a chroot's / refuses the remount `ip netns exec` makes
 	in_ns "$br" ip link set lo up &&
 	in_ns "$br" ip link add br0 type bridge stp_state 0 forward_delay 0 mcast_snooping 0 &&
 	in_ns "$br" sh -c 'for f in /proc/sys/net/bridge/bridge-nf-call-*; do
