@@ -225,7 +225,8 @@ def study_incast(size, force):
                  f"{j['drops']['buffer']} | {j['retransmissions']} | {j['timeouts']} |")
     t += ["", f"128 senders, {fmt_size(size)} each, into host 0 of 256 (400 Gbit/s links, 1 MiB port "
           "buffers). Time to 90%: the first 10 us sample in which host 0 received at 90% of its "
-          "link (wire bytes).", "", "```"] + [cmd_of(a) for _, _, a, _ in runs] + ["```"]
+          "link (wire bytes): the first burst reaches it at once; whether the rate stays there is "
+          "what the completion time and the plot show.", "", "```"] + [cmd_of(a) for _, _, a, _ in runs] + ["```"]
     png = "incast.png"
     plot("""set title '128-to-1 incast, 400 Gbit/s'; set xlabel 'us'; set ylabel 'Gbit/s into the receiver'
 set y2label 'queue at its leaf port (KiB)'; set y2tics; set ytics nomirror; set key bottom right
