@@ -438,6 +438,57 @@ static int alltoall_direct(struct mroce_coll_comm *c, const struct coll_args *a,
 	return err;
 }
 
+/* ---- point to point ------------------------------------------------------------ */
+
+/*
+ * A message is a header chunk (its size and tag), then the data in chunks,
+ * through the pair's inboxes like every other operation: the n-th send to a
+ * peer meets its n-th receive. The receiver checks the header against its
+ * own call: a mismatch would leave the pair out of step, so it is an error
+ * (-EBADMSG) that breaks the communicator.
+ */
+struct p2p_hdr {
+	__u64	bytes;
+	__u32	tag;
+	__u32	magic;
+};
+
+#define P2P_MAGIC	0x6d703270u	/* "mp2p" */
+
+static int p2p_send(struct mroce_coll_comm *c, const struct coll_args *a, size_t bytes)
+{
+	struct p2p_hdr h = { .bytes = bytes, .tag = a->tag, .magic = P2P_MAGIC };
+	struct xfer x = { .to = a->root, .src = a->sendbuf, .slen = bytes, .from = -1 };
+	struct mroce_mr *mr = NULL;
+	int err = exchange(c, a, a->root, &h, sizeof(h), -1, NULL, 0, false);
+
+	/* one chunk is staged (a copy); more are sent from the caller's buffer */
+	if (!err && bytes > c->chunk) {
+		err = reg_local(c, (void *)a->sendbuf, bytes, &mr);
+		if (!err)
+			x.lkey = mroce_mr_lkey(mr);
+	}
+	if (!err && bytes)
+		err = xfer_run(c, &x, 1, a);
+	if (!err)
+		err = coll_wait_sends(c);
+	if (mr)
+		mroce_dereg_mr(mr);
+	return err;
+}
+
+static int p2p_recv(struct mroce_coll_comm *c, const struct coll_args *a, size_t bytes)
+{
+	struct p2p_hdr h = { 0 };
+	int err = exchange(c, a, -1, NULL, 0, a->root, &h, sizeof(h), false);
+
+	if (err)
+		return err;
+	if (h.magic != P2P_MAGIC || h.bytes != bytes || h.tag != a->tag)
+		return -EBADMSG;
+	return bytes ? exchange(c, a, -1, NULL, 0, a->root, a->recvbuf, bytes, false) : 0;
+}
+
 /* ---- dispatch -------------------------------------------------------------------- */
 
 /*
@@ -466,6 +517,8 @@ const char *mroce_coll_algo(const struct mroce_coll_comm *c, enum mroce_coll_kin
 		return c->size == 1 ? "local" : bytes / (size_t)c->size <= a2a_inbox_max(c) ?
 		       "pairwise-inbox" : "pairwise-direct";
 	case MROCE_COLL_BARRIER:	return "dissemination";
+	case MROCE_COLL_SEND:
+	case MROCE_COLL_RECV:		return "p2p";
 	}
 	return NULL;
 }
@@ -539,6 +592,10 @@ static int run_one(struct mroce_coll_comm *c, const struct coll_args *a)
 					       bcast_chain(c, a, a->recvbuf, bytes);
 	case MROCE_COLL_ALLTOALL:
 		return bytes ? run_alltoall(c, a) : 0;
+	case MROCE_COLL_SEND:
+		return p2p_send(c, a, bytes);
+	case MROCE_COLL_RECV:
+		return p2p_recv(c, a, bytes);
 	case MROCE_COLL_BARRIER:
 		for (int k = 1; k < (int)n; k <<= 1) {
 			err = exchange(c, a, mod(r + k, (int)n), NULL, 0, mod(r - k, (int)n), NULL,
@@ -584,7 +641,10 @@ int coll_run(struct mroce_coll_comm *c, const struct coll_args *a)
 	err = run_one(c, a);
 	if (c->self_progress)
 		coll_progress_own(c, false);
-	c->op_seq++;
+	/* every rank counts the collectives alike (all-to-all's buffer offers
+	 * name them); point to point involves two ranks only */
+	if (a->kind != MROCE_COLL_SEND && a->kind != MROCE_COLL_RECV)
+		c->op_seq++;
 	if (err && !c->err)
 		coll_fail(c, err);	/* a half-done operation leaves the ranks out of step */
 	return err;

@@ -158,7 +158,8 @@ struct coll_args {
 	size_t			count;
 	enum mroce_coll_dtype	dtype;
 	enum mroce_coll_redop	op;
-	int			root;
+	int			root;	/* broadcast: the root; send, recv: the peer */
+	__u32			tag;	/* send, recv */
 };
 int coll_run(struct mroce_coll_comm *c, const struct coll_args *a);
 int coll_ping_all(struct mroce_coll_comm *c);

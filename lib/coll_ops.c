@@ -34,9 +34,15 @@ static int check(struct mroce_coll_comm *c, const struct coll_args *a)
 		/* the biggest buffer is count x size elements (or count for all-reduce) */
 		if (a->count > SIZE_MAX / esz / n)
 			return -EOVERFLOW;
-		if (a->count && (!a->recvbuf || (!a->sendbuf && a->kind != MROCE_COLL_BROADCAST)))
+		if (a->count && (a->kind == MROCE_COLL_SEND ? !a->sendbuf : !a->recvbuf ||
+				 (!a->sendbuf && a->kind != MROCE_COLL_BROADCAST &&
+				  a->kind != MROCE_COLL_RECV)))
 			return -EINVAL;
 		if (a->kind == MROCE_COLL_BROADCAST && (a->root < 0 || a->root >= c->size))
+			return -EINVAL;
+		/* a peer of point to point is another rank */
+		if ((a->kind == MROCE_COLL_SEND || a->kind == MROCE_COLL_RECV) &&
+		    (a->root < 0 || a->root >= c->size || a->root == c->rank))
 			return -EINVAL;
 		/* one all-to-all block is one WRITE, whose length is 32 bits */
 		if (a->kind == MROCE_COLL_ALLTOALL && a->count * esz > UINT32_MAX)
@@ -162,6 +168,9 @@ int mroce_coll_test(struct mroce_coll_req *r)
 #define ARGS(KIND, S, R, N, T, OP, ROOT)						\
 	(&(struct coll_args){ .kind = (KIND), .sendbuf = (S), .recvbuf = (R), .count = (N),	\
 			      .dtype = (T), .op = (OP), .root = (ROOT) })
+#define P2P(KIND, S, R, N, T, PEER, TAG)						\
+	(&(struct coll_args){ .kind = (KIND), .sendbuf = (S), .recvbuf = (R), .count = (N),	\
+			      .dtype = (T), .root = (PEER), .tag = (TAG) })
 
 int mroce_coll_allreduce(struct mroce_coll_comm *c, const void *s, void *r, size_t n,
 			 enum mroce_coll_dtype t, enum mroce_coll_redop op)
@@ -196,6 +205,18 @@ int mroce_coll_alltoall(struct mroce_coll_comm *c, const void *s, void *r, size_
 int mroce_coll_barrier(struct mroce_coll_comm *c)
 {
 	return run_blocking(c, ARGS(MROCE_COLL_BARRIER, NULL, NULL, 0, 0, 0, 0));
+}
+
+int mroce_coll_send(struct mroce_coll_comm *c, const void *buf, size_t n,
+		    enum mroce_coll_dtype t, int peer, __u32 tag)
+{
+	return run_blocking(c, P2P(MROCE_COLL_SEND, buf, NULL, n, t, peer, tag));
+}
+
+int mroce_coll_recv(struct mroce_coll_comm *c, void *buf, size_t n,
+		    enum mroce_coll_dtype t, int peer, __u32 tag)
+{
+	return run_blocking(c, P2P(MROCE_COLL_RECV, NULL, buf, n, t, peer, tag));
 }
 
 int mroce_coll_iallreduce(struct mroce_coll_comm *c, const void *s, void *r, size_t n,
@@ -233,4 +254,16 @@ int mroce_coll_ialltoall(struct mroce_coll_comm *c, const void *s, void *r, size
 int mroce_coll_ibarrier(struct mroce_coll_comm *c, struct mroce_coll_req **req)
 {
 	return start(c, ARGS(MROCE_COLL_BARRIER, NULL, NULL, 0, 0, 0, 0), req);
+}
+
+int mroce_coll_isend(struct mroce_coll_comm *c, const void *buf, size_t n,
+		     enum mroce_coll_dtype t, int peer, __u32 tag, struct mroce_coll_req **req)
+{
+	return start(c, P2P(MROCE_COLL_SEND, buf, NULL, n, t, peer, tag), req);
+}
+
+int mroce_coll_irecv(struct mroce_coll_comm *c, void *buf, size_t n,
+		     enum mroce_coll_dtype t, int peer, __u32 tag, struct mroce_coll_req **req)
+{
+	return start(c, P2P(MROCE_COLL_RECV, NULL, buf, n, t, peer, tag), req);
 }

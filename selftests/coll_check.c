@@ -12,6 +12,7 @@
  *   coll_check [--algo auto|ring|small] [--loss PPM] [--dup PPM] [--reorder PPM]
  *              [--timeout-ms MS] [--max-count N] [--stats]
  *   coll_check --kill-test [--timeout-ms MS]   all-reduce until the job breaks
+ *   coll_check --p2p-mismatch   rank 1 receives fewer elements than rank 0 sends
  */
 #include <errno.h>
 #include <getopt.h>
@@ -311,6 +312,75 @@ static void check_alltoall(struct mroce_coll_comm *c, enum mroce_coll_dtype t, s
 	free(s);
 }
 
+/*
+ * Point to point round a ring: rank r sends to r + 1 what it means for it and
+ * receives from r - 1. Even ranks send first, odd ones receive first, so a
+ * message larger than the inboxes (it waits for its receive) cannot close a
+ * cycle of senders. Non-blocking: both started, then waited.
+ */
+static void check_p2p(struct mroce_coll_comm *c, enum mroce_coll_dtype t, size_t n, bool nb)
+{
+	size_t esz = mroce_coll_dtype_size(t), bad = 0;
+	int to = (rank + 1) % nranks, from = (rank + nranks - 1) % nranks, es = 0, er = 0;
+	uint8_t *s = malloc(n * esz + 1), *r = malloc(n * esz + 1);
+	__u32 tag = (__u32)(n % 1000);
+	char what[160];
+
+	snprintf(what, sizeof(what), "send/recv %s count %zu%s", mroce_coll_dtype_str(t), n,
+		 nb ? " (nb)" : "");
+	for (size_t i = 0; i < n; i++)
+		put(t, s, i, rank, MROCE_COLL_SUM);
+	memset(r, 0xee, n * esz);
+	if (nb) {
+		struct mroce_coll_req *qs = NULL, *qr = NULL;
+
+		es = mroce_coll_isend(c, s, n, t, to, tag, &qs);
+		er = mroce_coll_irecv(c, r, n, t, from, tag, &qr);
+		es = es ? es : mroce_coll_wait(qs);
+		er = er ? er : mroce_coll_wait(qr);
+	} else if (rank % 2 == 0) {
+		es = mroce_coll_send(c, s, n, t, to, tag);
+		er = es ? es : mroce_coll_recv(c, r, n, t, from, tag);
+	} else {
+		er = mroce_coll_recv(c, r, n, t, from, tag);
+		es = er ? er : mroce_coll_send(c, s, n, t, to, tag);
+	}
+	checks++;
+	if (es || er)
+		fail(what, err_str(es ? es : er));
+	for (size_t i = 0; !es && !er && i < n; i++)
+		bad += !ok_copied(t, r, i, from, i);
+	if (bad)
+		fail(what, "wrong elements");
+	free(s);
+	free(r);
+}
+
+/*
+ * A receive whose size disagrees with its send: the receiver fails with
+ * -EBADMSG and breaks the communicator; every rank's next operation then
+ * fails (never waits out more than the timeout).
+ */
+static int p2p_mismatch_test(struct mroce_coll_comm *c)
+{
+	int32_t x[64] = { 0 };
+	double t0 = now_ms();
+	int err = 0, err2;
+
+	if (rank == 0)
+		err = mroce_coll_send(c, x, 64, MROCE_COLL_INT32, 1, 5);
+	else if (rank == 1)
+		err = mroce_coll_recv(c, x, 32, MROCE_COLL_INT32, 0, 5);
+	err2 = mroce_coll_barrier(c);
+	printf("coll_check: rank %d: mismatched receive: %s; then barrier: %s (%.0f ms)\n", rank,
+	       err_str(err), err_str(err2), now_ms() - t0);
+	if (rank == 1 && err != -EBADMSG)
+		return fprintf(stderr, "coll_check: FAIL: the receive gave %d, not -EBADMSG\n", err), 1;
+	if (!err2)
+		return fprintf(stderr, "coll_check: FAIL: the barrier after it succeeded\n"), 1;
+	return 0;
+}
+
 /* After a barrier, every rank has entered it: no exit before the last entry. */
 static void check_barrier(struct mroce_coll_comm *c)
 {
@@ -472,6 +542,7 @@ int main(int argc, char **argv)
 		{ "max-count", required_argument, NULL, 'm' },
 		{ "kill-test", no_argument, NULL, 'k' },
 		{ "stats", no_argument, NULL, 's' },
+		{ "p2p-mismatch", no_argument, NULL, 'P' },
 		{ 0 }
 	};
 	struct mroce_faults faults = { .seed = 1 };
@@ -479,7 +550,7 @@ int main(int argc, char **argv)
 	const char *algo = "auto";
 	size_t max_count = 200000;
 	struct mroce_coll_comm *c;
-	bool kill = false, faulty = false, stats = false;
+	bool kill = false, faulty = false, stats = false, mismatch = false;
 	double t0 = now_ms();
 	int o, err;
 
@@ -493,10 +564,11 @@ int main(int argc, char **argv)
 		case 'm': max_count = strtoull(optarg, NULL, 0); break;
 		case 'k': kill = true; break;
 		case 's': stats = true; break;
+		case 'P': mismatch = true; break;
 		default:
 			fprintf(stderr, "usage: coll_check [--algo auto|ring|small] [--loss PPM] "
 				"[--dup PPM] [--reorder PPM] [--timeout-ms MS] [--max-count N] "
-				"[--stats] [--kill-test]\n");
+				"[--stats] [--kill-test] [--p2p-mismatch]\n");
 			return 2;
 		}
 	}
@@ -517,6 +589,12 @@ int main(int argc, char **argv)
 	}
 	rank = mroce_coll_rank(c);
 	nranks = mroce_coll_size(c);
+	if (mismatch) {
+		int code = p2p_mismatch_test(c);
+
+		mroce_coll_comm_destroy(c);
+		return code;
+	}
 	if (kill) {
 		int code = kill_test(c);
 
@@ -539,8 +617,13 @@ int main(int argc, char **argv)
 			check_allgather(c, t, counts[k] / 4, false);
 			check_broadcast(c, t, counts[k], (int)(k % (size_t)nranks));
 			check_alltoall(c, t, counts[k] / 4, false);
+			check_p2p(c, t, counts[k], false);
 		}
 	}
+	/* more than the inboxes hold (16 chunks): the send waits for its receive */
+	check_p2p(c, MROCE_COLL_INT32, (5u << 20) / 4 + 3, false);
+	check_p2p(c, MROCE_COLL_FLOAT64, 1001, true);
+	check_p2p(c, MROCE_COLL_UINT8, 0, true);
 	/* in place, non-blocking, and the block size where all-to-all goes direct */
 	check_allreduce(c, MROCE_COLL_FLOAT32, MROCE_COLL_SUM, 77777, true, false);
 	check_allreduce(c, MROCE_COLL_INT64, MROCE_COLL_MAX, 5, true, true);

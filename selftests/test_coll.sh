@@ -4,7 +4,7 @@
 # by tools/mroce-launch, one rank per namespace, on a bridge or the emulated
 # fabric. build/selftests/coll_check checks every operation, type and
 # reduction element by element (counts 0, 1, fewer than the ranks, uneven,
-# several chunks; in place; non-blocking) on 2, 3, 4, 5 and 8 ranks, clean
+# several chunks; in place; non-blocking; send/recv round a ring) on 2, 3, 4, 5 and 8 ranks, clean
 # and under loss, reordering and duplication; then a rank is killed in the
 # middle of an all-reduce and the others must fail in time and leave nothing.
 . "$(dirname "$0")/lib.sh"
@@ -22,6 +22,9 @@ t_three_ranks_ring()	{ launch -n 3 -- "$CHECK" --algo ring; }
 t_four_ranks()		{ launch -n 4 -- "$CHECK"; }
 t_five_ranks_small()	{ launch -n 5 -- "$CHECK" --algo small; }
 t_eight_ranks()		{ launch -n 8 -- "$CHECK" --max-count 70000; }
+# Point to point with sizes that disagree: the receiver gets -EBADMSG, and
+# both ranks' next collective fails instead of waiting.
+t_p2p_mismatch()	{ launch -n 2 -- "$CHECK" --p2p-mismatch --timeout-ms 5000; }
 
 # Fault injection in every rank's device: 1% of frames dropped, 1%
 # duplicated, 5% held back behind later ones.
@@ -115,7 +118,7 @@ coll_setup() { :; }
 coll_teardown() { "$LAUNCH" down "$JOB" >/dev/null 2>&1; }
 TEST_SETUP=coll_setup
 TEST_TEARDOWN=coll_teardown
-FIGURES='^(coll_check: rank 0 |\[[0-9]\] coll_check: rank [0-9]: allreduce|killed rank:|fabric:|rendezvous:|json:)'
+FIGURES='^(coll_check: rank 0 |\[[0-9]\] coll_check: rank [0-9]: mismatched|\[[0-9]\] coll_check: rank [0-9]: allreduce|killed rank:|fabric:|rendezvous:|json:)'
 trap 'coll_teardown; cleanup_all' EXIT
 
 require_root test_coll
@@ -133,6 +136,7 @@ else
 	run_test "4 ranks, 1% loss, 1% duplication, 5% reordering" t_four_ranks_loss_reorder_dup
 	run_test "8 ranks, 1% loss, 1% duplication, 5% reordering" t_eight_ranks_loss_reorder_dup
 	run_test "4 ranks on the fabric: delayed paths, 1% loss, 1% dup" t_fabric_four_ranks
+	run_test "send/recv whose sizes disagree: an error on both ranks, no wait" t_p2p_mismatch
 	run_test "rank killed in the middle of an all-reduce" t_rank_killed_mid_allreduce
 	run_test "rendezvous: missing rank, missing MASTER_ADDR" t_rendezvous_errors
 	run_test "mroce-coll-perf: checked results, JSON" t_coll_perf

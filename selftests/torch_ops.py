@@ -121,6 +121,27 @@ def t_ops():
             same(out, reduce_ref([vals(r * n + RANK, count, dtype) for r in range(n)], R.MAX),
                  f"reduce_scatter_tensor {dtype} {count}")
 
+    # send/recv round a ring: even ranks send first, odd ones receive first, so a
+    # message larger than the inboxes (it waits for its receive) closes no cycle
+    to, frm = (RANK + 1) % n, (RANK - 1) % n
+    for dtype, count in ((torch.float32, 0), (torch.int64, 1), (torch.bfloat16, 333),
+                         (torch.float64, 300000), (torch.float32, (5 << 20) // 4 + 3)):
+        out = torch.zeros(count, dtype=dtype)
+        if RANK % 2 == 0:
+            dist.send(vals(RANK, count, torch.int64).to(dtype), dst=to, tag=count % 7)
+            dist.recv(out, src=frm, tag=count % 7)
+        else:
+            dist.recv(out, src=frm, tag=count % 7)
+            dist.send(vals(RANK, count, torch.int64).to(dtype), dst=to, tag=count % 7)
+        same(out, vals(frm, count, torch.int64).to(dtype), f"send/recv {dtype} count {count}")
+    # non-blocking, into a non-contiguous tensor
+    out = torch.zeros(6, 4).t()
+    reqs = [dist.isend(vals(RANK, 24, torch.float32).view(4, 6), dst=to),
+            dist.irecv(out, src=frm)]
+    for q in reqs:
+        q.wait()
+    same(out, vals(frm, 24, torch.float32).view(4, 6), "isend/irecv non-contiguous")
+
     # all_to_all_single, even: block j of rank r holds 1000 * r + j
     for dtype in (torch.float32, torch.int64, torch.uint8, torch.float16):
         for blk in (0, 1, 100, 70000):
@@ -208,6 +229,7 @@ def t_errors():
     same(base, torch.full((4 * WORLD,), -1.0), "all_to_all_single: nothing written on a size error")
     raises(lambda: dist.all_to_all_single(torch.ones(WORLD, 2), torch.ones(WORLD, 3)), "all_to_all_single rows",
            "rows differ")
+    raises(lambda: dist.recv(torch.ones(4)), "recv from any source", "source rank is required")
     # nothing was sent: the group still works
     t = torch.full((3,), float(RANK))
     dist.all_reduce(t)

@@ -150,6 +150,8 @@ static void test_solo_ops(void **state)
 		;
 	assert_int_equal(res, 0);
 	assert_string_equal(mroce_coll_algo(c, MROCE_COLL_ALLREDUCE, 1 << 20), "local");
+	assert_string_equal(mroce_coll_algo(c, MROCE_COLL_SEND, 1 << 20), "p2p");
+	assert_string_equal(mroce_coll_algo(c, MROCE_COLL_RECV, 0), "p2p");
 	assert_int_equal(mroce_coll_error(c), 0);
 	mroce_coll_comm_destroy(c);
 }
@@ -168,6 +170,17 @@ static void test_bad_arguments(void **state)
 	assert_int_equal(mroce_coll_allreduce(c, x, NULL, 4, MROCE_COLL_INT32, MROCE_COLL_SUM), -EINVAL);
 	assert_int_equal(mroce_coll_broadcast(c, x, 4, MROCE_COLL_INT32, 1), -EINVAL);
 	assert_int_equal(mroce_coll_broadcast(c, x, 4, MROCE_COLL_INT32, -1), -EINVAL);
+	/* point to point: the peer is another rank, the buffer is there */
+	assert_int_equal(mroce_coll_send(c, x, 4, MROCE_COLL_INT32, 0, 0), -EINVAL);
+	assert_int_equal(mroce_coll_recv(c, x, 4, MROCE_COLL_INT32, 0, 0), -EINVAL);
+	assert_int_equal(mroce_coll_send(c, x, 4, MROCE_COLL_INT32, 1, 0), -EINVAL);
+	assert_int_equal(mroce_coll_recv(c, x, 4, MROCE_COLL_INT32, -1, 0), -EINVAL);
+	assert_int_equal(mroce_coll_send(c, NULL, 4, MROCE_COLL_INT32, 1, 0), -EINVAL);
+	assert_int_equal(mroce_coll_send(c, x, 4, 42, 1, 0), -EINVAL);
+	assert_int_equal(mroce_coll_isend(c, x, 4, MROCE_COLL_INT32, 0, 0, &req), -EINVAL);
+	assert_int_equal(mroce_coll_irecv(c, x, 4, MROCE_COLL_INT32, 1, 0, NULL), -EINVAL);
+	assert_int_equal(mroce_coll_irecv(c, x, SIZE_MAX / 2, MROCE_COLL_INT32, 1, 0, &req),
+			 -EOVERFLOW);
 	assert_int_equal(mroce_coll_alltoall(c, x, x, SIZE_MAX / 2, MROCE_COLL_INT32), -EOVERFLOW);
 	assert_int_equal(mroce_coll_alltoall(c, x, x, 1ull << 30, MROCE_COLL_INT32), -EMSGSIZE);
 	assert_int_equal(mroce_coll_error(c), 0);	/* argument errors leave it usable */

@@ -452,6 +452,44 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupMroce::alltoall(std::vector<at::Tenso
   });
 }
 
+// ---- send / recv ---------------------------------------------------------------
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupMroce::send(std::vector<at::Tensor>& tensors,
+                                                       int dstRank, int tag) {
+  checkOne(tensors, "send");
+  TORCH_CHECK(dstRank >= 0 && dstRank < size_ && dstRank != rank_, "mroce send: bad destination ",
+              dstRank);
+  TORCH_CHECK(tag >= 0, "mroce send: the tag must not be negative");
+  at::Tensor t = tensors[0].contiguous();
+  int peer = commRank(dstRank);
+  return enqueue(c10d::OpType::SEND, tensors, [this, t, peer, tag]() mutable {
+    check(mroce_coll_send(comm_, t.data_ptr(), t.nbytes(), MROCE_COLL_UINT8, peer, (__u32)tag),
+          "send");
+  });
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupMroce::recv(std::vector<at::Tensor>& tensors,
+                                                       int srcRank, int tag) {
+  checkOne(tensors, "recv");
+  TORCH_CHECK(srcRank >= 0 && srcRank < size_ && srcRank != rank_, "mroce recv: bad source ",
+              srcRank);
+  TORCH_CHECK(tag >= 0, "mroce recv: the tag must not be negative");
+  at::Tensor t = tensors[0];
+  int peer = commRank(srcRank);
+  return enqueue(c10d::OpType::RECV, tensors, [this, t, peer, tag]() mutable {
+    at::Tensor w = t.contiguous();
+    check(mroce_coll_recv(comm_, w.data_ptr(), w.nbytes(), MROCE_COLL_UINT8, peer, (__u32)tag),
+          "recv");
+    if (!w.is_same(t))
+      t.copy_(w);
+  });
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupMroce::recvAnysource(std::vector<at::Tensor>&, int) {
+  TORCH_CHECK(false, "mroce recv: a source rank is required (messages are matched per pair, "
+                     "in call order)");
+}
+
 // ---- barrier -----------------------------------------------------------------
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupMroce::barrier(const c10d::BarrierOptions&) {

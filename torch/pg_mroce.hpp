@@ -73,6 +73,14 @@ class ProcessGroupMroce : public c10d::ProcessGroup {
                                           std::vector<at::Tensor>& inputs,
                                           const c10d::AllToAllOptions& opts) override;
   c10::intrusive_ptr<c10d::Work> barrier(const c10d::BarrierOptions& opts) override;
+  // Point to point: messages between two ranks are matched in call order;
+  // the receiver checks the sender's size and tag (docs/pytorch.md).
+  c10::intrusive_ptr<c10d::Work> send(std::vector<at::Tensor>& tensors, int dstRank,
+                                      int tag) override;
+  c10::intrusive_ptr<c10d::Work> recv(std::vector<at::Tensor>& tensors, int srcRank,
+                                      int tag) override;
+  c10::intrusive_ptr<c10d::Work> recvAnysource(std::vector<at::Tensor>& tensors,
+                                               int tag) override;
 
   // The communicator's rank of torch rank r (an involution: also the inverse).
   int commRank(int r) const { return gloo_order_ ? (size_ - r) % size_ : r; }

@@ -118,6 +118,24 @@ MROCE_API int mroce_coll_alltoall(struct mroce_coll_comm *comm, const void *send
 MROCE_API int mroce_coll_barrier(struct mroce_coll_comm *comm);
 
 /*
+ * Point to point: count elements from this rank to peer, received there by
+ * the matching mroce_coll_recv. Messages between two ranks are matched in
+ * call order, as every operation is: the n-th send to a peer is that peer's
+ * n-th receive from this rank. The receiver checks the sender's size and tag
+ * against its own; a mismatch fails the receive with -EBADMSG and breaks the
+ * communicator (the ranks are out of step), so the sender's call returns
+ * -ECONNABORTED rather than waiting. A send of up to 16 chunks (opts
+ * chunk_bytes each) completes without the receiver; a larger one waits for
+ * the receive, so two ranks that both send more than that before receiving
+ * wait for the timeout (-ETIMEDOUT), as blocking sends do in MPI. peer must
+ * be another rank (-EINVAL).
+ */
+MROCE_API int mroce_coll_send(struct mroce_coll_comm *comm, const void *buf, size_t count,
+			      enum mroce_coll_dtype dtype, int peer, __u32 tag);
+MROCE_API int mroce_coll_recv(struct mroce_coll_comm *comm, void *buf, size_t count,
+			      enum mroce_coll_dtype dtype, int peer, __u32 tag);
+
+/*
  * Non-blocking: start returns at once (argument errors are returned here);
  * the operation runs on the communicator's worker thread, in start order,
  * while the caller computes. Buffers stay the caller's to keep untouched
@@ -141,6 +159,12 @@ MROCE_API int mroce_coll_ialltoall(struct mroce_coll_comm *comm, const void *sen
 				   void *recvbuf, size_t count, enum mroce_coll_dtype dtype,
 				   struct mroce_coll_req **req);
 MROCE_API int mroce_coll_ibarrier(struct mroce_coll_comm *comm, struct mroce_coll_req **req);
+MROCE_API int mroce_coll_isend(struct mroce_coll_comm *comm, const void *buf, size_t count,
+			       enum mroce_coll_dtype dtype, int peer, __u32 tag,
+			       struct mroce_coll_req **req);
+MROCE_API int mroce_coll_irecv(struct mroce_coll_comm *comm, void *buf, size_t count,
+			       enum mroce_coll_dtype dtype, int peer, __u32 tag,
+			       struct mroce_coll_req **req);
 MROCE_API int mroce_coll_wait(struct mroce_coll_req *req);
 MROCE_API int mroce_coll_test(struct mroce_coll_req *req);
 
@@ -152,6 +176,8 @@ enum mroce_coll_kind {
 	MROCE_COLL_BROADCAST,
 	MROCE_COLL_ALLTOALL,
 	MROCE_COLL_BARRIER,
+	MROCE_COLL_SEND,
+	MROCE_COLL_RECV,
 };
 MROCE_API const char *mroce_coll_algo(const struct mroce_coll_comm *comm,
 				      enum mroce_coll_kind kind, size_t bytes);
