@@ -454,14 +454,19 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupMroce::alltoall(std::vector<at::Tenso
 
 // ---- send / recv ---------------------------------------------------------------
 
+// The communicator's rank of a send's or receive's peer, after the checks.
+int ProcessGroupMroce::p2pPeer(const std::vector<at::Tensor>& tensors, int r, int tag,
+                               const char* what) const {
+  checkOne(tensors, what);
+  TORCH_CHECK(r >= 0 && r < size_ && r != rank_, "mroce ", what, ": bad peer rank ", r);
+  TORCH_CHECK(tag >= 0, "mroce ", what, ": the tag must not be negative");
+  return commRank(r);
+}
+
 c10::intrusive_ptr<c10d::Work> ProcessGroupMroce::send(std::vector<at::Tensor>& tensors,
                                                        int dstRank, int tag) {
-  checkOne(tensors, "send");
-  TORCH_CHECK(dstRank >= 0 && dstRank < size_ && dstRank != rank_, "mroce send: bad destination ",
-              dstRank);
-  TORCH_CHECK(tag >= 0, "mroce send: the tag must not be negative");
+  int peer = p2pPeer(tensors, dstRank, tag, "send");
   at::Tensor t = tensors[0].contiguous();
-  int peer = commRank(dstRank);
   return enqueue(c10d::OpType::SEND, tensors, [this, t, peer, tag]() mutable {
     check(mroce_coll_send(comm_, t.data_ptr(), t.nbytes(), MROCE_COLL_UINT8, peer, (__u32)tag),
           "send");
@@ -470,12 +475,8 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupMroce::send(std::vector<at::Tensor>& 
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupMroce::recv(std::vector<at::Tensor>& tensors,
                                                        int srcRank, int tag) {
-  checkOne(tensors, "recv");
-  TORCH_CHECK(srcRank >= 0 && srcRank < size_ && srcRank != rank_, "mroce recv: bad source ",
-              srcRank);
-  TORCH_CHECK(tag >= 0, "mroce recv: the tag must not be negative");
+  int peer = p2pPeer(tensors, srcRank, tag, "recv");
   at::Tensor t = tensors[0];
-  int peer = commRank(srcRank);
   return enqueue(c10d::OpType::RECV, tensors, [this, t, peer, tag]() mutable {
     at::Tensor w = t.contiguous();
     check(mroce_coll_recv(comm_, w.data_ptr(), w.nbytes(), MROCE_COLL_UINT8, peer, (__u32)tag),

@@ -92,6 +92,8 @@ class ProcessGroupMroce : public c10d::ProcessGroup {
   c10::intrusive_ptr<c10d::Work> enqueue(c10d::OpType op, std::vector<at::Tensor> outputs,
                                          Fn fn);
   void workerLoop();
+  // send/recv: the communicator's rank of the peer, after checking the arguments.
+  int p2pPeer(const std::vector<at::Tensor>& tensors, int r, int tag, const char* what) const;
   // Throws with the operation's name and the library's message on err < 0.
   void check(int err, const char* what) const;
 
