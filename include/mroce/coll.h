@@ -123,8 +123,9 @@ MROCE_API int mroce_coll_barrier(struct mroce_coll_comm *comm);
  * call order, as every operation is: the n-th send to a peer is that peer's
  * n-th receive from this rank. The receiver checks the sender's size and tag
  * against its own; a mismatch fails the receive with -EBADMSG and breaks the
- * communicator (the ranks are out of step), so the sender's call returns
- * -ECONNABORTED rather than waiting. A send of up to 16 chunks (opts
+ * communicator (the ranks are out of step): the sender's send, if it still
+ * waits, or else its next call returns an error rather than waiting
+ * (-ECONNABORTED). A send of up to 16 chunks (opts
  * chunk_bytes each) completes without the receiver; a larger one waits for
  * the receive, so two ranks that both send more than that before receiving
  * wait for the timeout (-ETIMEDOUT), as blocking sends do in MPI. peer must
