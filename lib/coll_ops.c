@@ -24,6 +24,9 @@ static int check(struct mroce_coll_comm *c, const struct coll_args *a)
 {
 	size_t esz = mroce_coll_dtype_size(a->dtype), n;
 	bool needs_op = a->kind == MROCE_COLL_ALLREDUCE || a->kind == MROCE_COLL_REDUCE_SCATTER;
+	/* the buffers the operation uses: broadcast has one, send and receive one each */
+	bool reads = a->kind != MROCE_COLL_BROADCAST && a->kind != MROCE_COLL_RECV;
+	bool writes = a->kind != MROCE_COLL_SEND;
 
 	if (!c)
 		return -EINVAL;
@@ -34,9 +37,7 @@ static int check(struct mroce_coll_comm *c, const struct coll_args *a)
 		/* the biggest buffer is count x size elements (or count for all-reduce) */
 		if (a->count > SIZE_MAX / esz / n)
 			return -EOVERFLOW;
-		if (a->count && (a->kind == MROCE_COLL_SEND ? !a->sendbuf : !a->recvbuf ||
-				 (!a->sendbuf && a->kind != MROCE_COLL_BROADCAST &&
-				  a->kind != MROCE_COLL_RECV)))
+		if (a->count && ((reads && !a->sendbuf) || (writes && !a->recvbuf)))
 			return -EINVAL;
 		if (a->kind == MROCE_COLL_BROADCAST && (a->root < 0 || a->root >= c->size))
 			return -EINVAL;

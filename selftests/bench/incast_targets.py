@@ -15,11 +15,12 @@ first incast on a new fabric ran at 0.61-0.74 of the bottleneck whichever
 receiver it was (0.80-0.89 for the runs after it), and with grants always first
 the first round's figure was the warm-up's. The server samples its counters
 every 1 ms, not every 100 us: a 10 kHz sampler taking the device's lock beside
-its progress thread cost a single sender 0.1-0.2 of the link, and the window
+its progress thread left a single sender 0.60-0.71 of the link against
+0.67-0.84 without it (consecutive runs), and the window
 the aggregate is taken over is about 0.6 s, so 1 ms of interpolation at its
 start is under 0.2% of it.
 Figures: the aggregate where the data lands (the server's receive counters
-every 100 us: data packets less duplicates, times the payload per packet) from
+every 1 ms: data packets less duplicates, times the payload per packet) from
 2 RTTs after the first start (RTT: ping's through the unloaded path, median
 of 10; the senders' own lowest samples already include the first round's
 queue) to
