@@ -26,6 +26,8 @@
  * The receiver's grants (rate.c): its inbound link shared among the peers
  * sending to it, measured in epochs of MROCE_GRANT_EPOCH_US.
  */
+#define MROCE_GRANT_WINDOW	32	/* epochs the link's rate is measured over */
+
 struct mroce_grant {
 	__u64	epoch_us;	/* start of the current epoch */
 	__u64	bytes;		/* payload bytes that arrived in it */
@@ -34,6 +36,15 @@ struct mroce_grant {
 	__u32	epoch;		/* epochs so far */
 	__u32	active;		/* senders the grant is shared among (0: no grant) */
 	__u32	cap_kbps;	/* inbound rate measured while congested: the link's */
+	/*
+	 * The epochs of this congestion episode, the last MROCE_GRANT_WINDOW:
+	 * the link's rate is their bytes over their time, not one epoch's
+	 * (a receiver takes its packets in batches, not as the link brings them).
+	 */
+	__u64	win_bytes[MROCE_GRANT_WINDOW];
+	__u32	win_us[MROCE_GRANT_WINDOW];
+	__u32	win_n;		/* epochs in it (up to MROCE_GRANT_WINDOW) */
+	__u32	win_next;	/* where the next one goes */
 	__u32	grant_kbps;	/* each active sender's share (0: no grant) */
 	__u32	calm;		/* epochs since the last congested one */
 	bool	off;		/* mroce_dev_opts.no_rate_grants */

@@ -9,8 +9,9 @@
  * bytes that arrived, the QPs they came to, their CE marks and their
  * queueing delay (one-way delay above the lowest seen per QP: the clocks'
  * offset cancels). An epoch with a congestion signal and two or more
- * senders measured the link at full use: its arrival rate is the link's
- * rate, and each sender is granted an equal share. Calm epochs grow the
+ * senders measured the link at full use: the arrival rate over the
+ * episode's last epochs is the link's rate, and each sender is granted an
+ * equal share. Calm epochs grow the
  * grant by a quarter (a sender that used less left room; a window grows
  * back as in slow start, not in one step), and after MROCE_GRANT_CALM of
  * them it is withdrawn. Every ACK carries the grant
@@ -27,13 +28,15 @@
 #define MROCE_GRANT_CALM	32	/* calm epochs before the grant is withdrawn */
 
 /*
- * Senders sharing the link: QPs with data in the last 4 epochs, or in the
+ * Senders sharing the link: QPs with data in the last 8 epochs, or in the
  * last two queueing delays (a FIFO holding one sender's burst for that long
- * starves the others' arrivals meanwhile).
+ * starves the others' arrivals meanwhile). A sender held to its grant sends
+ * its window once a round trip, so its packets come in bursts an RTT apart:
+ * the span outlasts a round trip of a loaded fabric (1 ms and more).
  */
 static __u32 grant_senders(const struct mroce_dev *dev, __u64 queue_us, __u64 now)
 {
-	__u64 span = 4 * MROCE_GRANT_EPOCH_US + 2 * queue_us;
+	__u64 span = 8 * MROCE_GRANT_EPOCH_US + 2 * queue_us;
 	__u32 n = 0;
 
 	for (__u32 i = 0; i < MROCE_MAX_QPS; i++) {
@@ -46,12 +49,36 @@ static __u32 grant_senders(const struct mroce_dev *dev, __u64 queue_us, __u64 no
 }
 
 /*
+ * The link's rate: the bytes of this congestion episode's last epochs over
+ * their time, in kbit/s. One epoch alone measures the receiver, not the
+ * link: a host that was not scheduled for a while takes the packets queued
+ * meanwhile in a burst, at many times the link's rate, after an epoch that
+ * saw almost none. Over the window the two cancel.
+ */
+static __u64 grant_link_kbps(struct mroce_grant *g, __u64 bytes, __u64 len)
+{
+	__u64 sum_bytes = 0, sum_us = 0;
+
+	g->win_bytes[g->win_next] = bytes;
+	g->win_us[g->win_next] = len > UINT32_MAX ? UINT32_MAX : (__u32)len;
+	g->win_next = (g->win_next + 1) % MROCE_GRANT_WINDOW;
+	if (g->win_n < MROCE_GRANT_WINDOW)
+		g->win_n++;
+	for (__u32 i = 0; i < g->win_n; i++) {
+		sum_bytes += g->win_bytes[i];
+		sum_us += g->win_us[i];
+	}
+	return sum_us ? sum_bytes * 8 * 1000 / sum_us : 0;	/* bits per ms */
+}
+
+/*
  * An epoch ended. Congested with two or more senders: the arrival rate
  * was the link's, and the grant is an equal share of it, less what drains
  * the queue (RCP's rule, with the queueing delay measured where it is):
  * the link's rate times T / (T + queueing delay), T the delay aimed at,
  * and no less than 3/4 of it: senders hold a window of the grant times
- * their RTT, so the queue shrinks by that factor each round trip.
+ * their RTT, so the queue shrinks by that factor each round trip. Every
+ * epoch of a congestion episode, calm or not, counts in the link's rate.
  */
 static void grant_epoch_end(struct mroce_dev *dev, __u64 now)
 {
@@ -59,21 +86,24 @@ static void grant_epoch_end(struct mroce_dev *dev, __u64 now)
 	__u64 len = now - g->epoch_us, queue_us = g->pkts ? g->queue_sum_us / g->pkts : 0;
 	bool congested = g->ce || queue_us > MROCE_GRANT_QUEUE_US;
 	__u32 n = congested && g->pkts && !g->off ? grant_senders(dev, queue_us, now) : 0;
+	__u64 kbps = 0, share;
 
+	if (n >= 2 && !g->active)
+		g->win_n = g->win_next = 0;	/* an episode begins */
+	if (len && (n >= 2 || g->active))
+		kbps = grant_link_kbps(g, g->bytes, len);
 	if (len && n >= 2) {
-		__u64 kbps = g->bytes * 8 * 1000 / len, share;	/* bits per ms */
-
+		/*
+		 * Granted senders leave the link short of full while the queue
+		 * drains: the arrivals then measure the grants, not the link,
+		 * and a link's rate does not fall. Once the window is long
+		 * enough to be free of the receiver's bursts, the estimate
+		 * only rises, for the rest of the episode.
+		 */
 		if (kbps > UINT32_MAX)
 			kbps = UINT32_MAX;
-		/*
-		 * A congested link delivers at its rate: the estimate follows
-		 * the arrivals up at once, and down only slowly, so that an
-		 * epoch congested by a host's scheduling rather than by the
-		 * link does not shrink it.
-		 */
-		if (kbps < g->cap_kbps - g->cap_kbps / 16)
-			kbps = g->cap_kbps - g->cap_kbps / 16;
-		g->cap_kbps = (__u32)kbps;
+		if (g->win_n < MROCE_GRANT_WINDOW / 4 || kbps > g->cap_kbps)
+			g->cap_kbps = (__u32)kbps;
 		/* T / (T + queue), no less than 3/4: the queue shrinks so each RTT */
 		share = (__u64)g->cap_kbps * MROCE_GRANT_QUEUE_US / (MROCE_GRANT_QUEUE_US + queue_us);
 		if (share < (__u64)g->cap_kbps * 3 / 4)

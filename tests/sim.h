@@ -70,6 +70,12 @@ struct sim_net {
 	__u64		rng;
 	struct sim_port	a, b;
 	struct sim_port	*extra[2];	/* more wires on this clock and pool (planes), or NULL */
+	/*
+	 * A busy host: device b is not run for nap_us of every nap_period_us
+	 * (a receiver the scheduler left off the CPU), then takes what came
+	 * meanwhile in one burst.
+	 */
+	__u32		nap_period_us, nap_us;
 	struct sim_frame *pool;
 	__u32		pool_free[2 * SIM_QUEUE];
 	__u32		nfree;
@@ -401,6 +407,17 @@ static inline int sim_connect(struct mroce_qp *qa, struct mroce_qp *qb)
 	return err ? err : mroce_qp_connect(qb, &ia, ia.mac);
 }
 
+/* When device b's nap ends, if it is napping now; 0 if it is not. */
+static inline __u64 sim_nap_end(const struct sim_net *net)
+{
+	__u64 into;
+
+	if (!net->nap_period_us)
+		return 0;
+	into = net->now % net->nap_period_us;
+	return into < net->nap_us ? net->now - into + net->nap_us : 0;
+}
+
 /* Run both devices until done(ctx) or limit_us of virtual time; 0 if done. */
 static inline int sim_run(struct sim_net *net, struct mroce_dev *a, struct mroce_dev *b,
 			  bool (*done)(void *), void *ctx, __u64 limit_us)
@@ -408,7 +425,8 @@ static inline int sim_run(struct sim_net *net, struct mroce_dev *a, struct mroce
 	__u64 end = net->now + limit_us;
 
 	while (net->now < end) {
-		int work = mroce_dev_progress(a, 0) + mroce_dev_progress(b, 0);
+		__u64 nap_end = sim_nap_end(net);
+		int work = mroce_dev_progress(a, 0) + (nap_end ? 0 : mroce_dev_progress(b, 0));
 		__u64 next;
 
 		if (done(ctx))
@@ -418,8 +436,8 @@ static inline int sim_run(struct sim_net *net, struct mroce_dev *a, struct mroce
 		next = end;
 		if (net->a.n && net->a.heap[0]->at < next)
 			next = net->a.heap[0]->at;
-		if (net->b.n && net->b.heap[0]->at < next)
-			next = net->b.heap[0]->at;
+		if (net->b.n && (nap_end ? nap_end : net->b.heap[0]->at) < next)
+			next = nap_end ? nap_end : net->b.heap[0]->at;
 		for (int i = 0; i < 2; i++)
 			if (net->extra[i] && net->extra[i]->n && net->extra[i]->heap[0]->at < next)
 				next = net->extra[i]->heap[0]->at;
@@ -429,7 +447,7 @@ static inline int sim_run(struct sim_net *net, struct mroce_dev *a, struct mroce
 		pthread_mutex_unlock(&a->lock);
 		pthread_mutex_lock(&b->lock);
 		if (mroce_engine_next_timer(b) < next)
-			next = mroce_engine_next_timer(b);
+			next = nap_end > mroce_engine_next_timer(b) ? nap_end : mroce_engine_next_timer(b);
 		pthread_mutex_unlock(&b->lock);
 		net->now = next > net->now ? next : net->now + 1;
 	}
