@@ -249,21 +249,28 @@ sys.exit(0 if share < 0.125 and skipped > 0 else 1)"
 # Incast 8 to 1 (wire v2's receiver rate grants): hosts 1-8 WRITE 8 MiB each
 # to host 0 at once, through one 1 Gbit/s path with a 1 MiB buffer marking
 # ECN above 128 KiB, with library defaults (no sender congestion control:
-# the receiver's grants alone). From 1 ms after the first start (the
-# timelines' resolution; 2 RTTs are less) to the first finish, the
-# aggregate is >= 75% of the bottleneck; Jain's index over the senders'
-# rates >= 0.9; none starved (each >= half its fair share); every
-# transfer complete and intact. Issue 13's targets (90%, 0.95) are judged
-# by make bench-incast on a quiet machine: a quiet run of this test gives
-# 90-92% and 0.98-1.00, one on a loaded machine far less (30% seen), and a
-# selftest's bound must stay clear of both.
+# the receiver's grants alone). Measured from 1 ms after the first start
+# (the timelines' resolution; 2 RTTs are less) to the first finish: the
+# aggregate rate, Jain's index over the senders' rates, the slowest sender's
+# share. Every transfer complete and intact.
+#
+# What nine processes and an emulator on this VM's 2 cores can carry moves
+# with the machine's speed and load (90-92% of the link on a good day, 58-68%
+# on a slow one, grants or none), so the aggregate is judged against the same
+# incast without grants, run right after on the same fabric (the first
+# incast of a fabric, a warm-up, is not counted): with grants it keeps at
+# least 3/4 of that (two runs in a row differ by up to 20% here) and half
+# the link; Jain >= 0.9 and none starved (each >= half its fair share).
+# Whether the grants measure the link rather than the receiver's bursts is
+# checked exactly, in virtual time, by tests/test_grant.c. Issue 13's targets (90%, 0.95) are judged by
+# make bench-incast on a quiet machine.
 INCAST_N=8
-t_incast8() {
-	local s=8388608 i logs=() tls=() pids=() spid
-	f pin 0 0 >/dev/null && f path 0 rate=1g buffer=1m ecn=128k >/dev/null || return 1
-	rm -f "$TMP/srv.log" "$TMP/go"
+# One incast; server options $1 (none: grants on), its figures in $2.
+incast8_once() {
+	local opts=$1 out=$2 s=8388608 i logs=() tls=() pids=() spid
+	rm -f "$TMP/srv.log" "$TMP/go" "$TMP"/client*.log "$TMP"/tl*
 	bg h 0 "$RT" server --dev eth0 --addr "$(fab_ip 0)" --qps $INCAST_N --region $((INCAST_N * s + 4096)) \
-		>"$TMP/srv.log" 2>&1
+		$opts >"$TMP/srv.log" 2>&1
 	spid=$!
 	wait_for "$TMP/srv.log" listening 30 || return 1
 	for i in $(seq 1 $INCAST_N); do
@@ -280,19 +287,18 @@ t_incast8() {
 	for i in "${pids[@]}"; do wait "$i" || rc=1; done
 	wait "$spid" || rc=1
 	cat "${logs[@]}"
-	f stats
 	[ $rc -eq 0 ] || return 1
-	python3 - "${tls[@]}" "${logs[@]}" <<'PY'
+	python3 - "$out" "${tls[@]}" "${logs[@]}" <<'PY'
 import re, sys
-n = len(sys.argv[1:]) // 2
-tls, logs = sys.argv[1:1 + n], sys.argv[1 + n:]
+out = sys.argv[1]
+n = len(sys.argv[2:]) // 2
+tls, logs = sys.argv[2:2 + n], sys.argv[2 + n:]
 runs = []
 for l in logs:
     m = re.findall(r'stream qp \d+: (\d+) bytes start_ns (\d+) end_ns (\d+)', open(l).read())
     assert len(m) == 1, (l, m)
     runs.append(tuple(map(int, m[0])))
 rates = [b * 8 / (e - s) for b, s, e in runs]
-fair = 1.0 / n
 t0 = min(s for _, s, _ in runs) + 1e6
 t1 = min(e for _, _, e in runs)
 def acked_at(path, t):
@@ -310,11 +316,28 @@ def acked_at(path, t):
     return prev[1]
 agg = sum(acked_at(p, t1) - acked_at(p, t0) for p in tls) * 8 / (t1 - t0)
 jain = sum(rates) ** 2 / (n * sum(r * r for r in rates))
-ok = agg >= 0.75 and jain >= 0.9 and min(rates) >= fair / 2
-print(f'incast {n} to 1: senders ' + ', '.join(f'{r:.3f}' for r in rates) +
-      f' Gbit/s; aggregate {agg:.3f} Gbit/s = {agg:.0%} of the 1 Gbit/s bottleneck from 1 ms on (>= 75%); '
-      f'Jain index {jain:.3f} (>= 0.9); slowest {min(rates) / fair:.2f} of its fair share (>= 0.5): '
-      + ('met' if ok else 'missed'))
+slowest = min(rates) * n
+with open(out, 'w') as f:
+    f.write(f'{agg} {jain} {slowest} ' + ','.join(f'{r:.3f}' for r in rates) + '\n')
+PY
+}
+
+t_incast8() {
+	f pin 0 0 >/dev/null && f path 0 rate=1g buffer=1m ecn=128k >/dev/null || return 1
+	incast8_once --no-grants "$TMP/warm" >/dev/null || return 1
+	incast8_once "" "$TMP/grants" || return 1
+	incast8_once --no-grants "$TMP/none" >/dev/null || return 1
+	f stats
+	python3 - "$TMP/grants" "$TMP/none" <<'PY'
+import sys
+g, o = (open(p).read().split() for p in sys.argv[1:3])
+agg, jain, slowest, rates = float(g[0]), float(g[1]), float(g[2]), g[3]
+none, none_jain = float(o[0]), float(o[1])
+ok = agg >= 0.75 * none and agg >= 0.5 and jain >= 0.9 and slowest >= 0.5
+print(f'incast 8 to 1: senders {rates.replace(",", ", ")} Gbit/s; aggregate {agg:.3f} Gbit/s = {agg:.0%} '
+      f'of the 1 Gbit/s bottleneck from 1 ms on, {agg / none:.2f}x the same incast without grants '
+      f'({none:.0%}, Jain {none_jain:.3f}) (>= 0.75x, and >= 50%); Jain index {jain:.3f} (>= 0.9); '
+      f'slowest {slowest:.2f} of its fair share (>= 0.5): ' + ('met' if ok else 'missed'))
 sys.exit(0 if ok else 1)
 PY
 }
