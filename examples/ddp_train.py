@@ -3,7 +3,9 @@
 """Train a small MLP with DistributedDataParallel on synthetic data.
 
     tools/mroce-launch run -n 4 -- /usr/bin/python3 examples/ddp_train.py --backend mroce
-    torchrun --nproc_per_node 2 examples/ddp_train.py --backend gloo
+    torchrun --nnodes 2 --node_rank I --nproc_per_node 1 --master_addr A \
+        examples/ddp_train.py --backend mroce          (on each of 2 hosts)
+    mpirun -np 2 -x MASTER_ADDR=A -x MASTER_PORT=P /usr/bin/python3 examples/ddp_train.py
 
 Every rank builds the same model (seed --seed), draws its own batches
 (seed --seed + 1000 * rank), and takes --steps SGD steps; DDP averages the
@@ -40,7 +42,9 @@ def main():
     if a.steps < 1 or a.batch < 1 or a.width < 1:
         ap.error("--steps, --batch and --width must be positive")
     if a.backend == "mroce":
-        import mroce_torch  # noqa: F401  registers the backend
+        import mroce_torch  # registers the backend "mroce"
+
+        mroce_torch.env_from_mpi()  # under mpirun: RANK, WORLD_SIZE from its variables
 
     torch.set_num_threads(1)
     dist.init_process_group(a.backend, timeout=datetime.timedelta(seconds=a.timeout))

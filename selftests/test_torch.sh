@@ -69,13 +69,9 @@ t_dead_rank() {
 	printf '%s\n' "$out" | grep -q 'others exited: 0:3 1:3 3:3' || { echo "survivors did not exit 3"; return 1; }
 }
 
-# DDP, 12 steps, same seeds: every parameter equal to gloo's run (torch.equal).
-ddp_vs_gloo() {
-	local n=$1 b
-	for b in gloo mroce; do
-		launch -n "$n" -- "$PY" "$DDP" --backend $b --steps 12 --save "$TMP/ddp_$b.pt" || return 1
-	done
-	"$PY" - "$TMP/ddp_gloo.pt" "$TMP/ddp_mroce.pt" <<-'EOF'
+# Every parameter of two saved DDP runs equal (torch.equal): $1 gloo's, $2 the other's.
+same_params() {
+	"$PY" - "$1" "$2" <<-'EOF'
 	import sys, torch
 	g, m = torch.load(sys.argv[1]), torch.load(sys.argv[2])
 	assert g.keys() == m.keys() and len(g) > 0, "different parameter sets"
@@ -88,8 +84,66 @@ ddp_vs_gloo() {
 	sys.exit(1 if bad else 0)
 	EOF
 }
+
+# DDP, 12 steps, same seeds: every parameter equal to gloo's run.
+ddp_vs_gloo() {
+	local n=$1 b
+	for b in gloo mroce; do
+		launch -n "$n" -- "$PY" "$DDP" --backend $b --steps 12 --save "$TMP/ddp_$b.pt" || return 1
+	done
+	same_params "$TMP/ddp_gloo.pt" "$TMP/ddp_mroce.pt"
+}
 t_ddp_2() { ddp_vs_gloo 2; }
 t_ddp_4() { ddp_vs_gloo 4; }
+
+# The same DDP job under PyTorch's own launcher: torchrun on each of 2
+# "hosts" (a namespace each, from mroce-launch up), static rendezvous on
+# rank 0's address; torchrun sets the workers' RANK, WORLD_SIZE, MASTER_*.
+# Debian 12's torchrun (torch 1.13.1 on Python 3.11) fails at start with its
+# default --redirects 0 and --tee 0 (Python 3.11 no longer iterates an
+# IntFlag's zero member, so Std.from_str("0") is None): --redirects 1
+# --tee 1 (stdout to a file under --log_dir and to the console) avoid it.
+t_torchrun() {
+	local i pids=() rc=0 port=29531
+	launch -n 2 -- "$PY" "$DDP" --backend gloo --steps 12 --save "$TMP/ddp_gloo.pt" || return 1
+	"$LAUNCH" up -n 2 --name "$JOB" >/dev/null || return 1
+	for i in 0 1; do
+		"$LAUNCH" exec "$JOB" $i -- env -u RANK -u WORLD_SIZE -u LOCAL_RANK BUILD="$BUILD" \
+			timeout 240 "$PY" -m torch.distributed.run --nnodes 2 --node_rank $i \
+			--nproc_per_node 1 --master_addr "$("$LAUNCH" addr "$JOB" 0)" --master_port $port \
+			--redirects 1 --tee 1 --log_dir "$TMP/torchrun_logs$i" \
+			"$DDP" --backend mroce --steps 12 --save "$TMP/ddp_torchrun.pt" >"$TMP/torchrun$i.log" 2>&1 &
+		pids+=($!)
+	done
+	for i in "${pids[@]}"; do wait "$i" || rc=1; done
+	"$LAUNCH" down "$JOB" >/dev/null
+	[ $rc -eq 0 ] || { cat "$TMP"/torchrun*.log; return 1; }
+	grep -h "loss" "$TMP/torchrun0.log" | tail -1
+	same_params "$TMP/ddp_gloo.pt" "$TMP/ddp_torchrun.pt"
+}
+
+# And under Open MPI's mpirun, one rank per namespace (selftests/bench/
+# mpirun_ns.sh: an rsh agent that enters the namespace): the ranks take
+# RANK and WORLD_SIZE from OMPI_COMM_WORLD_* (mroce_torch.env_from_mpi),
+# MASTER_ADDR and MASTER_PORT exported with -x.
+t_mpirun() {
+	local a0 a1
+	command -v mpirun >/dev/null || { echo "no mpirun: scripts/deps.sh bench installs Open MPI"; return 1; }
+	launch -n 2 -- "$PY" "$DDP" --backend gloo --steps 12 --save "$TMP/ddp_gloo.pt" || return 1
+	"$LAUNCH" up -n 2 --name "$JOB" >/dev/null || return 1
+	a0=$("$LAUNCH" addr "$JOB" 0)
+	a1=$("$LAUNCH" addr "$JOB" 1)
+	MASTER_ADDR=$a0 MASTER_PORT=29532 MROCE_IFNAME=eth0 BUILD=$BUILD \
+		"$ROOT/selftests/bench/mpirun_ns.sh" --ns "$("$LAUNCH" ns "$JOB" 0),$("$LAUNCH" ns "$JOB" 1)" \
+		--addrs "$a0,$a1" --subnet "${a0%.*}.0/24" --timeout 240 -- \
+		-x MASTER_ADDR -x MASTER_PORT -x MROCE_IFNAME -x BUILD \
+		"$PY" "$DDP" --backend mroce --steps 12 --save "$TMP/ddp_mpirun.pt" >"$TMP/mpirun.log" 2>&1
+	local rc=$?
+	"$LAUNCH" down "$JOB" >/dev/null
+	[ $rc -eq 0 ] || { cat "$TMP/mpirun.log"; return 1; }
+	grep "loss" "$TMP/mpirun.log" | tail -1
+	same_params "$TMP/ddp_gloo.pt" "$TMP/ddp_mpirun.pt"
+}
 
 torch_setup() { :; }
 torch_teardown() { "$LAUNCH" down "$JOB" >/dev/null 2>&1; }
@@ -118,5 +172,7 @@ else
 	run_test "a rank killed mid all_reduce: every survivor raises in time" t_dead_rank
 	run_test "DDP on 2 ranks: parameters equal gloo's bit for bit" t_ddp_2
 	run_test "DDP on 4 ranks: parameters equal gloo's bit for bit" t_ddp_4
+	run_test "DDP under torchrun, 2 hosts: parameters equal gloo's bit for bit" t_torchrun
+	run_test "DDP under mpirun, 2 ranks: parameters equal gloo's bit for bit" t_mpirun
 fi
 summary test_torch

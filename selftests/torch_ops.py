@@ -230,6 +230,16 @@ def t_errors():
     raises(lambda: dist.all_to_all_single(torch.ones(WORLD, 2), torch.ones(WORLD, 3)), "all_to_all_single rows",
            "rows differ")
     raises(lambda: dist.recv(torch.ones(4)), "recv from any source", "source rank is required")
+    # mpirun's variables: copied only where RANK is unset
+    env = {"OMPI_COMM_WORLD_RANK": "3", "OMPI_COMM_WORLD_SIZE": "4", "OMPI_COMM_WORLD_LOCAL_RANK": "1"}
+    expect(mroce_torch.env_from_mpi(env), "env_from_mpi: Open MPI's variables not taken")
+    expect((env["RANK"], env["WORLD_SIZE"], env["LOCAL_RANK"]) == ("3", "4", "1"), f"env_from_mpi: {env}")
+    env = {"RANK": "0", "OMPI_COMM_WORLD_RANK": "3", "OMPI_COMM_WORLD_SIZE": "4"}
+    expect(not mroce_torch.env_from_mpi(env) and env["RANK"] == "0", "env_from_mpi overrode RANK")
+    env = {"PMI_RANK": "1", "PMI_SIZE": "2"}
+    expect(mroce_torch.env_from_mpi(env) and env == {"PMI_RANK": "1", "PMI_SIZE": "2", "RANK": "1",
+                                                     "WORLD_SIZE": "2", "LOCAL_RANK": "0"}, f"env_from_mpi: {env}")
+    expect(not mroce_torch.env_from_mpi({"OMPI_COMM_WORLD_RANK": "1"}), "env_from_mpi: a rank without a size")
     # nothing was sent: the group still works
     t = torch.full((3,), float(RANK))
     dist.all_reduce(t)

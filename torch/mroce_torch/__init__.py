@@ -2,7 +2,8 @@
 """torch.distributed backend "mroce": collectives over libmroce-coll.
 
     import mroce_torch            # registers the backend
-    torch.distributed.init_process_group("mroce")   # env:// (torchrun, mroce-launch)
+    mroce_torch.env_from_mpi()    # under mpirun: RANK, WORLD_SIZE from Open MPI's
+    torch.distributed.init_process_group("mroce")   # env:// (torchrun, mroce-launch, mpirun)
 
 The C++ extension _mroce_torch.so is found in $MROCE_TORCH_LIB (a directory),
 else next to this package's build (build/torch/), else on sys.path.
@@ -33,6 +34,34 @@ def _load():
 
 _ext = _load()
 ProcessGroupMroce = _ext.ProcessGroupMroce
+
+
+# What MPI launchers call a process's rank, size and rank on its node.
+_MPI_ENV = (
+    ("OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_RANK"),  # Open MPI
+    ("PMI_RANK", "PMI_SIZE", "MPI_LOCALRANKID"),                                     # MPICH, Hydra
+)
+
+
+def env_from_mpi(environ=None):
+    """Fill env://'s RANK, WORLD_SIZE (and LOCAL_RANK) from an MPI launcher's.
+
+    mpirun sets its own variables, not the ones torch.distributed's env://
+    reads. Call this before init_process_group(): where RANK is unset and an
+    MPI launcher's rank and size are set, it copies them (MASTER_ADDR and
+    MASTER_PORT still come from the caller: export them to the ranks, as with
+    mpirun -x). Returns True if it set them, False if RANK was already set or
+    no launcher's variables were found. Works for any backend (gloo too).
+    """
+    env = os.environ if environ is None else environ
+    if "RANK" in env:
+        return False
+    for rank, size, local in _MPI_ENV:
+        if rank in env and size in env:
+            env["RANK"], env["WORLD_SIZE"] = env[rank], env[size]
+            env.setdefault("LOCAL_RANK", env.get(local, "0"))
+            return True
+    return False
 
 
 def _create(store, rank, world_size, timeout):
