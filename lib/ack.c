@@ -152,6 +152,7 @@ static void ack_rtt(struct mroce_qp *qp, const struct mroce_hdr *h, __u64 now)
 	dev_us = rtt > qp->srtt_us ? rtt - qp->srtt_us : qp->srtt_us - rtt;
 	qp->rttvar_us = qp->srtt_us ? (3 * qp->rttvar_us + dev_us) / 4 : rtt / 2;
 	qp->srtt_us = qp->srtt_us ? (7 * qp->srtt_us + rtt) / 8 : rtt;
+	qp->dev->rtt_hint_us = qp->srtt_us;
 	if (!qp->min_rtt_us || rtt < qp->min_rtt_us)
 		qp->min_rtt_us = rtt;
 	mroce_cc_on_ack(qp, h, rtt, now);
@@ -218,6 +219,7 @@ void mroce_handle_ack(struct mroce_qp *qp, const struct mroce_hdr *h, __u64 now)
 		qp->last_progress_us = now;
 		qp->rto_us = mroce_rto_base(qp, inflight);
 		qp->timeouts = 0;
+		qp->tlp_out = false;
 	}
 	if (mroce_psack_holes(qp, h, now))
 		mroce_cc_on_loss(qp, now);

@@ -65,6 +65,8 @@ void mroce_pkt_acked(struct mroce_qp *qp, struct mroce_txpkt *rec, __u64 now);
 __u32 mroce_rto_base(const struct mroce_qp *qp, __u32 inflight);
 __u32 mroce_backoff(const struct mroce_qp *qp, __u32 base, __u32 expiries);
 __u64 mroce_head_due(const struct mroce_qp *qp, const struct mroce_txpkt *rec);
+/* When the tail loss probe is due (loss.c); 0: none. */
+__u64 mroce_tlp_due(const struct mroce_qp *qp);
 void mroce_rack_detect(struct mroce_qp *qp, __u64 now);
 void mroce_qp_timers(struct mroce_qp *qp, __u64 now);
 __u64 mroce_read_due(const struct mroce_qp *qp);

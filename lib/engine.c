@@ -135,6 +135,8 @@ static bool qp_next_timer(struct mroce_qp *qp, __u64 now, __u64 *next)
 		*next = mroce_read_due(qp);
 	if (qp->snd_nxt != qp->snd_una && qp->last_progress_us + qp->rto_us < *next)
 		*next = qp->last_progress_us + qp->rto_us;
+	if (mroce_tlp_due(qp) && mroce_tlp_due(qp) < *next)
+		*next = mroce_tlp_due(qp);
 	return false;
 }
 

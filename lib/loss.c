@@ -324,8 +324,57 @@ static void rto_fire(struct mroce_qp *qp, __u64 now)
 	qp->last_progress_us = now;
 }
 
+/*
+ * Tail loss probe (RACK-TLP, RFC 8985 section 7). RACK finds a hole only
+ * once something sent after it is delivered; the last packets of a burst
+ * have nothing after them, and a route that dies under a flow's tail
+ * leaves them to the RTO, whose floor (rto_low_us) is tens of round trips
+ * where RTTs are microseconds. So, two RTTs and the reordering allowance
+ * after the newest transmission with no progress since, the newest packet
+ * still in flight beyond what the peer reported goes again, on another
+ * path (tx_resend): a probe, no timeout counted, no backoff, no window
+ * cut. Its acknowledgement carries the SACK that lets RACK find the rest.
+ * One probe until the next progress; never past the RTO itself.
+ * 0: none due.
+ */
+__u64 mroce_tlp_due(const struct mroce_qp *qp)
+{
+	__u64 from = qp->last_tx_us > qp->last_progress_us ? qp->last_tx_us : qp->last_progress_us;
+	__u32 srtt = qp->srtt_us, var = qp->rttvar_us, pto;
+
+	if (!srtt) {	/* nothing measured yet: the device's other QPs have */
+		srtt = qp->dev->rtt_hint_us;
+		var = srtt / 2;
+	}
+	pto = 2 * srtt + 4 * var + 20;
+	if (qp->tlp_out || qp->snd_nxt == qp->snd_una || !srtt || qp->nlost ||
+	    qp->attr.go_back_n || pto >= qp->rto_us)
+		return 0;
+	return from + pto;
+}
+
+static void tlp_fire(struct mroce_qp *qp)
+{
+	qp->tlp_out = true;
+	for (__u32 psn = qp->snd_nxt - 1; psn != qp->snd_una - 1; psn--) {
+		struct mroce_txpkt *rec = PKT(qp, psn);
+
+		if (qp->have_sack && !mroce_psn_before(qp->high_sacked, psn))
+			return;	/* RACK's, with its own timer */
+		if (rec->state != PKT_INFLIGHT)
+			continue;
+		mroce_rec_landed(qp, rec);
+		rec->state = PKT_LOST;
+		qp->nlost++;
+		qp->st.tail_probes++;
+		return;
+	}
+}
+
 void mroce_qp_timers(struct mroce_qp *qp, __u64 now)
 {
+	__u64 tlp;
+
 	if (qp->state != MROCE_QPS_RTS)
 		return;
 	mroce_path_scoreboard(qp, now);
@@ -340,6 +389,9 @@ void mroce_qp_timers(struct mroce_qp *qp, __u64 now)
 		mroce_send_ack(qp);
 	if (qp->rack_timer_us && now >= qp->rack_timer_us)
 		mroce_rack_detect(qp, now);
+	tlp = mroce_tlp_due(qp);
+	if (tlp && now >= tlp)
+		tlp_fire(qp);
 	if (qp->snd_nxt != qp->snd_una && now - qp->last_progress_us >= qp->rto_us)
 		rto_fire(qp, now);
 	if (qp->state == MROCE_QPS_RTS)

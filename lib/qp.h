@@ -321,6 +321,8 @@ struct mroce_qp {
 	__u32			nlost;		/* records in PKT_LOST */
 	__u32			nsacked;	/* records in PKT_SACKED (delivered, beyond snd_una) */
 	__u64			last_progress_us;
+	__u64			last_tx_us;	/* the newest transmission, first copy or resend */
+	bool			tlp_out;	/* a tail probe is out, since the last progress */
 	__u32			rto_us;		/* current, with backoff */
 	__u32			rto_floor_us;	/* raised by timeouts proven spurious (ack.c) */
 	__u32			timeouts;	/* RTO expiries since the last progress */

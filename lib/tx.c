@@ -369,6 +369,7 @@ static int tx_resend(struct mroce_qp *qp, __u64 now, int *sent)
 		mroce_rec_flying(qp, rec);
 		rec->sent_us = now;
 		rec->tx_seq = qp->tx_seq++;
+		qp->last_tx_us = now;
 		qp->nlost--;
 		if (psn == qp->snd_una && rec->retx &&
 		    (!qp->rack_timer_us || mroce_head_due(qp, rec) < qp->rack_timer_us))
@@ -431,6 +432,7 @@ static void tx_new(struct mroce_qp *qp, __u64 now, int *sent)
 		rec->pseq = (__u16)(qp->paths[rec->path].tx_pseq - 1);	/* mroce_emit's */
 		if (qp->snd_nxt == qp->snd_una)
 			qp->last_progress_us = now;	/* the timer starts with the first packet */
+		qp->last_tx_us = now;
 		qp->snd_nxt++;
 		qp->tx_seq++;
 		tx_account_new(qp, rec, now);

@@ -35,6 +35,7 @@ struct sim_link {
 	__u32	drop_psn;	/* drop the first transmission of this PSN ... */
 	bool	drop_armed;	/* ... while armed */
 	bool	drop_forever;	/* ... and every copy after it: a black hole for one PSN */
+	__u32	drop_copies;	/* ... or this many copies of it (0, 1: the first only) */
 	__u32	rate_mbps;	/* bottleneck rate; 0: unlimited (no queue) */
 	__u32	queue_bytes;	/* buffer in front of it: tail drop beyond */
 	__u32	ecn_bytes;	/* mark CE on ECN-capable packets above this queue depth */
@@ -169,7 +170,10 @@ static inline void sim_wire(struct sim_port *p, void *data, __u32 len)
 
 		if (mroce_be32(bth->psn) == l->drop_psn && bth->opcode != MROCE_OP_ACK &&
 		    bth->opcode != MROCE_OP_NACK) {
-			p->link.drop_armed = l->drop_forever;
+			if (p->link.drop_copies > 1)
+				p->link.drop_copies--;
+			else
+				p->link.drop_armed = l->drop_forever;
 			p->dropped++;
 			return;
 		}

@@ -307,6 +307,7 @@ struct mroce_qp_stats {
 	__u64	path_window_cuts;	/* path windows halved (a CE mark on the path) */
 	__u64	plane_downs;		/* planes given up (their paths moved to the others) */
 	__u64	plane_rejoins;		/* ... and taken back after a probe got through */
+	__u64	tail_probes;		/* tails resent as a probe, no timeout (RACK-TLP) */
 };
 MROCE_API int mroce_qp_query_stats(struct mroce_qp *qp, struct mroce_qp_stats *stats);
 MROCE_API __u32 mroce_qp_num(const struct mroce_qp *qp);
