@@ -101,6 +101,7 @@ static void add_stats(struct sim_flow *f, struct mroce_qp *qp)
 	f->retx += st.retx_pkts;
 	f->tx_pkts += st.tx_pkts;
 	f->rtos += st.rto_events;
+	f->probes += st.tail_probes;
 	f->retired += st.paths_retired;
 	f->ce += st.ecn_ce;
 	f->psack_lost += st.psack_lost;
@@ -110,7 +111,7 @@ static void add_stats(struct sim_flow *f, struct mroce_qp *qp)
 
 void sim_flow_stats(struct sim_flow *f)
 {
-	f->retx = f->tx_pkts = f->rtos = f->retired = f->ce = f->psack_lost = f->suspected = f->plane_downs = 0;
+	f->retx = f->tx_pkts = f->rtos = f->probes = f->retired = f->ce = f->psack_lost = f->suspected = f->plane_downs = 0;
 	add_stats(f, f->qs);
 	add_stats(f, f->qd);
 }
@@ -123,6 +124,7 @@ void sim_flow_close(struct sim *s, struct sim_flow *f)
 	s->st.retx += f->retx;
 	s->st.tx_pkts += f->tx_pkts;
 	s->st.rtos += f->rtos;
+	s->st.probes += f->probes;
 	s->st.retired += f->retired;
 	s->st.ce += f->ce;
 	s->st.psack_lost += f->psack_lost;

@@ -154,10 +154,11 @@ void sim_print(const struct sim *s, const struct sim_result *r, FILE *out)
 			(double)(r->slowest->done_ps - r->slowest->start_ps) / PS_PER_US,
 			(unsigned long long)r->slowest->retx, (unsigned long long)r->slowest->rtos,
 			(unsigned long long)r->slowest->retired);
-	fprintf(out, "  frames %llu, resent %llu, timeouts %llu, paths retired %llu, CE %llu; drops: "
-		"buffer %llu, loss %llu, failed links %llu\n",
+	fprintf(out, "  frames %llu, resent %llu, timeouts %llu, tail probes %llu, paths retired %llu, "
+		"CE %llu; drops: buffer %llu, loss %llu, failed links %llu\n",
 		(unsigned long long)s->st.frames, (unsigned long long)s->st.retx,
-		(unsigned long long)s->st.rtos, (unsigned long long)s->st.retired,
+		(unsigned long long)s->st.rtos, (unsigned long long)s->st.probes,
+		(unsigned long long)s->st.retired,
 		(unsigned long long)s->st.marks, (unsigned long long)s->st.drops_buf,
 		(unsigned long long)s->st.drops_loss, (unsigned long long)s->st.drops_down);
 	fprintf(out, "  losses the per-path SACKs proved %llu, paths suspected %llu, planes given up "
@@ -205,12 +206,14 @@ int sim_write_json(const struct sim *s, const struct sim_result *r, const char *
 		r->fct_p50_us, r->fct_p99_us, r->fct_max_us, r->jain);
 	fprintf(f, "  \"frames\": %llu,\n  \"hops\": %llu,\n  \"events\": %llu,\n"
 		"  \"retransmissions\": %llu,\n  \"data_packets\": %llu,\n  \"timeouts\": %llu,\n"
+		"  \"tail_probes\": %llu,\n"
 		"  \"paths_retired\": %llu,\n  \"ce_marks\": %llu,\n  \"ce_echoed\": %llu,\n"
 		"  \"psack_lost\": %llu,\n  \"paths_suspected\": %llu,\n  \"plane_downs\": %llu,\n"
 		"  \"drops\": {\"buffer\": %llu, \"loss\": %llu, \"failed_links\": %llu},\n",
 		(unsigned long long)s->st.frames, (unsigned long long)s->st.hops,
 		(unsigned long long)s->st.events, (unsigned long long)s->st.retx,
 		(unsigned long long)s->st.tx_pkts, (unsigned long long)s->st.rtos,
+		(unsigned long long)s->st.probes,
 		(unsigned long long)s->st.retired, (unsigned long long)s->st.marks,
 		(unsigned long long)s->st.ce, (unsigned long long)s->st.psack_lost,
 		(unsigned long long)s->st.suspected, (unsigned long long)s->st.plane_downs,

@@ -229,7 +229,7 @@ struct sim_flow {
 	__u64		bytes;		/* payload the workload moved over it */
 	__u64		start_ps, done_ps;
 	__u32		sends_out, recvs_posted;
-	__u64		retx, tx_pkts, rtos, retired, ce, psack_lost, suspected, plane_downs;
+	__u64		retx, tx_pkts, rtos, probes, retired, ce, psack_lost, suspected, plane_downs;
 	bool		background;
 	void		*ctx;		/* the workload's */
 };
@@ -278,7 +278,7 @@ struct sim_stats {
 	__u64	events;
 	__u64	host_runs, progress_calls;	/* engine wake-ups, mroce_dev_progress() calls */
 	__u64	flows_done;
-	__u64	retx, tx_pkts, rtos, retired, ce, psack_lost, suspected, plane_downs;
+	__u64	retx, tx_pkts, rtos, probes, retired, ce, psack_lost, suspected, plane_downs;
 	__u64	bytes_done;
 	__u64	errors;		/* completions in error */
 	__u64	verify_bad;

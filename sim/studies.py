@@ -162,8 +162,8 @@ def study_failures(size, force):
     t = [f"All-to-all, {fmt_size(size)} per host, 256 hosts (16 leaves x 16, 16 spines, 400 Gbit/s), "
          f"mroce's defaults with 16 paths; failures at {t0} us, a quarter of the clean run "
          f"({clean['completion_us']:.0f} us, {clean['ratio']:.2f}x the ideal).", "",
-         "| case | completion (us) | slowdown vs clean | target | met | resends | timeouts | paths retired |",
-         "|---|---|---|---|---|---|---|---|"]
+         "| case | completion (us) | slowdown vs clean | target | met | resends | timeouts | tail probes | paths retired |",
+         "|---|---|---|---|---|---|---|---|---|"]
 
     def row(text, j, ref, target):
         slow = j["completion_us"] / ref["completion_us"] - 1 if j["ok"] else float("nan")
@@ -171,7 +171,7 @@ def study_failures(size, force):
         tgt = "" if target is None else f"< {target * 100:.0f}%"
         t.append(f"| {text} | {j['completion_us']:.0f}{'' if j['ok'] else ' (failed)'} | "
                  f"{slow * 100:+.1f}% | {tgt} | {met} | {j['retransmissions']} | {j['timeouts']} | "
-                 f"{j['paths_retired']} |")
+                 f"{j.get('tail_probes', '-')} | {j['paths_retired']} |")
 
     for text, name, args, target, j in results:
         row(text, j, ecmp_clean if "ecmp" in name else clean, target)
