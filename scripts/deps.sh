@@ -31,9 +31,10 @@ if [ "${1:-}" = deb ]; then
 fi
 
 # The PyTorch backend (make pytorch, selftests/test_torch.sh): Debian's torch 1.13
-# with the c10d headers, ~200 packages, so a group of its own.
+# with the c10d headers, ~200 packages, so a group of its own; Open MPI's mpirun,
+# one of the launchers the backend is tested under (procps: ps, for stopping it).
 if [ "${1:-}" = torch ]; then
-	PKGS=(python3-torch libtorch-dev pybind11-dev python3-dev)
+	PKGS=(python3-torch libtorch-dev pybind11-dev python3-dev openmpi-bin procps)
 fi
 
 if [ "${1:-}" = bench ]; then
