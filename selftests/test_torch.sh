@@ -128,7 +128,7 @@ t_torchrun() {
 # MASTER_ADDR and MASTER_PORT exported with -x.
 t_mpirun() {
 	local a0 a1
-	command -v mpirun >/dev/null || { echo "no mpirun: scripts/deps.sh bench installs Open MPI"; return 1; }
+	command -v mpirun >/dev/null || { echo "no mpirun: scripts/deps.sh torch installs Open MPI"; return 1; }
 	launch -n 2 -- "$PY" "$DDP" --backend gloo --steps 12 --save "$TMP/ddp_gloo.pt" || return 1
 	"$LAUNCH" up -n 2 --name "$JOB" >/dev/null || return 1
 	a0=$("$LAUNCH" addr "$JOB" 0)
