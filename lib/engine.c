@@ -113,6 +113,8 @@ int mroce_engine_run(struct mroce_dev *dev, mroce_rx_cb rx)
 /* A QP's earliest timer, folded into *next. True: it has work right now. */
 static bool qp_next_timer(struct mroce_qp *qp, __u64 now, __u64 *next)
 {
+	__u64 tlp;
+
 	if (qp->ack_now)
 		return true;
 	if (qp->ack_due_us && qp->ack_due_us < *next)
@@ -135,8 +137,9 @@ static bool qp_next_timer(struct mroce_qp *qp, __u64 now, __u64 *next)
 		*next = mroce_read_due(qp);
 	if (qp->snd_nxt != qp->snd_una && qp->last_progress_us + qp->rto_us < *next)
 		*next = qp->last_progress_us + qp->rto_us;
-	if (mroce_tlp_due(qp) && mroce_tlp_due(qp) < *next)
-		*next = mroce_tlp_due(qp);
+	tlp = mroce_tlp_due(qp);
+	if (tlp && tlp < *next)
+		*next = tlp;
 	return false;
 }
 
