@@ -11,7 +11,11 @@
 /*
  * First acknowledgement of a PSN. A first transmission whose path slot
  * still holds the same entropy value is an RTT sample for that path (Karn:
- * a resend's sample could belong to either copy).
+ * a resend's sample could belong to either copy), unless it was sent
+ * before a packet an earlier ACK already echoed: then the ACKs that should
+ * have reported it were lost (a way back that died), and its "RTT" is
+ * that loss's, not its path's; it would stretch the path's reordering
+ * allowance (loss.c rack_thresh) by as much.
  */
 void mroce_pkt_acked(struct mroce_qp *qp, struct mroce_txpkt *rec, __u64 now)
 {
@@ -37,14 +41,17 @@ void mroce_pkt_acked(struct mroce_qp *qp, struct mroce_txpkt *rec, __u64 now)
 	if (!rec->retx && !rec->gbn && p->entropy == rec->entropy && now >= rec->sent_us) {
 		__u32 rtt = (__u32)(now - rec->sent_us);
 
-		p->srtt_us = p->srtt_us ? (7 * p->srtt_us + rtt) / 8 : rtt;
-		if (!p->min_rtt_us || rtt < p->min_rtt_us)
-			p->min_rtt_us = rtt;
+		if (!qp->echo_before || (__s32)((__u32)rec->sent_us - qp->echo_before) >= 0) {
+			p->srtt_us = p->srtt_us ? (7 * p->srtt_us + rtt) / 8 : rtt;
+			if (!p->min_rtt_us || rtt < p->min_rtt_us)
+				p->min_rtt_us = rtt;
+		}
 		p->samples++;
 		p->acked++;
 		mroce_path_acked(qp, p);
 		qp->good_path = rec->path;
 		qp->good_entropy = rec->entropy;
+		qp->good_known = true;
 		if (!p->del_valid || (__s16)(rec->pseq - p->del_pseq) > 0) {
 			p->del_pseq = rec->pseq;
 			p->del_sent_us = rec->sent_us;
@@ -203,6 +210,7 @@ void mroce_handle_ack(struct mroce_qp *qp, const struct mroce_hdr *h, __u64 now)
 			mroce_path_marked(qp, h->path, now);
 	}
 	mroce_grant_heard(qp, h);
+	qp->echo_before = qp->echo_newest;
 	progress = ack_cum(qp, h->cum_psn, now);
 	progress |= ack_sack(qp, h, now);
 	/*
@@ -213,13 +221,15 @@ void mroce_handle_ack(struct mroce_qp *qp, const struct mroce_hdr *h, __u64 now)
 	 */
 	if (h->ts_echo && progress)
 		ack_rtt(qp, h, now);
+	if (h->ts_echo && (!qp->echo_newest || (__s32)(h->ts_echo - qp->echo_newest) > 0))
+		qp->echo_newest = h->ts_echo;
 	inflight = qp->snd_nxt - qp->snd_una;
 	if (progress) {
 		rto_floor_update(qp, h, una != qp->snd_una && !sacked, now);
 		qp->last_progress_us = now;
 		qp->rto_us = mroce_rto_base(qp, inflight);
 		qp->timeouts = 0;
-		qp->tlp_out = false;
+		qp->tlp_out = 0;
 	}
 	if (mroce_psack_holes(qp, h, now))
 		mroce_cc_on_loss(qp, now);

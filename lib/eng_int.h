@@ -42,7 +42,7 @@ int mroce_qp_tx(struct mroce_qp *qp, __u64 now);
 bool mroce_next_new(struct mroce_qp *qp, struct mroce_txpkt *rec, __u64 now);
 __u32 mroce_rjob_pkts(const struct mroce_qp *qp, const struct mroce_rjob *j);
 void mroce_fail_wqe_of(struct mroce_qp *qp, struct mroce_txpkt *rec, enum mroce_wc_status st);
-void mroce_send_ack(struct mroce_qp *qp);
+void mroce_send_ack(struct mroce_qp *qp, __u64 now);
 void mroce_send_probe(struct mroce_qp *qp, __u32 psn, struct mroce_txpkt *rec);
 void mroce_send_nack(struct mroce_qp *qp, __u8 code, __u32 psn, __u32 msn);
 void mroce_send_nack_on(struct mroce_qp *qp, __u8 code, __u32 psn, __u16 stream, __u32 msn);
@@ -114,6 +114,30 @@ static inline __u32 mroce_path_reo_us(const struct mroce_qp *qp, const struct mr
 	return base / 4 + 2;
 }
 void mroce_path_head_lost(struct mroce_qp *qp, const struct mroce_txpkt *rec);
+
+/*
+ * How long past an RTT a packet may still arrive behind later ones on
+ * other paths before it counts lost (RACK's reordering window, and what
+ * the tail probe and the head timer wait beyond their RTTs): four times the
+ * RTT's deviation, plus a quarter of the RTT (RFC 8985's window) or, if
+ * more, how far apart the paths' base delays are (spraying over them
+ * reorders that much; spread_us, 0 while unknown), at most
+ * MROCE_REO_MAX_US, what a software path's scheduling adds; that, too,
+ * while no RTT or spread is known. Scaled so: at datacenter RTTs of a few
+ * microseconds a fixed 20 us was several RTTs of waiting on every lost
+ * packet (docs/scale.md).
+ */
+#define MROCE_REO_MAX_US	20
+static inline __u32 mroce_reo_allow(__u32 srtt_us, __u32 rttvar_us, __u32 spread_us)
+{
+	__u32 q = srtt_us / 4 + 2;
+
+	if (spread_us > q)
+		q = spread_us;
+	if (!srtt_us || !spread_us || q > MROCE_REO_MAX_US)
+		q = MROCE_REO_MAX_US;
+	return 4 * rttvar_us + q;
+}
 struct mroce_left_route *mroce_left_route(struct mroce_qp *qp, __u8 path, __u16 entropy);
 #define MROCE_HEAD_COPIES	3	/* a head lost twice goes out on this many more slots (tx.c) */
 

@@ -58,7 +58,9 @@ __u32 mroce_backoff(const struct mroce_qp *qp, __u32 base, __u32 expiries)
 __u64 mroce_head_due(const struct mroce_qp *qp, const struct mroce_txpkt *rec)
 {
 	/* with no RTT measured yet, two RTTs are unknown: wait an RTO instead */
-	__u32 base = qp->srtt_us ? 2 * qp->srtt_us + 4 * qp->rttvar_us + 20 : qp->rto_us;
+	__u32 base = qp->srtt_us ? 2 * qp->srtt_us +
+				      mroce_reo_allow(qp->srtt_us, qp->rttvar_us, qp->path_spread_us) :
+				      qp->rto_us;
 
 	return rec->sent_us + ((__u64)base << (rec->retx > 10 ? 10 : rec->retx - 1));
 }
@@ -116,7 +118,8 @@ static bool path_gap(const struct mroce_qp *qp, const struct mroce_txpkt *rec)
 static __u32 rack_thresh(const struct mroce_qp *qp, const struct mroce_txpkt *rec)
 {
 	const struct mroce_path *p = &qp->paths[rec->path];
-	__u32 allow = 4 * qp->rttvar_us + 20, t = qp->srtt_us + allow;
+	__u32 allow = mroce_reo_allow(qp->srtt_us, qp->rttvar_us, qp->path_spread_us);
+	__u32 t = qp->srtt_us + allow;
 
 	if (rec->path < qp->attr.paths && p->entropy == rec->entropy) {
 		__u32 own = (p->srtt_us ? p->srtt_us : 2 * qp->srtt_us) + allow;
@@ -334,9 +337,15 @@ static void rto_fire(struct mroce_qp *qp, __u64 now)
  * still in flight beyond what the peer reported goes again, on another
  * path (tx_resend): a probe, no timeout counted, no backoff, no window
  * cut. Its acknowledgement carries the SACK that lets RACK find the rest.
- * One probe until the next progress; never past the RTO itself.
+ * A probe is one packet on one route, and a route that died under the
+ * tail may take it (or the one ACK it brings back): unanswered, another
+ * goes after twice the wait, on the next slot (tx_resend moves every
+ * resend on), up to MROCE_TLP_MAX before the next progress; never past the
+ * RTO itself, which stays the verdict on a peer that is gone.
  * 0: none due.
  */
+#define MROCE_TLP_MAX	4
+
 __u64 mroce_tlp_due(const struct mroce_qp *qp)
 {
 	__u64 from = qp->last_tx_us > qp->last_progress_us ? qp->last_tx_us : qp->last_progress_us;
@@ -346,16 +355,18 @@ __u64 mroce_tlp_due(const struct mroce_qp *qp)
 		srtt = qp->dev->rtt_hint_us;
 		var = srtt / 2;
 	}
-	pto = 2 * srtt + 4 * var + 20;
-	if (qp->tlp_out || qp->snd_nxt == qp->snd_una || !srtt || qp->nlost ||
-	    qp->attr.go_back_n || pto >= qp->rto_us)
+	/* a probe is one packet: a spread not measured yet is not waited for */
+	pto = 2 * srtt + mroce_reo_allow(srtt, var, qp->path_spread_us ? qp->path_spread_us : 1);
+	if (qp->tlp_out >= MROCE_TLP_MAX || qp->snd_nxt == qp->snd_una || !srtt || qp->nlost ||
+	    qp->attr.go_back_n)
 		return 0;
-	return from + pto;
+	from += (__u64)pto << qp->tlp_out;
+	return from < qp->last_progress_us + qp->rto_us ? from : 0;
 }
 
 static void tlp_fire(struct mroce_qp *qp)
 {
-	qp->tlp_out = true;
+	qp->tlp_out++;
 	for (__u32 psn = qp->snd_nxt - 1; psn != qp->snd_una - 1; psn--) {
 		struct mroce_txpkt *rec = PKT(qp, psn);
 
@@ -386,7 +397,7 @@ void mroce_qp_timers(struct mroce_qp *qp, __u64 now)
 		qp->stats_at_us = now;
 	}
 	if (qp->ack_now || (qp->ack_due_us && now >= qp->ack_due_us))
-		mroce_send_ack(qp);
+		mroce_send_ack(qp, now);
 	if (qp->rack_timer_us && now >= qp->rack_timer_us)
 		mroce_rack_detect(qp, now);
 	tlp = mroce_tlp_due(qp);

@@ -75,6 +75,8 @@ __u8 mroce_pick_path(struct mroce_qp *qp, __u64 now)
 /* The QP's counts over all its paths. */
 struct path_totals {
 	__u32	sent, lost, marks, echoes, best_srtt;
+	__u32	min_base, max_base;	/* the lowest and highest of the paths' base RTTs */
+	bool	unbased;		/* some path has none yet */
 	__u32	good_sent, good_lost;	/* of the paths that are not losing */
 	__u64	good_known_us;	/* of those, the earliest time up to which their losses are known */
 	bool	all_losing;	/* every path that carried anything lost a quarter */
@@ -93,6 +95,11 @@ static void path_totals(const struct mroce_qp *qp, struct path_totals *t)
 
 		if (p->samples >= 4 && (!t->best_srtt || p->srtt_us < t->best_srtt))
 			t->best_srtt = p->srtt_us;
+		if (p->min_rtt_us && (!t->min_base || p->min_rtt_us < t->min_base))
+			t->min_base = p->min_rtt_us;
+		if (p->min_rtt_us > t->max_base)
+			t->max_base = p->min_rtt_us;
+		t->unbased |= !p->min_rtt_us;
 		t->sent += p->sent;
 		t->lost += p->lost;
 		t->marks += p->marks;
@@ -147,7 +154,7 @@ void mroce_path_suspect(struct mroce_qp *qp, const struct mroce_txpkt *rec, __u3
 /*
  * The slot a lost packet is resent on: the one that last delivered a first
  * transmission, known to work lately (unless retired since, or assumed bad
- * since); if this copy was lost on that one, the next slot not assumed bad
+ * since); if none has yet, or this copy was lost on that one, the next slot not assumed bad
  * after the one it was lost on (the next slot, if all are), so that retries
  * reach every path rather than bounce on one dead route.
  */
@@ -155,7 +162,7 @@ __u8 mroce_resend_path(const struct mroce_qp *qp, __u8 was)
 {
 	__u32 n = qp->attr.paths;
 
-	if (qp->good_path != was && qp->good_path < n &&
+	if (qp->good_known && qp->good_path != was && qp->good_path < n &&
 	    qp->paths[qp->good_path].entropy == qp->good_entropy && !qp->paths[qp->good_path].bad &&
 	    !on_down_plane(qp, &qp->paths[qp->good_path]))
 		return qp->good_path;
@@ -483,6 +490,12 @@ void mroce_path_scoreboard(struct mroce_qp *qp, __u64 now)
 	new_epoch = now - qp->path_epoch_us >= epoch;
 	news = qp->st.tx_pkts - qp->st.retx_pkts != qp->path_epoch_pkts;
 	path_totals(qp, &t);
+	/*
+	 * How far apart the routes' delays are (loss.c's reordering
+	 * allowance): known once every slot has a base RTT; 0, unknown, till
+	 * then (a slot not heard from yet may be the slowest).
+	 */
+	qp->path_spread_us = t.unbased ? 0 : t.max_base - t.min_base + 1;
 	echo_round = new_epoch && t.echoes >= 2 * qp->attr.paths;
 	for (__u32 i = 0; i < qp->attr.paths; i++) {
 		struct mroce_path *p = &qp->paths[i];

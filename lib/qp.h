@@ -322,7 +322,7 @@ struct mroce_qp {
 	__u32			nsacked;	/* records in PKT_SACKED (delivered, beyond snd_una) */
 	__u64			last_progress_us;
 	__u64			last_tx_us;	/* the newest transmission, first copy or resend */
-	bool			tlp_out;	/* a tail probe is out, since the last progress */
+	__u8			tlp_out;	/* tail probes sent since the last progress (loss.c) */
 	__u32			rto_us;		/* current, with backoff */
 	__u32			rto_floor_us;	/* raised by timeouts proven spurious (ack.c) */
 	__u32			timeouts;	/* RTO expiries since the last progress */
@@ -350,6 +350,10 @@ struct mroce_qp {
 	__u16			rsp_err_stream;
 	__u32			next_path;
 	__u8			good_path;	/* slot that last delivered a first transmission */
+	bool			good_known;
+	__u32			path_spread_us;	/* paths' base RTTs, highest - lowest + 1; 0: unknown */
+	/* The newest time an earlier ACK echoed, and (while one is handled) before it (ack.c). */
+	__u32			echo_newest, echo_before;	/* ... once one has (till then good_path means nothing) */
 	__u16			good_entropy;	/* on this entropy value (retired since: no longer good) */
 	__u8			echo_path;	/* receiving: path slot of the newest data packet */
 	bool			echo_mark;	/* the next ACK echoes echo_path: it carries a CE mark */
@@ -378,6 +382,7 @@ struct mroce_qp {
 	__u8			nlast_early;
 	__u64			ack_due_us;	/* 0: no ACK pending */
 	__u32			ts_echo;
+	__u64			ts_echo_at;	/* when that packet arrived: ACKs add the wait (tx.c) */
 	__u16			ecn_ce, ecn_pkts;
 	struct mroce_rxpath	rxpaths[MROCE_MAX_PATHS];	/* per-path SACKs of the peer's slots */
 	__u64			grant_last_us;	/* receiving: its last data packet (rate.c) */

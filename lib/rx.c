@@ -52,7 +52,7 @@ static struct mroce_qp *rx_qp(struct mroce_dev *dev, const void *frame, __u32 le
 }
 
 /* Receive window check of a data packet: false if it goes no further. */
-static bool rx_window(struct mroce_qp *qp, const struct mroce_hdr *h)
+static bool rx_window(struct mroce_qp *qp, const struct mroce_hdr *h, __u64 now)
 {
 	struct mroce_dev *dev = qp->dev;
 	struct mroce_flow *f = qp->flow;
@@ -67,6 +67,7 @@ static bool rx_window(struct mroce_qp *qp, const struct mroce_hdr *h)
 		 * the time its ACKs were being lost.
 		 */
 		qp->ts_echo = h->ts;
+		qp->ts_echo_at = now;
 		return false;
 	}
 	if (v == MROCE_RXWIN_BEYOND) {
@@ -201,7 +202,7 @@ static void rx_ack_policy(struct mroce_qp *qp, const struct mroce_hdr *h, bool c
 		qp->unacked++;
 		qp->ack_now = true;	/* stays due if no transmit buffer is free now */
 		qp->echo_mark = true;	/* the mark's ACK echoes the marked packet's slot */
-		mroce_send_ack(qp);	/* now, before another packet changes the slot it echoes */
+		mroce_send_ack(qp, now);	/* now, before another packet changes the slot it echoes */
 	} else if (h->flags & MROCE_F_RETX) {
 		qp->unacked++;
 		qp->ack_now = true;	/* a resend is waited on */
@@ -272,12 +273,13 @@ void mroce_engine_rx(void *ctx, const void *frame, __u32 len, __u32 placed_len)
 	/* Duplicates too: the sender learns what each of its paths delivered, copies included. */
 	mroce_psack_mark(&qp->rxpaths[h.path], h.pseq);
 	mroce_grant_rx(qp, &h, h.payload_len, pkt.ecn == 3, now);
-	if (!rx_window(qp, &h))
+	if (!rx_window(qp, &h, now))
 		return;
 	qp->ecn_pkts++;
 	qp->ecn_ce += pkt.ecn == 3;
 	dev->stats.ecn_ce_rx += pkt.ecn == 3;
 	qp->ts_echo = h.ts;
+	qp->ts_echo_at = now;
 	qp->echo_path = h.path;
 	if (placed_len)
 		dev->stats.xdp_placed++;
@@ -295,7 +297,7 @@ void mroce_engine_rx(void *ctx, const void *frame, __u32 len, __u32 placed_len)
 void mroce_qp_flush_ack(struct mroce_qp *qp)
 {
 	if (qp->state == MROCE_QPS_RTS && (qp->ack_now || qp->ack_due_us || qp->unacked)) {
-		mroce_send_ack(qp);
+		mroce_send_ack(qp, qp->dev->ops->now_us(qp->dev->port));
 		qp->dev->ops->tx_flush(qp->dev->port);
 	}
 }

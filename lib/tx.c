@@ -452,14 +452,22 @@ int mroce_qp_tx(struct mroce_qp *qp, __u64 now)
 	return sent;
 }
 
-void mroce_send_ack(struct mroce_qp *qp)
+/*
+ * The echoed time is the newest packet's plus how long it waited here for
+ * this ACK (a delayed ACK's, or the rest of an ACK's worth of packets'):
+ * the sender's RTT sample is then the network's, not our ACK policy's
+ * (QUIC's ack_delay, carried in the echo itself). Both are durations on
+ * the sender's clock and ours, which tick alike.
+ */
+void mroce_send_ack(struct mroce_qp *qp, __u64 now)
 {
 	const struct mroce_flow *f = qp->flow;
 	struct mroce_hdr h = { .opcode = MROCE_OP_ACK, .psn = qp->snd_nxt };
 	__u8 slot = mroce_echo_slot(qp);
 
 	h.cum_psn = mroce_rxwin_sack(f, h.sack);
-	h.ts_echo = qp->ts_echo;
+	h.ts_echo = qp->ts_echo && now > qp->ts_echo_at ? qp->ts_echo + (__u32)(now - qp->ts_echo_at)
+						       : qp->ts_echo;
 	h.ecn_ce = qp->ecn_ce;
 	h.ecn_pkts = qp->ecn_pkts;
 	if (qp->ecn_ce)
@@ -478,7 +486,7 @@ void mroce_send_ack(struct mroce_qp *qp)
 	qp->ecn_ce = qp->ecn_pkts = 0;
 	if (qp->ack_again) {
 		qp->ack_again = false;
-		mroce_send_ack(qp);	/* the same state, on the next way back */
+		mroce_send_ack(qp, now);	/* the same state, on the next way back */
 	}
 }
 

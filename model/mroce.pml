@@ -1233,7 +1233,7 @@ inline rto_fire(q)
  * A loss declared early (loss.c: a packet 3 places later on the same path
  * arrived, by the sender's records or the receiver's per-path SACK, psack.c;
  * or RACK's order and time; or the tail loss probe, which resends the
- * newest record in flight): any record in flight, at any time,
+ * newest record in flight, up to 4 times a silence): any record in flight, at any time,
  * right or wrong. Wrong means the path reordered more than the rules allow
  * (or a timing assumption failed): the packet is resent although it
  * arrives, and the receiver takes the copy as a duplicate. Not a timer's

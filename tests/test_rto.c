@@ -18,6 +18,7 @@
 
 #define STALL_US	3000	/* longer than the 1 ms default floor, far below a retry limit */
 #define WRITES		8
+#define SMALL		(64 * 1024)	/* a collective's block: one message, one ACK or two */
 
 static bool never(void *ctx)
 {
@@ -55,7 +56,8 @@ static void write_with_stall(struct pair *p, struct waiter *w)
 static void test_stalled_acks_raise_the_rto_floor(void **state)
 {
 	struct waiter *w = calloc(1, sizeof(*w));
-	__u64 rto[4], retx[4], before_rto = 0, before_retx = 0;
+	__u64 rto[4], retx[4], probes[4], before_rto = 0, before_retx = 0, before_probes = 0;
+	MROCE_OPTS(mroce_qp_stats, st);
 	struct pair p;
 
 	(void)state;
@@ -65,32 +67,39 @@ static void test_stalled_acks_raise_the_rto_floor(void **state)
 	fill(p.la, BUF, 17);
 	for (int i = 0; i < 4; i++) {
 		write_with_stall(&p, w);
+		assert_int_equal(mroce_qp_query_stats(p.qa, &st), 0);
 		rto[i] = p.da->stats.rto_events - before_rto;
 		retx[i] = p.da->stats.retx_pkts - before_retx;
+		probes[i] = st.tail_probes - before_probes;
 		before_rto = p.da->stats.rto_events;
 		before_retx = p.da->stats.retx_pkts;
-		printf("  stall %d of %u us: %llu RTOs, %llu resent, rto %u us, srtt %u us\n", i + 1,
-		       STALL_US, (unsigned long long)rto[i], (unsigned long long)retx[i], p.qa->rto_us,
+		before_probes = st.tail_probes;
+		printf("  stall %d of %u us: %llu RTOs, %llu resent (%llu tail probes), rto %u us, "
+		       "srtt %u us\n", i + 1, STALL_US, (unsigned long long)rto[i],
+		       (unsigned long long)retx[i], (unsigned long long)probes[i], p.qa->rto_us,
 		       p.qa->srtt_us);
 	}
 	assert_true(rto[0] >= 1);		/* the first stall cannot be told from a loss */
 	for (int i = 1; i < 4; i++) {
 		assert_int_equal(rto[i], 0);	/* the later ones are expected */
-		assert_true(retx[i] <= 1);	/* at most the tail loss probe, one packet */
+		/* nothing resent but the tail probes: one packet each, a few per stall */
+		assert_int_equal(retx[i], probes[i]);
+		assert_true(probes[i] <= 4);
 	}
 	free(w);
 	pair_close(&p);
 }
 
 /* A WRITE whose last packet's first `copies` copies are dropped; its RTOs, probes, time. */
-static void write_tail_lost(__u64 seed, __u32 copies, __u64 *rtos, __u64 *probes, __u64 *took_us)
+static void write_tail_lost(__u64 seed, __u32 copies, const struct mroce_qp_attr *attr, __u64 *rtos,
+			    __u64 *probes, __u64 *took_us)
 {
 	MROCE_OPTS(mroce_qp_stats, st);
 	struct waiter *w = calloc(1, sizeof(*w));
 	struct pair p;
 	__u64 t0;
 
-	pair_open(&p, seed, NULL, NULL);
+	pair_open(&p, seed, attr, NULL);
 	pair_connect(&p);
 	pair_link(&p);
 	fill(p.la, BUF, 18);
@@ -128,14 +137,84 @@ static void test_tail_loss_probe(void **state)
 	__u64 rtos, probes, took, rtos2, probes2, took2;
 
 	(void)state;
-	write_tail_lost(1701, 1, &rtos, &probes, &took);
+	write_tail_lost(1701, 1, NULL, &rtos, &probes, &took);
 	assert_int_equal(rtos, 0);
 	assert_int_equal(probes, 1);
-	/* its probe lost too: then the RTO, which is slower */
-	write_tail_lost(1701, 2, &rtos2, &probes2, &took2);
+	/* its probe lost too, and a second probe (twice the wait) would come after the RTO: the RTO */
+	write_tail_lost(1701, 2, NULL, &rtos2, &probes2, &took2);
 	assert_true(rtos2 >= 1);
 	assert_int_equal(probes2, 1);
 	assert_true(took < took2);
+}
+
+/*
+ * A WRITE whose receiver's first `lost` ACKs are dropped (a way back that
+ * died under the flow's tail); its RTOs, probes, time, and the ACKs its
+ * receiver sent.
+ */
+static void write_acks_lost(__u32 lost, const struct mroce_qp_attr *attr, __u64 *rtos,
+			    __u64 *probes, __u64 *took_us, __u64 *acks)
+{
+	MROCE_OPTS(mroce_qp_stats, st);
+	struct waiter *w = calloc(1, sizeof(*w));
+	struct pair p;
+	__u64 t0;
+
+	pair_open(&p, 1702, attr, NULL);
+	pair_connect(&p);
+	pair_link(&p);
+	fill(p.la, BUF, 20);
+	/* one WRITE first, untouched: the QP has measured its RTT, as one in use has */
+	for (int i = 0; i < 2; i++) {
+		memset(w, 0, sizeof(*w));
+		w->p = &p;
+		w->want_a = 1;
+		p.net->b.link.drop_acks = i ? lost : 0;
+		*acks = p.db->stats.acks_tx;
+		t0 = p.net->now;
+		assert_int_equal(post(p.qa, MROCE_WR_RDMA_WRITE, 1, p.la, SMALL, mroce_mr_lkey(p.ma),
+				      (__u64)(unsigned long)p.lb, mroce_mr_rkey(p.mb), 0), 0);
+		assert_int_equal(sim_run(p.net, p.da, p.db, one_each, w, 10000000), 0);
+		assert_int_equal(w->wa[0].status, MROCE_WC_SUCCESS);
+		assert_memory_equal(p.la, p.lb, SMALL);
+	}
+	assert_int_equal(mroce_qp_query_stats(p.qa, &st), 0);
+	*rtos = p.da->stats.rto_events;
+	*probes = st.tail_probes;
+	*took_us = p.net->now - t0;
+	*acks = p.db->stats.acks_tx - *acks;
+	printf("  %u ACK(s) lost: %llu RTOs, %llu tail probes, %llu ACKs sent, done in %llu us\n", lost,
+	       (unsigned long long)*rtos, (unsigned long long)*probes, (unsigned long long)*acks,
+	       (unsigned long long)*took_us);
+	free(w);
+	pair_close(&p);
+}
+
+/*
+ * A route that died under a flow's tail takes the receiver's ACKs (all of
+ * the message's, then the first probe's): the sender hears nothing. A
+ * second probe, twice the wait later and on the next slot, brings the ACK
+ * that completes the WRITE, well before the RTO, and no timeout is counted.
+ */
+static void test_tail_probe_lost_probes_again(void **state)
+{
+	MROCE_OPTS(mroce_qp_attr, attr, .rto_low_us = 20000, .rto_high_us = 20000);
+	__u64 rtos, probes, took, acks, took1, acks1;
+
+	(void)state;
+	write_acks_lost(0, &attr, &rtos, &probes, &took, &acks);
+	assert_int_equal(rtos, 0);
+	assert_int_equal(probes, 0);
+	/* every ACK of the message lost: the first probe's ACK completes it */
+	write_acks_lost((__u32)acks, &attr, &rtos, &probes, &took1, &acks1);
+	assert_int_equal(rtos, 0);
+	assert_int_equal(probes, 1);
+	/* and that one lost too: a second probe */
+	write_acks_lost((__u32)acks1, &attr, &rtos, &probes, &took, &acks);
+	assert_int_equal(rtos, 0);
+	assert_int_equal(probes, 2);
+	assert_true(took > took1);
+	assert_true(took < 20000);	/* well before the RTO */
 }
 
 /*
@@ -180,6 +259,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_stalled_acks_raise_the_rto_floor),
 		cmocka_unit_test(test_tail_loss_probe),
+		cmocka_unit_test(test_tail_probe_lost_probes_again),
 		cmocka_unit_test(test_black_holed_psn_fails_bounded),
 	};
 

@@ -196,7 +196,7 @@ static void test_spray_beats_ecmp(void **state)
 
 /*
  * A loss-free fabric at datacenter RTTs (a few microseconds): nothing is
- * resent. Sprayed, a message's last packet may arrive first; the packet
+ * resent but a rare tail probe. Sprayed, a message's last packet may arrive first; the packet
  * that completes the message is acknowledged at once (rx.c), else the
  * sender waits out the delayed ACK (50 us, ten RTTs) for the rest and its
  * reordering allowance (20 us and the RTT) declares them lost.
@@ -210,7 +210,17 @@ static void test_no_spurious_resends(void **state)
 	s->cfg.window = 1;	/* one peer at a time, the pairwise schedule's: no incast */
 	run_ok(s);
 	assert_int_equal(s->st.drops_buf + s->st.drops_loss + s->st.drops_down, 0);
-	assert_int_equal(s->st.retx, 0);
+	printf("  loss-free: %llu frames, %llu resent, %llu of them tail probes\n",
+	       (unsigned long long)s->st.frames, (unsigned long long)s->st.retx,
+	       (unsigned long long)s->st.probes);
+	/*
+	 * Nothing resent but tail probes, and few of those: a probe is sent on
+	 * purpose when a tail goes unacknowledged two RTTs, and while queues
+	 * build an RTT stretches faster than its average follows (RFC 8985
+	 * accepts the odd spurious probe, one packet each).
+	 */
+	assert_int_equal(s->st.retx, s->st.probes);
+	assert_true(s->st.probes * 1000 <= s->st.frames);
 	assert_int_equal(s->st.suspected, 0);
 	assert_int_equal(s->st.rtos, 0);
 	done(s);

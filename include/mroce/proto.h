@@ -112,7 +112,8 @@ struct mroce_rreqeth {
 /* ACK extension. 180 bytes. */
 struct mroce_aeth {
 	__be32	cum_psn;	/* every PSN before this one has been placed */
-	__be32	ts_echo;	/* bth.ts of the newest packet this ACK covers */
+	__be32	ts_echo;	/* bth.ts of the newest packet this ACK covers, plus the
+				 * microseconds the receiver held it before this ACK */
 	/* bit i of word w (LSB first) set: PSN cum_psn + 1 + 64 * w + i placed */
 	__be64	sack[MROCE_SACK_WORDS];
 	__be16	ecn_ce;		/* data packets that arrived CE-marked since the last ACK */
