@@ -90,6 +90,19 @@ static void test_stalled_acks_raise_the_rto_floor(void **state)
 	pair_close(&p);
 }
 
+/* One WRITE of len bytes from A to B, run until it completes: it succeeds, B holds A's bytes. */
+static void write_one(struct pair *p, struct waiter *w, size_t len)
+{
+	memset(w, 0, sizeof(*w));
+	w->p = p;
+	w->want_a = 1;
+	assert_int_equal(post(p->qa, MROCE_WR_RDMA_WRITE, 1, p->la, len, mroce_mr_lkey(p->ma),
+			      (__u64)(unsigned long)p->lb, mroce_mr_rkey(p->mb), 0), 0);
+	assert_int_equal(sim_run(p->net, p->da, p->db, one_each, w, 10000000), 0);
+	assert_int_equal(w->wa[0].status, MROCE_WC_SUCCESS);
+	assert_memory_equal(p->la, p->lb, len);
+}
+
 /* A WRITE whose last packet's first `copies` copies are dropped; its RTOs, probes, time. */
 static void write_tail_lost(__u64 seed, __u32 copies, const struct mroce_qp_attr *attr, __u64 *rtos,
 			    __u64 *probes, __u64 *took_us)
@@ -103,17 +116,11 @@ static void write_tail_lost(__u64 seed, __u32 copies, const struct mroce_qp_attr
 	pair_connect(&p);
 	pair_link(&p);
 	fill(p.la, BUF, 18);
-	w->p = &p;
-	w->want_a = 1;
 	p.net->a.link.drop_psn = p.qa->snd_nxt + (BUF + p.qa->payload_max - 1) / p.qa->payload_max - 1;
 	p.net->a.link.drop_armed = true;
 	p.net->a.link.drop_copies = copies;
 	t0 = p.net->now;
-	assert_int_equal(post(p.qa, MROCE_WR_RDMA_WRITE, 1, p.la, BUF, mroce_mr_lkey(p.ma),
-			      (__u64)(unsigned long)p.lb, mroce_mr_rkey(p.mb), 0), 0);
-	assert_int_equal(sim_run(p.net, p.da, p.db, one_each, w, 10000000), 0);
-	assert_int_equal(w->wa[0].status, MROCE_WC_SUCCESS);
-	assert_memory_equal(p.la, p.lb, BUF);
+	write_one(&p, w, BUF);
 	assert_int_equal(mroce_qp_query_stats(p.qa, &st), 0);
 	*rtos = p.da->stats.rto_events;
 	*probes = st.tail_probes;
@@ -166,17 +173,10 @@ static void write_acks_lost(__u32 lost, const struct mroce_qp_attr *attr, __u64 
 	fill(p.la, BUF, 20);
 	/* one WRITE first, untouched: the QP has measured its RTT, as one in use has */
 	for (int i = 0; i < 2; i++) {
-		memset(w, 0, sizeof(*w));
-		w->p = &p;
-		w->want_a = 1;
 		p.net->b.link.drop_acks = i ? lost : 0;
 		*acks = p.db->stats.acks_tx;
 		t0 = p.net->now;
-		assert_int_equal(post(p.qa, MROCE_WR_RDMA_WRITE, 1, p.la, SMALL, mroce_mr_lkey(p.ma),
-				      (__u64)(unsigned long)p.lb, mroce_mr_rkey(p.mb), 0), 0);
-		assert_int_equal(sim_run(p.net, p.da, p.db, one_each, w, 10000000), 0);
-		assert_int_equal(w->wa[0].status, MROCE_WC_SUCCESS);
-		assert_memory_equal(p.la, p.lb, SMALL);
+		write_one(&p, w, SMALL);
 	}
 	assert_int_equal(mroce_qp_query_stats(p.qa, &st), 0);
 	*rtos = p.da->stats.rto_events;
