@@ -95,6 +95,12 @@ struct mroce_dev {
 	struct mroce_route	plane_local[MROCE_MAX_PLANES];
 	struct mroce_dp		*plane_dp[MROCE_MAX_PLANES];
 	__u32			plane_ifindex[MROCE_MAX_PLANES];
+	/*
+	 * A QP's probe of this plane failed lately: a new connection does not
+	 * probe it before then (planes.c). Only ever delays a probe: a plane
+	 * a peer answers on is still proven per connection.
+	 */
+	__u64			plane_shun_until_us[MROCE_MAX_PLANES];
 };
 
 /* Create a device over any port (the AF_XDP one, or a simulated wire). */

@@ -20,8 +20,13 @@
 /*
  * How much later than a plane's oldest unanswered packet another plane's
  * delivered one must have been sent for the first plane to be dead: the
- * spread of the paths' own delays (twice the largest lowest RTT) and
- * MROCE_PLANE_SLACK_US for scheduling.
+ * spread of the paths' own delays (twice the largest lowest RTT) and a
+ * margin for the RTT's swings and a host's scheduling: 4 RTTs with 4 of
+ * their deviations, at most MROCE_PLANE_SLACK_US (and that while no RTT is
+ * known). A software path (RTTs of hundreds of microseconds) gets the
+ * millisecond; at 400 Gbit/s, where RTTs are microseconds, a fixed
+ * millisecond outlasted a whole collective and the dead plane's packets
+ * were lost and resent path by path all along (docs/scale.md).
  */
 #define MROCE_PLANE_SLACK_US		1000
 #define MROCE_PLANE_PROBE_MIN_US	10000
@@ -42,6 +47,13 @@ static __u64 answer_us(const struct mroce_qp *qp)
 	return worst ? worst : qp->rto_us;
 }
 
+static __u64 margin_us(const struct mroce_qp *qp)
+{
+	__u64 m = 4ull * (qp->srtt_us + 4ull * qp->rttvar_us);
+
+	return qp->srtt_us && m < MROCE_PLANE_SLACK_US ? m : MROCE_PLANE_SLACK_US;
+}
+
 static __u64 slack_us(const struct mroce_qp *qp)
 {
 	__u32 worst = 0;
@@ -49,16 +61,20 @@ static __u64 slack_us(const struct mroce_qp *qp)
 	for (__u32 s = 0; s < qp->attr.paths; s++)
 		if (qp->paths[s].min_rtt_us > worst)
 			worst = qp->paths[s].min_rtt_us;
-	return MROCE_PLANE_SLACK_US + 2ull * worst;
+	return margin_us(qp) + 2ull * worst;
 }
 
 void mroce_planes_connect(struct mroce_qp *qp, __u8 n, __u64 now)
 {
 	qp->nplanes = n ? n : 1;
-	for (__u32 i = 0; i < MROCE_MAX_PLANES; i++)
+	for (__u32 i = 0; i < MROCE_MAX_PLANES; i++) {
+		__u64 shun = qp->dev->plane_shun_until_us[i];
+
 		qp->planes[i] = (struct mroce_plane){
-			.down = i > 0, .probe_at_us = now, .probe_gap_us = MROCE_PLANE_PROBE_MIN_US,
+			.down = i > 0, .probe_at_us = shun > now ? shun : now,
+			.probe_gap_us = MROCE_PLANE_PROBE_MIN_US,
 		};
+	}
 	for (__u32 s = 0; s < MROCE_MAX_PATHS; s++) {
 		qp->paths[s].home = (__u8)(s % qp->nplanes);
 		qp->paths[s].plane = 0;	/* the others are unproven yet */
@@ -128,6 +144,7 @@ static void plane_rejoin(struct mroce_qp *qp, __u8 pl)
 	p->down = false;
 	p->trial = false;
 	p->probe_gap_us = MROCE_PLANE_PROBE_MIN_US;
+	qp->dev->plane_shun_until_us[pl] = 0;
 	qp->st.plane_rejoins++;
 	for (__u32 s = 0; s < qp->attr.paths; s++)
 		if (qp->paths[s].home == pl && qp->paths[s].plane != pl)
@@ -162,6 +179,12 @@ static void probe_failed(struct mroce_qp *qp, __u8 pl, __u64 now)
 	p->probe_gap_us = p->probe_gap_us * 2 > MROCE_PLANE_PROBE_MAX_US ? MROCE_PLANE_PROBE_MAX_US :
 									    p->probe_gap_us * 2;
 	p->probe_at_us = now + p->probe_gap_us;
+	/*
+	 * The device's other connections, and the next ones, hold off too: a
+	 * collective opens a connection per peer, each of which would
+	 * otherwise lose its first packet on that plane to its probe.
+	 */
+	qp->dev->plane_shun_until_us[pl] = now + MROCE_PLANE_PROBE_MIN_US;
 }
 
 void mroce_plane_heard(struct mroce_qp *qp, __u8 pl, __u64 sent_us, __u64 now)
@@ -179,18 +202,23 @@ void mroce_plane_heard(struct mroce_qp *qp, __u8 pl, __u64 sent_us, __u64 now)
 /* Runs every progress round: the slots are walked only once some plane has waited the least slack. */
 void mroce_planes_timer(struct mroce_qp *qp, __u64 now)
 {
-	__u64 slack = 0, wait = 0;
+	__u64 slack = 0, wait = 0, margin = margin_us(qp);
 
 	for (__u8 i = 0; i < qp->nplanes; i++) {
 		struct mroce_plane *p = &qp->planes[i];
 		bool others_heard = false;
 
-		if (p->wait_since_us && now - p->wait_since_us > MROCE_PLANE_SLACK_US && !wait) {
+		/* The probe's one packet was declared lost (something sent later arrived): failed. */
+		if (p->down && p->trial && qp->paths[p->trial_slot].lost) {
+			probe_failed(qp, i, now);
+			continue;
+		}
+		if (p->wait_since_us && now - p->wait_since_us > margin && !wait) {
 			slack = slack_us(qp);
 			wait = slack + 2 * answer_us(qp);
 		}
 		/* Not before its own answers are due: a plane with a longer queue is not dead. */
-		if (!p->wait_since_us || now - p->wait_since_us <= MROCE_PLANE_SLACK_US ||
+		if (!p->wait_since_us || now - p->wait_since_us <= margin ||
 		    now - p->wait_since_us <= wait) {
 			if (p->down && !p->trial && now >= p->probe_at_us)
 				probe_start(qp, i, now);

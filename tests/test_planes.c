@@ -18,6 +18,7 @@
 
 #define BUF	(4 << 20)
 #include "pair.h"
+#include "../lib/eng_int.h"
 
 struct planes {
 	struct pair	p;
@@ -214,6 +215,7 @@ static void test_unproven_plane_gets_probes_only(void **state)
 {
 	struct watch *c = calloc(1, sizeof(*c));
 	struct planes pl;
+	__u64 shun;
 
 	(void)state;
 	planes_open(&pl, 4300, 8);
@@ -229,6 +231,16 @@ static void test_unproven_plane_gets_probes_only(void **state)
 	assert_true(pl.p.qa->planes[1].down);
 	/* one packet per probe: a handful over the transfer, never a window's worth */
 	assert_true(pl.a1.sent >= 1 && pl.a1.sent <= 8);
+	/*
+	 * The device remembers the failed probe: a connection made now (the
+	 * QP's planes set up again, as connect does) waits before probing
+	 * plane 1, instead of losing its first packet there at once.
+	 */
+	shun = pl.p.da->plane_shun_until_us[1];
+	assert_true(shun > pl.p.net->now);
+	mroce_planes_connect(pl.p.qa, 2, pl.p.net->now);
+	assert_true(pl.p.qa->planes[1].down);
+	assert_int_equal(pl.p.qa->planes[1].probe_at_us, shun);
 	free(c);
 	planes_close(&pl);
 }
