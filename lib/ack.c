@@ -233,6 +233,7 @@ void mroce_handle_ack(struct mroce_qp *qp, const struct mroce_hdr *h, __u64 now)
 	}
 	if (mroce_psack_holes(qp, h, now))
 		mroce_cc_on_loss(qp, now);
+	mroce_planes_psack(qp, h, now);
 	mroce_rack_detect(qp, now);
 }
 

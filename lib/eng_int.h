@@ -87,6 +87,7 @@ void mroce_ret_heard(struct mroce_qp *qp, __u8 slot, __u16 sport);
 void mroce_planes_connect(struct mroce_qp *qp, __u8 n, __u64 now);
 void mroce_plane_heard(struct mroce_qp *qp, __u8 plane, __u64 sent_us, __u64 now);
 void mroce_planes_timer(struct mroce_qp *qp, __u64 now);
+void mroce_planes_psack(struct mroce_qp *qp, const struct mroce_hdr *h, __u64 now);
 
 /* Data sent on a plane: it owes an acknowledgement from now on (planes.c). */
 static inline void mroce_plane_sent(struct mroce_qp *qp, __u8 plane, __u64 now)

@@ -143,6 +143,7 @@ static void plane_rejoin(struct mroce_qp *qp, __u8 pl)
 
 	p->down = false;
 	p->trial = false;
+	p->trial_armed = false;
 	p->probe_gap_us = MROCE_PLANE_PROBE_MIN_US;
 	qp->dev->plane_shun_until_us[pl] = 0;
 	qp->st.plane_rejoins++;
@@ -163,6 +164,8 @@ static void probe_start(struct mroce_qp *qp, __u8 pl, __u64 now)
 		qp->paths[s].pwnd_x256 = 256;
 		p->trial = true;
 		p->trial_slot = (__u8)s;
+		p->trial_pseq = qp->paths[s].tx_pseq;
+		p->trial_armed = true;
 		p->wait_since_us = 0;
 		return;
 	}
@@ -199,6 +202,36 @@ void mroce_plane_heard(struct mroce_qp *qp, __u8 pl, __u64 sent_us, __u64 now)
 		plane_rejoin(qp, pl);
 }
 
+/*
+ * An ACK's per-path SACK says the probe's packet arrived on its slot,
+ * through the plane: the plane answers. Heard this way too because the
+ * packet itself may be acknowledged through another plane: on a plane
+ * slower than the rest, loss detection declares the probe lost before its
+ * answer comes and resends it elsewhere (whose acknowledgement no longer
+ * names the plane), and the probe may have been given up already. The
+ * receiver names the slot and place each copy arrived at (psack.c), and
+ * only the probe went to that place through that plane: the same proof an
+ * acknowledged probe is, that the peer took a packet sent to its address
+ * on the plane.
+ */
+void mroce_planes_psack(struct mroce_qp *qp, const struct mroce_hdr *h, __u64 now)
+{
+	if (qp->nplanes < 2 || !(h->pflags & MROCE_PF_VALID) || h->ppath >= qp->attr.paths ||
+	    (__s16)(qp->paths[h->ppath].tx_pseq - h->ppsn_next) < 0)	/* never sent: no proof */
+		return;
+	for (__u8 i = 1; i < qp->nplanes; i++) {
+		struct mroce_plane *p = &qp->planes[i];
+		__u16 d = (__u16)(h->ppsn_next - 1 - p->trial_pseq);
+
+		if (!p->down || !p->trial_armed || p->trial_slot != h->ppath || d >= MROCE_PSACK_BITS ||
+		    !(h->psack[d / 64] >> (d % 64) & 1))
+			continue;
+		p->heard_us = now;
+		p->wait_since_us = 0;
+		plane_rejoin(qp, i);
+	}
+}
+
 /* Runs every progress round: the slots are walked only once some plane has waited the least slack. */
 void mroce_planes_timer(struct mroce_qp *qp, __u64 now)
 {
@@ -208,7 +241,13 @@ void mroce_planes_timer(struct mroce_qp *qp, __u64 now)
 		struct mroce_plane *p = &qp->planes[i];
 		bool others_heard = false;
 
-		/* The probe's one packet was declared lost (something sent later arrived): failed. */
+		/*
+		 * The probe's one packet was declared lost (something sent later
+		 * arrived): failed, without waiting for the slack meant for a plane
+		 * in use. If it only went slower than the rest, its arrival still
+		 * shows in the peer's per-path SACK, which brings the plane back
+		 * (mroce_planes_psack).
+		 */
 		if (p->down && p->trial && qp->paths[p->trial_slot].lost) {
 			probe_failed(qp, i, now);
 			continue;

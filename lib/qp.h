@@ -151,6 +151,8 @@ struct mroce_plane {
 	bool	down;
 	bool	trial;		/* down: a probe is out, on slot trial_slot (one packet's window) */
 	__u8	trial_slot;
+	__u16	trial_pseq;	/* ... the slot's sequence of its packet */
+	bool	trial_armed;	/* ... which, arriving, proves the plane (till the next probe) */
 };
 
 /* Send queue entry. */
