@@ -352,11 +352,11 @@ struct mroce_qp {
 	__u16			rsp_err_stream;
 	__u32			next_path;
 	__u8			good_path;	/* slot that last delivered a first transmission */
-	bool			good_known;
+	bool			good_known;	/* ... once one has (till then good_path means nothing) */
+	__u16			good_entropy;	/* on this entropy value (retired since: no longer good) */
 	__u32			path_spread_us;	/* paths' base RTTs, highest - lowest + 1; 0: unknown */
 	/* The newest time an earlier ACK echoed, and (while one is handled) before it (ack.c). */
-	__u32			echo_newest, echo_before;	/* ... once one has (till then good_path means nothing) */
-	__u16			good_entropy;	/* on this entropy value (retired since: no longer good) */
+	__u32			echo_newest, echo_before;
 	__u8			echo_path;	/* receiving: path slot of the newest data packet */
 	bool			echo_mark;	/* the next ACK echoes echo_path: it carries a CE mark */
 	__u32			echo_next;	/* the slot after the one the last ACK echoed */
