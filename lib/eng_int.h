@@ -147,6 +147,8 @@ struct mroce_rxpath;
 void mroce_psack_mark(struct mroce_rxpath *r, __u16 pseq);
 void mroce_psack_fill(const struct mroce_qp *qp, __u8 slot, struct mroce_hdr *h);
 __u32 mroce_psack_holes(struct mroce_qp *qp, const struct mroce_hdr *h, __u64 now);
+/* An ACK's per-path SACK: place i behind the newest arrival on its slot arrived. */
+bool mroce_psack_has(const struct mroce_hdr *h, __u32 i);
 
 /* rate.c: receiver-driven rate grants */
 void mroce_grant_rx(struct mroce_qp *qp, const struct mroce_hdr *h, __u32 bytes, bool ce, __u64 now);

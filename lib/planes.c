@@ -224,7 +224,7 @@ void mroce_planes_psack(struct mroce_qp *qp, const struct mroce_hdr *h, __u64 no
 		__u16 d = (__u16)(h->ppsn_next - 1 - p->trial_pseq);
 
 		if (!p->down || !p->trial_armed || p->trial_slot != h->ppath || d >= MROCE_PSACK_BITS ||
-		    !(h->psack[d / 64] >> (d % 64) & 1))
+		    !mroce_psack_has(h, d))
 			continue;
 		p->heard_us = now;
 		p->wait_since_us = 0;
