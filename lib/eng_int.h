@@ -32,7 +32,7 @@ static inline void mroce_rec_landed(struct mroce_qp *qp, const struct mroce_txpk
 /* ... a copy of it went out on its slot. */
 static inline void mroce_rec_flying(struct mroce_qp *qp, const struct mroce_txpkt *rec)
 {
-	qp->paths[rec->path].inflight++;	/* path is a byte: every value is a slot */
+	qp->paths[rec->path].inflight++;	/* a record's slot is always < attr.paths (tx.c) */
 }
 
 /* tx.c: requester transmit, ACK/NACK transmit */

@@ -75,11 +75,12 @@ void mroce_planes_connect(struct mroce_qp *qp, __u8 n, __u64 now)
 			.probe_gap_us = MROCE_PLANE_PROBE_MIN_US,
 		};
 	}
-	for (__u32 s = 0; s < MROCE_MAX_PATHS; s++) {
+	for (__u32 s = 0; s < qp->attr.paths; s++) {
 		qp->paths[s].home = (__u8)(s % qp->nplanes);
 		qp->paths[s].plane = 0;	/* the others are unproven yet */
-		qp->ret[s].plane = 0;
 	}
+	for (__u32 s = 0; s < MROCE_MAX_PATHS; s++)
+		qp->ret[s].plane = 0;
 }
 
 /* The live plane with the fewest slots on it (0 if none is live: nothing is moved there). */

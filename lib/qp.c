@@ -103,6 +103,7 @@ static void qp_free(struct mroce_qp *qp)
 		free(qp->streams[i].rq);
 	free(qp->streams);
 	free(qp->sq);
+	free(qp->paths);
 	free(qp);
 }
 
@@ -113,7 +114,8 @@ static int qp_alloc_streams(struct mroce_qp *qp, __u32 n)
 	if (!qp->streams)
 		return -ENOMEM;
 	for (__u32 i = 0; i < n; i++) {
-		qp->streams[i].rq = calloc(qp->rq_mask + 1, sizeof(*qp->streams[i].rq));
+		/* uncleared: post.c clears each entry it fills, nothing reads past rq_tail */
+		qp->streams[i].rq = malloc((qp->rq_mask + 1) * sizeof(*qp->streams[i].rq));
 		if (!qp->streams[i].rq)
 			return -ENOMEM;
 	}
@@ -159,8 +161,9 @@ int mroce_create_qp(struct mroce_dev *dev, const struct mroce_qp_attr *attr, str
 	qp->sq_mask = ring_mask(a.streams > 1 ? 2 * a.sq_depth : a.sq_depth);
 	qp->rq_mask = ring_mask(a.rq_depth);
 	qp->attr = a;
-	qp->sq = calloc(qp->sq_mask + 1, sizeof(*qp->sq));
-	if (!qp->sq || qp_alloc_streams(qp, a.streams)) {
+	qp->sq = malloc((qp->sq_mask + 1) * sizeof(*qp->sq));	/* the same as the receive rings */
+	qp->paths = calloc(a.paths, sizeof(*qp->paths));
+	if (!qp->sq || !qp->paths || qp_alloc_streams(qp, a.streams)) {
 		qp_free(qp);
 		return -ENOMEM;
 	}
@@ -175,7 +178,9 @@ int mroce_create_qp(struct mroce_dev *dev, const struct mroce_qp_attr *attr, str
 	mroce_cc_init(qp);
 	/* The way back for the peer's slot i starts on our slot i's port (paths.c). */
 	for (__u32 i = 0; i < MROCE_MAX_PATHS; i++)
-		qp->paths[i].entropy = qp->ret[i].entropy = (__u16)i;
+		qp->ret[i].entropy = (__u16)i;
+	for (__u32 i = 0; i < a.paths; i++)
+		qp->paths[i].entropy = (__u16)i;
 	qp->next_entropy = (__u16)(a.paths - 1);
 	pthread_mutex_lock(&dev->lock);
 	err = qp_take_qpn(dev, qp);

@@ -362,7 +362,7 @@ struct mroce_qp {
 	__u32			echo_next;	/* the slot after the one the last ACK echoed */
 	__u32			ret_slots;	/* the peer's path slots heard of: 1 + the highest */
 	struct mroce_ret	ret[MROCE_MAX_PATHS];
-	struct mroce_path	paths[MROCE_MAX_PATHS];
+	struct mroce_path	*paths;		/* attr.paths of them: the QP's own slots */
 	struct mroce_left_route	left[MROCE_LEFT_ROUTES];
 	__u32			left_next;	/* the entry the next retirement takes */
 	__u16			next_entropy;	/* next fresh entropy value */
