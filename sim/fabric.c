@@ -108,19 +108,19 @@ static void link_queue(struct sim *s, struct sim_link *l, struct sim_frame *f, e
 
 	if (l->down) {
 		s->st.drops_down++;
-		free(f);
+		sim_frame_free(s, f);
 		return;
 	}
 	if (l->loss_ppm && sim_rand(s) % 1000000 < l->loss_ppm) {
 		s->st.drops_loss++;
 		l->drops++;
-		free(f);
+		sim_frame_free(s, f);
 		return;
 	}
 	if (depth + f->len > l->buf) {
 		s->st.drops_buf++;
 		l->drops++;
-		free(f);
+		sim_frame_free(s, f);
 		return;
 	}
 	if (l->ecn && depth > l->ecn && mark_ce(f)) {
@@ -138,7 +138,7 @@ static void link_queue(struct sim *s, struct sim_link *l, struct sim_frame *f, e
 	f->hop = (__u8)next;
 	if (sim_evq_push(&s->q, l->free_ps + l->prop_ps, EV_FRAME, f, 0)) {
 		sim_fail(s, -ENOMEM, "event queue: out of memory");
-		free(f);
+		sim_frame_free(s, f);
 	}
 }
 
@@ -165,7 +165,7 @@ void sim_fabric_send(struct sim *s, struct sim_frame *f)
 	if (f->len < 14 + 20 + 8) {	/* not even Ethernet, IPv4 and UDP headers: nowhere to go */
 		s->st.frames++;
 		s->st.drops_down++;
-		free(f);
+		sim_frame_free(s, f);
 		return;
 	}
 	memcpy(&daddr, f->data + 14 + 16, 4);
@@ -178,7 +178,7 @@ void sim_fabric_send(struct sim *s, struct sim_frame *f)
 	s->st.frames++;
 	if (f->plane >= s->cfg.planes || f->dst >= s->cfg.hosts || daddr % PLANE_STRIDE == 0) {
 		s->st.drops_down++;	/* an address the fabric has no route for */
-		free(f);
+		sim_frame_free(s, f);
 		return;
 	}
 	link_queue(s, &s->planes[f->plane].up_h[f->src], f, HOP_LEAF_UP);
@@ -203,7 +203,7 @@ void sim_fabric_arrive(struct sim *s, struct sim_frame *f)
 				ok[n++] = sp;
 		if (!n) {
 			s->st.drops_down++;
-			free(f);
+			sim_frame_free(s, f);
 			return;
 		}
 		f->spine = (__u16)ok[ecmp_hash(f, src_leaf) % n];

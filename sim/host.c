@@ -46,14 +46,12 @@ static void host_tx_send(void *port, void *buf, __u32 len)
 
 	if (!len)
 		return;
-	f = malloc(sizeof(*f) + len);
+	f = sim_frame_new(h->s, len);
 	if (!f) {
 		sim_fail(h->s, -ENOMEM, "frames: out of memory");
 		return;
 	}
-	memset(f, 0, sizeof(*f));
 	memcpy(f->data, buf, len);
-	f->len = len;
 	f->src = (__u16)h->id;
 	sim_fabric_send(h->s, f);
 }
@@ -72,7 +70,7 @@ static int host_rx_burst(void *port, mroce_rx_cb cb, void *ctx, int budget)
 		h->rx_n--;
 		if (!mroce_dev_test_xdp_drops(ctx, f->data, f->len))
 			cb(ctx, f->data, f->len, 0);
-		free(f);
+		sim_frame_free(h->s, f);
 		n++;
 	}
 	return n;
@@ -196,7 +194,7 @@ void sim_hosts_free(struct sim *s)
 		if (h->dev)
 			mroce_dev_close(h->dev);
 		while (h->rx_n) {
-			free(h->rxq[h->rx_head]);
+			sim_frame_free(s, h->rxq[h->rx_head]);
 			h->rx_head = (h->rx_head + 1) % h->rx_cap;
 			h->rx_n--;
 		}
@@ -230,7 +228,7 @@ void sim_host_deliver(struct sim *s, struct sim_frame *f)
 
 		if (!q) {
 			sim_fail(s, -ENOMEM, "frames: out of memory");
-			free(f);
+			sim_frame_free(s, f);
 			return;
 		}
 		for (size_t i = 0; i < h->rx_n; i++)

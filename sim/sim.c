@@ -156,9 +156,10 @@ void sim_free(struct sim *s)
 		s->work->free(s);
 	while (sim_evq_pop(&s->q, &e))
 		if (e.type == EV_FRAME)
-			free(e.p);
+			sim_frame_free(s, e.p);
 	sim_evq_free(&s->q);
 	sim_hosts_free(s);
+	sim_frames_release(s);
 	sim_fabric_free(s);
 	free(s->flows);
 	free(s->samples);

@@ -138,7 +138,8 @@ struct sim_frame {
 	__u32	len;
 	__u16	src, dst;	/* hosts */
 	__u8	plane, hop;	/* where it arrives next (enum sim_hop) */
-	__u8	pad[2];
+	__u8	pool;		/* the free list it returns to (frame.c) */
+	__u8	pad;
 	__u16	sport;		/* entropy, for ECMP */
 	__u16	spine;		/* the spine ECMP chose */
 	__u64	sent_ps;	/* left its host */
@@ -153,6 +154,11 @@ struct sim_plane {
 };
 
 struct sim;
+
+/* ---- frames (frame.c): the len is set, the header otherwise zero; NULL if out of memory */
+struct sim_frame *sim_frame_new(struct sim *s, __u32 len);
+void sim_frame_free(struct sim *s, struct sim_frame *f);
+void sim_frames_release(struct sim *s);
 
 int sim_fabric_init(struct sim *s);
 void sim_fabric_free(struct sim *s);
@@ -304,6 +310,7 @@ struct sim {
 	struct sim_sample *samples;
 	size_t		nsamples, cap_samples;
 	__u8		*shared_buf;
+	struct sim_frame *free_small, *free_big;	/* frames to reuse (frame.c) */
 	int		err;		/* first fatal error */
 	char		errmsg[160];
 };
