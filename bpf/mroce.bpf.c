@@ -481,10 +481,11 @@ int mroce_xdp(struct xdp_md *ctx)
 		case MROCE_RXWIN_DUP:
 			/*
 			 * A resent copy of a placed packet means our ACK was lost:
-			 * let it through so user space acknowledges again. Plain
-			 * duplicates (the network's) die here.
+			 * let it through so user space acknowledges again; so is a
+			 * plane's probe, whose nonce is echoed even if a resend got
+			 * here first. Plain duplicates (the network's) die here.
 			 */
-			if (!(pkt.bth->flags & MROCE_F_RETX))
+			if (!(pkt.bth->flags & MROCE_F_DUP_ANSWER))
 				return drop(MROCE_STAT_DUPLICATE);
 			/* One ACK answers them all; a flood of copies needs no more. */
 			if (!retx_due(qpn))

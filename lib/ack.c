@@ -196,11 +196,18 @@ void mroce_handle_ack(struct mroce_qp *qp, const struct mroce_hdr *h, __u64 now)
 {
 	__u32 inflight, una = qp->snd_una;
 	bool progress, sacked = qp->have_sack;
+	struct mroce_hdr untimed;
 
 	qp->dev->stats.acks_rx++;
 	/* Ignore what acknowledges PSNs we never sent. */
 	if (mroce_psn_before(qp->snd_nxt, h->cum_psn))
 		return;
+	/* A plane probe's nonce echoed (before the ACK's news: it may acknowledge the probe) */
+	if (qp->nplanes > 1 && h->ts_echo && mroce_planes_echo(qp, h->ts_echo, now)) {
+		untimed = *h;
+		untimed.ts_echo = 0;	/* not a time: no RTT sample, no echo order */
+		h = &untimed;
+	}
 	/* Marks count for the path scoreboard whether or not congestion control is on. */
 	qp->st.ecn_ce += h->ecn_ce;
 	if (h->path < qp->attr.paths) {
@@ -233,7 +240,6 @@ void mroce_handle_ack(struct mroce_qp *qp, const struct mroce_hdr *h, __u64 now)
 	}
 	if (mroce_psack_holes(qp, h, now))
 		mroce_cc_on_loss(qp, now);
-	mroce_planes_psack(qp, h, now);
 	mroce_rack_detect(qp, now);
 }
 

@@ -87,7 +87,9 @@ void mroce_ret_heard(struct mroce_qp *qp, __u8 slot, __u16 sport);
 void mroce_planes_connect(struct mroce_qp *qp, __u8 n, __u64 now);
 void mroce_plane_heard(struct mroce_qp *qp, __u8 plane, __u64 sent_us, __u64 now);
 void mroce_planes_timer(struct mroce_qp *qp, __u64 now);
-void mroce_planes_psack(struct mroce_qp *qp, const struct mroce_hdr *h, __u64 now);
+bool mroce_planes_echo(struct mroce_qp *qp, __u32 ts_echo, __u64 now);
+void mroce_plane_probe_mark(const struct mroce_qp *qp, struct mroce_hdr *h, __u8 path);
+__u8 mroce_plane_ack_way(const struct mroce_qp *qp, __u8 plane);
 
 /* Data sent on a plane: it owes an acknowledgement from now on (planes.c). */
 static inline void mroce_plane_sent(struct mroce_qp *qp, __u8 plane, __u64 now)
@@ -147,8 +149,6 @@ struct mroce_rxpath;
 void mroce_psack_mark(struct mroce_rxpath *r, __u16 pseq);
 void mroce_psack_fill(const struct mroce_qp *qp, __u8 slot, struct mroce_hdr *h);
 __u32 mroce_psack_holes(struct mroce_qp *qp, const struct mroce_hdr *h, __u64 now);
-/* An ACK's per-path SACK: place i behind the newest arrival on its slot arrived. */
-bool mroce_psack_has(const struct mroce_hdr *h, __u32 i);
 
 /* rate.c: receiver-driven rate grants */
 void mroce_grant_rx(struct mroce_qp *qp, const struct mroce_hdr *h, __u32 bytes, bool ce, __u64 now);

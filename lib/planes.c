@@ -7,13 +7,15 @@
  * plane is heard in that time is down: its slots move to the live planes
  * (fresh entropy values there) and what they had in flight is resent at
  * once, without waiting for a timer. A down plane is probed: one of its
- * slots goes back on it with a window of one packet; when that packet is
- * acknowledged every slot at home there returns, and if it is not the slot
- * leaves again and the next probe waits twice as long (up to
- * MROCE_PLANE_PROBE_MAX_US). Planes other than the first start down: the
- * peer's addresses for them come from the peer, unchecked, so nothing but a
- * probe goes there until the peer answers on that plane with the
- * connection's token.
+ * slots goes back on it with a window of one packet, which carries a nonce
+ * (MROCE_F_PLANE_PROBE); when an ACK echoes the nonce every slot at home
+ * there returns, and if none does the slot leaves again and the next probe
+ * waits twice as long (up to MROCE_PLANE_PROBE_MAX_US). Only the echo
+ * proves the plane: a peer can acknowledge what it never got, but cannot
+ * echo what it never saw.
+ * Planes other than the first start down: the peer's addresses for them
+ * come from the peer, unchecked, so nothing but a probe goes there, and no
+ * ACK either (mroce_plane_ack_way), until one is proven so.
  */
 #include "eng_int.h"
 
@@ -31,6 +33,14 @@
 #define MROCE_PLANE_SLACK_US		1000
 #define MROCE_PLANE_PROBE_MIN_US	10000
 #define MROCE_PLANE_PROBE_MAX_US	320000	/* a plane back is in use within ~1/3 s */
+/*
+ * An echo of a probe's nonce counts for this long after it (the peer's
+ * hold, added to it), and while the probe is at most a second old. The
+ * nonce is at least 2^30 us (18 minutes) away from our clock either way:
+ * within that second no echo of a real time can be taken for it.
+ */
+#define MROCE_PLANE_ECHO_HOLD_US	2000
+#define MROCE_PLANE_ECHO_TTL_US		1000000
 
 /*
  * How long answers take now: the slowest smoothed RTT of any slot (the
@@ -163,6 +173,10 @@ static void probe_start(struct mroce_qp *qp, __u8 pl, __u64 now)
 			continue;
 		slot_move(qp, (__u8)s, pl, false);
 		qp->paths[s].pwnd_x256 = 256;
+		p->nonce = ((__u32)now + (1u << 30) +
+			    (__u32)(mroce_dev_random64(qp->dev) % (1u << 31))) | 1;	/* 0: no echo */
+		p->nonce_at_us = now;
+		p->nonced = true;
 		p->trial = true;
 		p->trial_slot = (__u8)s;
 		p->trial_pseq = qp->paths[s].tx_pseq;
@@ -195,42 +209,78 @@ void mroce_plane_heard(struct mroce_qp *qp, __u8 pl, __u64 sent_us, __u64 now)
 {
 	struct mroce_plane *p = &qp->planes[pl];
 
+	/*
+	 * The probe's packet acknowledged, its nonce not echoed (that ACK
+	 * would have come first, mroce_planes_echo): the peer says it got what
+	 * went to an address that may not be its own. Not a proof: the probe
+	 * has failed, and its slot sends nothing more there.
+	 */
+	if (p->down) {
+		if (p->trial)
+			probe_failed(qp, pl, now);
+		return;
+	}
 	p->heard_us = now;
 	if (sent_us > p->del_sent_us)
 		p->del_sent_us = sent_us;
 	p->wait_since_us = 0;
-	if (p->down && p->trial)
-		plane_rejoin(qp, pl);
 }
 
 /*
- * An ACK's per-path SACK says the probe's packet arrived on its slot,
- * through the plane: the plane answers. Heard this way too because the
- * packet itself may be acknowledged through another plane: on a plane
- * slower than the rest, loss detection declares the probe lost before its
- * answer comes and resends it elsewhere (whose acknowledgement no longer
- * names the plane), and the probe may have been given up already. The
- * receiver names the slot and place each copy arrived at (psack.c), and
- * only the probe went to that place through that plane: the same proof an
- * acknowledged probe is, that the peer took a packet sent to its address
- * on the plane.
+ * An ACK's echo that is a probe's nonce (with the peer's hold added): true
+ * if it is one, and not a time. The plane whose latest probe it was
+ * rejoins, even after its probe was given up: on a plane slower than the
+ * rest, loss detection declares the probe's packet lost before it arrives,
+ * and its copy resent elsewhere is acknowledged first; the receiver still
+ * echoes the probe's nonce when it arrives (a duplicate with
+ * MROCE_F_PLANE_PROBE is answered), and that is the same proof.
  */
-void mroce_planes_psack(struct mroce_qp *qp, const struct mroce_hdr *h, __u64 now)
+bool mroce_planes_echo(struct mroce_qp *qp, __u32 ts_echo, __u64 now)
 {
-	if (qp->nplanes < 2 || !(h->pflags & MROCE_PF_VALID) || h->ppath >= qp->attr.paths ||
-	    (__s16)(qp->paths[h->ppath].tx_pseq - h->ppsn_next) < 0)	/* never sent: no proof */
-		return;
-	for (__u8 i = 1; i < qp->nplanes; i++) {
-		struct mroce_plane *p = &qp->planes[i];
-		__u16 d = (__u16)(h->ppsn_next - 1 - p->trial_pseq);
+	bool nonce = false;
 
-		if (!p->down || !p->trial_armed || p->trial_slot != h->ppath || d >= MROCE_PSACK_BITS ||
-		    !mroce_psack_has(h, d))
+	for (__u8 i = 0; i < qp->nplanes; i++) {
+		struct mroce_plane *p = &qp->planes[i];
+
+		if (!p->nonced || now - p->nonce_at_us > MROCE_PLANE_ECHO_TTL_US ||
+		    ts_echo - p->nonce > MROCE_PLANE_ECHO_HOLD_US)
 			continue;
-		p->heard_us = now;
-		p->wait_since_us = 0;
-		plane_rejoin(qp, i);
+		nonce = true;
+		if (p->down && p->trial_armed) {
+			p->heard_us = now;
+			p->wait_since_us = 0;
+			plane_rejoin(qp, i);
+		}
 	}
+	return nonce;
+}
+
+/* A data packet about to leave on slot path: if it is a probe's, it carries the nonce. */
+void mroce_plane_probe_mark(const struct mroce_qp *qp, struct mroce_hdr *h, __u8 path)
+{
+	const struct mroce_path *s = &qp->paths[path];
+	const struct mroce_plane *p = &qp->planes[s->plane];
+
+	if (p->down && p->trial && p->trial_slot == path && s->tx_pseq == p->trial_pseq) {
+		h->flags |= MROCE_F_PLANE_PROBE;
+		h->ts = p->nonce;
+	}
+}
+
+/*
+ * The plane an ACK leaves on: the one the packet it echoes came in on, if
+ * that plane is up here, proven by our own probe; else the first plane up.
+ * A peer may name any address for a plane: until the plane is proven,
+ * answering there would reflect its traffic onto that address.
+ */
+__u8 mroce_plane_ack_way(const struct mroce_qp *qp, __u8 plane)
+{
+	if (plane < qp->nplanes && !qp->planes[plane].down)
+		return plane;
+	for (__u8 i = 0; i < qp->nplanes; i++)
+		if (!qp->planes[i].down)
+			return i;
+	return 0;
 }
 
 /* Runs every progress round: the slots are walked only once some plane has waited the least slack. */
@@ -245,9 +295,9 @@ void mroce_planes_timer(struct mroce_qp *qp, __u64 now)
 		/*
 		 * The probe's one packet was declared lost (something sent later
 		 * arrived): failed, without waiting for the slack meant for a plane
-		 * in use. If it only went slower than the rest, its arrival still
-		 * shows in the peer's per-path SACK, which brings the plane back
-		 * (mroce_planes_psack).
+		 * in use. If it only went slower than the rest, the peer echoes
+		 * its nonce when it arrives, which brings the plane back
+		 * (mroce_planes_echo).
 		 */
 		if (p->down && p->trial && qp->paths[p->trial_slot].lost) {
 			probe_failed(qp, i, now);

@@ -152,7 +152,10 @@ struct mroce_plane {
 	bool	trial;		/* down: a probe is out, on slot trial_slot (one packet's window) */
 	__u8	trial_slot;
 	__u16	trial_pseq;	/* ... the slot's sequence of its packet */
-	bool	trial_armed;	/* ... which, arriving, proves the plane (till the next probe) */
+	bool	trial_armed;	/* ... whose nonce, echoed, proves the plane (till the next probe) */
+	bool	nonced;		/* a probe has been sent: */
+	__u32	nonce;		/* ... the latest one's bth.ts */
+	__u64	nonce_at_us;	/* ... when it started */
 };
 
 /* Send queue entry. */
@@ -385,6 +388,10 @@ struct mroce_qp {
 	__u64			ack_due_us;	/* 0: no ACK pending */
 	__u32			ts_echo;
 	__u64			ts_echo_at;	/* when that packet arrived: ACKs add the wait (tx.c) */
+	/* A plane's probe arrived: the next ACK echoes its nonce, not ts_echo (rx.c). */
+	bool			probe_echo;
+	__u32			probe_nonce;
+	__u64			probe_nonce_at;
 	__u16			ecn_ce, ecn_pkts;
 	struct mroce_rxpath	rxpaths[MROCE_MAX_PATHS];	/* per-path SACKs of the peer's slots */
 	__u64			grant_last_us;	/* receiving: its last data packet (rate.c) */

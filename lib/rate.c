@@ -134,11 +134,13 @@ void mroce_grant_rx(struct mroce_qp *qp, const struct mroce_hdr *h, __u32 bytes,
 
 	if (now - g->epoch_us >= MROCE_GRANT_EPOCH_US)
 		grant_epoch_end(qp->dev, now);
-	if (!qp->owd_valid || owd < qp->owd_base) {
-		qp->owd_base = owd;
-		qp->owd_valid = true;
+	if (!(h->flags & MROCE_F_PLANE_PROBE)) {	/* its ts is a nonce, not a time */
+		if (!qp->owd_valid || owd < qp->owd_base) {
+			qp->owd_base = owd;
+			qp->owd_valid = true;
+		}
+		g->queue_sum_us += (__u32)(owd - qp->owd_base);
 	}
-	g->queue_sum_us += (__u32)(owd - qp->owd_base);
 	g->bytes += bytes;
 	g->pkts++;
 	g->ce += ce;

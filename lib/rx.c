@@ -66,8 +66,10 @@ static bool rx_window(struct mroce_qp *qp, const struct mroce_hdr *h, __u64 now)
 		 * placed, perhaps long ago, would hand the sender an RTT of all
 		 * the time its ACKs were being lost.
 		 */
-		qp->ts_echo = h->ts;
-		qp->ts_echo_at = now;
+		if (!(h->flags & MROCE_F_PLANE_PROBE)) {
+			qp->ts_echo = h->ts;
+			qp->ts_echo_at = now;
+		}
 		return false;
 	}
 	if (v == MROCE_RXWIN_BEYOND) {
@@ -272,14 +274,23 @@ void mroce_engine_rx(void *ctx, const void *frame, __u32 len, __u32 placed_len)
 	}
 	/* Duplicates too: the sender learns what each of its paths delivered, copies included. */
 	mroce_psack_mark(&qp->rxpaths[h.path], h.pseq);
+	if (h.flags & MROCE_F_PLANE_PROBE) {
+		/* the next ACK, now, echoes its nonce (a duplicate's too): tx.c mroce_send_ack */
+		qp->probe_nonce = h.ts;
+		qp->probe_nonce_at = now;
+		qp->probe_echo = true;
+		qp->ack_now = true;
+	}
 	mroce_grant_rx(qp, &h, h.payload_len, pkt.ecn == 3, now);
 	if (!rx_window(qp, &h, now))
 		return;
 	qp->ecn_pkts++;
 	qp->ecn_ce += pkt.ecn == 3;
 	dev->stats.ecn_ce_rx += pkt.ecn == 3;
-	qp->ts_echo = h.ts;
-	qp->ts_echo_at = now;
+	if (!(h.flags & MROCE_F_PLANE_PROBE)) {
+		qp->ts_echo = h.ts;
+		qp->ts_echo_at = now;
+	}
 	qp->echo_path = h.path;
 	if (placed_len)
 		dev->stats.xdp_placed++;

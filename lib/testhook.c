@@ -62,6 +62,6 @@ bool mroce_dev_test_xdp_drops(struct mroce_dev *dev, const void *frame, __u32 le
 	if (v == MROCE_RXWIN_BEYOND)
 		return true;
 	if (v == MROCE_RXWIN_DUP)
-		return !(pkt.bth->flags & MROCE_F_RETX);
+		return !(pkt.bth->flags & MROCE_F_DUP_ANSWER);
 	return (qp->flow->flags & MROCE_FLOW_GO_BACK_N) && psn != qp->flow->rx_base;
 }

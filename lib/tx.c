@@ -26,8 +26,9 @@ int mroce_emit(struct mroce_qp *qp, struct mroce_hdr *h, const struct mroce_sge 
 	struct mroce_dev *dev = qp->dev;
 	bool ack = mroce_op_info(h->opcode)->kind == MROCE_OPK_ACK ||
 		   mroce_op_info(h->opcode)->kind == MROCE_OPK_NACK;
-	/* A slot's plane; an ACK's, the plane the slot it echoes came in on (planes.c). */
-	__u8 plane = qp->nplanes > 1 ? (ack ? qp->ret[path].plane : qp->paths[path].plane) : 0;
+	/* A slot's plane; an ACK's, the plane the slot it echoes came in on, if proven (planes.c). */
+	__u8 plane = qp->nplanes > 1 ? (ack ? mroce_plane_ack_way(qp, qp->ret[path].plane) :
+					      qp->paths[path].plane) : 0;
 	struct mroce_route rt = plane ? qp->proute[plane] : qp->route;
 	__u64 now;
 	__u32 cap;
@@ -58,6 +59,8 @@ int mroce_emit(struct mroce_qp *qp, struct mroce_hdr *h, const struct mroce_sge 
 	h->path = path;
 	/* Data: every copy sent on a slot takes the slot's next sequence number. */
 	h->pseq = ack ? 0 : qp->paths[path].tx_pseq;
+	if (!ack && qp->nplanes > 1)
+		mroce_plane_probe_mark(qp, h, path);
 	hdr = mroce_frame_hdrs(buf, cap, &rt, h);
 	if (hdr < 0) {
 		dev->ops->tx_send(dev->port, buf, 0);	/* give the buffer back */
@@ -468,6 +471,8 @@ void mroce_send_ack(struct mroce_qp *qp, __u64 now)
 	h.cum_psn = mroce_rxwin_sack(f, h.sack);
 	h.ts_echo = qp->ts_echo && now > qp->ts_echo_at ? qp->ts_echo + (__u32)(now - qp->ts_echo_at)
 						       : qp->ts_echo;
+	if (qp->probe_echo)	/* a plane's probe came in: its nonce instead, held as long */
+		h.ts_echo = qp->probe_nonce + (__u32)(now - qp->probe_nonce_at);
 	h.ecn_ce = qp->ecn_ce;
 	h.ecn_pkts = qp->ecn_pkts;
 	if (qp->ecn_ce)
@@ -479,6 +484,7 @@ void mroce_send_ack(struct mroce_qp *qp, __u64 now)
 	if (mroce_emit(qp, &h, NULL, 0, 0, NULL, slot))
 		return;	/* no TX buffer: the ACK stays due */
 	mroce_echo_sent(qp, slot);
+	qp->probe_echo = false;
 	qp->dev->stats.acks_tx++;
 	qp->unacked = 0;
 	qp->ack_due_us = 0;

@@ -275,6 +275,104 @@ static void test_unproven_plane_gets_probes_only(void **state)
 	planes_close(&pl);
 }
 
+/*
+ * Plane 1 works one way only: A's packets reach B there, B's own never
+ * reach A. A's probe is echoed through plane 0 (B has not proven plane 1,
+ * so its ACKs do not go there) and A sprays over both planes; B's plane 1,
+ * its probes unanswered, carries nothing but them, ACKs included.
+ */
+static void test_plane_one_way_acks_elsewhere(void **state)
+{
+	struct watch *c = calloc(1, sizeof(*c));
+	struct planes pl;
+
+	(void)state;
+	planes_open(&pl, 4420, 8);
+	planes_connect(&pl);
+	pl.p.net->a.link = pl.p.net->b.link = (struct sim_link){ .delay_us = 10 };
+	pl.a1.link = (struct sim_link){ .delay_us = 10 };
+	pl.b1.link = (struct sim_link){ .delay_us = 10, .down = true };
+	write_n(&pl, c, 2, 46);
+	printf("  plane 1 one way: A sent %llu frames there (of %llu), B %llu; A rejoins %llu, B %llu\n",
+	       (unsigned long long)pl.a1.sent, (unsigned long long)(pl.a1.sent + pl.p.net->a.sent),
+	       (unsigned long long)pl.b1.sent, (unsigned long long)pl.p.qa->st.plane_rejoins,
+	       (unsigned long long)pl.p.qb->st.plane_rejoins);
+	assert_int_equal(pl.p.qa->st.plane_rejoins, 1);
+	assert_false(pl.p.qa->planes[1].down);
+	assert_true(pl.a1.sent > pl.p.net->a.sent / 4);
+	assert_int_equal(pl.p.qb->st.plane_rejoins, 0);
+	assert_true(pl.p.qb->planes[1].down);
+	assert_true(pl.b1.sent <= 8);	/* B's probes, one packet each: no ACK went there */
+	free(c);
+	planes_close(&pl);
+}
+
+static bool probe_sent(void *ctx)
+{
+	const struct planes *pl = ctx;
+
+	return pl->a1.sent >= 1;
+}
+
+/*
+ * A rogue peer names a victim's address for plane 1 (here, a wire where
+ * nothing answers) and acknowledges everything: the probe's PSN, its
+ * per-path SACK bit, echoes of plausible times. None of it proves the
+ * plane, and the probe ends; only its nonce, echoed, would.
+ */
+static void test_rogue_acks_prove_no_plane(void **state)
+{
+	struct planes pl;
+	struct mroce_qp *qa;
+	struct mroce_hdr h = {};
+	struct mroce_plane *p1;
+	struct mroce_rxpath r = {};
+	__u64 now;
+	__u32 nonce;
+
+	(void)state;
+	planes_open(&pl, 4440, 8);
+	pl.a1.link.down = pl.b1.link.down = true;
+	planes_connect(&pl);
+	pl.p.net->a.link = pl.p.net->b.link = (struct sim_link){ .delay_us = 10 };
+	qa = pl.p.qa;
+	fill(pl.p.la, BUF, 47);
+	assert_int_equal(post(qa, MROCE_WR_RDMA_WRITE, 1, pl.p.la, BUF, mroce_mr_lkey(pl.p.ma),
+			      (__u64)(unsigned long)pl.p.lb, mroce_mr_rkey(pl.p.mb), 0), 0);
+	assert_int_equal(sim_run(pl.p.net, pl.p.da, pl.p.db, probe_sent, &pl, 1000000), 0);
+	pthread_mutex_lock(&pl.p.da->lock);
+	p1 = &qa->planes[1];
+	assert_true(p1->down && p1->trial && p1->trial_armed);
+	now = pl.p.net->now;
+	nonce = p1->nonce;
+	/* everything acknowledged, the probe's slot's SACK showing it, the echo a time */
+	h.opcode = MROCE_OP_ACK;
+	h.cum_psn = qa->snd_nxt;
+	h.ts_echo = (__u32)now - 25;
+	h.pflags = MROCE_PF_VALID;
+	h.ppath = p1->trial_slot;
+	mroce_psack_mark(&r, p1->trial_pseq);
+	h.ppsn_next = r.next;
+	memcpy(h.psack, r.bits, sizeof(h.psack));
+	for (__u32 t = 0; t < 64; t++) {
+		h.ts_echo = (__u32)now - t;
+		mroce_handle_ack(qa, &h, now);
+	}
+	assert_true(p1->down);
+	assert_false(p1->trial);	/* acknowledged without the nonce: the probe failed */
+	assert_int_equal(qa->st.plane_rejoins, 0);
+	assert_true(pl.p.da->plane_shun_until_us[1] > now);
+	/* the nonce echoed, held a while by the peer: that is the proof */
+	h.cum_psn = qa->snd_una;
+	h.pflags = 0;
+	h.ts_echo = nonce + 40;
+	mroce_handle_ack(qa, &h, now + 1);
+	assert_false(p1->down);
+	assert_int_equal(qa->st.plane_rejoins, 1);
+	pthread_mutex_unlock(&pl.p.da->lock);
+	planes_close(&pl);
+}
+
 /* The QP info carries the planes; an info naming more planes than there can be is refused. */
 static void test_info_planes_round_trip(void **state)
 {
@@ -300,6 +398,8 @@ int main(void)
 		cmocka_unit_test(test_slower_plane_joins),
 		cmocka_unit_test(test_plane_fails_and_rejoins),
 		cmocka_unit_test(test_unproven_plane_gets_probes_only),
+		cmocka_unit_test(test_plane_one_way_acks_elsewhere),
+		cmocka_unit_test(test_rogue_acks_prove_no_plane),
 		cmocka_unit_test(test_info_planes_round_trip),
 	};
 

@@ -44,7 +44,16 @@ enum mroce_opcode {
 #define MROCE_F_RETX		0x0008	/* retransmission of an earlier PSN */
 #define MROCE_F_SOLICITED	0x0010	/* completion should wake the receiver */
 #define MROCE_F_ECN_ECHO	0x0020	/* ACK: CE marks were seen (see aeth.ecn_ce) */
-#define MROCE_F_KNOWN		0x3f	/* other bits: senders send 0, receivers ignore */
+/*
+ * A plane's probe (protocol.md, "Planes"): bth.ts is a nonce, not a time.
+ * The receiver's next ACK echoes it (aeth.ts_echo, plus the hold), even
+ * for a duplicate: the proof that what is sent to that plane's address
+ * reaches the peer.
+ */
+#define MROCE_F_PLANE_PROBE	0x0040
+#define MROCE_F_KNOWN		0x7f	/* other bits: senders send 0, receivers ignore */
+/* A duplicate with one of these is answered (goes to the engine, rate-limited): others die. */
+#define MROCE_F_DUP_ANSWER	(MROCE_F_RETX | MROCE_F_PLANE_PROBE)
 
 /* Base transport header: in every packet, right after UDP. 32 bytes. */
 struct mroce_bth {
@@ -56,7 +65,8 @@ struct mroce_bth {
 	__be32	psn;		/* packet sequence number (ACK/NACK: sender's next PSN) */
 	__be32	msn;		/* message sequence number of the request this packet serves */
 	__be64	token;		/* per-connection secret agreed at setup */
-	__be32	ts;		/* sender clock in microseconds, echoed by ACKs for RTT */
+	__be32	ts;		/* sender clock in microseconds, echoed by ACKs for RTT
+				 * (F_PLANE_PROBE: a nonce instead) */
 	__be16	payload_len;	/* bytes after the opcode's extension headers */
 	__be16	pseq;		/* data: the path slot's own sequence, one per packet sent on it */
 } __attribute__((packed));
