@@ -187,7 +187,7 @@ static void probe_start(struct mroce_qp *qp, __u8 pl, __u64 now)
 	p->probe_at_us = now + MROCE_PLANE_PROBE_MAX_US;	/* no slot at home there (paths < planes) */
 }
 
-static void probe_failed(struct mroce_qp *qp, __u8 pl, __u64 now)
+static void probe_failed(struct mroce_qp *qp, __u8 pl, __u64 now, bool dead)
 {
 	struct mroce_plane *p = &qp->planes[pl];
 
@@ -198,11 +198,13 @@ static void probe_failed(struct mroce_qp *qp, __u8 pl, __u64 now)
 									    p->probe_gap_us * 2;
 	p->probe_at_us = now + p->probe_gap_us;
 	/*
-	 * The device's other connections, and the next ones, hold off too: a
-	 * collective opens a connection per peer, each of which would
-	 * otherwise lose its first packet on that plane to its probe.
+	 * Its packet lost: the device's other connections, and the next ones,
+	 * hold off too: a collective opens a connection per peer, each of
+	 * which would otherwise lose its first packet on that plane to its
+	 * probe.
 	 */
-	qp->dev->plane_shun_until_us[pl] = now + MROCE_PLANE_PROBE_MIN_US;
+	if (dead)
+		qp->dev->plane_shun_until_us[pl] = now + MROCE_PLANE_PROBE_MIN_US;
 }
 
 void mroce_plane_heard(struct mroce_qp *qp, __u8 pl, __u64 sent_us, __u64 now)
@@ -213,11 +215,12 @@ void mroce_plane_heard(struct mroce_qp *qp, __u8 pl, __u64 sent_us, __u64 now)
 	 * The probe's packet acknowledged, its nonce not echoed (that ACK
 	 * would have come first, mroce_planes_echo): the peer says it got what
 	 * went to an address that may not be its own. Not a proof: the probe
-	 * has failed, and its slot sends nothing more there.
+	 * has failed, and its slot sends nothing more there. (The echo may
+	 * still come, after another plane's: it brings the plane back then.)
 	 */
 	if (p->down) {
 		if (p->trial)
-			probe_failed(qp, pl, now);
+			probe_failed(qp, pl, now, false);
 		return;
 	}
 	p->heard_us = now;
@@ -300,7 +303,7 @@ void mroce_planes_timer(struct mroce_qp *qp, __u64 now)
 		 * (mroce_planes_echo).
 		 */
 		if (p->down && p->trial && qp->paths[p->trial_slot].lost) {
-			probe_failed(qp, i, now);
+			probe_failed(qp, i, now, true);
 			continue;
 		}
 		if (p->wait_since_us && now - p->wait_since_us > margin && !wait) {
@@ -321,7 +324,7 @@ void mroce_planes_timer(struct mroce_qp *qp, __u64 now)
 		if (!others_heard)
 			continue;	/* everything is silent: the peer, or our CPU, not the plane */
 		if (p->down && p->trial)
-			probe_failed(qp, i, now);
+			probe_failed(qp, i, now, true);
 		else if (!p->down)
 			plane_down(qp, i, now);
 	}

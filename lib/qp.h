@@ -388,10 +388,13 @@ struct mroce_qp {
 	__u64			ack_due_us;	/* 0: no ACK pending */
 	__u32			ts_echo;
 	__u64			ts_echo_at;	/* when that packet arrived: ACKs add the wait (tx.c) */
-	/* A plane's probe arrived: the next ACK echoes its nonce, not ts_echo (rx.c). */
-	bool			probe_echo;
-	__u32			probe_nonce;
-	__u64			probe_nonce_at;
+	/*
+	 * A plane's probe arrived (on the plane of the index): an ACK echoes
+	 * its nonce, not ts_echo, one ACK per plane (rx.c, tx.c).
+	 */
+	bool			probe_echo[MROCE_MAX_PLANES];
+	__u32			probe_nonce[MROCE_MAX_PLANES];
+	__u64			probe_nonce_at[MROCE_MAX_PLANES];
 	__u16			ecn_ce, ecn_pkts;
 	struct mroce_rxpath	rxpaths[MROCE_MAX_PATHS];	/* per-path SACKs of the peer's slots */
 	__u64			grant_last_us;	/* receiving: its last data packet (rate.c) */

@@ -249,6 +249,7 @@ void mroce_engine_rx(void *ctx, const void *frame, __u32 len, __u32 placed_len)
 	struct mroce_qp *qp;
 	enum mroce_op_kind kind;
 	__u64 now = dev->ops->now_us(dev->port);
+	__u8 plane = 0;
 
 	dev->stats.rx_pkts++;
 	dev->stats.rx_bytes += len + placed_len;
@@ -268,17 +269,17 @@ void mroce_engine_rx(void *ctx, const void *frame, __u32 len, __u32 placed_len)
 	mroce_ret_heard(qp, h.path,
 			mroce_be16(((const mroce_udphdr_t *)((const __u8 *)frame + pkt.l4_off))->source));
 	if (qp->nplanes > 1) {
-		__u8 plane = rx_plane(dev, frame);
-
-		qp->ret[h.path].plane = plane < qp->nplanes ? plane : 0;
+		plane = rx_plane(dev, frame);
+		plane = plane < qp->nplanes ? plane : 0;
+		qp->ret[h.path].plane = plane;
 	}
 	/* Duplicates too: the sender learns what each of its paths delivered, copies included. */
 	mroce_psack_mark(&qp->rxpaths[h.path], h.pseq);
 	if (h.flags & MROCE_F_PLANE_PROBE) {
-		/* the next ACK, now, echoes its nonce (a duplicate's too): tx.c mroce_send_ack */
-		qp->probe_nonce = h.ts;
-		qp->probe_nonce_at = now;
-		qp->probe_echo = true;
+		/* an ACK, now, echoes its nonce (a duplicate's too): tx.c mroce_send_ack */
+		qp->probe_nonce[plane] = h.ts;
+		qp->probe_nonce_at[plane] = now;
+		qp->probe_echo[plane] = true;
 		qp->ack_now = true;
 	}
 	mroce_grant_rx(qp, &h, h.payload_len, pkt.ecn == 3, now);

@@ -466,13 +466,15 @@ void mroce_send_ack(struct mroce_qp *qp, __u64 now)
 {
 	const struct mroce_flow *f = qp->flow;
 	struct mroce_hdr h = { .opcode = MROCE_OP_ACK, .psn = qp->snd_nxt };
-	__u8 slot = mroce_echo_slot(qp);
+	__u8 slot = mroce_echo_slot(qp), echo = 0;
 
 	h.cum_psn = mroce_rxwin_sack(f, h.sack);
 	h.ts_echo = qp->ts_echo && now > qp->ts_echo_at ? qp->ts_echo + (__u32)(now - qp->ts_echo_at)
 						       : qp->ts_echo;
-	if (qp->probe_echo)	/* a plane's probe came in: its nonce instead, held as long */
-		h.ts_echo = qp->probe_nonce + (__u32)(now - qp->probe_nonce_at);
+	while (echo < MROCE_MAX_PLANES && !qp->probe_echo[echo])
+		echo++;
+	if (echo < MROCE_MAX_PLANES)	/* a plane's probe came in: its nonce instead, held as long */
+		h.ts_echo = qp->probe_nonce[echo] + (__u32)(now - qp->probe_nonce_at[echo]);
 	h.ecn_ce = qp->ecn_ce;
 	h.ecn_pkts = qp->ecn_pkts;
 	if (qp->ecn_ce)
@@ -484,12 +486,19 @@ void mroce_send_ack(struct mroce_qp *qp, __u64 now)
 	if (mroce_emit(qp, &h, NULL, 0, 0, NULL, slot))
 		return;	/* no TX buffer: the ACK stays due */
 	mroce_echo_sent(qp, slot);
-	qp->probe_echo = false;
 	qp->dev->stats.acks_tx++;
 	qp->unacked = 0;
 	qp->ack_due_us = 0;
 	qp->ack_now = false;
 	qp->ecn_ce = qp->ecn_pkts = 0;
+	if (echo < MROCE_MAX_PLANES) {
+		qp->probe_echo[echo] = false;
+		while (++echo < MROCE_MAX_PLANES)
+			if (qp->probe_echo[echo]) {
+				mroce_send_ack(qp, now);	/* another plane's probe: an ACK of its own */
+				return;
+			}
+	}
 	if (qp->ack_again) {
 		qp->ack_again = false;
 		mroce_send_ack(qp, now);	/* the same state, on the next way back */
