@@ -495,6 +495,7 @@ void mroce_send_ack(struct mroce_qp *qp, __u64 now)
 		qp->probe_echo[echo] = false;
 		while (++echo < MROCE_MAX_PLANES)
 			if (qp->probe_echo[echo]) {
+				qp->ack_now = true;	/* still due if no buffer is free now */
 				mroce_send_ack(qp, now);	/* another plane's probe: an ACK of its own */
 				return;
 			}

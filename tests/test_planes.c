@@ -373,6 +373,38 @@ static void test_rogue_acks_prove_no_plane(void **state)
 	planes_close(&pl);
 }
 
+/*
+ * Probes that came in on two planes at once are each echoed, by an ACK of
+ * its own: one pending echo lost the first probe's nonce, and its plane
+ * (a 4-plane connection probes three at once).
+ */
+static void test_each_probe_echoed(void **state)
+{
+	struct planes pl;
+	struct mroce_qp *qb;
+	__u64 before;
+
+	(void)state;
+	planes_open(&pl, 4460, 8);
+	planes_connect(&pl);
+	qb = pl.p.qb;
+	pthread_mutex_lock(&pl.p.db->lock);
+	for (__u8 i = 0; i < 2; i++) {
+		qb->probe_nonce[i] = 0x50000000u + i;
+		qb->probe_nonce_at[i] = pl.p.net->now;
+		qb->probe_echo[i] = true;
+	}
+	before = pl.p.net->b.sent + pl.b1.sent;
+	mroce_send_ack(qb, pl.p.net->now);
+	pl.p.db->ops->tx_flush(pl.p.db->port);
+	assert_int_equal(pl.p.net->b.sent + pl.b1.sent - before, 2);
+	assert_false(qb->probe_echo[0]);
+	assert_false(qb->probe_echo[1]);
+	assert_false(qb->ack_now);
+	pthread_mutex_unlock(&pl.p.db->lock);
+	planes_close(&pl);
+}
+
 /* The QP info carries the planes; an info naming more planes than there can be is refused. */
 static void test_info_planes_round_trip(void **state)
 {
@@ -400,6 +432,7 @@ int main(void)
 		cmocka_unit_test(test_unproven_plane_gets_probes_only),
 		cmocka_unit_test(test_plane_one_way_acks_elsewhere),
 		cmocka_unit_test(test_rogue_acks_prove_no_plane),
+		cmocka_unit_test(test_each_probe_echoed),
 		cmocka_unit_test(test_info_planes_round_trip),
 	};
 
