@@ -3,7 +3,8 @@
  * Frames: every packet a host sends is one, from its sending to its
  * delivery or drop. Millions come and go a second, most of two sizes (ACKs
  * and full data packets), so freed ones wait on a list per size for the
- * next: glibc's malloc of a 4 KiB block took a tenth of a run.
+ * next: glibc's malloc of a 4 KiB block, per packet, was a few percent of a
+ * run's profile (perf, 128 hosts x 8 MiB all-to-all).
  */
 #include <stdlib.h>
 #include <string.h>
