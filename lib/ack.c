@@ -49,9 +49,12 @@ void mroce_pkt_acked(struct mroce_qp *qp, struct mroce_txpkt *rec, __u64 now)
 		p->samples++;
 		p->acked++;
 		mroce_path_acked(qp, p);
-		qp->good_path = rec->path;
-		qp->good_entropy = rec->entropy;
-		qp->good_known = true;
+		if (rec->sent_us >= qp->good_sent_us) {	/* news older than what it knows is none */
+			qp->good_path = rec->path;
+			qp->good_entropy = rec->entropy;
+			qp->good_sent_us = rec->sent_us;
+			qp->good_known = true;
+		}
 		if (!p->del_valid || (__s16)(rec->pseq - p->del_pseq) > 0) {
 			p->del_pseq = rec->pseq;
 			p->del_sent_us = rec->sent_us;

@@ -101,6 +101,7 @@ void mroce_path_retire(struct mroce_qp *qp, struct mroce_path *p);
 void mroce_path_scoreboard(struct mroce_qp *qp, __u64 now);
 __u64 mroce_path_epoch_due(const struct mroce_qp *qp);
 void mroce_path_loss(struct mroce_qp *qp, const struct mroce_txpkt *rec);
+void mroce_path_copy_lost(struct mroce_qp *qp, const struct mroce_txpkt *rec);
 
 /*
  * How much later than a packet another one on the same path must have been
@@ -140,6 +141,16 @@ static inline __u32 mroce_reo_allow(__u32 srtt_us, __u32 rttvar_us, __u32 spread
 	if (!srtt_us || !spread_us || q > MROCE_REO_MAX_US)
 		q = MROCE_REO_MAX_US;
 	return 4 * rttvar_us + q;
+}
+/*
+ * The spread of the QP's paths' base RTTs, for its reordering allowance:
+ * its own once every slot has a base RTT; till then its device's latest
+ * (its paths cross the same fabric, as the RTT hint assumes), which a QP
+ * whose flow puts one packet on each slot would otherwise never have.
+ */
+static inline __u32 mroce_qp_spread(const struct mroce_qp *qp)
+{
+	return qp->path_spread_us ? qp->path_spread_us : qp->dev->spread_hint_us;
 }
 struct mroce_left_route *mroce_left_route(struct mroce_qp *qp, __u8 path, __u16 entropy);
 #define MROCE_HEAD_COPIES	3	/* a head lost twice goes out on this many more slots (tx.c) */

@@ -85,6 +85,8 @@ struct mroce_dev {
 	bool			tx_refused;	/* the port had no transmit buffer (this QP's turn) */
 	__u64			test_rng;	/* nonzero: a test's repeatable random stream (testhook.c) */
 	struct mroce_grant	grant;		/* rate grants to the peers sending to us */
+	__u32			spread_hint_us;	/* the latest spread of any QP's paths' base
+						 * RTTs: a QP's, before it knows its own (loss.c) */
 	__u32			rtt_hint_us;	/* the latest smoothed RTT of any QP: a QP's
 						 * tail probe before it has a sample (loss.c) */
 	/*

@@ -59,7 +59,7 @@ __u64 mroce_head_due(const struct mroce_qp *qp, const struct mroce_txpkt *rec)
 {
 	/* with no RTT measured yet, two RTTs are unknown: wait an RTO instead */
 	__u32 base = qp->srtt_us ? 2 * qp->srtt_us +
-				      mroce_reo_allow(qp->srtt_us, qp->rttvar_us, qp->path_spread_us) :
+				      mroce_reo_allow(qp->srtt_us, qp->rttvar_us, mroce_qp_spread(qp)) :
 				      qp->rto_us;
 
 	return rec->sent_us + ((__u64)base << (rec->retx > 10 ? 10 : rec->retx - 1));
@@ -79,6 +79,7 @@ static bool head_timer(struct mroce_qp *qp, __u64 now)
 		rec->state = PKT_LOST;
 		rec->timer_lost = 1;
 		qp->nlost++;
+		mroce_path_copy_lost(qp, rec);
 		mroce_path_head_lost(qp, rec);
 		return true;
 	}
@@ -118,7 +119,7 @@ static bool path_gap(const struct mroce_qp *qp, const struct mroce_txpkt *rec)
 static __u32 rack_thresh(const struct mroce_qp *qp, const struct mroce_txpkt *rec)
 {
 	const struct mroce_path *p = &qp->paths[rec->path];
-	__u32 allow = mroce_reo_allow(qp->srtt_us, qp->rttvar_us, qp->path_spread_us);
+	__u32 allow = mroce_reo_allow(qp->srtt_us, qp->rttvar_us, mroce_qp_spread(qp));
 	__u32 t = qp->srtt_us + allow;
 
 	if (rec->path < qp->attr.paths && p->entropy == rec->entropy) {
@@ -195,6 +196,7 @@ static __u32 rack_holes(struct mroce_qp *qp, __u64 now)
 		     qp->rack_sent_us + qp->srtt_us / 2 >= rec->sent_us))) {
 			mroce_rec_landed(qp, rec);
 			rec->state = PKT_LOST;
+			mroce_path_copy_lost(qp, rec);
 			mroce_path_loss(qp, rec);
 			if (!gap)
 				mroce_path_suspect(qp, rec, thresh, now);
@@ -256,6 +258,7 @@ static void rto_mark(struct mroce_qp *qp, __u64 now)
 		mroce_rec_landed(qp, rec);
 		rec->state = PKT_LOST;
 		rec->gbn = !oldest;
+		mroce_path_copy_lost(qp, rec);
 		rec->timer_lost = oldest;
 		oldest = false;
 		qp->nlost++;
@@ -338,10 +341,13 @@ static void rto_fire(struct mroce_qp *qp, __u64 now)
  * path (tx_resend): a probe, no timeout counted, no backoff, no window
  * cut. Its acknowledgement carries the SACK that lets RACK find the rest.
  * A probe is one packet on one route, and a route that died under the
- * tail may take it (or the one ACK it brings back): unanswered, another
- * goes after twice the wait, on the next slot (tx_resend moves every
- * resend on), up to MROCE_TLP_MAX before the next progress; never past the
- * RTO itself, which stays the verdict on a peer that is gone.
+ * tail may take it (or the ACK it brings back): unanswered, another goes
+ * one wait after it, on another slot (tx_resend moves every resend on), up
+ * to MROCE_TLP_MAX before the next progress; never past the RTO itself,
+ * which stays the verdict on a peer that is gone, and which backs off.
+ * (Each probe twice the wait of the one before, as first done, made a flow
+ * whose first two probes met dead routes wait 7 waits for its fourth,
+ * longer than the flow: docs/scale.md.)
  * 0: none due.
  */
 #define MROCE_TLP_MAX	4
@@ -360,7 +366,7 @@ __u64 mroce_tlp_due(const struct mroce_qp *qp)
 	if (qp->tlp_out >= MROCE_TLP_MAX || qp->snd_nxt == qp->snd_una || !srtt || qp->nlost ||
 	    qp->attr.go_back_n)
 		return 0;
-	from += (__u64)pto << qp->tlp_out;
+	from += pto;
 	return from < qp->last_progress_us + qp->rto_us ? from : 0;
 }
 
@@ -378,6 +384,7 @@ static void tlp_fire(struct mroce_qp *qp)
 		rec->state = PKT_LOST;
 		qp->nlost++;
 		qp->st.tail_probes++;
+		mroce_path_copy_lost(qp, rec);	/* unanswered for a probe's wait */
 		return;
 	}
 }

@@ -152,11 +152,27 @@ void mroce_path_suspect(struct mroce_qp *qp, const struct mroce_txpkt *rec, __u3
 }
 
 /*
- * The slot a lost packet is resent on: the one that last delivered a first
- * transmission, known to work lately (unless retired since, or assumed bad
- * since); if none has yet, or this copy was lost on that one, the next slot not assumed bad
- * after the one it was lost on (the next slot, if all are), so that retries
- * reach every path rather than bounce on one dead route.
+ * A copy declared lost (or given up on by a tail probe): if it went on the
+ * slot known good, after the delivery that made it so, the slot is not
+ * known to work any more. A route that dies takes what is sent on it after
+ * its last delivery, resends included: without this, every resend went
+ * back to the dead route until a later delivery elsewhere named another
+ * slot. Only a newer delivery names a slot good again (mroce_pkt_acked).
+ */
+void mroce_path_copy_lost(struct mroce_qp *qp, const struct mroce_txpkt *rec)
+{
+	if (qp->good_known && rec->path == qp->good_path && rec->entropy == qp->good_entropy &&
+	    rec->sent_us >= qp->good_sent_us)
+		qp->good_known = false;
+}
+
+/*
+ * The slot a lost packet is resent on: the one whose delivered first
+ * transmission was sent last, known to work lately (unless retired since,
+ * assumed bad since, or a copy sent on it since was lost); if none, or this
+ * copy was lost on that one, the next slot not assumed bad after the one
+ * it was lost on (the next slot, if all are), so that retries reach every
+ * path rather than bounce on one dead route.
  */
 __u8 mroce_resend_path(const struct mroce_qp *qp, __u8 was)
 {
@@ -493,9 +509,12 @@ void mroce_path_scoreboard(struct mroce_qp *qp, __u64 now)
 	/*
 	 * How far apart the routes' delays are (loss.c's reordering
 	 * allowance): known once every slot has a base RTT; 0, unknown, till
-	 * then (a slot not heard from yet may be the slowest).
+	 * then (a slot not heard from yet may be the slowest). The device
+	 * keeps the latest known for its QPs that know none yet.
 	 */
 	qp->path_spread_us = t.unbased ? 0 : t.max_base - t.min_base + 1;
+	if (qp->path_spread_us)
+		qp->dev->spread_hint_us = qp->path_spread_us;
 	echo_round = new_epoch && t.echoes >= 2 * qp->attr.paths;
 	for (__u32 i = 0; i < qp->attr.paths; i++) {
 		struct mroce_path *p = &qp->paths[i];

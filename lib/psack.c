@@ -152,6 +152,7 @@ __u32 mroce_psack_holes(struct mroce_qp *qp, const struct mroce_hdr *h, __u64 no
 		}
 		mroce_rec_landed(qp, rec);
 		rec->state = PKT_LOST;
+		mroce_path_copy_lost(qp, rec);
 		mroce_path_loss(qp, rec);
 		qp->nlost++;
 		qp->st.psack_lost++;

@@ -357,6 +357,7 @@ struct mroce_qp {
 	__u8			good_path;	/* slot that last delivered a first transmission */
 	bool			good_known;	/* ... once one has (till then good_path means nothing) */
 	__u16			good_entropy;	/* on this entropy value (retired since: no longer good) */
+	__u64			good_sent_us;	/* when that first transmission was sent (paths.c) */
 	__u32			path_spread_us;	/* paths' base RTTs, highest - lowest + 1; 0: unknown */
 	/* The newest time an earlier ACK echoed, and (while one is handled) before it (ack.c). */
 	__u32			echo_newest, echo_before;

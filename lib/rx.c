@@ -60,7 +60,8 @@ static bool rx_window(struct mroce_qp *qp, const struct mroce_hdr *h, __u64 now)
 
 	if (v == MROCE_RXWIN_DUP) {
 		dev->stats.dup_pkts++;
-		qp->ack_now = true;	/* our ACK may have been lost */
+		qp->ack_now = true;	/* our ACK may have been lost ... */
+		qp->ack_again = true;	/* ... on a failed route: two ways back (tx.c) */
 		/*
 		 * The ACK it triggers echoes its time: echoing the newest packet
 		 * placed, perhaps long ago, would hand the sender an RTT of all

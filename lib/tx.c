@@ -348,6 +348,7 @@ static int tx_resend(struct mroce_qp *qp, __u64 now, int *sent)
 {
 	for (__u32 psn = qp->snd_una; qp->nlost && psn != qp->snd_nxt && *sent < TX_BURST; psn++) {
 		struct mroce_txpkt *rec = PKT(qp, psn);
+		__u8 was;
 
 		if (rec->state != PKT_LOST)
 			continue;
@@ -356,11 +357,15 @@ static int tx_resend(struct mroce_qp *qp, __u64 now, int *sent)
 			return -1;
 		}
 		/* Resend on another path, one that works lately (paths.c). */
-		rec->path = mroce_resend_path(qp, rec->path);
-		if (send_psn(qp, psn, rec, true))
-			return -1;	/* no transmit buffer now: still lost, tried next round */
+		was = rec->path;
+		rec->path = mroce_resend_path(qp, was);
+		if (send_psn(qp, psn, rec, true)) {
+			rec->path = was;	/* still lost, tried next round: the choice is made again */
+			return -1;
+		}
 		if (psn == qp->snd_una && rec->retx && !rec->gbn)
 			tx_head_copies(qp, psn, rec);
+
 		rec->entropy = qp->paths[rec->path].entropy;
 		rec->pseq = (__u16)(qp->paths[rec->path].tx_pseq - 1);	/* mroce_emit's */
 		if (!rec->gbn)

@@ -4,8 +4,8 @@
  * root): a shared bottleneck retires nothing, a path dying mid-transfer is
  * recovered from within a bound across many seeds, delay control follows a
  * route change, loss and timeouts shrink the window, a port without
- * transmit buffers is not spun on, QPs sharing a port get fair turns, and
- * QPs get distinct source port ranges.
+ * transmit buffers is not spun on nor makes a resend lose its slot, QPs
+ * sharing a port get fair turns, and QPs get distinct source port ranges.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -344,6 +344,160 @@ static void test_no_tx_buffer_no_spin(void **state)
 	assert_int_equal(sim_run(p.net, p.da, p.db, one_each, w, 60000000), 0);
 	assert_int_equal(w->wa[0].status, MROCE_WC_SUCCESS);
 	assert_memory_equal(p.lb, p.la, BUF);
+	free(w);
+	pair_close(&p);
+}
+
+/*
+ * A resend refused for want of a transmit buffer keeps the slot its copy
+ * was lost on, so the next try chooses from the same facts. It kept the
+ * slot it had tried instead, and each refused round moved it one slot
+ * further on, off the slot known to work: at 256 hosts, resends of a flow
+ * whose tail a dying plane took went back to that plane (docs/scale.md).
+ */
+struct refusal {
+	struct pair	*p;
+	__u32		psn, npkts;
+	__u32		first;
+};
+
+static bool all_sent(void *ctx)
+{
+	struct refusal *r = ctx;
+
+	return r->p->qa->snd_nxt - r->first >= r->npkts;
+}
+
+static bool refused_a_while(void *ctx)
+{
+	struct refusal *r = ctx;
+
+	return PKT(r->p->qa, r->psn)->state == PKT_LOST && lim.nulls >= 20;
+}
+
+static bool resent(void *ctx)
+{
+	struct refusal *r = ctx;
+
+	return PKT(r->p->qa, r->psn)->retx > 0;
+}
+
+static void test_refused_resend_keeps_its_slot(void **state)
+{
+	MROCE_OPTS(mroce_qp_attr, attr, .paths = 4);
+	struct waiter *w = calloc(1, sizeof(*w));
+	struct refusal r = { 0 };
+	struct mroce_txpkt *rec;
+	struct pair p;
+	__u8 lost_on, to;
+
+	(void)state;
+	memset(&lim, 0, sizeof(lim));
+	pair_open_lim(&p, 2700, &attr);
+	pair_connect(&p);
+	p.net->a.link = (struct sim_link){ .delay_us = 10 };
+	p.net->b.link = (struct sim_link){ .delay_us = 10 };
+	r.p = &p;
+	r.first = p.qa->snd_nxt;
+	r.psn = r.first + 5;
+	r.npkts = 40;
+	p.net->a.link.drop_psn = r.psn;	/* its first copy vanishes */
+	p.net->a.link.drop_armed = true;
+	fill(p.la, BUF, 27);
+	assert_int_equal(post(p.qa, MROCE_WR_RDMA_WRITE, 1, p.la, r.npkts * p.qa->payload_max,
+			      mroce_mr_lkey(p.ma), (__u64)(unsigned long)p.lb, mroce_mr_rkey(p.mb), 0), 0);
+	assert_int_equal(sim_run(p.net, p.da, p.db, all_sent, &r, 1000000), 0);
+	lost_on = PKT(p.qa, r.psn)->path;
+	/* no transmit buffer from now until well after the ACKs show the hole */
+	lim.starve_until = p.net->now + 300;
+	lim.nulls = 0;
+	assert_int_equal(sim_run(p.net, p.da, p.db, refused_a_while, &r, 300), 0);
+	rec = PKT(p.qa, r.psn);
+	printf("  lost on slot %u, %llu buffers refused since: the record's slot %u, %u resends\n",
+	       lost_on, (unsigned long long)lim.nulls, rec->path, rec->retx);
+	assert_int_equal(rec->retx, 0);
+	assert_int_equal(rec->path, lost_on);	/* not moved on by the refused tries */
+	to = mroce_resend_path(p.qa, lost_on);
+	assert_true(to != lost_on);
+	lim.starve_until = 0;
+	assert_int_equal(sim_run(p.net, p.da, p.db, resent, &r, 1000000), 0);
+	assert_int_equal(PKT(p.qa, r.psn)->path, to);	/* the slot chosen from the facts, once */
+	w->p = &p;
+	w->want_a = 1;
+	assert_int_equal(sim_run(p.net, p.da, p.db, one_each, w, 60000000), 0);
+	assert_int_equal(w->wa[0].status, MROCE_WC_SUCCESS);
+	assert_memory_equal(p.lb, p.la, r.npkts * p.qa->payload_max);
+	free(w);
+	pair_close(&p);
+}
+
+/*
+ * The slot a resend goes to is the one whose delivered first transmission
+ * was sent last, until a copy sent on it after that delivery is lost: a
+ * route that died takes what follows its last delivery, resends included,
+ * and they kept going back to it (docs/scale.md). Older news does not
+ * name a slot good again; newer does.
+ */
+static void test_lost_copy_unseats_good_slot(void **state)
+{
+	MROCE_OPTS(mroce_qp_attr, attr, .paths = 4);
+	struct mroce_txpkt old = { 0 }, other = { 0 }, after = { 0 };
+	struct mroce_qp *qp;
+	struct pair p;
+
+	(void)state;
+	pair_open(&p, 2750, &attr, NULL);
+	pair_connect(&p);
+	qp = p.qa;
+	qp->good_known = true;
+	qp->good_path = 2;
+	qp->good_entropy = qp->paths[2].entropy;
+	qp->good_sent_us = 100;
+	assert_int_equal(mroce_resend_path(qp, 0), 2);
+	/* a copy on the good slot sent before its good news, and one on another slot: still good */
+	old = (struct mroce_txpkt){ .path = 2, .entropy = qp->paths[2].entropy, .sent_us = 90 };
+	other = (struct mroce_txpkt){ .path = 1, .entropy = qp->paths[1].entropy, .sent_us = 150 };
+	mroce_path_copy_lost(qp, &old);
+	mroce_path_copy_lost(qp, &other);
+	assert_true(qp->good_known);
+	assert_int_equal(mroce_resend_path(qp, 0), 2);
+	/* one sent on it after: no longer known good, the next slot after the lost copy's instead */
+	after = (struct mroce_txpkt){ .path = 2, .entropy = qp->paths[2].entropy, .sent_us = 150 };
+	mroce_path_copy_lost(qp, &after);
+	assert_false(qp->good_known);
+	assert_int_equal(mroce_resend_path(qp, 0), 1);
+	assert_int_equal(mroce_resend_path(qp, 2), 3);
+	pair_close(&p);
+}
+
+/*
+ * A QP that has not measured its own paths' spread yet (a flow of one
+ * packet per slot never does) takes its device's latest for its
+ * reordering allowance, as it takes the device's RTT before its own.
+ */
+static void test_spread_from_device(void **state)
+{
+	MROCE_OPTS(mroce_qp_attr, attr, .paths = 4);
+	struct waiter *w = calloc(1, sizeof(*w));
+	struct mroce_qp *fresh;
+	struct pair p;
+
+	(void)state;
+	pair_open(&p, 2760, &attr, NULL);
+	pair_connect(&p);
+	p.net->a.link = (struct sim_link){ .delay_us = 10, .path_step_us = 3 };
+	p.net->b.link = (struct sim_link){ .delay_us = 10 };
+	pair_write_n(&p, w, 2, 31, NULL);
+	attr.send_cq = attr.recv_cq = p.cqa;
+	assert_int_equal(mroce_create_qp(p.da, &attr, &fresh), 0);
+	printf("  paths' spread: the QP's %u us, the device's %u us; a new QP's %u us (its own %u)\n",
+	       p.qa->path_spread_us, p.da->spread_hint_us, mroce_qp_spread(fresh),
+	       fresh->path_spread_us);
+	assert_true(p.qa->path_spread_us > 1);	/* the routes are 3 us apart */
+	assert_int_equal(fresh->path_spread_us, 0);
+	assert_int_equal(mroce_qp_spread(fresh), p.da->spread_hint_us);
+	assert_int_equal(p.da->spread_hint_us, p.qa->path_spread_us);
+	mroce_destroy_qp(fresh);
 	free(w);
 	pair_close(&p);
 }
@@ -727,6 +881,9 @@ int main(void)
 		cmocka_unit_test(test_loss_shrinks_window),
 		cmocka_unit_test(test_rto_floors_window),
 		cmocka_unit_test(test_no_tx_buffer_no_spin),
+		cmocka_unit_test(test_refused_resend_keeps_its_slot),
+		cmocka_unit_test(test_lost_copy_unseats_good_slot),
+		cmocka_unit_test(test_spread_from_device),
 		cmocka_unit_test(test_qp_entropy_bases_distinct),
 		cmocka_unit_test(test_path_down_recovery_bounded),
 		cmocka_unit_test(test_path_window_trim_and_regrow),

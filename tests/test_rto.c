@@ -147,7 +147,7 @@ static void test_tail_loss_probe(void **state)
 	write_tail_lost(1701, 1, NULL, &rtos, &probes, &took);
 	assert_int_equal(rtos, 0);
 	assert_int_equal(probes, 1);
-	/* its probe lost too, and a second probe (twice the wait) would come after the RTO: the RTO */
+	/* its probe lost too, and a second probe (one wait later) would come after the RTO: the RTO */
 	write_tail_lost(1701, 2, NULL, &rtos2, &probes2, &took2);
 	assert_true(rtos2 >= 1);
 	assert_int_equal(probes2, 1);
@@ -193,8 +193,10 @@ static void write_acks_lost(__u32 lost, const struct mroce_qp_attr *attr, __u64 
 /*
  * A route that died under a flow's tail takes the receiver's ACKs (all of
  * the message's, then the first probe's): the sender hears nothing. A
- * second probe, twice the wait later and on the next slot, brings the ACK
- * that completes the WRITE, well before the RTO, and no timeout is counted.
+ * second probe, one wait later and on the next slot, brings the ACK that
+ * completes the WRITE, well before the RTO, and no timeout is counted. A
+ * probe is a duplicate at the receiver, which answers it on two ways back
+ * (its first answer was lost, perhaps on a dead route).
  */
 static void test_tail_probe_lost_probes_again(void **state)
 {
@@ -209,6 +211,7 @@ static void test_tail_probe_lost_probes_again(void **state)
 	write_acks_lost((__u32)acks, &attr, &rtos, &probes, &took1, &acks1);
 	assert_int_equal(rtos, 0);
 	assert_int_equal(probes, 1);
+	assert_int_equal(acks1, acks + 2);	/* the probe's duplicate answered twice */
 	/* and that one lost too: a second probe */
 	write_acks_lost((__u32)acks1, &attr, &rtos, &probes, &took, &acks);
 	assert_int_equal(rtos, 0);
