@@ -385,8 +385,12 @@ static struct mroce_qp *hs_step(struct mroce_listener *l, struct hs *h, const st
 		err = hs_read(h, CM_LEN + 1);
 		if (err == -EAGAIN && h->got == CM_LEN)
 			err = 0;
-		/* Another version's info may be shorter than ours: say so as soon as it shows. */
-		if (err && h->got >= 2 && h->buf[0] == 'M' && h->buf[1] != MROCE_VERSION)
+		/*
+		 * Another version's info, or another layout's (byte 3), may be
+		 * shorter than ours: say so as soon as it shows.
+		 */
+		if (err && h->got >= 2 && h->buf[0] == 'M' &&
+		    (h->buf[1] != MROCE_VERSION || (h->got >= 4 && h->buf[3] != MROCE_MAX_PLANES)))
 			err = -MROCE_ERR_VERSION;
 		if (!err)
 			err = hs_serve(l, h, attr);
@@ -545,13 +549,13 @@ int mroce_connect(struct mroce_dev *dev, const char *addr, __u16 port,
 		mroce_qp_info_pack(&info, mine);
 		err = xfer(fd, mine, sizeof(mine), true, deadline);
 	}
-	/* the version first: another version's answer may be shorter than ours */
+	/* the version and layout first: another's answer may be shorter than ours */
 	if (!err)
-		err = xfer(fd, peer, 2, false, deadline);
-	if (!err && peer[0] == 'M' && peer[1] != MROCE_VERSION)
+		err = xfer(fd, peer, 4, false, deadline);
+	if (!err && peer[0] == 'M' && (peer[1] != MROCE_VERSION || peer[3] != MROCE_MAX_PLANES))
 		err = -MROCE_ERR_VERSION;
 	if (!err)
-		err = xfer(fd, peer + 2, sizeof(peer) - 2, false, deadline);
+		err = xfer(fd, peer + 4, sizeof(peer) - 4, false, deadline);
 	if (!err)
 		err = nothing_more(fd);
 	if (!err)

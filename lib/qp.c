@@ -354,7 +354,7 @@ int mroce_qp_local_info(struct mroce_qp *qp, const struct in6_addr *addr, int fa
 	return 0;
 }
 
-_Static_assert(sizeof(struct mroce_qp_info) == 120, "mroce_qp_info's size is ABI");
+_Static_assert(sizeof(struct mroce_qp_info) == 208, "mroce_qp_info's size is ABI");
 
 void mroce_qp_info_pack(const struct mroce_qp_info *in, __u8 out[MROCE_QP_INFO_WIRE_LEN])
 {
@@ -366,6 +366,7 @@ void mroce_qp_info_pack(const struct mroce_qp_info *in, __u8 out[MROCE_QP_INFO_W
 	out[0] = 'M';
 	out[1] = MROCE_VERSION;
 	out[2] = in->family == AF_INET6 ? 6 : 4;
+	out[3] = MROCE_MAX_PLANES;	/* the layout's room: planes 1..7 below */
 	v32 = mroce_be32(in->qpn); memcpy(out + 4, &v32, 4);
 	v32 = mroce_be32(in->psn); memcpy(out + 8, &v32, 4);
 	v64 = mroce_be64(in->secret); memcpy(out + 12, &v64, 8);
@@ -376,8 +377,8 @@ void mroce_qp_info_pack(const struct mroce_qp_info *in, __u8 out[MROCE_QP_INFO_W
 	v16 = mroce_be16(in->max_rd); memcpy(out + 48, &v16, 2);
 	v16 = mroce_be16(in->streams); memcpy(out + 50, &v16, 2);
 	out[52] = in->planes;
-	memcpy(out + 53, in->plane_mac, sizeof(in->plane_mac));	/* 53..70 */
-	memcpy(out + 72, in->plane_addr, sizeof(in->plane_addr));	/* 72..119 */
+	memcpy(out + 53, in->plane_mac, sizeof(in->plane_mac));	/* 53..94 */
+	memcpy(out + 96, in->plane_addr, sizeof(in->plane_addr));	/* 96..207 */
 }
 
 int mroce_qp_info_unpack(const __u8 in[MROCE_QP_INFO_WIRE_LEN], struct mroce_qp_info *info)
@@ -388,8 +389,8 @@ int mroce_qp_info_unpack(const __u8 in[MROCE_QP_INFO_WIRE_LEN], struct mroce_qp_
 
 	if (in[0] != 'M' || (in[2] != 4 && in[2] != 6))
 		return -EINVAL;
-	if (in[1] != MROCE_VERSION)
-		return -MROCE_ERR_VERSION;	/* a well-formed info of another version */
+	if (in[1] != MROCE_VERSION || in[3] != MROCE_MAX_PLANES)
+		return -MROCE_ERR_VERSION;	/* a well-formed info of another version or layout */
 	memset(info, 0, sizeof(*info));
 	info->family = in[2] == 6 ? AF_INET6 : AF_INET;
 	memcpy(&v32, in + 4, 4); info->qpn = mroce_be32(v32);
@@ -403,7 +404,7 @@ int mroce_qp_info_unpack(const __u8 in[MROCE_QP_INFO_WIRE_LEN], struct mroce_qp_
 	memcpy(&v16, in + 50, 2); info->streams = mroce_be16(v16);
 	info->planes = in[52];
 	memcpy(info->plane_mac, in + 53, sizeof(info->plane_mac));
-	memcpy(info->plane_addr, in + 72, sizeof(info->plane_addr));
+	memcpy(info->plane_addr, in + 96, sizeof(info->plane_addr));
 	if (!info->qpn || info->qpn >= MROCE_MAX_QPS || info->mtu < 256 ||
 	    info->planes > MROCE_MAX_PLANES)
 		return -EINVAL;

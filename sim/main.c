@@ -25,7 +25,7 @@ static void usage(FILE *f)
 "  --hosts N            hosts (default 32)\n"
 "  --hosts-per-leaf N   hosts under each leaf (default 8)\n"
 "  --spines N           spines per plane (default 4)\n"
-"  --planes N           planes: a NIC, a leaf and spines of each per host (1..4, default 1)\n"
+"  --planes N           planes: a NIC, a leaf and spines of each per host (1..8, default 1)\n"
 "  --rate G             host links, Gbit/s (default 400)\n"
 "  --spine-rate G       leaf-spine links, Gbit/s (default: from --oversub)\n"
 "  --oversub X          leaf down : up capacity (default 1)\n"

@@ -153,12 +153,17 @@ def study_failures(size, force):
     for text, name, args, target in cases:
         results.append((text, name, args, target, run(name, args, force)))
     planes = []
-    for n in (2, 4):
+    for n in (2, 4, 8):
         pb = base + ["--planes", str(n)]
         c = run(f"fail-planes{n}-clean", pb, force)
-        tp = int(c["completion_us"] / 4)
-        d = run(f"fail-planes{n}-down", pb + ["--fail", f"plane:1@{tp}"], force)
-        planes.append((n, pb, tp, c, d))
+        downs = []
+        # a quarter of the way in, as the rest; an eighth and a half beside (a single flow's
+        # luck sets the result, and the moment decides which flows are in flight)
+        for frac, tag in ((4, ""), (8, "-early"), (2, "-late")):
+            tp = int(c["completion_us"] / frac)
+            downs.append((tp, run(f"fail-planes{n}-down{tag}", pb + ["--fail", f"plane:1@{tp}"],
+                                  force)))
+        planes.append((n, pb, c, downs))
     t = [f"All-to-all, {fmt_size(size)} per host, 256 hosts (16 leaves x 16, 16 spines, 400 Gbit/s), "
          f"mroce's defaults with 16 paths; failures at {t0} us, a quarter of the clean run "
          f"({clean['completion_us']:.0f} us, {clean['ratio']:.2f}x the ideal).", "",
@@ -175,16 +180,21 @@ def study_failures(size, force):
 
     for text, name, args, target, j in results:
         row(text, j, ecmp_clean if "ecmp" in name else clean, target)
-    for n, pb, tp, c, d in planes:
+    for n, pb, c, downs in planes:
         row(f"{n} planes, clean ({c['completion_us']:.0f} us)", c, c, None)
-        row(f"one plane of {n} down at {tp} us", d, c, 1.0 / n)
-    t += ["", "One plane of 8: not run; the engine connects over at most 4 planes (MROCE_MAX_PLANES, "
-          "the connection info's wire format).", "", "Commands:", "", "```"]
+        for i, (tp, d) in enumerate(downs):
+            when = ["a quarter", "an eighth", "half"][i]
+            row(f"one plane of {n} down at {tp} us ({when} of the way)", d, c, 1.0 / n)
+    t += ["", "The planes' failures at a quarter of their own clean runs are the rows the targets are "
+          "for; an eighth and half of the way are beside them, since the moment decides which "
+          "flows are caught.", "", "Commands:", "", "```"]
     t.append(cmd_of(base) + "    # clean")
     for text, name, args, target, j in results:
         t.append(cmd_of(args))
-    for n, pb, tp, c, d in planes:
-        t.append(cmd_of(pb + ["--fail", f"plane:1@{tp}"]))
+    for n, pb, c, downs in planes:
+        t.append(cmd_of(pb) + "    # clean")
+        for tp, d in downs:
+            t.append(cmd_of(pb + ["--fail", f"plane:1@{tp}"]))
     t.append("```")
     png = "failures.png"
     plot(f"""set title 'Delivered into hosts, all-to-all {fmt_size(size)} per host, 256 hosts'

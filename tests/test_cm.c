@@ -538,6 +538,11 @@ static void test_connect_malformed_answers(void **state)
 	f.answer[1]++;					/* a later version */
 	assert_int_equal(fake_connect(e, &f, 2000), -MROCE_ERR_VERSION);
 	info_wire(f.answer, LOOP);
+	f.answer[3] = 0;				/* an earlier layout: room for 4 planes ... */
+	f.answer_len = 120;				/* ... in 120 bytes, then closed */
+	assert_int_equal(fake_connect(e, &f, 2000), -MROCE_ERR_VERSION);
+	f.answer_len = MROCE_QP_INFO_WIRE_LEN;
+	info_wire(f.answer, LOOP);
 	f.answer_len = 20;				/* truncated, then closed */
 	assert_int_equal(fake_connect(e, &f, 2000), -ECONNRESET);
 	f.answer_len = MROCE_QP_INFO_WIRE_LEN;
@@ -668,6 +673,8 @@ static void test_bad_handshakes(void **state)
 	static const struct bad cases[] = {
 		{ "bad magic", 0, MROCE_QP_INFO_WIRE_LEN, false, false, false, -EPROTO },
 		{ "a version 1 client", 1, MROCE_QP_INFO_WIRE_LEN, false, false, false, -MROCE_ERR_VERSION },
+		/* byte 3 0: an earlier version 2 library's 120 bytes, room for 4 planes */
+		{ "an earlier layout's client", 3, 120, false, false, false, -MROCE_ERR_VERSION },
 		{ "bad family", 2, MROCE_QP_INFO_WIRE_LEN, false, false, false, -EPROTO },
 		{ "qpn 0", 7, MROCE_QP_INFO_WIRE_LEN, false, false, false, -EPROTO },
 		{ "truncated, closed", -1, 30, true, false, false, -ECONNRESET },
@@ -687,7 +694,9 @@ static void test_bad_handshakes(void **state)
 
 		info_wire(msg, LOOP);
 		if (b->mutate >= 0)
-			msg[b->mutate] ^= b->mutate == 7 ? 5 : b->mutate == 1 ? 3 : 0x55;	/* qpn 5 -> 0, version 2 -> 1 */
+			/* qpn 5 -> 0, version 2 -> 1, layout 8 -> 0 */
+			msg[b->mutate] ^= b->mutate == 7 ? 5 : b->mutate == 1 ? 3 :
+					  b->mutate == 3 ? MROCE_MAX_PLANES : 0x55;
 		assert_int_equal(send(fd, msg, b->len, MSG_NOSIGNAL), (ssize_t)b->len);
 		if (b->close_after)
 			close(fd);
@@ -713,7 +722,7 @@ static void test_bad_handshakes(void **state)
 		}
 	}
 	assert_int_equal(lstats(e).malformed, 5);
-	assert_int_equal(lstats(e).bad_version, 1);
+	assert_int_equal(lstats(e).bad_version, 2);
 	assert_int_equal(lstats(e).closed, 3);
 }
 

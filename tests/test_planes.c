@@ -405,22 +405,34 @@ static void test_each_probe_echoed(void **state)
 	planes_close(&pl);
 }
 
-/* The QP info carries the planes; an info naming more planes than there can be is refused. */
+/*
+ * The QP info carries every plane, 8 in all; an info naming more planes
+ * than there can be is refused, and one of the earlier layout (room for 4:
+ * byte 3 0) is another version's.
+ */
 static void test_info_planes_round_trip(void **state)
 {
-	struct mroce_qp_info in = { .qpn = 5, .psn = 7, .family = AF_INET, .mtu = 1500, .planes = 3 }, out;
+	struct mroce_qp_info in = { .qpn = 5, .psn = 7, .family = AF_INET, .mtu = 1500,
+				    .planes = MROCE_MAX_PLANES }, out;
 	__u8 wire[MROCE_QP_INFO_WIRE_LEN];
 
 	(void)state;
-	in.plane_mac[1][5] = 0x42;
-	in.plane_addr[2].s6_addr[15] = 9;
+	assert_int_equal(MROCE_MAX_PLANES, 8);
+	for (int i = 0; i < MROCE_MAX_PLANES - 1; i++) {
+		in.plane_mac[i][5] = (__u8)(0x40 + i);
+		in.plane_addr[i].s6_addr[15] = (__u8)(9 + i);
+	}
 	mroce_qp_info_pack(&in, wire);
+	assert_int_equal(wire[3], MROCE_MAX_PLANES);
 	assert_int_equal(mroce_qp_info_unpack(wire, &out), 0);
-	assert_int_equal(out.planes, 3);
-	assert_int_equal(out.plane_mac[1][5], 0x42);
-	assert_int_equal(out.plane_addr[2].s6_addr[15], 9);
+	assert_int_equal(out.planes, MROCE_MAX_PLANES);
+	assert_memory_equal(out.plane_mac, in.plane_mac, sizeof(in.plane_mac));
+	assert_memory_equal(out.plane_addr, in.plane_addr, sizeof(in.plane_addr));
 	wire[52] = MROCE_MAX_PLANES + 1;
 	assert_int_equal(mroce_qp_info_unpack(wire, &out), -EINVAL);
+	wire[52] = 2;
+	wire[3] = 0;
+	assert_int_equal(mroce_qp_info_unpack(wire, &out), -MROCE_ERR_VERSION);
 }
 
 int main(void)

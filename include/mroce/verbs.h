@@ -64,7 +64,7 @@ struct mroce_dev_opts {
 	__u32			n_planes;
 	size_t			:0;
 };
-#define MROCE_MAX_PLANES	4
+#define MROCE_MAX_PLANES	8
 
 /*
  * Open ifname: attach the XDP datapath if it is not attached yet, create
@@ -329,7 +329,13 @@ struct mroce_qp_info {
 	__u8		plane_mac[MROCE_MAX_PLANES - 1][6];
 	struct in6_addr	plane_addr[MROCE_MAX_PLANES - 1];
 };
-#define MROCE_QP_INFO_WIRE_LEN	120
+/*
+ * Byte 3 of the packed info is the planes its layout has room for
+ * (MROCE_MAX_PLANES): 0 in the 120-byte layout of earlier version 2
+ * libraries, which had room for 4. Either refuses the other's as another
+ * version's (protocol.md, "Versions").
+ */
+#define MROCE_QP_INFO_WIRE_LEN	208
 MROCE_API int mroce_qp_local_info(struct mroce_qp *qp, const struct in6_addr *local_addr,
 				  int family, struct mroce_qp_info *info);
 /* Serialise for exchange over any channel, and back (-EINVAL if malformed,
