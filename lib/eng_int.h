@@ -88,6 +88,7 @@ void mroce_planes_connect(struct mroce_qp *qp, __u8 n, __u64 now);
 void mroce_plane_heard(struct mroce_qp *qp, __u8 plane, __u64 sent_us, __u64 now);
 void mroce_planes_timer(struct mroce_qp *qp, __u64 now);
 bool mroce_planes_echo(struct mroce_qp *qp, __u32 ts_echo, __u64 now);
+__u64 mroce_planes_due(const struct mroce_qp *qp);
 void mroce_plane_probe_mark(const struct mroce_qp *qp, struct mroce_hdr *h, __u8 path);
 __u8 mroce_plane_ack_way(const struct mroce_qp *qp, __u8 plane);
 

@@ -140,6 +140,8 @@ static bool qp_next_timer(struct mroce_qp *qp, __u64 now, __u64 *next)
 	tlp = mroce_tlp_due(qp);
 	if (tlp && tlp < *next)
 		*next = tlp;
+	if (qp->nplanes > 1 && mroce_planes_due(qp) < *next)
+		*next = mroce_planes_due(qp);	/* a probe its siblings' echoes give up */
 	return false;
 }
 

@@ -17,6 +17,8 @@
  * come from the peer, unchecked, so nothing but a probe goes there, and no
  * ACK either (mroce_plane_ack_way), until one is proven so.
  */
+#include <stdint.h>
+
 #include "eng_int.h"
 
 /*
@@ -249,6 +251,10 @@ bool mroce_planes_echo(struct mroce_qp *qp, __u32 ts_echo, __u64 now)
 		    ts_echo - p->nonce > MROCE_PLANE_ECHO_HOLD_US)
 			continue;
 		nonce = true;
+		if (p->echo_of_us != p->nonce_at_us) {
+			p->echo_of_us = p->nonce_at_us;
+			p->echo_rtt_us = (__u32)(now - p->nonce_at_us);
+		}
 		if (p->down && p->trial_armed) {
 			p->heard_us = now;
 			p->wait_since_us = 0;
@@ -286,6 +292,44 @@ __u8 mroce_plane_ack_way(const struct mroce_qp *qp, __u8 plane)
 	return 0;
 }
 
+/*
+ * When plane pl's probe fails for its siblings: a probe of another plane,
+ * sent with it or after it, was echoed, and this one is still unanswered
+ * twice that echo's time later (and 3 us). The peer echoes every probe at
+ * once, so this one is lost, or its plane slower than the others: its late
+ * echo still brings it back (mroce_planes_echo). Loss detection alone took
+ * several RTTs (the QP's RTT unknown yet, its probe slots' too), while
+ * every connection the device opened meanwhile probed a dead plane too.
+ */
+static __u64 sibling_due(const struct mroce_qp *qp, __u8 pl)
+{
+	const struct mroce_plane *p = &qp->planes[pl];
+	__u64 due = UINT64_MAX;
+
+	for (__u8 j = 0; j < qp->nplanes; j++) {
+		const struct mroce_plane *o = &qp->planes[j];
+		__u64 t = p->nonce_at_us + 2ull * o->echo_rtt_us + 3;
+
+		if (j != pl && o->echo_of_us && o->echo_of_us >= p->nonce_at_us && t < due)
+			due = t;
+	}
+	return due;
+}
+
+/* When a probe out is due to be given up for its siblings' echoes (UINT64_MAX: none is). */
+__u64 mroce_planes_due(const struct mroce_qp *qp)
+{
+	__u64 due = UINT64_MAX;
+
+	for (__u8 i = 0; i < qp->nplanes; i++) {
+		__u64 t = qp->planes[i].down && qp->planes[i].trial ? sibling_due(qp, i) : UINT64_MAX;
+
+		if (t < due)
+			due = t;
+	}
+	return due;
+}
+
 /* Runs every progress round: the slots are walked only once some plane has waited the least slack. */
 void mroce_planes_timer(struct mroce_qp *qp, __u64 now)
 {
@@ -303,6 +347,10 @@ void mroce_planes_timer(struct mroce_qp *qp, __u64 now)
 		 * (mroce_planes_echo).
 		 */
 		if (p->down && p->trial && qp->paths[p->trial_slot].lost) {
+			probe_failed(qp, i, now, true);
+			continue;
+		}
+		if (p->down && p->trial && now >= sibling_due(qp, i)) {
 			probe_failed(qp, i, now, true);
 			continue;
 		}

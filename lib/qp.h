@@ -156,6 +156,8 @@ struct mroce_plane {
 	bool	nonced;		/* a probe has been sent: */
 	__u32	nonce;		/* ... the latest one's bth.ts */
 	__u64	nonce_at_us;	/* ... when it started */
+	__u64	echo_of_us;	/* the latest probe echoed: when it started (0: none) */
+	__u32	echo_rtt_us;	/* ... and how long its echo took */
 };
 
 /* Send queue entry. */

@@ -70,7 +70,7 @@ struct sim_net {
 	__u64		seq;
 	__u64		rng;
 	struct sim_port	a, b;
-	struct sim_port	*extra[2];	/* more wires on this clock and pool (planes), or NULL */
+	struct sim_port	*extra[4];	/* more wires on this clock and pool (planes), or NULL */
 	/*
 	 * A busy host: device b is not run for nap_us of every nap_period_us
 	 * (a receiver the scheduler left off the CPU), then takes what came
@@ -442,7 +442,7 @@ static inline int sim_run(struct sim_net *net, struct mroce_dev *a, struct mroce
 			next = net->a.heap[0]->at;
 		if (net->b.n && (nap_end ? nap_end : net->b.heap[0]->at) < next)
 			next = nap_end ? nap_end : net->b.heap[0]->at;
-		for (int i = 0; i < 2; i++)
+		for (int i = 0; i < 4; i++)
 			if (net->extra[i] && net->extra[i]->n && net->extra[i]->heap[0]->at < next)
 				next = net->extra[i]->heap[0]->at;
 		pthread_mutex_lock(&a->lock);

@@ -23,42 +23,57 @@
 struct planes {
 	struct pair	p;
 	struct sim_port	a1, b1;		/* plane 1's wire: the same clock and pool as plane 0's */
+	struct sim_port	a2, b2;		/* plane 2's, when there are 3 */
+	int		n;
 };
 
-static void plane_local(struct mroce_dev *dev, bool side_b, struct mroce_route *l)
+static void plane_local(struct mroce_dev *dev, bool side_b, int plane, struct mroce_route *l)
 {
 	*l = dev->local;
-	l->src_mac[4] = 0x01;	/* plane 1's interface */
-	l->src.v4.s_addr = htonl(side_b ? 0xc6120102 : 0xc6120101);	/* 198.18.1.x */
+	l->src_mac[4] = (__u8)plane;	/* the plane's interface */
+	l->src.v4.s_addr = htonl(0xc6120000 + plane * 256 + (side_b ? 2 : 1));	/* 198.18.P.x */
 }
 
-/* Put each device on a port over both wires, before the QPs connect. */
-static void planes_open(struct planes *pl, __u64 seed, __u32 paths)
+/* Put each device on a port over n wires (2 or 3), before the QPs connect. */
+static void planes_open_n(struct planes *pl, __u64 seed, __u32 paths, int n)
 {
 	MROCE_OPTS(mroce_qp_attr, attr, .paths = paths);
-	struct sim_net *net;
+	struct sim_port *a[3], *b[3];
 	struct mroce_dev *devs[2];
+	struct sim_net *net;
 
 	memset(pl, 0, sizeof(*pl));
 	pair_open(&pl->p, seed, &attr, NULL);
 	net = pl->p.net;
 	devs[0] = pl->p.da;
 	devs[1] = pl->p.db;
-	pl->a1 = (struct sim_port){ .net = net, .peer = &pl->b1 };
-	pl->b1 = (struct sim_port){ .net = net, .peer = &pl->a1 };
-	pl->a1.heap = calloc(2 * SIM_QUEUE, sizeof(*pl->a1.heap));
-	pl->b1.heap = calloc(2 * SIM_QUEUE, sizeof(*pl->b1.heap));
-	net->extra[0] = &pl->a1;	/* sim_run() waits for their frames too */
-	net->extra[1] = &pl->b1;
+	pl->n = n;
+	a[0] = &net->a, b[0] = &net->b;
+	a[1] = &pl->a1, b[1] = &pl->b1;
+	a[2] = &pl->a2, b[2] = &pl->b2;
+	for (int k = 1; k < n; k++) {
+		*a[k] = (struct sim_port){ .net = net, .peer = b[k] };
+		*b[k] = (struct sim_port){ .net = net, .peer = a[k] };
+		a[k]->heap = calloc(2 * SIM_QUEUE, sizeof(*a[k]->heap));
+		b[k]->heap = calloc(2 * SIM_QUEUE, sizeof(*b[k]->heap));
+		net->extra[2 * (k - 1)] = a[k];	/* sim_run() waits for their frames too */
+		net->extra[2 * (k - 1) + 1] = b[k];
+	}
 	for (int i = 0; i < 2; i++) {
-		const struct mroce_port_ops *ops[2] = { &sim_ops, &sim_ops };
-		void *ports[2] = { i ? &net->b : &net->a, i ? &pl->b1 : &pl->a1 };
+		const struct mroce_port_ops *ops[3] = { &sim_ops, &sim_ops, &sim_ops };
+		void *ports[3] = { i ? b[0] : a[0], i ? b[1] : a[1], i ? b[2] : a[2] };
 		struct mroce_dev *d = devs[i];
 
-		assert_int_equal(mroce_port_planes_new(2, ops, ports, &d->ops, &d->port), 0);
-		d->nplanes = 2;
-		plane_local(d, i, &d->plane_local[1]);
+		assert_int_equal(mroce_port_planes_new((__u32)n, ops, ports, &d->ops, &d->port), 0);
+		d->nplanes = (__u8)n;
+		for (int k = 1; k < n; k++)
+			plane_local(d, i, k, &d->plane_local[k]);
 	}
+}
+
+static void planes_open(struct planes *pl, __u64 seed, __u32 paths)
+{
+	planes_open_n(pl, seed, paths, 2);
 }
 
 static void planes_connect(struct planes *pl)
@@ -72,7 +87,7 @@ static void planes_connect(struct planes *pl)
 	memcpy(&b6.s6_addr[12], &pl->p.db->local.src.v4, 4);
 	assert_int_equal(mroce_qp_local_info(pl->p.qa, &a6, AF_INET, &ia), 0);
 	assert_int_equal(mroce_qp_local_info(pl->p.qb, &b6, AF_INET, &ib), 0);
-	assert_int_equal(ia.planes, 2);
+	assert_int_equal(ia.planes, pl->n);
 	/* the manual path with the next hops given (the sim has no neighbour table) */
 	pthread_mutex_lock(&pl->p.da->lock);
 	assert_int_equal(mroce_qp_connect_locked(pl->p.qa, &ib, ib.mac,
@@ -82,7 +97,7 @@ static void planes_connect(struct planes *pl)
 	assert_int_equal(mroce_qp_connect_locked(pl->p.qb, &ia, ia.mac,
 						 (const __u8 (*)[6])ia.plane_mac, ia.planes), 0);
 	pthread_mutex_unlock(&pl->p.db->lock);
-	assert_int_equal(pl->p.qa->nplanes, 2);
+	assert_int_equal(pl->p.qa->nplanes, pl->n);
 }
 
 static void planes_close(struct planes *pl)
@@ -90,6 +105,8 @@ static void planes_close(struct planes *pl)
 	pair_close(&pl->p);	/* closes the plane ports, and so the sim ports under them */
 	free(pl->a1.heap);
 	free(pl->b1.heap);
+	free(pl->a2.heap);
+	free(pl->b2.heap);
 }
 
 /* Plane 1 fails when a quarter of the WRITEs' bytes are acknowledged (fail_at), for good or not. */
@@ -232,6 +249,74 @@ static void test_plane_fails_and_rejoins(void **state)
 	assert_int_equal(pl.p.qa->st.plane_rejoins, 2);
 	assert_false(pl.p.qa->planes[1].down);
 	assert_true(pl.a1.sent - before > 1000);
+	free(c);
+	planes_close(&pl);
+}
+
+/*
+ * Three planes, plane 2 dead from the start. Planes 1 and 2 are probed at
+ * once; the peer echoes every probe at once, so plane 2's probe, still
+ * unanswered twice as long after as plane 1's echo took, has failed: its
+ * packet is resent and the device holds off the plane. It used to wait for
+ * RACK to find its packet lost, several RTTs with the RTT still unknown,
+ * while every connection the device opened meanwhile probed the dead
+ * plane too (docs/scale.md: one plane of 8 down, +26% -> +9%).
+ */
+struct sibling {
+	struct waiter	w;
+	struct planes	*pl;
+	__u64		failed_at;
+};
+
+static bool plane2_given_up(void *ctx)
+{
+	struct sibling *c = ctx;
+	struct mroce_qp *qa = c->pl->p.qa;
+
+	if (!c->failed_at && qa->planes[2].nonced && !qa->planes[2].trial)
+		c->failed_at = c->pl->p.net->now;
+	return c->failed_at != 0;
+}
+
+static void test_probe_fails_by_its_siblings(void **state)
+{
+	struct sibling *c = calloc(1, sizeof(*c));
+	struct mroce_plane *p1, *p2;
+	struct planes pl;
+	struct pair *p;
+	__u64 took;
+
+	(void)state;
+	planes_open_n(&pl, 4480, 9, 3);
+	planes_connect(&pl);
+	p = &pl.p;
+	p->net->a.link = p->net->b.link = (struct sim_link){ .delay_us = 10 };
+	pl.a1.link = pl.b1.link = (struct sim_link){ .delay_us = 10 };
+	pl.a2.link = pl.b2.link = (struct sim_link){ .delay_us = 10, .down = true };
+	c->pl = &pl;
+	c->w.p = p;
+	c->w.want_a = 1;
+	fill(p->la, BUF, 48);
+	assert_int_equal(post(p->qa, MROCE_WR_RDMA_WRITE, 1, p->la, BUF, mroce_mr_lkey(p->ma),
+			      (__u64)(unsigned long)p->lb, mroce_mr_rkey(p->mb), 0), 0);
+	assert_int_equal(sim_run(p->net, p->da, p->db, plane2_given_up, c, 1000000), 0);
+	p1 = &p->qa->planes[1];
+	p2 = &p->qa->planes[2];
+	took = c->failed_at - p2->nonce_at_us;
+	printf("  plane 1's probe echoed in %u us; plane 2's given up %llu us after it was sent, "
+	       "the device holds off plane 2 for %llu us\n", p1->echo_rtt_us, (unsigned long long)took,
+	       (unsigned long long)(p->da->plane_shun_until_us[2] - c->failed_at));
+	assert_true(p1->echo_of_us >= p2->nonce_at_us);		/* a sibling's echo ... */
+	assert_true(p1->echo_rtt_us > 0);
+	assert_true(took <= 2ull * p1->echo_rtt_us + 3);	/* ... decided it */
+	assert_true(p->da->plane_shun_until_us[2] > c->failed_at);
+	assert_false(p1->down);
+	assert_true(p2->down);
+	/* and the transfer completes on the two live planes, every byte where it belongs */
+	assert_int_equal(sim_run(p->net, p->da, p->db, one_each, &c->w, 60000000), 0);
+	assert_int_equal(c->w.wa[0].status, MROCE_WC_SUCCESS);
+	assert_memory_equal(p->lb, p->la, BUF);
+	assert_true(pl.a1.sent > 100);
 	free(c);
 	planes_close(&pl);
 }
@@ -445,6 +530,7 @@ int main(void)
 		cmocka_unit_test(test_plane_one_way_acks_elsewhere),
 		cmocka_unit_test(test_rogue_acks_prove_no_plane),
 		cmocka_unit_test(test_each_probe_echoed),
+		cmocka_unit_test(test_probe_fails_by_its_siblings),
 		cmocka_unit_test(test_info_planes_round_trip),
 	};
 
