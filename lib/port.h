@@ -40,6 +40,14 @@ struct mroce_port_ops {
 	int	(*poll_fd)(void *port);
 	/* Optional: frames wait for the kernel to take them (kick again in MROCE_TX_RETRY_US). */
 	bool	(*tx_pending)(void *port);
+	/*
+	 * The NIC fills in every frame's UDP checksum and drops what arrives
+	 * with a wrong one, as checksum offload does: the engine neither
+	 * computes nor checks it (the simulated hosts' NICs, sim/host.c; the
+	 * AF_XDP port has no offload, and the XDP program checks before it
+	 * places).
+	 */
+	bool	csum_offload;
 };
 
 /* How soon a port whose frames the kernel did not take tries again (port_xsk.c). */

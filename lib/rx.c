@@ -21,7 +21,7 @@ static bool rx_parse(struct mroce_dev *dev, const void *frame, __u32 len, __u32 
 
 	if (!placed_len)
 		return mroce_parse(frame, end, dev->udp_port, pkt) == MROCE_STAT_RX &&
-		       mroce_frame_csum_ok(frame, pkt);
+		       (dev->ops->csum_offload || mroce_frame_csum_ok(frame, pkt));
 	/* Headers read within the len bytes there are, lengths checked against the whole. */
 	if (placed_len > MROCE_FRAME_MAX)
 		return false;

@@ -75,7 +75,8 @@ int mroce_emit(struct mroce_qp *qp, struct mroce_hdr *h, const struct mroce_sge 
 			return -EPERM;
 		}
 	}
-	mroce_frame_finish(buf, (__u32)hdr + h->payload_len, rt.family);
+	if (!dev->ops->csum_offload)
+		mroce_frame_finish(buf, (__u32)hdr + h->payload_len, rt.family);
 	dev->stats.tx_pkts++;
 	dev->stats.tx_bytes += (__u32)hdr + h->payload_len;
 	dev->ops->tx_send(dev->port, buf, (__u32)hdr + h->payload_len);

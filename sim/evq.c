@@ -51,8 +51,15 @@ bool sim_evq_pop(struct sim_evq *q, struct sim_event *out)
 		q->h[i] = q->h[c];
 		i = c;
 	}
-	if (q->n)
+	if (q->n) {
 		q->h[i] = last;
+		/*
+		 * The next event's frame or host was last touched long ago: fetch
+		 * it while this one is handled (a cache miss on each frame's
+		 * header was a tenth of the run).
+		 */
+		__builtin_prefetch(q->h[0].p);
+	}
 	return true;
 }
 

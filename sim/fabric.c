@@ -52,7 +52,12 @@ int sim_fabric_init(struct sim *s)
 		pl->dn_h = calloc(H, sizeof(struct sim_link));
 		pl->up_s = calloc((size_t)L * S, sizeof(struct sim_link));
 		pl->dn_s = calloc((size_t)L * S, sizeof(struct sim_link));
-		if (!pl->up_h || !pl->dn_h || !pl->up_s || !pl->dn_s)
+		pl->ecmp_ok = calloc((size_t)L * L * S, 1);
+		pl->ecmp_n = calloc((size_t)L * L, sizeof(*pl->ecmp_n));
+		pl->ecmp_gen = calloc((size_t)L * L, sizeof(*pl->ecmp_gen));	/* 0: never worked out */
+		pl->route_gen = 1;
+		if (!pl->up_h || !pl->dn_h || !pl->up_s || !pl->dn_s || !pl->ecmp_ok || !pl->ecmp_n ||
+		    !pl->ecmp_gen)
 			return -ENOMEM;
 		for (__u32 h = 0; h < H; h++) {
 			/* end-to-end loss is drawn once per frame, where it leaves its host */
@@ -75,6 +80,9 @@ void sim_fabric_free(struct sim *s)
 		free(s->planes[p].dn_h);
 		free(s->planes[p].up_s);
 		free(s->planes[p].dn_s);
+		free(s->planes[p].ecmp_ok);
+		free(s->planes[p].ecmp_n);
+		free(s->planes[p].ecmp_gen);
 	}
 	free(s->planes);
 	s->planes = NULL;
@@ -192,15 +200,22 @@ void sim_fabric_arrive(struct sim *s, struct sim_frame *f)
 
 	switch (f->hop) {
 	case HOP_LEAF_UP: {
-		__u32 ok[256], n = 0;
+		__u32 pair = src_leaf * L + dst_leaf, n;
+		__u8 *ok = &pl->ecmp_ok[(size_t)pair * S];
 
 		if (src_leaf == dst_leaf) {
 			link_queue(s, &pl->dn_h[f->dst], f, HOP_HOST);
 			return;
 		}
-		for (__u32 sp = 0; sp < S; sp++)
-			if (pl->up_s[src_leaf * S + sp].routed && pl->dn_s[sp * L + dst_leaf].routed)
-				ok[n++] = sp;
+		if (pl->ecmp_gen[pair] != pl->route_gen) {	/* the routes changed since */
+			n = 0;
+			for (__u32 sp = 0; sp < S; sp++)
+				if (pl->up_s[src_leaf * S + sp].routed && pl->dn_s[sp * L + dst_leaf].routed)
+					ok[n++] = (__u8)sp;
+			pl->ecmp_n[pair] = (__u16)n;
+			pl->ecmp_gen[pair] = pl->route_gen;
+		}
+		n = pl->ecmp_n[pair];
 		if (!n) {
 			s->st.drops_down++;
 			sim_frame_free(s, f);
@@ -241,6 +256,7 @@ static void apply(struct sim *s, const struct sim_fault *f, int action)
 	struct sim_plane *pl = &s->planes[f->plane];
 	__u32 S = s->cfg.spines, L = s->leaves;
 
+	pl->route_gen++;	/* every pair's spines are worked out again */
 	switch (f->kind) {
 	case SIM_F_SPINE:
 		for (__u32 l = 0; l < L; l++) {

@@ -94,6 +94,7 @@ static const struct mroce_port_ops host_ops = {
 	.tx_buf = host_tx_buf, .tx_send = host_tx_send, .tx_flush = host_tx_flush,
 	.rx_burst = host_rx_burst, .wait = host_wait, .now_us = host_now,
 	.select_plane = host_select_plane,
+	.csum_offload = true,	/* the model has no corruption to catch: a NIC's offload */
 };
 
 static void host_route(__u32 id, __u32 plane, struct mroce_route *r)

@@ -151,6 +151,15 @@ struct sim_plane {
 	struct sim_link *dn_h;	/* [hosts] leaf -> host */
 	struct sim_link *up_s;	/* [leaves * spines] leaf -> spine */
 	struct sim_link *dn_s;	/* [spines * leaves] spine -> leaf */
+	/*
+	 * The spines that route from one leaf to another ([src * leaves + dst]):
+	 * worked out when a frame first needs them after the routes changed
+	 * (route_gen), not per frame.
+	 */
+	__u8		*ecmp_ok;	/* [leaves * leaves * spines] */
+	__u16		*ecmp_n;	/* [leaves * leaves] */
+	__u32		*ecmp_gen;	/* [leaves * leaves] the route_gen they were worked out at */
+	__u32		route_gen;	/* counts changes to the links' routed (from 1) */
 };
 
 struct sim;
