@@ -502,6 +502,56 @@ static void test_spread_from_device(void **state)
 	pair_close(&p);
 }
 
+/*
+ * A port whose NIC offloads the UDP checksum (mroce_port_ops.csum_offload,
+ * the simulated cluster's): the engine leaves it to the NIC and does not
+ * check it either; without the offload it fills it in. Both transfer alike.
+ */
+static __u16 first_frame_csum(struct sim_port *to)
+{
+	__u16 c;
+
+	assert_true(to->n > 0);
+	memcpy(&c, to->heap[0]->data + mroce_l2l4_len(AF_INET) - 2, 2);
+	return c;
+}
+
+static void test_csum_offload_port(void **state)
+{
+	static struct mroce_port_ops offload;
+	struct waiter *w = calloc(1, sizeof(*w));
+	struct pair p;
+
+	(void)state;
+	for (int off = 0; off < 2; off++) {
+		pair_open(&p, 2800 + off, NULL, NULL);
+		pair_connect(&p);
+		p.net->a.link = p.net->b.link = (struct sim_link){ .delay_us = 10 };
+		if (off) {
+			offload = *p.da->ops;
+			offload.csum_offload = true;
+			p.da->ops = p.db->ops = &offload;
+		}
+		fill(p.la, 4096, 5);
+		assert_int_equal(post(p.qa, MROCE_WR_RDMA_WRITE, 1, p.la, 4096, mroce_mr_lkey(p.ma),
+				      (__u64)(unsigned long)p.lb, mroce_mr_rkey(p.mb), 0), 0);
+		mroce_dev_progress(p.da, 0);
+		if (off)
+			assert_int_equal(first_frame_csum(&p.net->b), 0);	/* the NIC's to fill */
+		else
+			assert_int_not_equal(first_frame_csum(&p.net->b), 0);
+		memset(w, 0, sizeof(*w));
+		w->p = &p;
+		w->want_a = 1;
+		assert_int_equal(sim_run(p.net, p.da, p.db, one_each, w, 1000000), 0);
+		assert_int_equal(w->wa[0].status, MROCE_WC_SUCCESS);
+		assert_memory_equal(p.lb, p.la, 4096);
+		assert_int_equal(p.db->stats.bad_pkts, 0);
+		pair_close(&p);
+	}
+	free(w);
+}
+
 /* Defect 12d: 8 QPs on one port with 4 transmit buffers per microsecond all make progress. */
 #define FAIR_QPS	8
 struct fair {
@@ -884,6 +934,7 @@ int main(void)
 		cmocka_unit_test(test_refused_resend_keeps_its_slot),
 		cmocka_unit_test(test_lost_copy_unseats_good_slot),
 		cmocka_unit_test(test_spread_from_device),
+		cmocka_unit_test(test_csum_offload_port),
 		cmocka_unit_test(test_qp_entropy_bases_distinct),
 		cmocka_unit_test(test_path_down_recovery_bounded),
 		cmocka_unit_test(test_path_window_trim_and_regrow),
