@@ -341,13 +341,14 @@ static void rto_fire(struct mroce_qp *qp, __u64 now)
  * path (tx_resend): a probe, no timeout counted, no backoff, no window
  * cut. Its acknowledgement carries the SACK that lets RACK find the rest.
  * A probe is one packet on one route, and a route that died under the
- * tail may take it (or the ACK it brings back): unanswered, another goes
- * one wait after it, on another slot (tx_resend moves every resend on), up
- * to MROCE_TLP_MAX before the next progress; never past the RTO itself,
- * which stays the verdict on a peer that is gone, and which backs off.
- * (Each probe twice the wait of the one before, as first done, made a flow
- * whose first two probes met dead routes wait 7 waits for its fourth,
- * longer than the flow: docs/scale.md.)
+ * tail may take it (or the ACK it brings back): unanswered, a second goes
+ * one wait after it, and each one after that twice the wait before it, on
+ * another slot each (tx_resend moves every resend on), up to MROCE_TLP_MAX
+ * before the next progress; never past the RTO itself, which stays the
+ * verdict on a peer that is gone. (Every probe twice the wait of the one
+ * before made a flow whose first probe met a dead route wait longer than
+ * the flow; every probe one wait apart loaded an incast's overflowing
+ * queue: a 128-to-1 incast took 1.87 -> 2.76 times the ideal; docs/scale.md.)
  * 0: none due.
  */
 #define MROCE_TLP_MAX	4
@@ -366,7 +367,7 @@ __u64 mroce_tlp_due(const struct mroce_qp *qp)
 	if (qp->tlp_out >= MROCE_TLP_MAX || qp->snd_nxt == qp->snd_una || !srtt || qp->nlost ||
 	    qp->attr.go_back_n)
 		return 0;
-	from += pto;
+	from += (__u64)pto << (qp->tlp_out ? qp->tlp_out - 1 : 0);
 	return from < qp->last_progress_us + qp->rto_us ? from : 0;
 }
 
