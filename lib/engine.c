@@ -113,7 +113,7 @@ int mroce_engine_run(struct mroce_dev *dev, mroce_rx_cb rx)
 /* A QP's earliest timer, folded into *next. True: it has work right now. */
 static bool qp_next_timer(struct mroce_qp *qp, __u64 now, __u64 *next)
 {
-	__u64 tlp;
+	__u64 tlp, planes;
 
 	if (qp->ack_now)
 		return true;
@@ -140,8 +140,9 @@ static bool qp_next_timer(struct mroce_qp *qp, __u64 now, __u64 *next)
 	tlp = mroce_tlp_due(qp);
 	if (tlp && tlp < *next)
 		*next = tlp;
-	if (qp->nplanes > 1 && mroce_planes_due(qp) < *next)
-		*next = mroce_planes_due(qp);	/* a probe its siblings' echoes give up */
+	planes = qp->nplanes > 1 ? mroce_planes_due(qp) : UINT64_MAX;
+	if (planes < *next)
+		*next = planes;	/* a probe its siblings' echoes give up */
 	return false;
 }
 

@@ -366,7 +366,6 @@ static int tx_resend(struct mroce_qp *qp, __u64 now, int *sent)
 		}
 		if (psn == qp->snd_una && rec->retx && !rec->gbn)
 			tx_head_copies(qp, psn, rec);
-
 		rec->entropy = qp->paths[rec->path].entropy;
 		rec->pseq = (__u16)(qp->paths[rec->path].tx_pseq - 1);	/* mroce_emit's */
 		if (!rec->gbn)
