@@ -60,6 +60,7 @@ static __u32 live_from(const struct mroce_dev *dev, __u32 q)
 int mroce_engine_run(struct mroce_dev *dev, mroce_rx_cb rx)
 {
 	__u32 start, refused = 0;
+	bool full = false;
 	__u64 now;
 	int work;
 
@@ -78,22 +79,36 @@ int mroce_engine_run(struct mroce_dev *dev, mroce_rx_cb rx)
 		dev->rr_qp = 1;
 	start = dev->rr_qp;
 	dev->rr_qp = start % (MROCE_MAX_QPS - 1) + 1;
-	/* the live QPs from start on, then those before it */
+	/*
+	 * The live QPs from start on, then those before it. Once the port has
+	 * refused a transmit buffer (one plane: its only ring is full), the
+	 * rest of the round visits only the QPs something was received for or
+	 * posted to, or with a timer due (acknowledgements, completions, loss
+	 * detection), and offers them no transmission: every QP behind would be
+	 * refused too, and such visits were three in four of a loaded host's.
+	 * The others stay due for the next round. (With planes, each has a
+	 * ring of its own.)
+	 */
 	for (int pass = 0; pass < 2; pass++) {
 		__u32 end = pass ? start : MROCE_MAX_QPS;
 
 		for (__u32 q = live_from(dev, pass ? 1 : start); q < end; q = live_from(dev, q + 1)) {
+			__u64 bit = 1ull << (q % 64), poked = dev->qp_poked[q / 64] & bit;
 			struct mroce_qp *qp;
 			int sent;
 
 			if (dev->qp_due[q] > now)
 				continue;	/* nothing due: nothing received, posted or timed out */
+			if (full && !poked && dev->qp_timer[q] > now)
+				continue;
+			dev->qp_poked[q / 64] &= ~bit;
 			qp = dev->qps[q];
 			dev->tx_refused = false;
 			mroce_qp_timers(qp, now);
-			sent = mroce_qp_tx(qp, now);
+			sent = full ? 0 : mroce_qp_tx(qp, now);
 			if (dev->tx_refused && sent <= 0 && !refused)
 				refused = q;	/* wanted to send, got nothing */
+			full |= dev->tx_refused && dev->nplanes <= 1;
 			if (sent > 0)
 				dev->rr_qp = q % (MROCE_MAX_QPS - 1) + 1;
 			work += sent;
@@ -110,13 +125,15 @@ int mroce_engine_run(struct mroce_dev *dev, mroce_rx_cb rx)
 	return work;
 }
 
-/* A QP's earliest timer, folded into *next. True: it has work right now. */
+/*
+ * A QP's earliest timer, folded into *next (all of them, even when it has
+ * work now: a round whose port is out of buffers visits it for a timer).
+ * True: it has work right now.
+ */
 static bool qp_next_timer(struct mroce_qp *qp, __u64 now, __u64 *next)
 {
 	__u64 tlp, planes;
 
-	if (qp->ack_now)
-		return true;
 	if (qp->ack_due_us && qp->ack_due_us < *next)
 		*next = qp->ack_due_us;
 	if (qp->rack_timer_us && qp->rack_timer_us < *next)
@@ -125,14 +142,6 @@ static bool qp_next_timer(struct mroce_qp *qp, __u64 now, __u64 *next)
 		qp->rnr_until_us = mroce_streams_next_hold(qp, now);
 	if (qp->rnr_until_us && qp->rnr_until_us < *next)
 		*next = qp->rnr_until_us;	/* a stream's RNR wait ends */
-	if (qp->nlost)
-		return true;
-	if (mroce_window_open(qp)) {
-		struct mroce_txpkt rec;
-
-		if (mroce_next_new(qp, &rec, now))
-			return true;
-	}
 	if (qp->rd_outstanding && mroce_read_due(qp) < *next)
 		*next = mroce_read_due(qp);
 	if (qp->snd_nxt != qp->snd_una && qp->last_progress_us + qp->rto_us < *next)
@@ -143,6 +152,14 @@ static bool qp_next_timer(struct mroce_qp *qp, __u64 now, __u64 *next)
 	planes = qp->nplanes > 1 ? mroce_planes_due(qp) : UINT64_MAX;
 	if (planes < *next)
 		*next = planes;	/* a probe its siblings' echoes give up */
+	if (qp->ack_now || qp->nlost)
+		return true;
+	if (mroce_window_open(qp)) {
+		struct mroce_txpkt rec;
+
+		if (mroce_next_new(qp, &rec, now))
+			return true;
+	}
 	return false;
 }
 
@@ -155,10 +172,16 @@ static bool qp_next_timer(struct mroce_qp *qp, __u64 now, __u64 *next)
 static __u64 qp_due(struct mroce_qp *qp, __u64 now, __u64 *timer)
 {
 	__u64 next = UINT64_MAX, epoch;
+	bool work;
 
-	if (qp->state != MROCE_QPS_RTS || qp->nplanes > 1 || qp_next_timer(qp, now, &next))
+	if (qp->state != MROCE_QPS_RTS || qp->nplanes > 1) {
+		*timer = 0;	/* every round, a round out of buffers too */
 		return 0;
+	}
+	work = qp_next_timer(qp, now, &next);
 	*timer = next;
+	if (work)
+		return 0;
 	epoch = mroce_path_epoch_due(qp);
 	if (epoch < next)
 		next = epoch;

@@ -82,6 +82,8 @@ struct mroce_dev {
 	__u64			qp_due[MROCE_MAX_QPS];
 	__u64			qp_timer[MROCE_MAX_QPS];	/* ... and its earliest timer then */
 	__u64			qp_live[MROCE_MAX_QPS / 64];	/* bit q: qps[q] is set */
+	__u64			qp_poked[MROCE_MAX_QPS / 64];	/* bit q: received or posted to
+								 * since its last visit */
 	bool			tx_refused;	/* the port had no transmit buffer (this QP's turn) */
 	__u64			test_rng;	/* nonzero: a test's repeatable random stream (testhook.c) */
 	struct mroce_grant	grant;		/* rate grants to the peers sending to us */
@@ -89,6 +91,7 @@ struct mroce_dev {
 						 * RTTs: a QP's, before it knows its own (loss.c) */
 	__u32			rtt_hint_us;	/* the latest smoothed RTT of any QP: a QP's
 						 * tail probe before it has a sample (loss.c) */
+	__u8			reo_mult_hint;	/* the latest reo_mult of any QP: a new QP's */
 	/*
 	 * Planes (protocol.md, "Planes"): the port sends on the one selected
 	 * (ops->select_plane), receives on all. Plane 0 is local and dp.
@@ -119,6 +122,7 @@ void mroce_engine_rx(void *dev, const void *frame, __u32 len, __u32 placed_len);
 static inline void mroce_qp_due_now(struct mroce_qp *qp)
 {
 	qp->dev->qp_due[qp->qpn] = 0;
+	qp->dev->qp_poked[qp->qpn / 64] |= 1ull << (qp->qpn % 64);
 }
 
 /* New work was posted: wake the progress thread if it sleeps. dev->lock held. */

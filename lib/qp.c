@@ -134,7 +134,7 @@ static int qp_take_qpn(struct mroce_dev *dev, struct mroce_qp *qp)
 			continue;	/* another live process on this interface owns it */
 		qp->qpn = q;
 		dev->qps[q] = qp;
-		dev->qp_due[q] = 0;
+		dev->qp_due[q] = dev->qp_timer[q] = 0;
 		dev->qp_live[q / 64] |= 1ull << (q % 64);
 		qp->pd->users++;
 		return 0;
@@ -312,6 +312,7 @@ int mroce_destroy_qp(struct mroce_qp *qp)
 	flush_all(qp, MROCE_WC_WR_FLUSH_ERR);
 	dev->qps[qp->qpn] = NULL;
 	dev->qp_live[qp->qpn / 64] &= ~(1ull << (qp->qpn % 64));
+	dev->qp_poked[qp->qpn / 64] &= ~(1ull << (qp->qpn % 64));
 	qp->pd->users--;
 	pthread_mutex_unlock(&dev->lock);
 	qp_free(qp);
