@@ -343,15 +343,17 @@ static void rto_fire(struct mroce_qp *qp, __u64 now)
  * A probe is one packet on one route, and a route that died under the
  * tail may take it (or the ACK it brings back): unanswered, a second goes
  * one wait after it, and each one after that twice the wait before it, on
- * another slot each (tx_resend moves every resend on), up to MROCE_TLP_MAX
- * before the next progress; never past the RTO itself, which stays the
- * verdict on a peer that is gone. (Every probe twice the wait of the one
- * before made a flow whose first probe met a dead route wait longer than
- * the flow; every probe one wait apart loaded an incast's overflowing
- * queue: a 128-to-1 incast took 1.87 -> 2.76 times the ideal; docs/scale.md.)
+ * another slot each (tx_resend moves every resend on), until the RTO, which
+ * stays the verdict on a peer that is gone (MROCE_TLP_MAX only bounds the
+ * doubling: with the defaults the RTO comes after 6 or 7 probes). (Every
+ * probe twice the wait of the one before made a flow whose first probe met
+ * a dead route wait longer than the flow; every probe one wait apart loaded
+ * an incast's overflowing queue: a 128-to-1 incast took 1.87 -> 2.76 times
+ * the ideal; at most 4 probes left a flow whose first four met dead routes,
+ * and whose ACKs all had, idle for 0.74 ms till its RTO: docs/scale.md.)
  * 0: none due.
  */
-#define MROCE_TLP_MAX	4
+#define MROCE_TLP_MAX	16
 
 __u64 mroce_tlp_due(const struct mroce_qp *qp)
 {

@@ -218,6 +218,17 @@ static void test_tail_probe_lost_probes_again(void **state)
 	assert_int_equal(probes, 2);
 	assert_true(took > took1);
 	assert_true(took < 20000);	/* well before the RTO */
+	/* and so on, past the fourth: probes go on, each wait twice the last, till the RTO */
+	for (__u64 want = 3; want <= 6; want++) {
+		took1 = took;
+		write_acks_lost((__u32)acks, &attr, &rtos, &probes, &took, &acks);
+		assert_int_equal(rtos, 0);
+		assert_int_equal(probes, want);
+		assert_true(took > took1);
+	}
+	printf("  every ACK lost till the sixth probe's: done in %llu us, no timeout (RTO 20 ms)\n",
+	       (unsigned long long)took);
+	assert_true(took < 20000);
 }
 
 /*
