@@ -567,9 +567,30 @@ static bool first_done(void *ctx)
 	return f->w.na >= 1;
 }
 
-static void qps_share_fairly(__u64 seed)
+/* FAIR_QPS connected QP pairs on the limited port (lim set up by the caller), 10 us links. */
+static void fair_open(struct pair *p, struct fair *f, struct mroce_qp **qb, __u64 seed)
 {
 	MROCE_OPTS(mroce_qp_attr, attr);
+
+	pair_open_lim(p, seed, NULL);
+	mroce_destroy_qp(p->qa);	/* its CQ could not be destroyed while it lived */
+	mroce_destroy_qp(p->qb);
+	p->qa = p->qb = NULL;
+	p->net->a.link = (struct sim_link){ .delay_us = 10 };
+	p->net->b.link = p->net->a.link;
+	fill(p->la, BUF, (__u32)(seed % 64));
+	for (int i = 0; i < FAIR_QPS; i++) {
+		attr.send_cq = attr.recv_cq = p->cqa;
+		assert_int_equal(mroce_create_qp(p->da, &attr, &f->qa[i]), 0);
+		attr.send_cq = attr.recv_cq = p->cqb;
+		assert_int_equal(mroce_create_qp(p->db, &attr, &qb[i]), 0);
+		assert_int_equal(sim_connect(f->qa[i], qb[i]), 0);
+	}
+	f->w.p = p;
+}
+
+static void qps_share_fairly(__u64 seed)
+{
 	struct fair *f = calloc(1, sizeof(*f));
 	struct mroce_qp *qb[FAIR_QPS];
 	__u64 min = UINT64_MAX, max = 0, sum = 0, sq = 0;
@@ -578,24 +599,11 @@ static void qps_share_fairly(__u64 seed)
 
 	memset(&lim, 0, sizeof(lim));
 	lim.per_round = 4;
-	pair_open_lim(&p, seed, NULL);
-	mroce_destroy_qp(p.qa);	/* its CQ could not be destroyed while it lived */
-	mroce_destroy_qp(p.qb);
-	p.qa = p.qb = NULL;
-	p.net->a.link = (struct sim_link){ .delay_us = 10 };
-	p.net->b.link = p.net->a.link;
-	fill(p.la, BUF, 61);
-	for (int i = 0; i < FAIR_QPS; i++) {
-		attr.send_cq = attr.recv_cq = p.cqa;
-		assert_int_equal(mroce_create_qp(p.da, &attr, &f->qa[i]), 0);
-		attr.send_cq = attr.recv_cq = p.cqb;
-		assert_int_equal(mroce_create_qp(p.db, &attr, &qb[i]), 0);
-		assert_int_equal(sim_connect(f->qa[i], qb[i]), 0);
+	fair_open(&p, f, qb, seed);
+	for (int i = 0; i < FAIR_QPS; i++)
 		assert_int_equal(post(f->qa[i], MROCE_WR_RDMA_WRITE, (__u64)i, p.la, BUF,
 				      mroce_mr_lkey(p.ma), (__u64)(unsigned long)p.lb,
 				      mroce_mr_rkey(p.mb), 0), 0);
-	}
-	f->w.p = &p;
 	assert_int_equal(sim_run(p.net, p.da, p.db, first_done, f, 60000000), 0);
 	for (int i = 0; i < FAIR_QPS; i++) {
 		__u64 b = f->qa[i]->st.acked_bytes;
@@ -635,7 +643,6 @@ static void test_qps_share_tx_buffers_fairly(void **state)
  */
 static void test_full_port_asked_once_per_round(void **state)
 {
-	MROCE_OPTS(mroce_qp_attr, attr);
 	struct fair *f = calloc(1, sizeof(*f));
 	struct mroce_qp *qb[FAIR_QPS];
 	__u64 before;
@@ -643,20 +650,7 @@ static void test_full_port_asked_once_per_round(void **state)
 
 	(void)state;
 	memset(&lim, 0, sizeof(lim));
-	pair_open_lim(&p, 2620, NULL);
-	mroce_destroy_qp(p.qa);
-	mroce_destroy_qp(p.qb);
-	p.qa = p.qb = NULL;
-	p.net->a.link = (struct sim_link){ .delay_us = 10 };
-	p.net->b.link = p.net->a.link;
-	fill(p.la, BUF, 62);
-	for (int i = 0; i < FAIR_QPS; i++) {
-		attr.send_cq = attr.recv_cq = p.cqa;
-		assert_int_equal(mroce_create_qp(p.da, &attr, &f->qa[i]), 0);
-		attr.send_cq = attr.recv_cq = p.cqb;
-		assert_int_equal(mroce_create_qp(p.db, &attr, &qb[i]), 0);
-		assert_int_equal(sim_connect(f->qa[i], qb[i]), 0);
-	}
+	fair_open(&p, f, qb, 2620);
 	lim.starve_until = p.net->now + 1000;
 	for (int i = 0; i < FAIR_QPS; i++)
 		assert_int_equal(post(f->qa[i], MROCE_WR_RDMA_WRITE, (__u64)i, p.la, 65536,
@@ -671,7 +665,6 @@ static void test_full_port_asked_once_per_round(void **state)
 	}
 	printf("  8 QPs with data, no transmit buffer: %llu refusals in 10 rounds\n",
 	       (unsigned long long)lim.nulls);
-	f->w.p = &p;
 	f->w.want_a = FAIR_QPS;
 	assert_int_equal(sim_run(p.net, p.da, p.db, collected, &f->w, 60000000), 0);
 	for (int i = 0; i < FAIR_QPS; i++) {
