@@ -91,7 +91,6 @@ struct mroce_dev {
 						 * RTTs: a QP's, before it knows its own (loss.c) */
 	__u32			rtt_hint_us;	/* the latest smoothed RTT of any QP: a QP's
 						 * tail probe before it has a sample (loss.c) */
-	__u8			reo_mult_hint;	/* the latest reo_mult of any QP: a new QP's */
 	/*
 	 * Planes (protocol.md, "Planes"): the port sends on the one selected
 	 * (ops->select_plane), receives on all. Plane 0 is local and dp.
