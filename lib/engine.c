@@ -93,13 +93,13 @@ int mroce_engine_run(struct mroce_dev *dev, mroce_rx_cb rx)
 		__u32 end = pass ? start : MROCE_MAX_QPS;
 
 		for (__u32 q = live_from(dev, pass ? 1 : start); q < end; q = live_from(dev, q + 1)) {
-			__u64 bit = 1ull << (q % 64), poked = dev->qp_poked[q / 64] & bit;
+			__u64 bit = 1ull << (q % 64);
 			struct mroce_qp *qp;
 			int sent;
 
 			if (dev->qp_due[q] > now)
 				continue;	/* nothing due: nothing received, posted or timed out */
-			if (full && !poked && dev->qp_timer[q] > now)
+			if (full && !(dev->qp_poked[q / 64] & bit) && dev->qp_timer[q] > now)
 				continue;
 			dev->qp_poked[q / 64] &= ~bit;
 			qp = dev->qps[q];

@@ -231,16 +231,18 @@ static void test_no_spurious_resends(void **state)
  * Gbit/s to the spines): sprayed flows collide on leaf-spine links whose
  * queues grow to 30 us, six RTTs, where the QP's RTT, sampled on other
  * routes, does not show them, and a packet on a fresh route can be judged
- * lost by time while it waits. Across seeds such verdicts stay rare (at
- * most 26 resends in 18,000 frames in 8 seeds), nothing times out and
- * every byte lands.
+ * lost by time while it waits. Across seeds such verdicts stay rare, nothing
+ * times out and every byte lands (`mroce-sim --hosts 16 --hosts-per-leaf 4
+ * --spines 4 --rate 400 --spine-rate 100 --workload alltoall --chunk 65536
+ * --window 1 --verify --size 4194304 --seed 1..8`: at most 26 resends of
+ * some 18,000 frames before the engine's full-ring rule, 13 after it).
  */
 static void test_oversubscribed_few_resends(void **state)
 {
+	(void)state;
 	for (__u64 seed = 1; seed <= 3; seed++) {
 		struct sim *s = small(SIM_ALLTOALL, 4 << 20);
 
-		(void)state;
 		s->cfg.host_gbps = 400;
 		s->cfg.spine_gbps = 100;
 		s->cfg.window = 1;
