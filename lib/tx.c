@@ -424,16 +424,19 @@ static void tx_new(struct mroce_qp *qp, __u64 now, int *sent)
 	while (*sent < TX_BURST && mroce_window_open(qp)) {
 		struct mroce_txpkt next = { .state = PKT_INFLIGHT, .sent_us = now, .tx_seq = qp->tx_seq };
 		struct mroce_txpkt *rec;
+		bool skipped;
 
 		if (!mroce_next_new(qp, &next, now))
 			break;
-		next.path = mroce_pick_path(qp, now);
+		next.path = mroce_path_choose(qp, now, &skipped);
 		rec = PKT(qp, qp->snd_nxt);
 		*rec = next;
 		if (send_psn(qp, qp->snd_nxt, rec, false)) {
 			rec->state = PKT_FREE;
+			mroce_path_refused(qp, rec->path);
 			break;
 		}
+		mroce_path_took(qp, rec->path, skipped, now);
 		qp->paths[rec->path].sent++;
 		mroce_rec_flying(qp, rec);
 		rec->entropy = qp->paths[rec->path].entropy;

@@ -677,6 +677,48 @@ static void test_full_port_asked_once_per_round(void **state)
 	pair_close(&p);
 }
 
+/*
+ * A new packet's slot is taken only once the packet is sent: a transmission
+ * the port refused spent the round robin's turn and an assumed-bad slot's
+ * probe, so under a full ring such a slot's probe was put off once per
+ * refused try (256 hosts at 10% loss: 1254-1302 us -> 798-868 us).
+ */
+static void test_refused_send_keeps_the_pick(void **state)
+{
+	MROCE_OPTS(mroce_qp_attr, attr, .paths = 4);
+	struct mroce_path *bad;
+	__u32 next_path;
+	struct pair p;
+
+	(void)state;
+	memset(&lim, 0, sizeof(lim));
+	pair_open_lim(&p, 2630, &attr);
+	pair_connect(&p);
+	p.net->a.link = (struct sim_link){ .delay_us = 10 };
+	fill(p.la, BUF, 63);
+	pthread_mutex_lock(&p.da->lock);
+	next_path = p.qa->next_path;
+	bad = &p.qa->paths[next_path % 4];
+	bad->bad = true;			/* ASSUMED_BAD, its probe due now */
+	bad->probe_at_us = p.net->now;
+	pthread_mutex_unlock(&p.da->lock);
+	lim.starve_until = p.net->now + 100;
+	assert_int_equal(post(p.qa, MROCE_WR_RDMA_WRITE, 1, p.la, 65536, mroce_mr_lkey(p.ma),
+			      (__u64)(unsigned long)p.lb, mroce_mr_rkey(p.mb), 0), 0);
+	for (int r = 0; r < 10; r++) {
+		mroce_dev_progress(p.da, 0);
+		p.net->now += 5;
+	}
+	assert_true(lim.nulls >= 10);		/* refused every time */
+	assert_int_equal(p.qa->next_path, next_path);	/* no turn spent */
+	assert_true(bad->probe_at_us <= p.net->now);	/* its probe still due */
+	p.net->now = lim.starve_until;
+	mroce_dev_progress(p.da, 0);
+	assert_true(bad->probe_at_us > p.net->now);	/* spent, by the packet that went */
+	assert_true(bad->sent >= 1);
+	pair_close(&p);
+}
+
 /* Circular distance between two entropy bases. */
 static __u32 base_gap(__u16 a, __u16 b)
 {
@@ -991,6 +1033,7 @@ int main(void)
 		cmocka_unit_test(test_path_window_trim_and_regrow),
 		cmocka_unit_test(test_qps_share_tx_buffers_fairly),
 		cmocka_unit_test(test_full_port_asked_once_per_round),
+		cmocka_unit_test(test_refused_send_keeps_the_pick),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
