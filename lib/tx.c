@@ -475,8 +475,11 @@ void mroce_send_ack(struct mroce_qp *qp, __u64 now)
 	const struct mroce_flow *f = qp->flow;
 	struct mroce_hdr h = { .opcode = MROCE_OP_ACK, .psn = qp->snd_nxt };
 	__u8 slot = mroce_echo_slot(qp), echo = 0;
+	bool waited = !qp->ack_now, holes = false;	/* a delayed ACK's timer sends it */
 
 	h.cum_psn = mroce_rxwin_sack(f, h.sack);
+	for (int w = 0; w < MROCE_SACK_WORDS; w++)
+		holes |= h.sack[w] != 0;
 	h.ts_echo = qp->ts_echo && now > qp->ts_echo_at ? qp->ts_echo + (__u32)(now - qp->ts_echo_at)
 						       : qp->ts_echo;
 	while (echo < MROCE_MAX_PLANES && !qp->probe_echo[echo])
@@ -496,7 +499,11 @@ void mroce_send_ack(struct mroce_qp *qp, __u64 now)
 	mroce_echo_sent(qp, slot);
 	qp->dev->stats.acks_tx++;
 	qp->unacked = 0;
-	qp->ack_due_us = 0;
+	/*
+	 * A message's last packet came ahead of a hole: if the hole is still
+	 * there a delayed ACK's time from now, another goes (on two ways back).
+	 */
+	qp->ack_due_us = holes && qp->nlast_early ? now + qp->attr.ack_delay_us : 0;
 	qp->ack_now = false;
 	qp->ecn_ce = qp->ecn_pkts = 0;
 	if (echo < MROCE_MAX_PLANES) {
@@ -508,9 +515,16 @@ void mroce_send_ack(struct mroce_qp *qp, __u64 now)
 				return;
 			}
 	}
-	if (qp->ack_again) {
+	/*
+	 * The same state on the next way back: for a resend or duplicate (rx.c),
+	 * or a delayed ACK with a hole, sent after the packets before it went
+	 * quiet: its sender may be waiting out a probe, and a way back may be
+	 * a failed route's (docs/transport.md).
+	 */
+	if (qp->ack_again || (waited && holes)) {
 		qp->ack_again = false;
-		mroce_send_ack(qp, now);	/* the same state, on the next way back */
+		qp->ack_now = true;	/* still due if no buffer is free now */
+		mroce_send_ack(qp, now);
 	}
 }
 
