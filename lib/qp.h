@@ -31,6 +31,7 @@ _Static_assert((MROCE_PKT_RING & (MROCE_PKT_RING - 1)) == 0, "ring is a mask");
 
 #define MROCE_MAX_PATHS		256
 #define MROCE_LAST_EARLY	8	/* messages completed out of order tracked per QP (rx.c) */
+#define MROCE_HOLE_REPORTS	8	/* a lasting hole's repeated ACKs, with nothing placed (tx.c) */
 #define MROCE_ENTROPY_SPACE	16384	/* source ports base .. base + this - 1 */
 
 /* Path scoreboard entry: one entropy value (UDP source port offset) a QP sprays over. */
@@ -388,6 +389,8 @@ struct mroce_qp {
 	 * completing each at once); more at once than this wait for the delayed ACK. */
 	__u32			last_early[MROCE_LAST_EARLY];
 	__u8			nlast_early;
+	/* a hole behind one reported again since the last packet placed (tx.c, at most 8) */
+	__u8			hole_reports;
 	__u64			ack_due_us;	/* 0: no ACK pending */
 	__u32			ts_echo;
 	__u64			ts_echo_at;	/* when that packet arrived: ACKs add the wait (tx.c) */

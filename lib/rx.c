@@ -182,6 +182,7 @@ static void rx_ack_policy(struct mroce_qp *qp, const struct mroce_hdr *h, bool c
 {
 	bool completes = false;	/* this packet completed a message whose last packet came first */
 
+	qp->hole_reports = 0;	/* the peer is there: a hole may be reported again (tx.c) */
 	for (__u8 i = 0; i < qp->nlast_early;) {
 		if (mroce_psn_before(qp->last_early[i], qp->flow->rx_base)) {
 			qp->last_early[i] = qp->last_early[--qp->nlast_early];

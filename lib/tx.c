@@ -500,12 +500,16 @@ void mroce_send_ack(struct mroce_qp *qp, __u64 now)
 	mroce_echo_sent(qp, slot);
 	qp->dev->stats.acks_tx++;
 	qp->unacked = 0;
+	if (waited && holes && ways && qp->hole_reports < MROCE_HOLE_REPORTS)
+		qp->hole_reports++;
 	/*
 	 * A message's last packet came ahead of a hole: if the hole is still
 	 * there a delayed ACK's time from now, another goes (on two ways back,
-	 * when there are two).
+	 * when there are two). At most MROCE_HOLE_REPORTS times with nothing
+	 * placed in between: a peer that is gone is not called for ever.
 	 */
-	qp->ack_due_us = holes && ways && qp->nlast_early ? now + qp->attr.ack_delay_us : 0;
+	qp->ack_due_us = holes && ways && qp->nlast_early && qp->hole_reports < MROCE_HOLE_REPORTS ?
+			 now + qp->attr.ack_delay_us : 0;
 	qp->ack_now = false;
 	qp->ecn_ce = qp->ecn_pkts = 0;
 	if (echo < MROCE_MAX_PLANES) {

@@ -319,6 +319,47 @@ static void test_hole_behind_last_asked_again(void **state)
 }
 
 /*
+ * The same hole, and then the sender gone (its link down): the receiver
+ * reports the hole again at most MROCE_HOLE_REPORTS times, twice each, and
+ * then stops: a peer that is gone is not called every 50 us for ever.
+ */
+static void test_hole_reports_bounded(void **state)
+{
+	MROCE_OPTS(mroce_qp_attr, attr, .paths = 4);
+	struct hole_watch *c = calloc(1, sizeof(*c));
+	struct pair p;
+	__u64 acks;
+	__u32 pkts;
+
+	(void)state;
+	pair_open(&p, 1704, &attr, NULL);
+	pair_connect(&p);
+	pair_link(&p);
+	fill(p.la, SMALL, 23);
+	pkts = (SMALL + p.qa->payload_max - 1) / p.qa->payload_max;
+	p.net->a.link.drop_psn = p.qa->snd_nxt + pkts - 2;
+	p.net->a.link.drop_armed = true;
+	p.net->a.link.drop_forever = true;
+	c->w.p = &p;
+	assert_int_equal(post(p.qa, MROCE_WR_RDMA_WRITE, 1, p.la, SMALL, mroce_mr_lkey(p.ma),
+			      (__u64)(unsigned long)p.lb, mroce_mr_rkey(p.mb), 0), 0);
+	while (!p.qb->nlast_early)
+		assert_int_equal(sim_run(p.net, p.da, p.db, never, NULL, 1), -ETIMEDOUT);
+	p.net->a.link.down = true;			/* A is gone */
+	sim_run(p.net, p.da, p.db, never, NULL, 1);	/* the last packet's own ACK */
+	acks = p.db->stats.acks_tx;
+	sim_run(p.net, p.da, p.db, never, NULL, 5000);	/* 100 delayed ACKs' time */
+	acks = p.db->stats.acks_tx - acks;
+	printf("  the sender gone behind a hole: %llu ACKs in 5 ms, then none due\n",
+	       (unsigned long long)acks);
+	assert_int_equal(acks, 2 * MROCE_HOLE_REPORTS);
+	assert_int_equal(p.qb->hole_reports, MROCE_HOLE_REPORTS);
+	assert_int_equal(p.qb->ack_due_us, 0);
+	free(c);
+	pair_close(&p);
+}
+
+/*
  * One PSN that never gets through, every other one does: RACK finds it lost
  * again and again (a later packet's delivery proves it), which retry_cnt
  * does not count; once the window stalls behind it only its timers remain,
@@ -362,6 +403,7 @@ int main(void)
 		cmocka_unit_test(test_tail_loss_probe),
 		cmocka_unit_test(test_tail_probe_lost_probes_again),
 		cmocka_unit_test(test_hole_behind_last_asked_again),
+		cmocka_unit_test(test_hole_reports_bounded),
 		cmocka_unit_test(test_black_holed_psn_fails_bounded),
 	};
 
