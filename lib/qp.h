@@ -389,7 +389,7 @@ struct mroce_qp {
 	 * completing each at once); more at once than this wait for the delayed ACK. */
 	__u32			last_early[MROCE_LAST_EARLY];
 	__u8			nlast_early;
-	/* a hole behind one reported again since the last packet placed (tx.c, at most 8) */
+	/* a hole behind one reported again since the last packet placed (tx.c; MROCE_HOLE_REPORTS) */
 	__u8			hole_reports;
 	__u64			ack_due_us;	/* 0: no ACK pending */
 	__u32			ts_echo;
