@@ -475,12 +475,13 @@ void mroce_send_ack(struct mroce_qp *qp, __u64 now)
 	const struct mroce_flow *f = qp->flow;
 	struct mroce_hdr h = { .opcode = MROCE_OP_ACK, .psn = qp->snd_nxt };
 	__u8 slot = mroce_echo_slot(qp), echo = 0;
-	bool waited = !qp->ack_now, holes = false;	/* a delayed ACK's timer sends it */
-	bool ways = qp->ret_slots > 1;	/* more than one way back to take turns on */
+	/* a hole in the SACK, where there is more than one way back to take turns on */
+	bool hole = false, report;
 
 	h.cum_psn = mroce_rxwin_sack(f, h.sack);
-	for (int w = 0; w < MROCE_SACK_WORDS; w++)
-		holes |= h.sack[w] != 0;
+	for (int w = 0; qp->ret_slots > 1 && w < MROCE_SACK_WORDS; w++)
+		hole |= h.sack[w] != 0;
+	report = hole && !qp->ack_now;	/* a delayed ACK's timer sends it, and it shows a hole */
 	h.ts_echo = qp->ts_echo && now > qp->ts_echo_at ? qp->ts_echo + (__u32)(now - qp->ts_echo_at)
 						       : qp->ts_echo;
 	while (echo < MROCE_MAX_PLANES && !qp->probe_echo[echo])
@@ -500,7 +501,7 @@ void mroce_send_ack(struct mroce_qp *qp, __u64 now)
 	mroce_echo_sent(qp, slot);
 	qp->dev->stats.acks_tx++;
 	qp->unacked = 0;
-	if (waited && holes && ways && qp->hole_reports < MROCE_HOLE_REPORTS)
+	if (report && qp->hole_reports < MROCE_HOLE_REPORTS)
 		qp->hole_reports++;
 	/*
 	 * A message's last packet came ahead of a hole: if the hole is still
@@ -508,7 +509,7 @@ void mroce_send_ack(struct mroce_qp *qp, __u64 now)
 	 * when there are two). At most MROCE_HOLE_REPORTS times with nothing
 	 * placed in between: a peer that is gone is not called for ever.
 	 */
-	qp->ack_due_us = holes && ways && qp->nlast_early && qp->hole_reports < MROCE_HOLE_REPORTS ?
+	qp->ack_due_us = hole && qp->nlast_early && qp->hole_reports < MROCE_HOLE_REPORTS ?
 			 now + qp->attr.ack_delay_us : 0;
 	qp->ack_now = false;
 	qp->ecn_ce = qp->ecn_pkts = 0;
@@ -529,7 +530,7 @@ void mroce_send_ack(struct mroce_qp *qp, __u64 now)
 	 * congestion's loss, and the sender's own timers find it: a repeated
 	 * ACK there only made a single-path 256-host all-to-all 30% slower.
 	 */
-	if (qp->ack_again || (waited && holes && ways)) {
+	if (qp->ack_again || report) {
 		qp->ack_again = false;
 		qp->ack_now = true;	/* still due if no buffer is free now */
 		mroce_send_ack(qp, now);

@@ -256,28 +256,44 @@ static bool hole_watch(void *ctx)
 }
 
 /*
+ * A pair of QPs of `paths` slots on the test link, and the next WRITE of
+ * SMALL to lose the packet before its last on the way to B (drop_copies
+ * or drop_forever are the caller's).
+ */
+static void hole_pair_open(struct pair *p, __u64 seed, __u32 paths)
+{
+	MROCE_OPTS(mroce_qp_attr, attr, .paths = paths);
+
+	pair_open(p, seed, &attr, NULL);
+	pair_connect(p);
+	pair_link(p);
+	fill(p->la, SMALL, (__u32)seed);
+}
+
+static void drop_before_last(struct pair *p)
+{
+	__u32 pkts = (SMALL + p->qa->payload_max - 1) / p->qa->payload_max;
+
+	p->net->a.link.drop_psn = p->qa->snd_nxt + pkts - 2;
+	p->net->a.link.drop_armed = true;
+}
+
+/*
  * One WRITE of SMALL on a QP of `paths` slots, the packet before its last
  * dropped (and its first two resends): the ACKs B sent within a delayed
  * ACK's time after the one for the last packet. Checks the bytes.
  */
 static __u64 hole_behind_last(__u32 paths)
 {
-	MROCE_OPTS(mroce_qp_attr, attr, .paths = paths);
 	struct hole_watch *c = calloc(1, sizeof(*c));
 	struct pair p;
 	__u64 acks;
-	__u32 pkts;
 
-	pair_open(&p, 1703, &attr, NULL);
-	pair_connect(&p);
-	pair_link(&p);
-	fill(p.la, BUF, 21);
+	hole_pair_open(&p, 1703, paths);
 	write_one(&p, &c->w, SMALL);			/* no hole: no timer left */
 	assert_int_equal(p.qb->ack_due_us, 0);
 	assert_int_equal(p.qb->nlast_early, 0);
-	pkts = (SMALL + p.qa->payload_max - 1) / p.qa->payload_max;
-	p.net->a.link.drop_psn = p.qa->snd_nxt + pkts - 2;	/* the one before the last */
-	p.net->a.link.drop_armed = true;
+	drop_before_last(&p);
 	p.net->a.link.drop_copies = 3;
 	memset(c, 0, sizeof(*c));
 	c->w.p = &p;
@@ -325,19 +341,12 @@ static void test_hole_behind_last_asked_again(void **state)
  */
 static void test_hole_reports_bounded(void **state)
 {
-	MROCE_OPTS(mroce_qp_attr, attr, .paths = 4);
 	struct pair p;
 	__u64 acks;
-	__u32 pkts;
 
 	(void)state;
-	pair_open(&p, 1704, &attr, NULL);
-	pair_connect(&p);
-	pair_link(&p);
-	fill(p.la, SMALL, 23);
-	pkts = (SMALL + p.qa->payload_max - 1) / p.qa->payload_max;
-	p.net->a.link.drop_psn = p.qa->snd_nxt + pkts - 2;
-	p.net->a.link.drop_armed = true;
+	hole_pair_open(&p, 1704, 4);
+	drop_before_last(&p);
 	p.net->a.link.drop_forever = true;
 	assert_int_equal(post(p.qa, MROCE_WR_RDMA_WRITE, 1, p.la, SMALL, mroce_mr_lkey(p.ma),
 			      (__u64)(unsigned long)p.lb, mroce_mr_rkey(p.mb), 0), 0);
