@@ -66,7 +66,7 @@ static void complete_sq_done(struct mroce_qp *qp)
  * flight: every unfinished request of the stream moves to the tail, in
  * order, leaving empty entries behind, so that a stream whose peer posts no
  * receives cannot fill the send queue behind it and stop the others. (With
- * streams the ring has room for twice sq_depth, qp.c.)
+ * streams the ring grows to twice sq_depth, qp.c.)
  */
 static void sq_rotate_held(struct mroce_qp *qp, __u64 now)
 {
@@ -87,7 +87,9 @@ static void sq_rotate_held(struct mroce_qp *qp, __u64 now)
 			return;	/* something of it is in flight, or must stay in place */
 		n++;
 	}
-	if (n == end - qp->sq_head - qp->sq_moved || end - qp->sq_head + n > qp->sq_mask + 1)
+	if (n == end - qp->sq_head - qp->sq_moved ||
+	    mroce_ring_reserve((void **)&qp->sq, &qp->sq_mask, qp->sq_max_mask, sizeof(*qp->sq),
+			       qp->sq_head, end, end - qp->sq_head + n))
 		return;	/* nothing else queued, or no room */
 	for (__u32 i = qp->sq_head; i != end; i++) {
 		struct mroce_swqe *w = SWQE(qp, i), *to;
@@ -150,7 +152,7 @@ void mroce_report_recv(struct mroce_qp *qp, struct mroce_rwqe *r)
 static void complete_stream_rq(struct mroce_qp *qp, struct mroce_stream *st, __u32 base)
 {
 	while (st->rq_head != st->rq_tail) {
-		struct mroce_rwqe *r = RWQE(qp, st, st->rq_head);
+		struct mroce_rwqe *r = RWQE(st, st->rq_head);
 
 		if (!r->reported) {
 			if (r->msg.state != MSG_WHOLE)

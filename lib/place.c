@@ -69,7 +69,7 @@ static struct mroce_msgslot *msg_slot(struct mroce_qp *qp, const struct mroce_hd
 		*res = MROCE_RNR;
 		return NULL;
 	}
-	r = RWQE(qp, st, h->msn);
+	r = RWQE(st, h->msn);
 	if (mroce_psn_before(h->msn, st->rq_head) || r->reported) {
 		*res = MROCE_STALE;
 		return NULL;

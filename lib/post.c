@@ -53,8 +53,12 @@ int mroce_post_send_on(struct mroce_qp *qp, __u32 stream, const struct mroce_sen
 	pthread_mutex_lock(&qp->dev->lock);
 	err = qp->state == MROCE_QPS_RTS ? 0 : qp->state == MROCE_QPS_INIT ? -ENOTCONN : -EIO;
 	if (!err && (qp->sq_tail - qp->sq_head - qp->sq_moved >= qp->attr.sq_depth ||
-		     qp->sq_tail - qp->sq_head > qp->sq_mask))
+		     qp->sq_tail - qp->sq_head > qp->sq_max_mask))
 		err = -EAGAIN;
+	if (!err)
+		err = mroce_ring_reserve((void **)&qp->sq, &qp->sq_mask, qp->sq_max_mask,
+					 sizeof(*qp->sq), qp->sq_head, qp->sq_tail,
+					 qp->sq_tail - qp->sq_head + 1);
 	if (!err)
 		err = check_sges(qp->pd, wr->sg_list, wr->num_sge, info->awaits_resp, &len);
 	if (err && err != -EPERM) {
@@ -115,9 +119,13 @@ int mroce_post_recv_on(struct mroce_qp *qp, __u32 stream, const struct mroce_rec
 	if (!err && st->rq_tail - st->rq_head >= qp->attr.rq_depth)
 		err = -EAGAIN;
 	if (!err)
+		err = mroce_ring_reserve((void **)&st->rq, &st->rq_mask, qp->rq_max_mask,
+					 sizeof(*st->rq), st->rq_head, st->rq_tail,
+					 st->rq_tail - st->rq_head + 1);
+	if (!err)
 		err = check_sges(qp->pd, wr->sg_list, wr->num_sge, true, &len);
 	if (!err) {
-		w = RWQE(qp, st, st->rq_tail);
+		w = RWQE(st, st->rq_tail);
 		memset(w, 0, sizeof(*w));
 		w->wr_id = wr->wr_id;
 		w->len = len;

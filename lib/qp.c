@@ -51,6 +51,12 @@ static __u32 ring_mask(__u32 depth)
 	return size - 1;
 }
 
+/* The mask a ring growing up to max_mask's starts with. */
+static __u32 first_mask(__u32 max_mask)
+{
+	return max_mask < MROCE_RING_FIRST - 1 ? max_mask : MROCE_RING_FIRST - 1;
+}
+
 /* The caller's attributes with the defaults filled in, checked; 0 or -EINVAL. */
 static int qp_attr_fill(struct mroce_dev *dev, const struct mroce_qp_attr *attr,
 			struct mroce_qp_attr *out)
@@ -114,8 +120,8 @@ static int qp_alloc_streams(struct mroce_qp *qp, __u32 n)
 	if (!qp->streams)
 		return -ENOMEM;
 	for (__u32 i = 0; i < n; i++) {
-		/* uncleared: post.c clears each entry it fills, nothing reads past rq_tail */
-		qp->streams[i].rq = malloc((qp->rq_mask + 1) * sizeof(*qp->streams[i].rq));
+		qp->streams[i].rq_mask = first_mask(qp->rq_max_mask);
+		qp->streams[i].rq = calloc(qp->streams[i].rq_mask + 1, sizeof(*qp->streams[i].rq));
 		if (!qp->streams[i].rq)
 			return -ENOMEM;
 	}
@@ -158,10 +164,11 @@ int mroce_create_qp(struct mroce_dev *dev, const struct mroce_qp_attr *attr, str
 		return -ENOMEM;
 	/* Rings of a power of two: sequences wrap at 2^32 without aliasing (depth still bounds use). */
 	/* with streams, room for a held stream's requests moved to the tail (comp.c) */
-	qp->sq_mask = ring_mask(a.streams > 1 ? 2 * a.sq_depth : a.sq_depth);
-	qp->rq_mask = ring_mask(a.rq_depth);
+	qp->sq_max_mask = ring_mask(a.streams > 1 ? 2 * a.sq_depth : a.sq_depth);
+	qp->rq_max_mask = ring_mask(a.rq_depth);
+	qp->sq_mask = first_mask(qp->sq_max_mask);	/* they grow as posts need (ring.c) */
 	qp->attr = a;
-	qp->sq = malloc((qp->sq_mask + 1) * sizeof(*qp->sq));	/* the same as the receive rings */
+	qp->sq = calloc(qp->sq_mask + 1, sizeof(*qp->sq));
 	qp->paths = calloc(a.paths, sizeof(*qp->paths));
 	if (!qp->sq || !qp->paths || qp_alloc_streams(qp, a.streams)) {
 		qp_free(qp);
@@ -258,7 +265,7 @@ static void flush_rq(struct mroce_qp *qp)
 		struct mroce_stream *st = &qp->streams[i];
 
 		for (; st->rq_head != st->rq_tail; st->rq_head++) {
-			struct mroce_rwqe *r = RWQE(qp, st, st->rq_head);
+			struct mroce_rwqe *r = RWQE(st, st->rq_head);
 
 			if (r->reported)
 				continue;

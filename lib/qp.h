@@ -221,8 +221,9 @@ struct mroce_rwqe {
  * while the other streams go on.
  */
 struct mroce_stream {
-	/* receiving: the receives posted on it (rq_mask + 1 entries) */
+	/* receiving: the receives posted on it (rq_mask + 1 entries, ring.c) */
 	struct mroce_rwqe	*rq;
+	__u32			rq_mask;
 	__u32			rq_head;	/* oldest posted, = next message to complete */
 	__u32			rq_tail;
 	/* sending */
@@ -310,8 +311,9 @@ struct mroce_qp {
 	__u32			payload_max;	/* bytes of payload per packet */
 
 	/* send side */
-	struct mroce_swqe	*sq;		/* a power of two >= attr.sq_depth entries */
+	struct mroce_swqe	*sq;		/* sq_mask + 1 entries, grown on use (ring.c) ... */
 	__u32			sq_mask;
+	__u32			sq_max_mask;	/* ... up to a power of two >= attr.sq_depth */
 	__u32			sq_head;	/* oldest not completed */
 	__u32			sq_next;	/* next to packetise */
 	__u32			sq_tail;	/* next free */
@@ -383,7 +385,7 @@ struct mroce_qp {
 	struct mroce_flow	local_flow;	/* used when there is no BPF map (tests) */
 	/* The same flow in the other planes' maps, kept in step with it (rx.c); NULL: none. */
 	struct mroce_flow	*pflow[MROCE_MAX_PLANES];
-	__u32			rq_mask;	/* each stream's receive ring: >= attr.rq_depth */
+	__u32			rq_max_mask;	/* each stream's receive ring grows up to >= attr.rq_depth */
 	__u32			unacked;	/* packets since our last ACK */
 	/* Messages whose last packet came before the rest: those last PSNs (rx.c acks the packet
 	 * completing each at once); more at once than this wait for the delayed ACK. */
@@ -414,7 +416,15 @@ struct mroce_qp {
 
 /* Rings are powers of two, so free-running 32-bit sequences index them across the wrap. */
 #define SWQE(qp, seq)	(&(qp)->sq[(seq) & (qp)->sq_mask])
-#define RWQE(qp, st, seq)	(&(st)->rq[(seq) & (qp)->rq_mask])
+#define RWQE(st, seq)	(&(st)->rq[(seq) & (st)->rq_mask])
+
+/*
+ * Make room in a ring of esz-byte entries for need live ones, [head, head +
+ * need): 0, -ENOSPC if max_mask's ring cannot hold them, or -ENOMEM (ring.c).
+ */
+#define MROCE_RING_FIRST	16	/* entries a ring starts with */
+int mroce_ring_reserve(void **ring, __u32 *mask, __u32 max_mask, size_t esz, __u32 head,
+		       __u32 tail, __u32 need);
 
 /* dev->lock held. */
 void mroce_qp_fail(struct mroce_qp *qp, enum mroce_wc_status why);

@@ -101,7 +101,7 @@ static bool rx_window(struct mroce_qp *qp, const struct mroce_hdr *h, __u64 now)
 static void rsp_error_fire(struct mroce_qp *qp)
 {
 	struct mroce_stream *st = &qp->streams[qp->rsp_err_stream];
-	struct mroce_rwqe *r = RWQE(qp, st, qp->rsp_err_msn);
+	struct mroce_rwqe *r = RWQE(st, qp->rsp_err_msn);
 	struct mroce_msgslot *m = &r->msg;
 
 	qp->rsp_err = false;

@@ -180,7 +180,7 @@ static void run_seed_faults(__u64 seed, enum mroce_order order, bool gbn, const 
 	if (sim_run(p.net, p.da, p.db, collected, w, 60000000)) {
 		struct mroce_qp *q = p.qb;
 		struct mroce_stream *st = &q->streams[0];
-		struct mroce_msgslot *m = &RWQE(q, st, st->rq_head)->msg;
+		struct mroce_msgslot *m = &RWQE(st, st->rq_head)->msg;
 
 		fprintf(stderr, "  B: rq %u..%u base %u slot epoch %u state %d got %u len %u max_psn %u op %d\n",
 			st->rq_head, st->rq_tail, q->flow->rx_base, m->epoch, m->state, m->got, m->len,
@@ -409,6 +409,64 @@ static void test_queue_full(void **state)
 	assert_int_equal(sim_run(p.net, p.da, p.db, one_each, w, 10000000), 0);
 	assert_int_equal(post(p.qa, MROCE_WR_RDMA_WRITE, 9, p.la, 100, mroce_mr_lkey(p.ma),
 			      (__u64)(unsigned long)p.lb, mroce_mr_rkey(p.mb), 0), 0);
+	free(w);
+	pair_close(&p);
+}
+
+/*
+ * The rings start small and grow as posts need, up to their depth (ring.c):
+ * live entries that straddle the small ring's end keep their order and
+ * contents, and the depth still says when the queue is full.
+ */
+static void test_queues_grow_on_use(void **state)
+{
+	enum { FIRST = 10, MANY = 250, LEN = 64 };
+	struct pair p;
+	struct waiter *w = calloc(1, sizeof(*w));
+
+	(void)state;
+	pair_open(&p, 310, NULL, NULL);	/* the defaults: 256 deep */
+	pair_connect(&p);
+	w->p = &p;
+	assert_int_equal(p.qa->sq_mask + 1, MROCE_RING_FIRST);
+	assert_int_equal(p.qb->streams[0].rq_mask + 1, MROCE_RING_FIRST);
+	/* Move the heads on, so that what follows wraps the first ring. */
+	for (int i = 0; i < FIRST; i++)
+		assert_int_equal(post(p.qa, MROCE_WR_RDMA_WRITE, (__u64)i, p.la, LEN, mroce_mr_lkey(p.ma),
+				      (__u64)(unsigned long)p.lb, mroce_mr_rkey(p.mb), 0), 0);
+	w->want_a = FIRST;
+	assert_int_equal(sim_run(p.net, p.da, p.db, collected, w, 10000000), 0);
+	fill(p.la, (size_t)MANY * LEN, 31);
+	for (int i = 0; i < MANY; i++)
+		assert_int_equal(post_recv(p.qb, 1000 + (__u64)i, p.lb + (size_t)i * LEN, LEN,
+					   mroce_mr_lkey(p.mb)), 0);
+	for (int i = 0; i < MANY; i++)
+		assert_int_equal(post(p.qa, MROCE_WR_SEND, 2000 + (__u64)i, p.la + (size_t)i * LEN, LEN,
+				      mroce_mr_lkey(p.ma), 0, 0, 0), 0);
+	assert_int_equal(p.qa->sq_mask + 1, 256);
+	assert_int_equal(p.qb->streams[0].rq_mask + 1, 256);
+	for (int i = MANY; i < 256; i++)	/* up to the depth, and not one more */
+		assert_int_equal(post_recv(p.qb, 1000 + (__u64)i, p.lb, LEN, mroce_mr_lkey(p.mb)), 0);
+	assert_int_equal(post_recv(p.qb, 9999, p.lb, LEN, mroce_mr_lkey(p.mb)), -EAGAIN);
+	for (int i = MANY; i < 256; i++)
+		assert_int_equal(post(p.qa, MROCE_WR_RDMA_WRITE, 2000 + (__u64)i, p.la, LEN,
+				      mroce_mr_lkey(p.ma), (__u64)(unsigned long)p.lb + BUF / 2,
+				      mroce_mr_rkey(p.mb), 0), 0);
+	assert_int_equal(post(p.qa, MROCE_WR_RDMA_WRITE, 9999, p.la, LEN, mroce_mr_lkey(p.ma),
+			      (__u64)(unsigned long)p.lb + BUF / 2, mroce_mr_rkey(p.mb), 0), -EAGAIN);
+	w->want_a = FIRST + 256;
+	w->want_b = MANY;
+	assert_int_equal(sim_run(p.net, p.da, p.db, collected, w, 10000000), 0);
+	for (int i = 0; i < 256; i++) {
+		assert_int_equal(w->wa[FIRST + i].status, MROCE_WC_SUCCESS);
+		assert_int_equal(w->wa[FIRST + i].wr_id, 2000 + (__u64)i);
+	}
+	for (int i = 0; i < MANY; i++) {
+		assert_int_equal(w->wb[i].status, MROCE_WC_SUCCESS);
+		assert_int_equal(w->wb[i].wr_id, 1000 + (__u64)i);
+		assert_int_equal(w->wb[i].byte_len, LEN);
+	}
+	assert_memory_equal(p.lb, p.la, (size_t)MANY * LEN);
 	free(w);
 	pair_close(&p);
 }
@@ -1067,6 +1125,7 @@ int main(void)
 		cmocka_unit_test(test_protection),
 		cmocka_unit_test(test_local_errors),
 		cmocka_unit_test(test_queue_full),
+		cmocka_unit_test(test_queues_grow_on_use),
 		cmocka_unit_test(test_receiver_not_ready),
 		cmocka_unit_test(test_receive_too_small),
 		cmocka_unit_test(test_retry_exhaustion_one_qp),

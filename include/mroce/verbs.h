@@ -392,7 +392,8 @@ struct mroce_recv_wr {
 };
 
 /* Queue one request. -EAGAIN when the queue is full (never blocks), -EINVAL
- * for a malformed request, -ENOTCONN before connect, -EIO in error state. */
+ * for a malformed request, -ENOTCONN before connect, -EIO in error state,
+ * -ENOMEM if the queue, which grows as it fills up to its depth, could not. */
 MROCE_API int mroce_post_send(struct mroce_qp *qp, const struct mroce_send_wr *wr);
 MROCE_API int mroce_post_recv(struct mroce_qp *qp, const struct mroce_recv_wr *wr);
 
