@@ -105,7 +105,7 @@ static inline __u32 mroce_cc_window(const struct mroce_qp *qp)
  */
 static inline bool mroce_window_open(const struct mroce_qp *qp)
 {
-	const struct mroce_txpkt *head = &qp->pkts[qp->snd_una & (MROCE_PKT_RING - 1)];
+	const struct mroce_txpkt *head = &qp->pkts[qp->snd_una & qp->pkt_mask];
 	__u32 span = qp->snd_nxt - qp->snd_una, cw = mroce_cc_window(qp);
 
 	if (span >= MROCE_SPAN_MAX)

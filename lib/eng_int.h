@@ -10,7 +10,7 @@
 #include "engine.h"
 #include "opcode.h"
 
-#define PKT(qp, psn)	(&(qp)->pkts[(psn) & (MROCE_PKT_RING - 1)])
+#define PKT(qp, psn)	(&(qp)->pkts[(psn) & (qp)->pkt_mask])
 
 /* What placing a packet came to; a positive value is a MROCE_NAK_* refusal. */
 enum mroce_place_result {

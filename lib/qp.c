@@ -110,6 +110,7 @@ static void qp_free(struct mroce_qp *qp)
 	free(qp->streams);
 	free(qp->sq);
 	free(qp->paths);
+	free(qp->pkts);
 	free(qp);
 }
 
@@ -169,8 +170,10 @@ int mroce_create_qp(struct mroce_dev *dev, const struct mroce_qp_attr *attr, str
 	qp->sq_mask = first_mask(qp->sq_max_mask);	/* they grow as posts need (ring.c) */
 	qp->attr = a;
 	qp->sq = calloc(qp->sq_mask + 1, sizeof(*qp->sq));
+	qp->pkt_mask = first_mask(MROCE_PKT_RING - 1);
+	qp->pkts = calloc(qp->pkt_mask + 1, sizeof(*qp->pkts));
 	qp->paths = calloc(a.paths, sizeof(*qp->paths));
-	if (!qp->sq || !qp->paths || qp_alloc_streams(qp, a.streams)) {
+	if (!qp->sq || !qp->pkts || !qp->paths || qp_alloc_streams(qp, a.streams)) {
 		qp_free(qp);
 		return -ENOMEM;
 	}

@@ -19,7 +19,7 @@ struct mroce_pd;
 struct mroce_cq;
 struct mroce_cc_ops;
 
-#define MROCE_PKT_RING		1024	/* in-flight packet records, >= the receive window */
+#define MROCE_PKT_RING		1024	/* in-flight packet records at most, >= the receive window */
 /* Places a later packet on the same path may overtake before a packet counts lost (loss.c). */
 #define MROCE_PATH_DUPTHRESH	3
 #define MROCE_READ_JOBS		64	/* READ responses being sent at once, per QP */
@@ -319,7 +319,8 @@ struct mroce_qp {
 	__u32			sq_tail;	/* next free */
 	__u32			sq_moved;	/* entries in [sq_head, sq_tail) moved on, empty */
 	struct mroce_stream	*streams;	/* attr.streams of them, both directions */
-	struct mroce_txpkt	pkts[MROCE_PKT_RING];
+	struct mroce_txpkt	*pkts;		/* pkt_mask + 1 records, grown as the window opens (ring.c) */
+	__u32			pkt_mask;
 	__u32			snd_una;	/* oldest unacknowledged PSN */
 	__u32			snd_nxt;	/* next new PSN */
 	__u32			high_sacked;	/* newest PSN known received (valid if have_sack) */

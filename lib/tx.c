@@ -428,6 +428,14 @@ static void tx_new(struct mroce_qp *qp, __u64 now, int *sent)
 
 		if (!mroce_next_new(qp, &next, now))
 			break;
+		/*
+		 * Out of memory, the window stays at the records there are:
+		 * what is in flight goes on, and this is tried again later.
+		 */
+		if (mroce_ring_reserve((void **)&qp->pkts, &qp->pkt_mask, MROCE_PKT_RING - 1,
+				       sizeof(*qp->pkts), qp->snd_una, qp->snd_nxt,
+				       qp->snd_nxt - qp->snd_una + 1))
+			break;
 		next.path = mroce_path_choose(qp, now, &skipped);
 		rec = PKT(qp, qp->snd_nxt);
 		*rec = next;

@@ -81,7 +81,7 @@ static void test_psack_holes(void **state)
 	/* ten packets in flight on slot 1, pseq 100..109 */
 	qp->paths[1].tx_pseq = 110;
 	for (__u32 i = 0; i < 10; i++) {
-		struct mroce_txpkt *rec = &qp->pkts[(qp->snd_nxt + i) & (MROCE_PKT_RING - 1)];
+		struct mroce_txpkt *rec = PKT(qp, qp->snd_nxt + i);
 
 		*rec = (struct mroce_txpkt){ .state = PKT_INFLIGHT, .path = 1, .pseq = (__u16)(100 + i),
 					     .entropy = qp->paths[1].entropy, .len = 1,
@@ -97,8 +97,8 @@ static void test_psack_holes(void **state)
 	memcpy(h.psack, r.bits, sizeof(h.psack));
 	/* 107 and 108 are only 1 and 2 places behind 109: not yet */
 	assert_int_equal(mroce_psack_holes(qp, &h, p.net->now), 1);
-	assert_int_equal(qp->pkts[(qp->snd_una + 2) & (MROCE_PKT_RING - 1)].state, PKT_LOST);
-	assert_int_equal(qp->pkts[(qp->snd_una + 7) & (MROCE_PKT_RING - 1)].state, PKT_INFLIGHT);
+	assert_int_equal(PKT(qp, qp->snd_una + 2)->state, PKT_LOST);
+	assert_int_equal(PKT(qp, qp->snd_una + 7)->state, PKT_INFLIGHT);
 	assert_int_equal(mroce_psack_holes(qp, &h, p.net->now), 0);	/* the same ACK again */
 	/* a forged one: a sequence slot 1 never sent */
 	h.ppsn_next = 200;
@@ -112,7 +112,7 @@ static void test_psack_holes(void **state)
 	assert_int_equal(mroce_psack_holes(qp, &h, p.net->now), 0);
 	/* 110 sent and arrived: 107 and 108 are now 3 and 2 places behind */
 	qp->paths[1].tx_pseq = 111;
-	qp->pkts[(qp->snd_nxt) & (MROCE_PKT_RING - 1)] = (struct mroce_txpkt){ .state = PKT_INFLIGHT,
+	*PKT(qp, qp->snd_nxt) = (struct mroce_txpkt){ .state = PKT_INFLIGHT,
 		.path = 1, .pseq = 110, .entropy = qp->paths[1].entropy, .len = 1, .sent_us = 2000 };
 	qp->snd_nxt++;
 	mroce_psack_mark(&r, 110);
@@ -120,8 +120,8 @@ static void test_psack_holes(void **state)
 	h.ppsn_next = r.next;
 	memcpy(h.psack, r.bits, sizeof(h.psack));
 	assert_int_equal(mroce_psack_holes(qp, &h, p.net->now), 1);
-	assert_int_equal(qp->pkts[(qp->snd_una + 7) & (MROCE_PKT_RING - 1)].state, PKT_LOST);
-	assert_int_equal(qp->pkts[(qp->snd_una + 8) & (MROCE_PKT_RING - 1)].state, PKT_INFLIGHT);
+	assert_int_equal(PKT(qp, qp->snd_una + 7)->state, PKT_LOST);
+	assert_int_equal(PKT(qp, qp->snd_una + 8)->state, PKT_INFLIGHT);
 	assert_int_equal(qp->st.psack_lost, 2);
 	qp->snd_nxt -= 11;
 	qp->nlost = 0;

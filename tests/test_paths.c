@@ -842,7 +842,7 @@ static bool recovery_step(void *ctx)
 	}
 	if (getenv("MROCE_RECOVERY_TRACE") && r->down_at && now - r->last_t >= WIN_US) {
 		struct mroce_qp *q = p->qa;
-		struct mroce_txpkt *hd = &q->pkts[q->snd_una % MROCE_PKT_RING];
+		struct mroce_txpkt *hd = PKT(q, q->snd_una);
 		__u32 dead = 0;
 
 		for (__u32 i = 0; i < q->attr.paths; i++)
@@ -901,7 +901,7 @@ static __u32 recovery_ms(__u64 seed, __u64 *retired, __u64 *timeouts, __u32 *liv
 			       p.qa->paths[i].lost, p.qa->paths[i].srtt_us);
 		}
 		{
-			struct mroce_txpkt *hd = &p.qa->pkts[p.qa->snd_una % MROCE_PKT_RING];
+			struct mroce_txpkt *hd = PKT(p.qa, p.qa->snd_una);
 
 			printf("head psn %u state %u retx %u path %u entropy %u (slot now %u) sent_us %llu "
 			       "now %llu; b rx_base %u; a rto_us %u timeouts %u\n", p.qa->snd_una, hd->state,
