@@ -132,6 +132,8 @@ int sim_run(struct sim *s)
 			break;
 		}
 	}
+	if (!s->err && s->q.err)
+		return sim_fail(s, s->q.err, "event queue: out of memory");
 	if (!s->err && !s->end_ps)
 		return sim_fail(s, -EPIPE, "the fabric went quiet before the workload was done");
 	if (!s->err && s->cfg.verify)
@@ -141,11 +143,7 @@ int sim_run(struct sim *s)
 
 __u64 sim_frames_in_flight(const struct sim *s)
 {
-	__u64 n = 0;
-
-	for (size_t i = 0; i < s->q.n; i++)
-		n += s->q.h[i].type == EV_FRAME;
-	return n;
+	return sim_evq_count(&s->q, EV_FRAME);
 }
 
 void sim_free(struct sim *s)

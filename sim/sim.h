@@ -107,14 +107,30 @@ struct sim_event {
 	__u32	type, arg;
 };
 
+struct sim_evnode;
+
+/* A timing wheel, a heap beyond it (evq.c says how they share the events). */
 struct sim_evq {
-	struct sim_event *h;
+	struct sim_event *cur;		/* the current bucket, sorted: [cur_i, cur_n) */
+	size_t	cur_i, cur_n, cur_cap;
+	__u64	cursor;			/* its bucket number */
+	__u32	*head, *tail;		/* the wheel's buckets: lists of nodes */
+	__u64	*bits;			/* buckets with events */
+	struct sim_evnode *nodes;
+	__u32	nodes_n, nodes_cap, free_node;
+	size_t	wheel_n;
+	struct sim_event *h;		/* the heap */
 	size_t	n, cap;
 	__u64	seq;
+	size_t	count[4];		/* events queued, by type */
+	int	err;			/* a pop found no memory: -ENOMEM */
 };
 
+/* 0 or -ENOMEM. */
 int sim_evq_push(struct sim_evq *q, __u64 t, __u32 type, void *p, __u32 arg);
+/* The earliest event (ties: the first pushed); false if none, or q->err set. */
 bool sim_evq_pop(struct sim_evq *q, struct sim_event *e);
+size_t sim_evq_count(const struct sim_evq *q, __u32 type);
 void sim_evq_free(struct sim_evq *q);
 
 /* ---- the fabric (fabric.c) */

@@ -263,6 +263,77 @@ static void test_oversubscribed_few_resends(void **state)
 	}
 }
 
+/* The earliest of ref[0, n): (time, creation order). */
+static size_t ref_min(const struct sim_event *ref, size_t n)
+{
+	size_t m = 0;
+
+	for (size_t i = 1; i < n; i++)
+		if (ref[i].t < ref[m].t || (ref[i].t == ref[m].t && ref[i].seq < ref[m].seq))
+			m = i;
+	return m;
+}
+
+/* Pop one from q; it must be ref's earliest, which leaves ref. */
+static void pop_checked(struct sim_evq *q, struct sim_event *ref, size_t *n, __u64 *now)
+{
+	size_t m = ref_min(ref, *n);
+	struct sim_event e;
+
+	assert_true(sim_evq_pop(q, &e));
+	assert_int_equal(e.t, ref[m].t);
+	assert_int_equal(e.arg, (__u32)ref[m].seq);
+	assert_int_equal(e.type, ref[m].type);
+	*now = e.t;
+	ref[m] = ref[--*n];
+}
+
+/*
+ * The event queue (evq.c: a timing wheel, a heap beyond it) pops in (time,
+ * creation order), against a list searched from end to end: ties, events
+ * due now, events beyond the wheel that come due, an empty wheel restarted
+ * far ahead.
+ */
+static void test_event_order(void **state)
+{
+	enum { N = 200000 };
+	struct sim_evq q = {};
+	struct sim_event *ref = calloc(N, sizeof(*ref)), e;
+	__u64 rng = 12345, now = 1000000000ull, seq = 0, popped = 0;
+	size_t n = 0, frames = 0;
+
+	(void)state;
+	assert_non_null(ref);
+	for (size_t step = 0; step < 3 * N; step++) {
+		rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+		__u32 r = (__u32)(rng >> 33);
+
+		if (n < N && (r % 8 < 4 || !n)) {
+			__u64 t = r % 16 == 0 ? now :		/* due now */
+				  r % 16 == 1 ? now + 1000000000ull * (1 + r % 3) :	/* far off */
+				  r % 16 == 2 ? now + (r % 4) * 1024 :	/* a few buckets on, ties */
+				  now + (r >> 8) % 50000000;	/* within 50 us */
+
+			assert_int_equal(sim_evq_push(&q, t, r % 4, NULL, (__u32)seq), 0);
+			ref[n++] = (struct sim_event){ .t = t, .seq = seq++, .type = r % 4 };
+		} else {
+			pop_checked(&q, ref, &n, &now);
+			popped++;
+		}
+		for (; n > 2000; popped++)	/* keep the reference's search short */
+			pop_checked(&q, ref, &n, &now);
+	}
+	for (size_t i = 0; i < n; i++)
+		frames += ref[i].type == EV_FRAME;
+	assert_int_equal(sim_evq_count(&q, EV_FRAME), frames);
+	while (n)
+		pop_checked(&q, ref, &n, &now);
+	assert_false(sim_evq_pop(&q, &e));
+	assert_true(popped > N / 2);
+	sim_evq_free(&q);
+	free(ref);
+}
+
 static void test_bad_config(void **state)
 {
 	struct sim_cfg c;
@@ -300,6 +371,7 @@ int main(void)
 		cmocka_unit_test(test_spray_beats_ecmp),
 		cmocka_unit_test(test_no_spurious_resends),
 		cmocka_unit_test(test_oversubscribed_few_resends),
+		cmocka_unit_test(test_event_order),
 		cmocka_unit_test(test_bad_config),
 	};
 
