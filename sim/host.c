@@ -51,7 +51,7 @@ static void host_tx_send(void *port, void *buf, __u32 len)
 		sim_fail(h->s, -ENOMEM, "frames: out of memory");
 		return;
 	}
-	memcpy(f->data, buf, len);
+	memcpy(f->data, buf, sim_frame_kept(h->s, len));
 	f->src = (__u16)h->id;
 	sim_fabric_send(h->s, f);
 }
@@ -65,11 +65,17 @@ static int host_rx_burst(void *port, mroce_rx_cb cb, void *ctx, int budget)
 
 	while (n < budget && h->rx_n) {
 		struct sim_frame *f = h->rxq[h->rx_head];
+		__u32 kept = sim_frame_kept(h->s, f->len);
+		__u8 *data = f->data;
 
 		h->rx_head = (h->rx_head + 1) % h->rx_cap;
 		h->rx_n--;
-		if (!mroce_dev_test_xdp_drops(ctx, f->data, f->len))
-			cb(ctx, f->data, f->len, 0);
+		if (kept < f->len) {	/* its payload was not kept: stale bytes stand in */
+			memcpy(h->rxbuf, f->data, kept);
+			data = h->rxbuf;
+		}
+		if (!mroce_dev_test_xdp_drops(ctx, data, f->len))
+			cb(ctx, data, f->len, 0);
 		sim_frame_free(h->s, f);
 		n++;
 	}

@@ -180,8 +180,16 @@ struct sim_plane {
 
 struct sim;
 
-/* ---- frames (frame.c): the len is set, the header otherwise zero; NULL if out of memory */
+/*
+ * ---- frames (frame.c): the len is set, the header otherwise zero; NULL if out of memory.
+ * A frame carries sim_frame_kept(s, len) bytes of its len: all of them with
+ * --verify; otherwise, when nobody reads a payload, the first SIM_FRAME_KEPT
+ * (every header, and the whole of an ACK or a short packet). Every link
+ * still takes len bytes' time; host.c hands the engine len bytes.
+ */
+#define SIM_FRAME_KEPT	512
 struct sim_frame *sim_frame_new(struct sim *s, __u32 len);
+__u32 sim_frame_kept(const struct sim *s, __u32 len);
 void sim_frame_free(struct sim *s, struct sim_frame *f);
 void sim_frames_release(struct sim *s);
 
@@ -210,6 +218,7 @@ struct sim_host {
 	struct sim_frame **rxq;
 	size_t		rx_head, rx_n, rx_cap;
 	__u8		txbuf[MROCE_FRAME_MAX];
+	__u8		rxbuf[MROCE_FRAME_MAX];	/* a frame whose payload was not kept, whole */
 	__u32		tx_plane;
 	__u64		wake_ps;	/* the EV_HOST pending (SIM_NEVER: none) */
 	__u64		ran_us;		/* the engine tick it last ran in */
