@@ -163,6 +163,7 @@ struct mroce_left_route *mroce_left_route(struct mroce_qp *qp, __u8 path, __u16 
 /* psack.c: per-path selective ACKs */
 struct mroce_rxpath;
 void mroce_psack_mark(struct mroce_rxpath *r, __u16 pseq);
+struct mroce_rxpath *mroce_rxpath_of(struct mroce_qp *qp, __u8 slot);
 void mroce_psack_fill(const struct mroce_qp *qp, __u8 slot, struct mroce_hdr *h);
 __u32 mroce_psack_holes(struct mroce_qp *qp, const struct mroce_hdr *h, __u64 now);
 

@@ -14,6 +14,7 @@
  * This sees what the connection SACK cannot: a lost resend, a lost probe,
  * a copy whose PSN another copy already delivered.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "cc.h"
@@ -59,12 +60,38 @@ void mroce_psack_mark(struct mroce_rxpath *r, __u16 pseq)
 	}
 }
 
+/*
+ * Receiver: the record of the peer's slot, made room for when it is first
+ * heard. A QP holds records up to the highest slot heard (16 with the
+ * defaults), not for all MROCE_MAX_PATHS the header can name: 10 KB of a
+ * connection end's 25 were records of slots nobody used. NULL if out of
+ * memory: that slot's packets then go without per-path SACK, which only
+ * speeds loss detection up (the cumulative ACK and SACK still cover them).
+ */
+struct mroce_rxpath *mroce_rxpath_of(struct mroce_qp *qp, __u8 slot)
+{
+	struct mroce_rxpath *v;
+	__u32 n = qp->rxpaths_n ? qp->rxpaths_n : 16;
+
+	if (slot < qp->rxpaths_n)
+		return &qp->rxpaths[slot];
+	while (n <= slot)
+		n *= 2;
+	v = realloc(qp->rxpaths, n * sizeof(*v));
+	if (!v)
+		return NULL;
+	memset(v + qp->rxpaths_n, 0, (n - qp->rxpaths_n) * sizeof(*v));
+	qp->rxpaths = v;
+	qp->rxpaths_n = n;
+	return &v[slot];
+}
+
 /* Receiver: the per-path SACK of the peer's slot an ACK carries. */
 void mroce_psack_fill(const struct mroce_qp *qp, __u8 slot, struct mroce_hdr *h)
 {
-	const struct mroce_rxpath *r = &qp->rxpaths[slot];
+	const struct mroce_rxpath *r = slot < qp->rxpaths_n ? &qp->rxpaths[slot] : NULL;
 
-	if (!r->valid)
+	if (!r || !r->valid)
 		return;
 	h->pflags = MROCE_PF_VALID;
 	h->ppath = slot;

@@ -111,6 +111,7 @@ static void qp_free(struct mroce_qp *qp)
 	free(qp->sq);
 	free(qp->paths);
 	free(qp->pkts);
+	free(qp->rxpaths);
 	free(qp);
 }
 

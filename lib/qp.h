@@ -405,7 +405,9 @@ struct mroce_qp {
 	__u32			probe_nonce[MROCE_MAX_PLANES];
 	__u64			probe_nonce_at[MROCE_MAX_PLANES];
 	__u16			ecn_ce, ecn_pkts;
-	struct mroce_rxpath	rxpaths[MROCE_MAX_PATHS];	/* per-path SACKs of the peer's slots */
+	/* per-path SACKs of the peer's slots, as many as the highest heard needs (psack.c) */
+	struct mroce_rxpath	*rxpaths;
+	__u32			rxpaths_n;
 	__u64			grant_last_us;	/* receiving: its last data packet (rate.c) */
 	__s32			owd_base;	/* lowest one-way delay seen (clock offset included) */
 	bool			owd_valid;

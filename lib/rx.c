@@ -249,6 +249,7 @@ void mroce_engine_rx(void *ctx, const void *frame, __u32 len, __u32 placed_len)
 	struct mroce_pkt pkt;
 	struct mroce_hdr h;
 	struct mroce_qp *qp;
+	struct mroce_rxpath *rxp;
 	enum mroce_op_kind kind;
 	__u64 now = dev->ops->now_us(dev->port);
 	__u8 plane = 0;
@@ -276,7 +277,9 @@ void mroce_engine_rx(void *ctx, const void *frame, __u32 len, __u32 placed_len)
 		qp->ret[h.path].plane = plane;
 	}
 	/* Duplicates too: the sender learns what each of its paths delivered, copies included. */
-	mroce_psack_mark(&qp->rxpaths[h.path], h.pseq);
+	rxp = mroce_rxpath_of(qp, h.path);
+	if (rxp)
+		mroce_psack_mark(rxp, h.pseq);
 	if (h.flags & MROCE_F_PLANE_PROBE) {
 		/* an ACK, now, echoes its nonce (a duplicate's too): tx.c mroce_send_ack */
 		qp->probe_nonce[plane] = h.ts;

@@ -60,6 +60,46 @@ static void test_psack_record(void **state)
 }
 
 /*
+ * The receiver holds records for the peer's slots up to the highest heard
+ * (psack.c): 16 after a 16-path write, the ACKs carrying each slot's SACK;
+ * a slot never heard gives none; the highest a header can name (a rogue
+ * peer's 255) grows them to 256 at most, the records kept.
+ */
+static void test_psack_records_grow(void **state)
+{
+	MROCE_OPTS(mroce_qp_attr, attr, .paths = 16);
+	struct mroce_hdr h = {};
+	struct pair p;
+	struct waiter *w = calloc(1, sizeof(*w));
+	struct mroce_qp *qp;
+
+	(void)state;
+	pair_open(&p, 3050, &attr, NULL);
+	pair_connect(&p);
+	assert_int_equal(p.qb->rxpaths_n, 0);
+	pair_write_n(&p, w, 1, 62, NULL);
+	qp = p.qb;
+	pthread_mutex_lock(&p.db->lock);
+	assert_int_equal(qp->rxpaths_n, 16);
+	for (__u32 i = 0; i < 16; i++)
+		assert_true(qp->rxpaths[i].valid);
+	mroce_psack_fill(qp, 7, &h);
+	assert_int_equal(h.pflags, MROCE_PF_VALID);
+	assert_int_equal(h.ppath, 7);
+	h = (struct mroce_hdr){};
+	mroce_psack_fill(qp, 200, &h);	/* never heard, beyond the records */
+	assert_int_equal(h.pflags, 0);
+	assert_non_null(mroce_rxpath_of(qp, 255));
+	assert_int_equal(qp->rxpaths_n, 256);
+	assert_true(qp->rxpaths[7].valid && !qp->rxpaths[255].valid);
+	mroce_psack_fill(qp, 200, &h);
+	assert_int_equal(h.pflags, 0);
+	pthread_mutex_unlock(&p.db->lock);
+	free(w);
+	pair_close(&p);
+}
+
+/*
  * The sender's side: copies 3 or more places behind the newest arrival on
  * their slot that did not arrive are lost, now; a forged ACK naming a
  * sequence the slot never sent, a stale one, or a hole already acted on
@@ -282,6 +322,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_psack_record),
+		cmocka_unit_test(test_psack_records_grow),
 		cmocka_unit_test(test_psack_holes),
 		cmocka_unit_test(test_incast_grants),
 		cmocka_unit_test(test_incast_grants_busy_receiver),
