@@ -117,8 +117,14 @@ static int wheel_init(struct sim_evq *q)
 	q->head = malloc(EVQ_BUCKETS * sizeof(*q->head));
 	q->tail = malloc(EVQ_BUCKETS * sizeof(*q->tail));
 	q->bits = calloc(EVQ_BUCKETS / 64, sizeof(*q->bits));
-	if (!q->head || !q->tail || !q->bits)
+	if (!q->head || !q->tail || !q->bits) {
+		free(q->head);	/* all or nothing: a later push tries again */
+		free(q->tail);
+		free(q->bits);
+		q->head = q->tail = NULL;
+		q->bits = NULL;
 		return -ENOMEM;
+	}
 	memset(q->head, 0xff, EVQ_BUCKETS * sizeof(*q->head));	/* EVQ_NIL */
 	q->free_node = EVQ_NIL;
 	return 0;
