@@ -423,11 +423,21 @@ struct mroce_qp {
 
 /*
  * Make room in a ring of esz-byte entries for need live ones, [head, head +
- * need): 0, -ENOSPC if max_mask's ring cannot hold them, or -ENOMEM (ring.c).
+ * need): 0, -ENOSPC if max_mask's ring cannot hold them, or -ENOMEM. Called
+ * per post and per new packet: a ring with room already returns here, only
+ * growing calls out (ring.c).
  */
 #define MROCE_RING_FIRST	16	/* entries a ring starts with */
-int mroce_ring_reserve(void **ring, __u32 *mask, __u32 max_mask, size_t esz, __u32 head,
-		       __u32 tail, __u32 need);
+int mroce_ring_grow(void **ring, __u32 *mask, __u32 max_mask, size_t esz, __u32 head,
+		    __u32 tail, __u32 need);
+
+static inline int mroce_ring_reserve(void **ring, __u32 *mask, __u32 max_mask, size_t esz,
+				     __u32 head, __u32 tail, __u32 need)
+{
+	if ((__u64)need <= (__u64)*mask + 1)
+		return 0;
+	return mroce_ring_grow(ring, mask, max_mask, esz, head, tail, need);
+}
 
 /* dev->lock held. */
 void mroce_qp_fail(struct mroce_qp *qp, enum mroce_wc_status why);

@@ -17,14 +17,13 @@
 
 #include "qp.h"
 
-int mroce_ring_reserve(void **ring, __u32 *mask, __u32 max_mask, size_t esz, __u32 head,
-		       __u32 tail, __u32 need)
+/* mroce_ring_reserve's slow half (qp.h): the ring holds fewer than need. */
+int mroce_ring_grow(void **ring, __u32 *mask, __u32 max_mask, size_t esz, __u32 head,
+		    __u32 tail, __u32 need)
 {
 	__u32 grown = *mask;
 	__u8 *old = *ring, *to;
 
-	if ((__u64)need <= (__u64)*mask + 1)
-		return 0;
 	if ((__u64)need > (__u64)max_mask + 1)
 		return -ENOSPC;
 	while ((__u64)grown + 1 < need)
