@@ -37,21 +37,30 @@ static bool before(const struct sim_event *a, const struct sim_event *b)
 	return a->t < b->t || (a->t == b->t && a->seq < b->seq);
 }
 
+/* Room for one more in *v of *cap esz-byte entries, n of them used: doubled when full. */
+static int grow(void **v, size_t *cap, size_t n, size_t esz)
+{
+	size_t to = *cap ? 2 * *cap : 256;
+	void *p;
+
+	if (n < *cap)
+		return 0;
+	p = realloc(*v, to * esz);
+	if (!p)
+		return -ENOMEM;
+	*v = p;
+	*cap = to;
+	return 0;
+}
+
 /* ---- the heap, for what lies beyond the wheel */
 
 static int heap_push(struct sim_evq *q, const struct sim_event *e)
 {
 	size_t i;
 
-	if (q->n == q->cap) {
-		size_t cap = q->cap ? 2 * q->cap : 256;
-		struct sim_event *h = realloc(q->h, cap * sizeof(*h));
-
-		if (!h)
-			return -ENOMEM;
-		q->h = h;
-		q->cap = cap;
-	}
+	if (grow((void **)&q->h, &q->cap, q->n, sizeof(*q->h)))
+		return -ENOMEM;
 	for (i = q->n++; i && before(e, &q->h[(i - 1) / 2]); i = (i - 1) / 2)
 		q->h[i] = q->h[(i - 1) / 2];
 	q->h[i] = *e;
@@ -92,14 +101,8 @@ static int cur_insert(struct sim_evq *q, const struct sim_event *e)
 			memmove(q->cur, q->cur + q->cur_i, (q->cur_n - q->cur_i) * sizeof(*q->cur));
 			q->cur_n -= q->cur_i;
 			q->cur_i = 0;
-		} else {
-			size_t cap = q->cur_cap ? 2 * q->cur_cap : 256;
-			struct sim_event *c = realloc(q->cur, cap * sizeof(*c));
-
-			if (!c)
-				return -ENOMEM;
-			q->cur = c;
-			q->cur_cap = cap;
+		} else if (grow((void **)&q->cur, &q->cur_cap, q->cur_n, sizeof(*q->cur))) {
+			return -ENOMEM;
 		}
 	}
 	/* after everything not later: what was popped is never later than e */
@@ -138,15 +141,9 @@ static int wheel_add(struct sim_evq *q, __u64 b, const struct sim_event *e)
 		n = q->free_node;
 		q->free_node = q->nodes[n].next;
 	} else {
-		if (q->nodes_n == q->nodes_cap) {
-			__u32 cap = q->nodes_cap ? 2 * q->nodes_cap : 4096;
-			struct sim_evnode *v = realloc(q->nodes, cap * sizeof(*v));
-
-			if (!v)
-				return -ENOMEM;
-			q->nodes = v;
-			q->nodes_cap = cap;
-		}
+		if (q->nodes_n == EVQ_NIL ||
+		    grow((void **)&q->nodes, &q->nodes_cap, q->nodes_n, sizeof(*q->nodes)))
+			return -ENOMEM;
 		n = q->nodes_n++;
 	}
 	q->nodes[n].e = *e;

@@ -117,7 +117,8 @@ struct sim_evq {
 	__u32	*head, *tail;		/* the wheel's buckets: lists of nodes */
 	__u64	*bits;			/* buckets with events */
 	struct sim_evnode *nodes;
-	__u32	nodes_n, nodes_cap, free_node;
+	size_t	nodes_cap;
+	__u32	nodes_n, free_node;
 	size_t	wheel_n;
 	struct sim_event *h;		/* the heap */
 	size_t	n, cap;
