@@ -5,6 +5,7 @@
  * two ends exchange.
  */
 #include <errno.h>
+#include <malloc.h>
 #include <stdlib.h>
 #include <string.h>
 #include <signal.h>
@@ -113,6 +114,17 @@ static void qp_free(struct mroce_qp *qp)
 	free(qp->pkts);
 	free(qp->rxpaths);
 	free(qp);
+}
+
+size_t mroce_qp_heap_bytes(const struct mroce_qp *qp)
+{
+	size_t n = malloc_usable_size((void *)qp) + malloc_usable_size(qp->streams) +
+		   malloc_usable_size(qp->sq) + malloc_usable_size(qp->paths) +
+		   malloc_usable_size(qp->pkts) + malloc_usable_size(qp->rxpaths);
+
+	for (__u32 i = 0; qp->streams && i < qp->attr.streams; i++)
+		n += malloc_usable_size(qp->streams[i].rq);
+	return n;
 }
 
 /* Every stream with its own receive ring. */

@@ -443,6 +443,8 @@ static inline int mroce_ring_reserve(void **ring, __u32 *mask, __u32 max_mask, s
 void mroce_qp_fail(struct mroce_qp *qp, enum mroce_wc_status why);
 void mroce_qp_flush_ack(struct mroce_qp *qp);
 void mroce_qp_stats_update(struct mroce_qp *qp);
+/* The heap the QP holds now, its grown rings and records included (the blocks qp_free frees). */
+size_t mroce_qp_heap_bytes(const struct mroce_qp *qp);
 /*
  * Connect; pmac[i - 1] is the next hop on plane i, for the first np planes
  * both ends have (np 0 or 1: one plane).

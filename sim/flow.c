@@ -68,6 +68,7 @@ int sim_flow_open(struct sim *s, struct sim_flow *f, __u32 src, __u32 dst)
 			return sim_fail(s, err, "flow %u -> %u: create QP", src, dst);
 		m1 = mallinfo2();
 		s->st.qp_bytes = (m1.uordblks + m1.hblkhd) - (m0.uordblks + m0.hblkhd);
+		s->st.qp_new_heap = mroce_qp_heap_bytes(f->qs);
 	}
 	if ((!f->qs && (err = qp_new(s, hs, &f->qs))) || (err = qp_new(s, hd, &f->qd)))
 		return sim_fail(s, err, "flow %u -> %u: create QP", src, dst);
@@ -121,6 +122,11 @@ void sim_flow_close(struct sim *s, struct sim_flow *f)
 	if (!f->qs && !f->qd)
 		return;
 	sim_flow_stats(f);
+	if (!s->st.qp_used_bytes && f->qs && f->qd) {	/* what the rings and records grew to */
+		size_t a = mroce_qp_heap_bytes(f->qs), b = mroce_qp_heap_bytes(f->qd);
+
+		s->st.qp_used_bytes = a > b ? a : b;
+	}
 	s->st.retx += f->retx;
 	s->st.tx_pkts += f->tx_pkts;
 	s->st.rtos += f->rtos;

@@ -124,6 +124,7 @@ void sim_result(const struct sim *s, double wall_s, struct sim_result *r)
 		r->rss_kib = ru.ru_maxrss;
 	r->state_host_bytes = s->st.host_bytes;
 	r->state_conn_bytes = s->st.qp_bytes;
+	r->state_conn_used_bytes = s->st.qp_used_bytes;
 }
 
 void sim_print(const struct sim *s, const struct sim_result *r, FILE *out)
@@ -171,9 +172,10 @@ void sim_print(const struct sim *s, const struct sim_result *r, FILE *out)
 		(unsigned long long)s->st.progress_calls);
 	if (c->verify)
 		fprintf(out, "  verify: %llu bytes wrong\n", (unsigned long long)s->st.verify_bad);
-	fprintf(out, "  state: %llu B per host, %llu B per connection end; memory %ld MiB; "
-		"%.2f s wall, %.3g frames/min, %.0f ns per frame\n",
+	fprintf(out, "  state: %llu B per host, %llu B per connection end (%llu B once its flow is done); "
+		"memory %ld MiB; %.2f s wall, %.3g frames/min, %.0f ns per frame\n",
 		(unsigned long long)r->state_host_bytes, (unsigned long long)r->state_conn_bytes,
+		(unsigned long long)r->state_conn_used_bytes,
 		r->rss_kib / 1024, r->wall_s, r->pkts_per_min, r->cpu_ns_per_pkt);
 }
 
@@ -233,8 +235,10 @@ int sim_write_json(const struct sim *s, const struct sim_result *r, const char *
 			(unsigned long long)w->retired);
 	}
 	fprintf(f, "  \"verify_bad_bytes\": %llu,\n", (unsigned long long)s->st.verify_bad);
-	fprintf(f, "  \"state_bytes\": {\"per_host\": %llu, \"per_connection_end\": %llu},\n",
-		(unsigned long long)r->state_host_bytes, (unsigned long long)r->state_conn_bytes);
+	fprintf(f, "  \"state_bytes\": {\"per_host\": %llu, \"per_connection_end\": %llu, "
+		"\"per_connection_end_used\": %llu},\n",
+		(unsigned long long)r->state_host_bytes, (unsigned long long)r->state_conn_bytes,
+		(unsigned long long)r->state_conn_used_bytes);
 	fprintf(f, "  \"simulator\": {\"wall_s\": %.3f, \"frames_per_min\": %.0f, "
 		"\"ns_per_frame\": %.1f, \"max_rss_kib\": %ld}\n}\n",
 		r->wall_s, r->pkts_per_min, r->cpu_ns_per_pkt, r->rss_kib);

@@ -324,6 +324,8 @@ struct sim_stats {
 	__u64	errors;		/* completions in error */
 	__u64	verify_bad;
 	__u64	qp_bytes;	/* heap one connection end (a QP) takes, measured */
+	__u64	qp_new_heap;	/* mroce_qp_heap_bytes of the first, when created */
+	__u64	qp_used_bytes;	/* ... and once its flow is done (the first flow's larger end) */
 	__u64	host_bytes;	/* heap one host's device and CQ take, measured */
 };
 
@@ -368,7 +370,7 @@ struct sim_result {
 	__u32	peak_q_spine, peak_q_host;
 	double	wall_s, pkts_per_min;
 	long	rss_kib;
-	__u64	state_host_bytes, state_conn_bytes;
+	__u64	state_host_bytes, state_conn_bytes, state_conn_used_bytes;
 	double	cpu_ns_per_pkt;
 };
 
