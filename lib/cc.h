@@ -103,10 +103,10 @@ static inline __u32 mroce_cc_window(const struct mroce_qp *qp)
  * and never closes the window so, nor does a failed route: a slot assumed
  * bad, or retired since the head went on it (paths.c).
  */
-static inline bool mroce_window_open(const struct mroce_qp *qp)
+static inline bool mroce_window_room(const struct mroce_qp *qp, __u32 more)
 {
 	const struct mroce_txpkt *head = &qp->pkts[qp->snd_una & qp->pkt_mask];
-	__u32 span = qp->snd_nxt - qp->snd_una, cw = mroce_cc_window(qp);
+	__u32 span = qp->snd_nxt - qp->snd_una + more, cw = mroce_cc_window(qp);
 
 	if (span >= MROCE_SPAN_MAX)
 		return false;
@@ -115,6 +115,27 @@ static inline bool mroce_window_open(const struct mroce_qp *qp)
 	    !qp->paths[head->path].bad && qp->paths[head->path].entropy == head->entropy)
 		return span < cw;
 	return span - qp->nsacked - qp->nlost < cw;
+}
+
+static inline bool mroce_window_open(const struct mroce_qp *qp)
+{
+	return mroce_window_room(qp, 0);
+}
+
+/*
+ * The next new packet is the last the window lets out, and the window is
+ * no more than the packets a receiver gathers into one ACK (ack_every,
+ * ours taken for the peer's: both come from the same defaults). Nothing
+ * will follow it until an ACK comes, so it asks for one at once (ACK_REQ):
+ * the receiver would otherwise hold it for its delayed-ACK time (50 us by
+ * default), and a sender held to a few packets (a receiver's rate grant
+ * at an incast, a congestion window cut) stalled that long every round
+ * trip, as TCP's small windows did behind delayed ACKs. A larger window
+ * keeps enough in flight for the receiver's count to send the ACK.
+ */
+static inline bool mroce_window_fills(const struct mroce_qp *qp)
+{
+	return mroce_cc_window(qp) <= qp->attr.ack_every && !mroce_window_room(qp, 1);
 }
 
 /* Helpers the window-based algorithms share (cc.c). */

@@ -184,6 +184,8 @@ static int send_psn(struct mroce_qp *qp, __u32 psn, struct mroce_txpkt *rec, boo
 	}
 	if (resend)
 		h.flags |= MROCE_F_RETX;
+	else if (mroce_window_fills(qp))
+		h.flags |= MROCE_F_ACK_REQ;
 	err = mroce_emit(qp, &h, sg, nsge, rec->offset, lin, rec->path);
 	if (err == -EPERM)
 		mroce_fail_wqe_of(qp, rec, MROCE_WC_LOC_PROT_ERR);

@@ -692,6 +692,51 @@ static void test_scatter_gather(void **state)
 	pair_close(&p);
 }
 
+
+/*
+ * A window smaller than what the receiver gathers into one ACK (ack_every,
+ * 16): each window's last packet asks for its ACK (ACK_REQ), so the sender
+ * goes on a round trip later, not after the receiver's delayed-ACK time.
+ * 1 MiB in windows of 2 packets over a 5 us link: a round trip of about
+ * 10 us per window, where the delayed ACK held each for 50 us.
+ * A window of 32 asks for none: the receiver's count sends its ACKs.
+ */
+static void test_small_window_asks_for_acks(void **state)
+{
+	MROCE_OPTS(mroce_qp_attr, small, .max_inflight = 2);
+	MROCE_OPTS(mroce_qp_attr, large, .max_inflight = 32);
+	struct waiter *w = calloc(1, sizeof(*w));
+	struct mroce_dev_stats sb;
+	struct pair p;
+	__u64 t, acks;
+
+	(void)state;
+	pair_open(&p, 1400, &small, NULL);
+	pair_connect(&p);
+	p.net->a.link = (struct sim_link){ .delay_us = 5 };
+	p.net->b.link = (struct sim_link){ .delay_us = 5 };
+	t = pair_write_n(&p, w, 1, 71, NULL);
+	mroce_dev_stats(p.db, &sb);
+	printf("  1 MiB in windows of 2: %llu us, %llu ACKs for %llu packets\n",
+	       (unsigned long long)t, (unsigned long long)sb.acks_tx,
+	       (unsigned long long)sb.rx_pkts);
+	assert_true(t < sb.rx_pkts / 2 * 20);	/* under 20 us a window of 2 */
+	assert_true(sb.acks_tx >= sb.rx_pkts / 2);
+	acks = sb.acks_tx;
+	pair_close(&p);
+
+	pair_open(&p, 1410, &large, NULL);
+	pair_connect(&p);
+	p.net->a.link = (struct sim_link){ .delay_us = 5 };
+	p.net->b.link = (struct sim_link){ .delay_us = 5 };
+	pair_write_n(&p, w, 1, 72, NULL);
+	mroce_dev_stats(p.db, &sb);
+	printf("  1 MiB in windows of 32: %llu ACKs (%llu in windows of 2)\n",
+	       (unsigned long long)sb.acks_tx, (unsigned long long)acks);
+	assert_true(sb.acks_tx <= sb.rx_pkts / 8);
+	free(w);
+	pair_close(&p);
+}
 /*
  * A 1 Gbit/s bottleneck with a 64 KiB buffer, far below what a 512-packet
  * window puts in flight: without congestion control the queue overflows
@@ -1136,6 +1181,7 @@ int main(void)
 		cmocka_unit_test(test_many_qps),
 		cmocka_unit_test(test_scatter_gather),
 		cmocka_unit_test(test_congestion_control),
+		cmocka_unit_test(test_small_window_asks_for_acks),
 		cmocka_unit_test(test_dead_path_retired),
 		cmocka_unit_test(test_slow_then_dead_path_retired),
 		cmocka_unit_test(test_slow_path_retired),
