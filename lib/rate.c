@@ -32,19 +32,29 @@
  * last two queueing delays (a FIFO holding one sender's burst for that long
  * starves the others' arrivals meanwhile). A sender held to its grant sends
  * its window once a round trip, so its packets come in bursts an RTT apart:
- * the span outlasts a round trip of a loaded fabric (1 ms and more).
+ * the span outlasts a round trip of a loaded fabric (1 ms and more). Where
+ * round trips are known to be shorter (this device's latest smoothed RTT as
+ * a sender, over the same fabric), 4 of them and the queueing delays are
+ * the span: a sender whose flow ended is not counted for 1.6 ms after, as
+ * at a host of an all-to-all over connections kept open, which hears from
+ * every peer within one collective, and whose grants divided the link
+ * among 200 senders where 16 were sending (docs/scale.md point 17).
  */
+bool mroce_grant_counts(const struct mroce_qp *qp, __u64 queue_us, __u64 now)
+{
+	__u64 span = 8 * MROCE_GRANT_EPOCH_US + 2 * queue_us, rtt = qp->dev->rtt_hint_us;
+
+	if (rtt && 4 * rtt + 2 * queue_us < span)
+		span = 4 * rtt + 2 * queue_us;
+	return qp->state == MROCE_QPS_RTS && qp->grant_last_us && now - qp->grant_last_us <= span;
+}
+
 static __u32 grant_senders(const struct mroce_dev *dev, __u64 queue_us, __u64 now)
 {
-	__u64 span = 8 * MROCE_GRANT_EPOCH_US + 2 * queue_us;
 	__u32 n = 0;
 
-	for (__u32 i = 0; i < MROCE_MAX_QPS; i++) {
-		const struct mroce_qp *qp = dev->qps[i];
-
-		n += qp && qp->state == MROCE_QPS_RTS && qp->grant_last_us &&
-		     now - qp->grant_last_us <= span;
-	}
+	for (__u32 i = 0; i < MROCE_MAX_QPS; i++)
+		n += dev->qps[i] && mroce_grant_counts(dev->qps[i], queue_us, now);
 	return n;
 }
 

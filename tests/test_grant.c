@@ -306,6 +306,52 @@ static void test_incast_grants(void **state)
 }
 
 /*
+ * Who shares the link (rate.c mroce_grant_counts): a QP data came to lately.
+ * "Lately" is 8 epochs (1.6 ms) plus two queueing delays where no RTT is
+ * known (a receiver that only receives), and 4 of this device's RTTs plus
+ * the queueing delays where they are shorter: a sender whose flow ended
+ * 40 us ago, on a fabric of 10 us round trips, no longer divides the link.
+ */
+static void test_grant_senders_span(void **state)
+{
+	struct pair p;
+	struct mroce_qp *qp;
+	__u64 now;
+
+	(void)state;
+	pair_open(&p, 3200, NULL, NULL);
+	pair_connect(&p);
+	qp = p.qb;
+	pthread_mutex_lock(&p.db->lock);
+	now = 1000000;
+	assert_false(mroce_grant_counts(qp, 0, now));	/* never sent to us */
+	qp->grant_last_us = now - 40;
+	p.db->rtt_hint_us = 0;
+	assert_true(mroce_grant_counts(qp, 0, now));	/* no RTT known: 1.6 ms */
+	qp->grant_last_us = now - 1600;
+	assert_true(mroce_grant_counts(qp, 0, now));
+	qp->grant_last_us = now - 1601;
+	assert_false(mroce_grant_counts(qp, 0, now));
+	assert_true(mroce_grant_counts(qp, 1, now));	/* ... and two queueing delays */
+	p.db->rtt_hint_us = 10;
+	qp->grant_last_us = now - 40;
+	assert_true(mroce_grant_counts(qp, 0, now));
+	qp->grant_last_us = now - 41;
+	assert_false(mroce_grant_counts(qp, 0, now));
+	assert_true(mroce_grant_counts(qp, 5, now));	/* 40 + 2 x 5 */
+	p.db->rtt_hint_us = 1000;	/* RTTs longer than the epochs: 1.6 ms still */
+	qp->grant_last_us = now - 1601;
+	assert_false(mroce_grant_counts(qp, 0, now));
+	qp->grant_last_us = now - 1000;
+	assert_true(mroce_grant_counts(qp, 0, now));
+	qp->state = MROCE_QPS_ERR;	/* not a sender any more */
+	assert_false(mroce_grant_counts(qp, 0, now));
+	qp->state = MROCE_QPS_RTS;
+	pthread_mutex_unlock(&p.db->lock);
+	pair_close(&p);
+}
+
+/*
  * A receiver that is not always on the CPU (a busy host) takes its packets
  * in bursts far above the link's rate. The grants still share the link's
  * rate, not the burst's: measured over many epochs, the naps and the
@@ -324,6 +370,7 @@ int main(void)
 		cmocka_unit_test(test_psack_record),
 		cmocka_unit_test(test_psack_records_grow),
 		cmocka_unit_test(test_psack_holes),
+		cmocka_unit_test(test_grant_senders_span),
 		cmocka_unit_test(test_incast_grants),
 		cmocka_unit_test(test_incast_grants_busy_receiver),
 	};
