@@ -28,6 +28,7 @@ void sim_cfg_defaults(struct sim_cfg *c)
 	c->size = 1 << 20;
 	c->chunk = 256 << 10;		/* libmroce-coll's default chunk_bytes */
 	c->window = 16;
+	c->iterations = 1;
 	c->incast = 8;
 	c->limit_us = 10 * 1000000ull;
 	c->sample_us = 10;
@@ -89,6 +90,13 @@ int sim_cfg_check(struct sim_cfg *c, char *err, size_t errlen)
 		return BAD("--chunk must be 4 KiB..1 GiB");
 	if (!c->window || c->window > 256)
 		return BAD("--window must be 1..256 (QPs per host stay below %d)", MROCE_MAX_QPS);
+	if (!c->iterations || c->iterations > 1000)
+		return BAD("--iterations must be 1..1000");
+	if ((c->iterations > 1 || c->keep_conns) && c->work != SIM_ALLTOALL)
+		return BAD("--iterations and --keep-connections are for --workload alltoall");
+	if (c->keep_conns && 2 * (c->hosts - 1) + 2 * c->background >= MROCE_MAX_QPS)
+		return BAD("--keep-connections: a host would hold 2(hosts-1) QPs, at most %d",
+			   MROCE_MAX_QPS - 1);
 	if (c->work == SIM_INCAST && (c->incast < 1 || c->incast >= c->hosts))
 		return BAD("--incast must be 1..hosts-1");
 	if ((c->work == SIM_ALLTOALL || c->work == SIM_ALLREDUCE_RING) && c->size / c->hosts == 0)

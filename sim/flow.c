@@ -49,9 +49,40 @@ static int connect_one(struct mroce_qp *qp, const struct mroce_qp_info *remote)
 	return err;
 }
 
+static int flow_add(struct sim *s, struct sim_flow *f)
+{
+	s->hosts[f->src].by_qpn[mroce_qp_num(f->qs)] = f;
+	s->hosts[f->dst].by_qpn[mroce_qp_num(f->qd)] = f;
+	if (s->nflows == s->cap_flows) {
+		size_t cap = s->cap_flows ? 2 * s->cap_flows : 1024;
+		struct sim_flow **v = realloc(s->flows, cap * sizeof(*v));
+
+		if (!v)
+			return sim_fail(s, -ENOMEM, "flows: out of memory");
+		s->flows = v;
+		s->cap_flows = cap;
+	}
+	s->flows[s->nflows++] = f;
+	return 0;
+}
+
+/* The connection src -> dst kept open (--keep-connections): its two QPs. */
+static struct mroce_qp **kept_of(struct sim *s, __u32 src, __u32 dst)
+{
+	if (!s->cfg.keep_conns)
+		return NULL;
+	if (!s->kept) {
+		s->kept = calloc((size_t)s->cfg.hosts * s->cfg.hosts * 2, sizeof(*s->kept));
+		if (!s->kept)
+			return NULL;
+	}
+	return &s->kept[((size_t)src * s->cfg.hosts + dst) * 2];
+}
+
 int sim_flow_open(struct sim *s, struct sim_flow *f, __u32 src, __u32 dst)
 {
 	struct sim_host *hs = &s->hosts[src], *hd = &s->hosts[dst];
+	struct mroce_qp **kept = kept_of(s, src, dst);
 	struct mroce_qp_info is, id;
 	struct in6_addr as, ad;
 	int err;
@@ -61,6 +92,19 @@ int sim_flow_open(struct sim *s, struct sim_flow *f, __u32 src, __u32 dst)
 	f->dst = dst;
 	f->start_ps = s->now;
 	f->done_ps = 0;
+	free(f->base);
+	f->base = NULL;
+	if (s->cfg.keep_conns && !kept)
+		return sim_fail(s, -ENOMEM, "kept connections: out of memory");
+	if (kept && kept[0]) {	/* open since an earlier step: its counters so far are not this flow's */
+		f->qs = kept[0];
+		f->qd = kept[1];
+		sim_flow_stats(f);
+		if (!(f->base = malloc(sizeof(*f->base))))
+			return sim_fail(s, -ENOMEM, "flows: out of memory");
+		*f->base = *f;
+		return flow_add(s, f);
+	}
 	if (!s->st.qp_bytes) {	/* the state one connection end holds */
 		struct mallinfo2 m0 = mallinfo2(), m1;
 
@@ -78,19 +122,11 @@ int sim_flow_open(struct sim *s, struct sim_flow *f, __u32 src, __u32 dst)
 	    (err = mroce_qp_local_info(f->qd, &ad, AF_INET, &id)) ||
 	    (err = connect_one(f->qs, &id)) || (err = connect_one(f->qd, &is)))
 		return sim_fail(s, err, "flow %u -> %u: connect", src, dst);
-	hs->by_qpn[mroce_qp_num(f->qs)] = f;
-	hd->by_qpn[mroce_qp_num(f->qd)] = f;
-	if (s->nflows == s->cap_flows) {
-		size_t cap = s->cap_flows ? 2 * s->cap_flows : 1024;
-		struct sim_flow **v = realloc(s->flows, cap * sizeof(*v));
-
-		if (!v)
-			return sim_fail(s, -ENOMEM, "flows: out of memory");
-		s->flows = v;
-		s->cap_flows = cap;
+	if (kept) {
+		kept[0] = f->qs;
+		kept[1] = f->qd;
 	}
-	s->flows[s->nflows++] = f;
-	return 0;
+	return flow_add(s, f);
 }
 
 static void add_stats(struct sim_flow *f, struct mroce_qp *qp)
@@ -112,9 +148,22 @@ static void add_stats(struct sim_flow *f, struct mroce_qp *qp)
 
 void sim_flow_stats(struct sim_flow *f)
 {
+	const struct sim_flow *b = f->base;
+
 	f->retx = f->tx_pkts = f->rtos = f->probes = f->retired = f->ce = f->psack_lost = f->suspected = f->plane_downs = 0;
 	add_stats(f, f->qs);
 	add_stats(f, f->qd);
+	if (!b)
+		return;
+	f->retx -= b->retx;
+	f->tx_pkts -= b->tx_pkts;
+	f->rtos -= b->rtos;
+	f->probes -= b->probes;
+	f->retired -= b->retired;
+	f->ce -= b->ce;
+	f->psack_lost -= b->psack_lost;
+	f->suspected -= b->suspected;
+	f->plane_downs -= b->plane_downs;
 }
 
 void sim_flow_close(struct sim *s, struct sim_flow *f)
@@ -136,15 +185,28 @@ void sim_flow_close(struct sim *s, struct sim_flow *f)
 	s->st.psack_lost += f->psack_lost;
 	s->st.suspected += f->suspected;
 	s->st.plane_downs += f->plane_downs;
-	if (f->qs) {
+	if (f->qs)
 		s->hosts[f->src].by_qpn[mroce_qp_num(f->qs)] = NULL;
-		mroce_destroy_qp(f->qs);
-	}
-	if (f->qd) {
+	if (f->qd)
 		s->hosts[f->dst].by_qpn[mroce_qp_num(f->qd)] = NULL;
-		mroce_destroy_qp(f->qd);
+	if (!s->cfg.keep_conns) {
+		if (f->qs)
+			mroce_destroy_qp(f->qs);
+		if (f->qd)
+			mroce_destroy_qp(f->qd);
 	}
 	f->qs = f->qd = NULL;
+	free(f->base);
+	f->base = NULL;
+}
+
+void sim_flows_release(struct sim *s)
+{
+	for (size_t i = 0; s->kept && i < (size_t)s->cfg.hosts * s->cfg.hosts * 2; i++)
+		if (s->kept[i])
+			mroce_destroy_qp(s->kept[i]);
+	free(s->kept);
+	s->kept = NULL;
 }
 
 int sim_flow_write(struct sim *s, struct sim_flow *f, bool to_dst, __u64 loff, __u64 roff,

@@ -51,6 +51,11 @@ static void usage(FILE *f)
 "  --size B             bytes per host (all-to-all: its whole send buffer; default 1M)\n"
 "  --chunk B            collectives' pipelining unit (default 256K)\n"
 "  --window N           all-to-all peers in progress per host (default 16)\n"
+"  --keep-connections   all-to-all: keep each connection open after its step, as\n"
+"                       libmroce-coll keeps one per peer (default: one per step)\n"
+"  --iterations N       all-to-all: N of them, one after another at each host; the\n"
+"                       completion time is the last one's, from the end of the one\n"
+"                       before (default 1)\n"
 "  --incast N           incast senders into host 0 (default 8)\n"
 "  --background N       endless flows between random pairs besides (default 0)\n"
 "Run and output:\n"
@@ -161,7 +166,7 @@ static int parse_fault(const char *arg, bool flap, struct sim_cfg *c)
 enum {
 	O_HPL = 256, O_SPINES, O_PLANES, O_RATE, O_SRATE, O_OVERSUB, O_PROP, O_BUF, O_ECN, O_NIC,
 	O_DETECT, O_LOSS, O_LLOSS, O_FAIL, O_FLAP, O_MODE, O_PATHS, O_CC, O_MTU, O_WORK, O_SIZE,
-	O_CHUNK, O_WINDOW, O_INCAST, O_BG, O_SEED, O_LIMIT, O_VERIFY, O_JSON, O_DAT, O_SAMPLE,
+	O_CHUNK, O_WINDOW, O_KEEP, O_ITER, O_INCAST, O_BG, O_SEED, O_LIMIT, O_VERIFY, O_JSON, O_DAT, O_SAMPLE,
 	O_QUIET, O_HOSTS, O_RTOL, O_RTOH,
 };
 
@@ -174,6 +179,7 @@ static const struct option opts[] = {
 	{ "flap", 1, 0, O_FLAP }, { "mode", 1, 0, O_MODE }, { "paths", 1, 0, O_PATHS },
 	{ "cc", 1, 0, O_CC }, { "mtu", 1, 0, O_MTU }, { "workload", 1, 0, O_WORK },
 	{ "size", 1, 0, O_SIZE }, { "chunk", 1, 0, O_CHUNK }, { "window", 1, 0, O_WINDOW },
+	{ "keep-connections", 0, 0, O_KEEP }, { "iterations", 1, 0, O_ITER },
 	{ "incast", 1, 0, O_INCAST }, { "background", 1, 0, O_BG }, { "seed", 1, 0, O_SEED },
 	{ "limit-us", 1, 0, O_LIMIT }, { "verify", 0, 0, O_VERIFY }, { "json", 1, 0, O_JSON },
 	{ "dat", 1, 0, O_DAT }, { "sample-us", 1, 0, O_SAMPLE }, { "quiet", 0, 0, O_QUIET },
@@ -241,6 +247,8 @@ static int parse(int argc, char **argv, struct sim_cfg *c)
 		case O_SIZE: err = parse_u64(a, &c->size); break;
 		case O_CHUNK: err = parse_u32(a, &c->chunk); break;
 		case O_WINDOW: err = parse_u32(a, &c->window); break;
+		case O_KEEP: c->keep_conns = true; break;
+		case O_ITER: err = parse_u32(a, &c->iterations); break;
 		case O_INCAST: err = parse_u32(a, &c->incast); break;
 		case O_BG: err = parse_u32(a, &c->background); break;
 		case O_SEED: err = parse_u64(a, &c->seed); break;

@@ -2,6 +2,7 @@
 /* What a run found: against the ideal, per flow, per queue; as text, JSON and a time series. */
 #include <errno.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -50,6 +51,21 @@ double sim_ideal_us(const struct sim *s)
 	return t_host > t_core ? t_host : t_core;
 }
 
+/*
+ * Iteration i of an all-to-all: from the last host to finish the one
+ * before (the first: from the start) to the last to finish this one. Hosts
+ * start an iteration as they finish the one before, so iterations overlap;
+ * end to end is what a job repeating the collective gets per iteration.
+ */
+double sim_iter_us(const struct sim *s, __u32 i)
+{
+	__u64 from = i ? s->iter_end_ps[i - 1] : s->iter_start_ps[0];
+
+	if (!s->iter_end_ps || !s->iter_end_ps[i] || from > s->iter_end_ps[i])
+		return 0;
+	return (double)(s->iter_end_ps[i] - from) / PS_PER_US;
+}
+
 static int cmp_double(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
@@ -72,6 +88,8 @@ void sim_result(const struct sim *s, double wall_s, struct sim_result *r)
 
 	memset(r, 0, sizeof(*r));
 	r->completion_us = s->end_ps ? (double)(s->end_ps - s->start_ps) / PS_PER_US : 0;
+	if (s->end_ps && s->cfg.iterations > 1)	/* the last iteration's */
+		r->completion_us = sim_iter_us(s, s->cfg.iterations - 1);
 	r->ideal_us = sim_ideal_us(s);
 	r->ratio = r->completion_us && r->ideal_us ? r->completion_us / r->ideal_us : 0;
 	gp = calloc(s->nflows + 1, sizeof(*gp));
@@ -144,6 +162,16 @@ void sim_print(const struct sim *s, const struct sim_result *r, FILE *out)
 	}
 	fprintf(out, "  completion %.1f us, ideal %.1f us, ratio %.3f\n", r->completion_us,
 		r->ideal_us, r->ratio);
+	if (c->iterations > 1) {
+		fprintf(out, "  iterations, each from the one before's end (us; the last is the completion):");
+		for (__u32 i = 0; i < c->iterations; i++)
+			fprintf(out, " %.1f", sim_iter_us(s, i));
+		fprintf(out, "\n  iterations started at (us):");
+		for (__u32 i = 0; i < c->iterations; i++)
+			fprintf(out, " %.1f", s->iter_start_ps[i] == UINT64_MAX ? 0 :
+				(double)(s->iter_start_ps[i] - s->start_ps) / PS_PER_US);
+		fprintf(out, "\n");
+	}
 	if (r->fct_max_us)
 		fprintf(out, "  flows: goodput mean %.1f min %.1f Gbit/s, fct p50 %.1f p99 %.1f max %.1f us, "
 			"jain %.3f\n", r->goodput_gbps_mean, r->goodput_gbps_min, r->fct_p50_us,
@@ -191,16 +219,22 @@ int sim_write_json(const struct sim *s, const struct sim_result *r, const char *
 		"\"prop_ns\": %u, \"buf_bytes\": %u, \"ecn_bytes\": %u, \"mtu\": %u, "
 		"\"loss\": %g, \"link_loss\": %g, \"mode\": \"%s\", \"paths\": %u, "
 		"\"workload\": \"%s\", \"size\": %llu, \"chunk\": %u, \"window\": %u, "
+		"\"keep_connections\": %s, \"iterations\": %u, "
 		"\"incast\": %u, \"background\": %u, \"faults\": %u, \"seed\": %llu},\n",
 		c->hosts, c->hosts_per_leaf, s->leaves, c->spines, c->planes, c->host_gbps,
 		c->spine_gbps, c->prop_ns, c->buf_bytes, c->ecn_bytes, c->mtu, c->loss, c->link_loss,
 		sim_mode_name(c->mode), c->paths, sim_work_name(c->work),
-		(unsigned long long)c->size, c->chunk, c->window, c->incast, c->background,
+		(unsigned long long)c->size, c->chunk, c->window, c->keep_conns ? "true" : "false",
+		c->iterations, c->incast, c->background,
 		c->nfaults, (unsigned long long)c->seed);
 	fprintf(f, "  \"ok\": %s,\n  \"error\": \"%s\",\n", s->err ? "false" : "true",
 		s->err ? s->errmsg : "");
 	fprintf(f, "  \"completion_us\": %.3f,\n  \"ideal_us\": %.3f,\n  \"ratio\": %.4f,\n",
 		r->completion_us, r->ideal_us, r->ratio);
+	fprintf(f, "  \"iterations_us\": [");
+	for (__u32 i = 0; i < c->iterations; i++)
+		fprintf(f, "%s%.3f", i ? ", " : "", c->iterations > 1 ? sim_iter_us(s, i) : r->completion_us);
+	fprintf(f, "],\n");
 	fprintf(f, "  \"flows\": {\"done\": %llu, \"goodput_gbps_mean\": %.3f, "
 		"\"goodput_gbps_min\": %.3f, \"fct_p50_us\": %.3f, \"fct_p99_us\": %.3f, "
 		"\"fct_max_us\": %.3f, \"jain\": %.4f},\n",

@@ -156,11 +156,15 @@ void sim_free(struct sim *s)
 		if (e.type == EV_FRAME)
 			sim_frame_free(s, e.p);
 	sim_evq_free(&s->q);
+	sim_flows_release(s);
 	sim_hosts_free(s);
 	sim_frames_release(s);
 	sim_fabric_free(s);
 	free(s->flows);
 	free(s->samples);
+	free(s->iter_start_ps);
+	free(s->iter_end_ps);
+	s->iter_start_ps = s->iter_end_ps = NULL;
 	s->flows = NULL;
 	s->samples = NULL;
 }

@@ -74,6 +74,8 @@ struct sim_cfg {
 	__u64	size;		/* bytes per host (all-to-all: its whole send buffer) */
 	__u32	chunk;		/* pipelining unit of the collectives */
 	__u32	window;		/* all-to-all: peers in progress at once per host */
+	bool	keep_conns;	/* all-to-all: a connection kept open after its step */
+	__u32	iterations;	/* all-to-all: how many, one after another at each host */
 	__u32	incast;		/* incast senders */
 	__u32	background;	/* extra endless flows between random host pairs */
 	__u64	limit_us;	/* give up after this much virtual time */
@@ -271,14 +273,17 @@ struct sim_flow {
 	__u64		start_ps, done_ps;
 	__u32		sends_out, recvs_posted;
 	__u64		retx, tx_pkts, rtos, probes, retired, ce, psack_lost, suspected, plane_downs;
+	struct sim_flow	*base;		/* a kept connection's counters when this flow took it */
 	bool		background;
 	void		*ctx;		/* the workload's */
 };
 
 /* Create and connect a QP pair for src -> dst (both ways usable). */
 int sim_flow_open(struct sim *s, struct sim_flow *f, __u32 src, __u32 dst);
-/* Gather its counters, then destroy both QPs. */
+/* Gather its counters, then destroy both QPs (kept open with --keep-connections). */
 void sim_flow_close(struct sim *s, struct sim_flow *f);
+/* Destroy the connections kept open. */
+void sim_flows_release(struct sim *s);
 void sim_flow_stats(struct sim_flow *f);
 int sim_flow_write(struct sim *s, struct sim_flow *f, bool to_dst, __u64 loff, __u64 roff,
 		   __u32 len, __u32 imm, __u64 wr_id);
@@ -343,6 +348,8 @@ struct sim {
 	size_t		nflows, cap_flows;
 	__u32		next_flow;
 	__u64		start_ps, end_ps;
+	__u64		*iter_start_ps, *iter_end_ps;	/* per iteration: first host in, last out */
+	struct mroce_qp	**kept;		/* --keep-connections: [src][dst] sender's, receiver's QP */
 	struct sim_stats st;
 	struct sim_sample *samples;
 	size_t		nsamples, cap_samples;
@@ -375,6 +382,7 @@ struct sim_result {
 };
 
 double sim_ideal_us(const struct sim *s);
+double sim_iter_us(const struct sim *s, __u32 i);
 void sim_result(const struct sim *s, double wall_s, struct sim_result *r);
 int sim_write_json(const struct sim *s, const struct sim_result *r, const char *path);
 int sim_write_dat(const struct sim *s, const char *path);

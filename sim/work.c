@@ -4,7 +4,11 @@
  * WRITE_WITH_IMM straight into the peer's memory, one receive consumed per
  * message, completions driving what comes next.
  *   all-to-all       pairwise: at step k host r sends its block for r+k;
- *                    `window` steps in flight per host
+ *                    `window` steps in flight per host; `iterations` of
+ *                    them, a host starting the next once its own sends
+ *                    and receives are done, a step of it once its peer has
+ *                    started it too (as the library's write waits for the
+ *                    peer's buffer offer: coll_algo.c alltoall_direct)
  *   all-reduce ring  reduce-scatter then all-gather, 2(N-1) steps, each
  *                    chunk forwarded once the same chunk of the step before
  *                    arrived (pipelined by chunk)
@@ -17,6 +21,7 @@
  * Host memory: sim_mem_len().
  */
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -44,6 +49,12 @@ struct wstate {
 	/* all-to-all */
 	__u32		*next_step;
 	__u64		block;
+	__u32		*iter;		/* the iteration each host is in */
+	__u32		*done;		/* its flows (sent and received) done in it */
+	struct waiters {		/* hosts with a step for this one, which is behind */
+		__u32	*v;
+		size_t	n, cap;
+	}		*wait;
 	/* ring and tree */
 	struct sim_flow	**edge;		/* ring: r -> r+1; tree: r -> parent(r) */
 	__u32		nchunks;
@@ -143,7 +154,7 @@ static void bulk_pump(struct sim *s, struct bulk *b)
 	}
 }
 
-static void a2a_next(struct sim *s, __u32 r);
+static void a2a_flow_done(struct sim *s, __u32 src, __u32 dst);
 
 static void bulk_finish(struct sim *s, struct bulk *b)
 {
@@ -159,7 +170,7 @@ static void bulk_finish(struct sim *s, struct bulk *b)
 	s->st.bytes_done += b->total;
 	w->got++;
 	if (s->cfg.work == SIM_ALLTOALL)
-		a2a_next(s, b->f.src);
+		a2a_flow_done(s, b->f.src, b->f.dst);
 }
 
 static void bulk_wc(struct sim *s, struct bulk *b, bool at_src, const struct mroce_wc *wc)
@@ -188,19 +199,83 @@ static void bulk_wc(struct sim *s, struct bulk *b, bool at_src, const struct mro
 
 /* ---- all-to-all */
 
+/* One of r's window slots takes its next step, or waits for the peer to start the iteration. */
 static void a2a_next(struct sim *s, __u32 r)
 {
 	struct wstate *w = W(s);
-	__u32 N = s->cfg.hosts, k;
+	__u32 N = s->cfg.hosts, k, to;
+	struct waiters *q;
 	struct bulk *b;
 
 	if (w->next_step[r] >= N)
 		return;
-	k = w->next_step[r]++;
-	b = bulk_new(s, r, (r + k) % N, w->block, (__u64)((r + k) % N) * w->block,
-		     s->cfg.size + (__u64)r * w->block, false);
+	k = w->next_step[r];
+	to = (r + k) % N;
+	if (w->iter[to] < w->iter[r]) {	/* the slot waits: released when `to` starts it */
+		q = &w->wait[to];
+		if (q->n == q->cap) {
+			size_t cap = q->cap ? 2 * q->cap : 16;
+			__u32 *v = realloc(q->v, cap * sizeof(*v));
+
+			if (!v) {
+				sim_fail(s, -ENOMEM, "all-to-all: out of memory");
+				return;
+			}
+			q->v = v;
+			q->cap = cap;
+		}
+		q->v[q->n++] = r;
+		return;
+	}
+	w->next_step[r]++;
+	b = bulk_new(s, r, to, w->block, (__u64)to * w->block, s->cfg.size + (__u64)r * w->block,
+		     false);
 	if (b)
 		bulk_pump(s, b);
+}
+
+/* Host r starts iteration it (after the first): its window, then the slots that waited for it. */
+static void a2a_begin(struct sim *s, __u32 r, __u32 it)
+{
+	struct wstate *w = W(s);
+	struct waiters *q = &w->wait[r];
+	size_t n = q->n;
+
+	w->iter[r] = it;
+	w->done[r] = 0;
+	w->next_step[r] = 1;
+	if (s->now < s->iter_start_ps[it])
+		s->iter_start_ps[it] = s->now;
+	for (__u32 k = 0; k < s->cfg.window && !s->err; k++)
+		a2a_next(s, r);
+	q->n = 0;
+	for (size_t i = 0; i < n && !s->err; i++)
+		a2a_next(s, q->v[i]);	/* may queue again: never onto this host's list */
+}
+
+static void a2a_host_done(struct sim *s, __u32 r)
+{
+	struct wstate *w = W(s);
+	__u32 it = w->iter[r];
+
+	if (s->now > s->iter_end_ps[it])
+		s->iter_end_ps[it] = s->now;
+	if (it + 1 < s->cfg.iterations)
+		a2a_begin(s, r, it + 1);
+}
+
+/* A flow of the current iterations of both ends is done: each end may be done with it. */
+static void a2a_flow_done(struct sim *s, __u32 src, __u32 dst)
+{
+	struct wstate *w = W(s);
+	__u32 N = s->cfg.hosts;
+
+	if (++w->done[dst] == 2 * (N - 1))
+		a2a_host_done(s, dst);
+	if (++w->done[src] == 2 * (N - 1))
+		a2a_host_done(s, src);
+	else
+		a2a_next(s, src);
 }
 
 static int a2a_start(struct sim *s)
@@ -209,12 +284,22 @@ static int a2a_start(struct sim *s)
 	__u32 N = s->cfg.hosts;
 
 	w->block = s->cfg.size / N;
-	w->want = (__u64)N * (N - 1);
+	w->want = (__u64)N * (N - 1) * s->cfg.iterations;
 	w->next_step = calloc(N, sizeof(*w->next_step));
-	if (!w->next_step)
+	w->iter = calloc(N, sizeof(*w->iter));
+	w->done = calloc(N, sizeof(*w->done));
+	w->wait = calloc(N, sizeof(*w->wait));
+	s->iter_start_ps = calloc(s->cfg.iterations, sizeof(*s->iter_start_ps));
+	s->iter_end_ps = calloc(s->cfg.iterations, sizeof(*s->iter_end_ps));
+	if (!w->next_step || !w->iter || !w->done || !w->wait || !s->iter_start_ps ||
+	    !s->iter_end_ps)
 		return -ENOMEM;
+	for (__u32 i = 0; i < s->cfg.iterations; i++)
+		s->iter_start_ps[i] = UINT64_MAX;
+	s->iter_start_ps[0] = s->now;
 	for (__u32 r = 0; r < N; r++)
 		w->next_step[r] = 1;
+	/* every host's first step, then every host's second, ...: the order frames start in */
 	for (__u32 k = 0; k < s->cfg.window; k++)
 		for (__u32 r = 0; r < N && !s->err; r++)
 			a2a_next(s, r);
@@ -604,6 +689,11 @@ static void work_free(struct sim *s)
 	}
 	free(w->hs);
 	free(w->next_step);
+	free(w->iter);
+	free(w->done);
+	for (__u32 r = 0; w->wait && r < s->cfg.hosts; r++)
+		free(w->wait[r].v);
+	free(w->wait);
 	free(w);
 	s->wstate = NULL;
 }

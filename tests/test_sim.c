@@ -375,6 +375,50 @@ static void test_event_order(void **state)
 	free(ref);
 }
 
+/*
+ * An all-to-all three times over connections kept open (as libmroce-coll
+ * keeps one per peer): every byte of every iteration lands, each
+ * connection is made once, the counters of a connection's later flows do
+ * not count its earlier ones again, and the completion time is the last
+ * iteration's.
+ */
+static void test_kept_connections_iterations(void **state)
+{
+	struct sim *s = small(SIM_ALLTOALL, 1 << 20);
+	struct sim_result r;
+	__u64 kept = 0, tx = 0;
+	char why[160];
+
+	(void)state;
+	s->cfg.keep_conns = true;
+	s->cfg.iterations = 3;
+	assert_int_equal(sim_cfg_check(&s->cfg, why, sizeof(why)), 0);
+	run_ok(s);
+	assert_int_equal(s->st.flows_done, 3 * 16 * 15);
+	assert_int_equal(s->st.bytes_done, 3 * 16ull * 15 * ((1 << 20) / 16));
+	for (size_t i = 0; i < 16 * 16 * 2; i++) {
+		MROCE_OPTS(mroce_qp_stats, st);
+
+		if (!s->kept[i])
+			continue;
+		kept++;
+		assert_int_equal(mroce_qp_query_stats(s->kept[i], &st), 0);
+		tx += st.tx_pkts;
+	}
+	assert_int_equal(kept, 16 * 15 * 2);
+	assert_int_equal(s->next_flow, 3 * 16 * 15);
+	assert_int_equal(s->st.tx_pkts, tx);	/* each flow its own packets, none twice */
+	sim_result(s, 1, &r);
+	for (__u32 i = 0; i < 3; i++) {
+		assert_true(sim_iter_us(s, i) > 0);
+		assert_true(s->iter_start_ps[i] <= s->iter_end_ps[i]);
+	}
+	assert_true(s->iter_end_ps[0] < s->iter_end_ps[1] && s->iter_end_ps[1] < s->iter_end_ps[2]);
+	assert_true(r.completion_us == sim_iter_us(s, 2));
+	assert_int_equal(s->end_ps, s->iter_end_ps[2]);
+	done(s);
+}
+
 static void test_bad_config(void **state)
 {
 	struct sim_cfg c;
@@ -398,6 +442,17 @@ static void test_bad_config(void **state)
 	c.work = SIM_ALLREDUCE_RING;
 	c.size = c.hosts - 1;	/* a ring of empty segments would never end */
 	assert_int_equal(sim_cfg_check(&c, why, sizeof(why)), -EINVAL);
+	sim_cfg_defaults(&c);
+	c.iterations = 2;	/* all-to-all only */
+	c.work = SIM_PERMUTATION;
+	assert_int_equal(sim_cfg_check(&c, why, sizeof(why)), -EINVAL);
+	sim_cfg_defaults(&c);
+	c.keep_conns = true;
+	c.hosts = 528;	/* 1054 QPs a host: a device holds 1023 */
+	c.hosts_per_leaf = 16;
+	assert_int_equal(sim_cfg_check(&c, why, sizeof(why)), -EINVAL);
+	c.hosts = 256;
+	assert_int_equal(sim_cfg_check(&c, why, sizeof(why)), 0);
 }
 
 int main(void)
@@ -414,6 +469,7 @@ int main(void)
 		cmocka_unit_test(test_oversubscribed_few_resends),
 		cmocka_unit_test(test_payload_not_kept_same_run),
 		cmocka_unit_test(test_event_order),
+		cmocka_unit_test(test_kept_connections_iterations),
 		cmocka_unit_test(test_bad_config),
 	};
 
