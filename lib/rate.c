@@ -173,3 +173,23 @@ void mroce_grant_heard(struct mroce_qp *qp, const struct mroce_hdr *ack)
 {
 	qp->st.rate_hint_kbps = ack->rate_kbps;
 }
+
+/*
+ * Sender: a QP with nothing in flight is about to send. If it has been
+ * quiet longer than the receiver goes on counting a sender (8 epochs, or 4
+ * RTTs where those are shorter: mroce_grant_counts), its grant was the
+ * share of senders it is no longer one of, and is dropped: the next ACK
+ * brings the share of the moment. Kept, a connection reused a collective
+ * later sent its whole next flow at a share of 200 (256 hosts x 16 MiB
+ * all-to-all, three in a row over kept connections: 408/537/630 us each,
+ * 408/445/463 with this; docs/scale.md point 17).
+ */
+void mroce_grant_resume(struct mroce_qp *qp, __u64 now)
+{
+	__u64 quiet = 8 * MROCE_GRANT_EPOCH_US, rtt = qp->srtt_us;
+
+	if (rtt && 4 * rtt < quiet)
+		quiet = 4 * rtt;
+	if (qp->st.rate_hint_kbps && now - qp->last_progress_us > quiet)
+		qp->st.rate_hint_kbps = 0;
+}

@@ -423,6 +423,8 @@ static void tx_account_new(struct mroce_qp *qp, const struct mroce_txpkt *rec, _
 /* Send new packets while the window allows. */
 static void tx_new(struct mroce_qp *qp, __u64 now, int *sent)
 {
+	if (qp->snd_nxt == qp->snd_una)
+		mroce_grant_resume(qp, now);	/* a grant from before a quiet spell is stale */
 	while (*sent < TX_BURST && mroce_window_open(qp)) {
 		struct mroce_txpkt next = { .state = PKT_INFLIGHT, .sent_us = now, .tx_seq = qp->tx_seq };
 		struct mroce_txpkt *rec;

@@ -5,6 +5,7 @@
  * what arrived, a lost copy found by it alone, and an incast of 8 QPs
  * through one 1 Gbit/s queue resolved by grants.
  */
+#include <errno.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -351,6 +352,86 @@ static void test_grant_senders_span(void **state)
 	pair_close(&p);
 }
 
+static bool never(void *ctx)
+{
+	(void)ctx;
+	return false;
+}
+
+/* What the sender put out in its first round of a transfer (test_stale_grant_dropped). */
+static __u64 first_tx, first_burst;
+
+static bool first_round(void *ctx)
+{
+	struct waiter *w = ctx;
+
+	if (!first_burst)
+		first_burst = w->p->qa->st.tx_pkts - first_tx;
+	return one_each(ctx);
+}
+
+/*
+ * The sender's side of the same span (rate.c mroce_grant_resume): a QP
+ * quiet for longer than its receiver goes on counting it drops the grant
+ * it last heard when it sends again; one quiet for less keeps it. Over the
+ * wire: a 1 MiB WRITE after such a quiet spell is not held to the stale
+ * grant (1 kbit/s: 2 packets a round trip).
+ */
+static void test_stale_grant_dropped(void **state)
+{
+	struct waiter *w = calloc(1, sizeof(*w));
+	struct pair p;
+	struct mroce_qp *qp;
+	__u64 now, t, progress;
+	__u32 srtt;
+
+	(void)state;
+	pair_open(&p, 3250, NULL, NULL);
+	pair_connect(&p);
+	p.net->a.link = (struct sim_link){ .delay_us = 5 };
+	p.net->b.link = (struct sim_link){ .delay_us = 5 };
+	pair_write_n(&p, w, 1, 81, NULL);
+	qp = p.qa;
+	pthread_mutex_lock(&p.da->lock);
+	now = qp->last_progress_us + 100000;
+	srtt = qp->srtt_us;
+	progress = qp->last_progress_us;
+	qp->srtt_us = 10;
+	qp->st.rate_hint_kbps = 1;
+	qp->last_progress_us = now - 40;	/* 4 RTTs: still counted there */
+	mroce_grant_resume(qp, now);
+	assert_int_equal(qp->st.rate_hint_kbps, 1);
+	qp->last_progress_us = now - 41;
+	mroce_grant_resume(qp, now);
+	assert_int_equal(qp->st.rate_hint_kbps, 0);
+	qp->srtt_us = 0;	/* no RTT: 1.6 ms */
+	qp->st.rate_hint_kbps = 1;
+	qp->last_progress_us = now - 1600;
+	mroce_grant_resume(qp, now);
+	assert_int_equal(qp->st.rate_hint_kbps, 1);
+	qp->last_progress_us = now - 1601;
+	mroce_grant_resume(qp, now);
+	assert_int_equal(qp->st.rate_hint_kbps, 0);
+	qp->srtt_us = srtt;
+	qp->last_progress_us = progress;
+	pthread_mutex_unlock(&p.da->lock);
+
+	/* on the wire: the pair's clock moves on 2 ms with nothing sent */
+	assert_int_equal(sim_run(p.net, p.da, p.db, never, NULL, 2000), -ETIMEDOUT);
+	pthread_mutex_lock(&p.da->lock);
+	assert_true(qp->srtt_us > 0);
+	qp->st.rate_hint_kbps = 1;
+	first_tx = qp->st.tx_pkts;
+	pthread_mutex_unlock(&p.da->lock);
+	first_burst = 0;
+	t = pair_write_n(&p, w, 1, 82, first_round);
+	printf("  1 MiB after 2 ms quiet, a grant of 1 kbit/s heard before: %llu packets at once, "
+	       "%llu us\n", (unsigned long long)first_burst, (unsigned long long)t);
+	assert_true(first_burst > 2);	/* the stale grant: 2 packets a round trip */
+	free(w);
+	pair_close(&p);
+}
+
 /*
  * A receiver that is not always on the CPU (a busy host) takes its packets
  * in bursts far above the link's rate. The grants still share the link's
@@ -371,6 +452,7 @@ int main(void)
 		cmocka_unit_test(test_psack_records_grow),
 		cmocka_unit_test(test_psack_holes),
 		cmocka_unit_test(test_grant_senders_span),
+		cmocka_unit_test(test_stale_grant_dropped),
 		cmocka_unit_test(test_incast_grants),
 		cmocka_unit_test(test_incast_grants_busy_receiver),
 	};
