@@ -131,11 +131,16 @@ static inline bool mroce_window_open(const struct mroce_qp *qp)
  * default), and a sender held to a few packets (a receiver's rate grant
  * at an incast, a congestion window cut) stalled that long every round
  * trip, as TCP's small windows did behind delayed ACKs. A larger window
- * keeps enough in flight for the receiver's count to send the ACK.
+ * keeps enough in flight for the receiver's count to send the ACK, and a
+ * round trip of 2 delayed-ACK times or more (a software path's, or one
+ * behind a standing queue) loses at most a third of it to the wait: there
+ * the ACKs are left to the receiver, as before (the emulated fabric's
+ * incast, where grants hold senders to 11-16 packets).
  */
 static inline bool mroce_window_fills(const struct mroce_qp *qp)
 {
-	return mroce_cc_window(qp) <= qp->attr.ack_every && !mroce_window_room(qp, 1);
+	return mroce_cc_window(qp) <= qp->attr.ack_every &&
+	       qp->srtt_us < 2 * qp->attr.ack_delay_us && !mroce_window_room(qp, 1);
 }
 
 /* Helpers the window-based algorithms share (cc.c). */

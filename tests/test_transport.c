@@ -15,6 +15,7 @@
 
 #define BUF	(1 << 20)
 #include "pair.h"
+#include "../lib/cc.h"
 
 static void test_write_sizes(void **state)
 {
@@ -699,7 +700,8 @@ static void test_scatter_gather(void **state)
  * goes on a round trip later, not after the receiver's delayed-ACK time.
  * 1 MiB in windows of 2 packets over a 5 us link: a round trip of about
  * 10 us per window, where the delayed ACK held each for 50 us.
- * A window of 32 asks for none: the receiver's count sends its ACKs.
+ * A window of 32 asks for none: the receiver's count sends its ACKs; nor
+ * does one whose round trip is 2 delayed-ACK times or more.
  */
 static void test_small_window_asks_for_acks(void **state)
 {
@@ -723,6 +725,24 @@ static void test_small_window_asks_for_acks(void **state)
 	assert_true(t < sb.rx_pkts / 2 * 20);	/* under 20 us a window of 2 */
 	assert_true(sb.acks_tx >= sb.rx_pkts / 2);
 	acks = sb.acks_tx;
+	/* the rule itself: a full window of 2 asks, unless the round trip is 2 delayed ACKs long */
+	pthread_mutex_lock(&p.da->lock);
+	{
+		struct mroce_qp *qp = p.qa;
+		__u32 nxt = qp->snd_nxt, srtt = qp->srtt_us;
+
+		assert_int_equal(qp->snd_nxt, qp->snd_una);
+		assert_false(mroce_window_fills(qp));	/* room for two */
+		qp->snd_nxt = qp->snd_una + 1;
+		assert_true(mroce_window_fills(qp));
+		qp->srtt_us = 2 * qp->attr.ack_delay_us - 1;
+		assert_true(mroce_window_fills(qp));
+		qp->srtt_us = 2 * qp->attr.ack_delay_us;
+		assert_false(mroce_window_fills(qp));
+		qp->snd_nxt = nxt;
+		qp->srtt_us = srtt;
+	}
+	pthread_mutex_unlock(&p.da->lock);
 	pair_close(&p);
 
 	pair_open(&p, 1410, &large, NULL);
