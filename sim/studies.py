@@ -160,6 +160,13 @@ def study_failures(size, force):
     results = []
     for text, name, args, target in cases:
         results.append((text, name, args, target, run(name, args, force)))
+    # as libmroce-coll runs: connections kept open, collectives one after another; the
+    # spine fails a quarter of the way into the third, against the third's clean time
+    kb = base + ["--keep-connections", "--iterations", "3"]
+    kept_clean = run("fail-kept-clean", kb, force)
+    its = kept_clean["iterations_us"]
+    tk = int(its[0] + its[1] + its[2] / 4)
+    kept_spine = run("fail-kept-spine", kb + ["--fail", f"spine:3@{tk}"], force)
     planes = []
     for n in (2, 4, 8):
         pb = base + ["--planes", str(n)]
@@ -189,6 +196,10 @@ def study_failures(size, force):
 
     for text, name, args, target, j in results:
         row(text, j, ecmp_clean if "ecmp" in name else clean, target)
+    row(f"connections kept, three all-to-alls in a row: the third, clean (the first two "
+        f"{its[0]:.0f} and {its[1]:.0f} us)", kept_clean, kept_clean, None)
+    row(f"... one spine of 16 down a quarter into the third (at {tk} us)", kept_spine,
+        kept_clean, 0.05)
     for n, pb, c, downs in planes:
         row(f"{n} planes, clean ({c['completion_us']:.0f} us)", c, c, None)
         for i, (tp, d) in enumerate(downs):
@@ -200,6 +211,8 @@ def study_failures(size, force):
     t.append(cmd_of(base) + "    # clean")
     for text, name, args, target, j in results:
         t.append(cmd_of(args))
+    t.append(cmd_of(kb) + "    # clean, connections kept")
+    t.append(cmd_of(kb + ["--fail", f"spine:3@{tk}"]))
     for n, pb, c, downs in planes:
         t.append(cmd_of(pb) + "    # clean")
         for tp, d in downs:
