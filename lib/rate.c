@@ -179,7 +179,10 @@ void mroce_grant_heard(struct mroce_qp *qp, const struct mroce_hdr *ack)
  * quiet longer than the receiver goes on counting a sender (8 epochs, or 4
  * RTTs where those are shorter: mroce_grant_counts), its grant was the
  * share of senders it is no longer one of, and is dropped: the next ACK
- * brings the share of the moment. Kept, a connection reused a collective
+ * brings the share of the moment. (The receiver's span also has two of its
+ * queueing delays, which the sender does not know: it may drop the grant
+ * that much early, and its first round trip goes unheld, at most its
+ * window, as a new sender's does.) Kept, a connection reused a collective
  * later sent its whole next flow at a share of 200 (256 hosts x 16 MiB
  * all-to-all, three in a row over kept connections: 408/537/630 us each,
  * 408/445/463 with this; docs/scale.md point 17).
