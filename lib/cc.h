@@ -139,8 +139,8 @@ static inline bool mroce_window_open(const struct mroce_qp *qp)
  */
 static inline bool mroce_window_fills(const struct mroce_qp *qp)
 {
-	return mroce_cc_window(qp) <= qp->attr.ack_every &&
-	       qp->srtt_us < 2 * qp->attr.ack_delay_us && !mroce_window_room(qp, 1);
+	return qp->srtt_us < 2 * qp->attr.ack_delay_us && mroce_cc_window(qp) <= qp->attr.ack_every &&
+	       !mroce_window_room(qp, 1);
 }
 
 /* Helpers the window-based algorithms share (cc.c). */
