@@ -121,13 +121,12 @@ static void link_queue(struct sim *s, struct sim_link *l, struct sim_frame *f, e
 	}
 	if (l->loss_ppm && sim_rand(s) % 1000000 < l->loss_ppm) {
 		s->st.drops_loss++;
-		l->drops++;
 		sim_frame_free(s, f);
 		return;
 	}
 	if (depth + f->len > l->buf) {
 		s->st.drops_buf++;
-		l->drops++;
+		l->drops_full++;
 		sim_frame_free(s, f);
 		return;
 	}

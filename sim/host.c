@@ -116,7 +116,7 @@ static void host_route(__u32 id, __u32 plane, struct mroce_route *r)
 
 static int host_open(struct sim *s, struct sim_host *h, __u32 id)
 {
-	MROCE_OPTS(mroce_dev_opts, o, .no_thread = true);
+	MROCE_OPTS(mroce_dev_opts, o, .no_thread = true, .no_rate_grants = s->cfg.no_grants);
 	const struct sim_cfg *c = &s->cfg;
 	unsigned int acc = MROCE_ACCESS_LOCAL_WRITE | MROCE_ACCESS_REMOTE_WRITE |
 			   MROCE_ACCESS_REMOTE_READ;

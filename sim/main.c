@@ -44,6 +44,7 @@ static void usage(FILE *f)
 "  --mode M             sprayed (mroce), ecmp (one static path), gbn (static, go-back-N)\n"
 "  --paths N            entropy values a sprayed connection uses (default 16)\n"
 "  --cc C               none (the library's default), ecn, delay, both\n"
+"  --no-grants          receivers grant senders no rates (default: they do)\n"
 "  --mtu N              (default 4096)\n"
 "  --rto-low-us N --rto-high-us N   the QPs' timeouts (default: the library's, 200 and 1000)\n"
 "Workload:\n"
@@ -166,7 +167,7 @@ static int parse_fault(const char *arg, bool flap, struct sim_cfg *c)
 enum {
 	O_HPL = 256, O_SPINES, O_PLANES, O_RATE, O_SRATE, O_OVERSUB, O_PROP, O_BUF, O_ECN, O_NIC,
 	O_DETECT, O_LOSS, O_LLOSS, O_FAIL, O_FLAP, O_MODE, O_PATHS, O_CC, O_MTU, O_WORK, O_SIZE,
-	O_CHUNK, O_WINDOW, O_KEEP, O_ITER, O_INCAST, O_BG, O_SEED, O_LIMIT, O_VERIFY, O_JSON, O_DAT, O_SAMPLE,
+	O_CHUNK, O_WINDOW, O_KEEP, O_ITER, O_NOGRANT, O_INCAST, O_BG, O_SEED, O_LIMIT, O_VERIFY, O_JSON, O_DAT, O_SAMPLE,
 	O_QUIET, O_HOSTS, O_RTOL, O_RTOH,
 };
 
@@ -180,6 +181,7 @@ static const struct option opts[] = {
 	{ "cc", 1, 0, O_CC }, { "mtu", 1, 0, O_MTU }, { "workload", 1, 0, O_WORK },
 	{ "size", 1, 0, O_SIZE }, { "chunk", 1, 0, O_CHUNK }, { "window", 1, 0, O_WINDOW },
 	{ "keep-connections", 0, 0, O_KEEP }, { "iterations", 1, 0, O_ITER },
+	{ "no-grants", 0, 0, O_NOGRANT },
 	{ "incast", 1, 0, O_INCAST }, { "background", 1, 0, O_BG }, { "seed", 1, 0, O_SEED },
 	{ "limit-us", 1, 0, O_LIMIT }, { "verify", 0, 0, O_VERIFY }, { "json", 1, 0, O_JSON },
 	{ "dat", 1, 0, O_DAT }, { "sample-us", 1, 0, O_SAMPLE }, { "quiet", 0, 0, O_QUIET },
@@ -248,6 +250,7 @@ static int parse(int argc, char **argv, struct sim_cfg *c)
 		case O_CHUNK: err = parse_u32(a, &c->chunk); break;
 		case O_WINDOW: err = parse_u32(a, &c->window); break;
 		case O_KEEP: c->keep_conns = true; break;
+		case O_NOGRANT: c->no_grants = true; break;
 		case O_ITER: err = parse_u32(a, &c->iterations); break;
 		case O_INCAST: err = parse_u32(a, &c->incast); break;
 		case O_BG: err = parse_u32(a, &c->background); break;

@@ -126,14 +126,17 @@ void sim_result(const struct sim *s, double wall_s, struct sim_result *r)
 		const struct sim_plane *pl = &s->planes[p];
 
 		for (__u32 i = 0; i < s->leaves * s->cfg.spines; i++) {
+			r->drops_full_spine += pl->up_s[i].drops_full + pl->dn_s[i].drops_full;
 			if (pl->up_s[i].peak > r->peak_q_spine)
 				r->peak_q_spine = pl->up_s[i].peak;
 			if (pl->dn_s[i].peak > r->peak_q_spine)
 				r->peak_q_spine = pl->dn_s[i].peak;
 		}
-		for (__u32 h = 0; h < s->cfg.hosts; h++)
+		for (__u32 h = 0; h < s->cfg.hosts; h++) {
+			r->drops_full_host += pl->up_h[h].drops_full + pl->dn_h[h].drops_full;
 			if (pl->dn_h[h].peak > r->peak_q_host)
 				r->peak_q_host = pl->dn_h[h].peak;
+		}
 	}
 	r->wall_s = wall_s;
 	r->pkts_per_min = wall_s > 0 ? (double)s->st.frames / wall_s * 60 : 0;
@@ -170,7 +173,8 @@ void sim_print(const struct sim *s, const struct sim_result *r, FILE *out)
 		for (__u32 i = 0; i < c->iterations; i++)
 			fprintf(out, " %.1f", s->iter_start_ps[i] == UINT64_MAX ? 0 :
 				(double)(s->iter_start_ps[i] - s->start_ps) / PS_PER_US);
-		fprintf(out, "\n");
+		fprintf(out, "; most steps waiting on a host, let go when it started: %llu\n",
+			(unsigned long long)s->st.a2a_released_max);
 	}
 	if (r->fct_max_us)
 		fprintf(out, "  flows: goodput mean %.1f min %.1f Gbit/s, fct p50 %.1f p99 %.1f max %.1f us, "
@@ -194,7 +198,9 @@ void sim_print(const struct sim *s, const struct sim_result *r, FILE *out)
 		"%llu; longest frame latency %.2f us\n", (unsigned long long)s->st.psack_lost,
 		(unsigned long long)s->st.suspected, (unsigned long long)s->st.plane_downs,
 		(double)s->st.latency_max_ps / PS_PER_US);
-	fprintf(out, "  peak queue: leaf-spine %u B, leaf-host %u B\n", r->peak_q_spine, r->peak_q_host);
+	fprintf(out, "  peak queue: leaf-spine %u B, leaf-host %u B; dropped at a full buffer: "
+		"leaf-spine %llu, host links %llu\n", r->peak_q_spine, r->peak_q_host,
+		(unsigned long long)r->drops_full_spine, (unsigned long long)r->drops_full_host);
 	fprintf(out, "  events %llu, host wake-ups %llu, progress calls %llu\n",
 		(unsigned long long)s->st.events, (unsigned long long)s->st.host_runs,
 		(unsigned long long)s->st.progress_calls);
@@ -219,13 +225,13 @@ int sim_write_json(const struct sim *s, const struct sim_result *r, const char *
 		"\"prop_ns\": %u, \"buf_bytes\": %u, \"ecn_bytes\": %u, \"mtu\": %u, "
 		"\"loss\": %g, \"link_loss\": %g, \"mode\": \"%s\", \"paths\": %u, "
 		"\"workload\": \"%s\", \"size\": %llu, \"chunk\": %u, \"window\": %u, "
-		"\"keep_connections\": %s, \"iterations\": %u, "
+		"\"keep_connections\": %s, \"iterations\": %u, \"no_grants\": %s, "
 		"\"incast\": %u, \"background\": %u, \"faults\": %u, \"seed\": %llu},\n",
 		c->hosts, c->hosts_per_leaf, s->leaves, c->spines, c->planes, c->host_gbps,
 		c->spine_gbps, c->prop_ns, c->buf_bytes, c->ecn_bytes, c->mtu, c->loss, c->link_loss,
 		sim_mode_name(c->mode), c->paths, sim_work_name(c->work),
 		(unsigned long long)c->size, c->chunk, c->window, c->keep_conns ? "true" : "false",
-		c->iterations, c->incast, c->background,
+		c->iterations, c->no_grants ? "true" : "false", c->incast, c->background,
 		c->nfaults, (unsigned long long)c->seed);
 	fprintf(f, "  \"ok\": %s,\n  \"error\": \"%s\",\n", s->err ? "false" : "true",
 		s->err ? s->errmsg : "");
@@ -234,7 +240,7 @@ int sim_write_json(const struct sim *s, const struct sim_result *r, const char *
 	fprintf(f, "  \"iterations_us\": [");
 	for (__u32 i = 0; i < c->iterations; i++)
 		fprintf(f, "%s%.3f", i ? ", " : "", c->iterations > 1 ? sim_iter_us(s, i) : r->completion_us);
-	fprintf(f, "],\n");
+	fprintf(f, "],\n  \"released_at_once_max\": %llu,\n", (unsigned long long)s->st.a2a_released_max);
 	fprintf(f, "  \"flows\": {\"done\": %llu, \"goodput_gbps_mean\": %.3f, "
 		"\"goodput_gbps_min\": %.3f, \"fct_p50_us\": %.3f, \"fct_p99_us\": %.3f, "
 		"\"fct_max_us\": %.3f, \"jain\": %.4f},\n",
@@ -257,6 +263,8 @@ int sim_write_json(const struct sim *s, const struct sim_result *r, const char *
 		(unsigned long long)s->st.drops_loss, (unsigned long long)s->st.drops_down);
 	fprintf(f, "  \"peak_queue_bytes\": {\"leaf_spine\": %u, \"leaf_host\": %u},\n",
 		r->peak_q_spine, r->peak_q_host);
+	fprintf(f, "  \"drops_full\": {\"leaf_spine\": %llu, \"host_links\": %llu},\n",
+		(unsigned long long)r->drops_full_spine, (unsigned long long)r->drops_full_host);
 	if (r->slowest) {
 		const struct sim_flow *w = r->slowest;
 

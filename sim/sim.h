@@ -69,6 +69,7 @@ struct sim_cfg {
 	enum sim_mode mode;
 	__u32	paths;		/* sprayed: entropy values per connection */
 	bool	cc_ecn, cc_delay;	/* the QPs' congestion control (library default: neither) */
+	bool	no_grants;	/* receivers grant no rates (mroce_dev_opts.no_rate_grants) */
 	__u32	rto_low_us, rto_high_us;	/* the QPs' timeouts (0: the library's defaults) */
 	enum sim_workload work;
 	__u64	size;		/* bytes per host (all-to-all: its whole send buffer) */
@@ -146,7 +147,7 @@ struct sim_link {
 	bool	down;		/* frames queued on it vanish */
 	bool	routed;		/* in ECMP groups (follows down after detect_us) */
 	__u64	free_ps;	/* when what is queued has been sent */
-	__u64	tx_bytes, tx_frames, drops, marks;
+	__u64	tx_bytes, tx_frames, drops_full, marks;	/* drops_full: its buffer full */
 	__u32	peak;		/* deepest queue seen, bytes */
 	__u32	peak_sample;	/* ... since the last sample */
 };
@@ -326,6 +327,7 @@ struct sim_stats {
 	__u64	flows_done;
 	__u64	retx, tx_pkts, rtos, probes, retired, ce, psack_lost, suspected, plane_downs;
 	__u64	bytes_done;
+	__u64	a2a_released_max;	/* all-to-all: most waiting steps a host let go at once */
 	__u64	errors;		/* completions in error */
 	__u64	verify_bad;
 	__u64	qp_bytes;	/* heap one connection end (a QP) takes, measured */
@@ -375,6 +377,7 @@ struct sim_result {
 	double	jain;
 	const struct sim_flow *slowest;	/* the flow with the longest completion time */
 	__u32	peak_q_spine, peak_q_host;
+	__u64	drops_full_spine, drops_full_host;	/* at full buffers: leaf-spine layer, host links */
 	double	wall_s, pkts_per_min;
 	long	rss_kib;
 	__u64	state_host_bytes, state_conn_bytes, state_conn_used_bytes;

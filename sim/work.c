@@ -248,6 +248,8 @@ static void a2a_begin(struct sim *s, __u32 r, __u32 it)
 		s->iter_start_ps[it] = s->now;
 	for (__u32 k = 0; k < s->cfg.window && !s->err; k++)
 		a2a_next(s, r);
+	if (n > s->st.a2a_released_max)
+		s->st.a2a_released_max = n;
 	q->n = 0;
 	for (size_t i = 0; i < n && !s->err; i++)
 		a2a_next(s, q->v[i]);	/* may queue again: never onto this host's list */

@@ -54,6 +54,7 @@ static void run_ok(struct sim *s)
 					s->st.drops_down + sim_frames_in_flight(s));
 	sim_result(s, 1, &r);
 	assert_true(r.completion_us >= r.ideal_us * 0.98);	/* nothing beats the fabric's capacity */
+	assert_int_equal(r.drops_full_spine + r.drops_full_host, s->st.drops_buf);	/* each at its link */
 }
 
 static void done(struct sim *s)
@@ -110,6 +111,15 @@ static void test_permutation_and_incast(void **state)
 	assert_int_equal(s->st.flows_done, 12);
 	assert_true(r.jain > 0.9);	/* the receiver's grants share its link */
 	assert_true(r.peak_q_host > 0);
+	assert_true(s->hosts[0].dev->grant.grant_kbps > 0);
+	done(s);
+	s = small(SIM_INCAST, 1 << 20);	/* --no-grants reaches the receiver's device */
+	s->cfg.incast = 12;
+	s->cfg.no_grants = true;
+	run_ok(s);
+	assert_int_equal(s->st.flows_done, 12);
+	assert_true(s->hosts[0].dev->grant.off);
+	assert_int_equal(s->hosts[0].dev->grant.grant_kbps, 0);
 	done(s);
 }
 
