@@ -127,25 +127,33 @@ void mroce_path_head_lost(struct mroce_qp *qp, const struct mroce_txpkt *rec);
 /*
  * How long past an RTT a packet may still arrive behind later ones on
  * other paths before it counts lost (RACK's reordering window, and what
- * the tail probe and the head timer wait beyond their RTTs): four times the
- * RTT's deviation, plus a quarter of the RTT (RFC 8985's window) or, if
- * more, how far apart the paths' base delays are (spraying over them
- * reorders that much; spread_us, 0 while unknown), at most
- * MROCE_REO_MAX_US, what a software path's scheduling adds; that, too,
- * while no RTT or spread is known. Scaled so: at datacenter RTTs of a few
- * microseconds a fixed 20 us was several RTTs of waiting on every lost
- * packet (docs/scale.md).
+ * the tail probe and the head timer wait beyond their RTTs). Once it is
+ * known how far apart the paths' base delays are (spread_us, 0 while
+ * unknown: spraying over them reorders that much), one RTT deviation plus
+ * that spread or, if more, a quarter of the base RTT (RFC 8985's window,
+ * min_RTT/4), the two at most MROCE_REO_MAX_US, what a software path's
+ * scheduling adds. Until then, or with no RTT yet, four deviations and
+ * MROCE_REO_MAX_US: a path may be any amount slower than those heard from.
+ * Scaled so: at datacenter RTTs of a few microseconds a fixed 20 us was
+ * several RTTs of waiting on every lost packet, and four deviations, which
+ * a QP's first RTT sample sets to twice the RTT (RFC 6298), were two more
+ * on every flow that lost one (docs/scale.md).
  */
 #define MROCE_REO_MAX_US	20
-static inline __u32 mroce_reo_allow(__u32 srtt_us, __u32 rttvar_us, __u32 spread_us)
+static inline __u32 mroce_reo_allow(__u32 base_us, __u32 rttvar_us, __u32 spread_us)
 {
-	__u32 q = srtt_us / 4 + 2;
+	__u32 q = base_us / 4 + 2;
 
+	if (!base_us || !spread_us)
+		return 4 * rttvar_us + MROCE_REO_MAX_US;
 	if (spread_us > q)
 		q = spread_us;
-	if (!srtt_us || !spread_us || q > MROCE_REO_MAX_US)
-		q = MROCE_REO_MAX_US;
-	return 4 * rttvar_us + q;
+	return rttvar_us + (q < MROCE_REO_MAX_US ? q : MROCE_REO_MAX_US);
+}
+/* The QP's base RTT for that: its lowest sample, its smoothed RTT while it has none. */
+static inline __u32 mroce_qp_base_rtt(const struct mroce_qp *qp)
+{
+	return qp->min_rtt_us ? qp->min_rtt_us : qp->srtt_us;
 }
 /*
  * The spread of the QP's paths' base RTTs, for its reordering allowance:

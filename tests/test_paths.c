@@ -503,6 +503,61 @@ static void test_spread_from_device(void **state)
 }
 
 /*
+ * A QP with one RTT sample, on a fabric whose paths' spread its device
+ * knows (as every new connection of an all-to-all step): a 64 KiB WRITE,
+ * one packet per slot, one slot on a dead route. RFC 6298 sets the first
+ * sample's deviation to half the RTT; four of them were two more RTTs of
+ * waiting before the hole was resent. With the spread known, the
+ * allowance is one deviation and a quarter of the base RTT: the hole goes
+ * again 2 RTTs (its slot's delay unknown: twice the QP's) + S/2 + S/4 + 2
+ * after it went out, the WRITE completes an RTT later.
+ */
+static void test_first_sample_hole_resent_soon(void **state)
+{
+	MROCE_OPTS(mroce_qp_attr, attr, .paths = 16);
+	struct waiter *w = calloc(1, sizeof(*w));
+	__u32 S, bound, ohead = 4;	/* serialisation, ACK and engine ticks */
+	__u64 t0, took;
+	struct pair p;
+
+	(void)state;
+	pair_open(&p, 2770, &attr, NULL);
+	pair_connect(&p);
+	p.net->a.link = (struct sim_link){ .delay_us = 20 };
+	p.net->b.link = (struct sim_link){ .delay_us = 20 };
+	pair_write_n(&p, w, 2, 33, NULL);
+	assert_true(p.da->spread_hint_us > 0);
+	/* as after its first sample: no slot's delay known */
+	S = p.qa->srtt_us;
+	p.qa->rttvar_us = S / 2;
+	p.qa->min_rtt_us = S;
+	for (__u32 i = 0; i < attr.paths; i++)
+		p.qa->paths[i].srtt_us = p.qa->paths[i].min_rtt_us = 0;
+	p.net->a.link.dead_sport = (__u16)(49152 + (p.qa->route.sport + p.qa->paths[3].entropy) %
+					   MROCE_ENTROPY_SPACE);
+	memset(w, 0, sizeof(*w));
+	w->p = &p;
+	w->want_a = 1;
+	fill(p.la, 65536, 34);
+	t0 = p.net->now;
+	assert_int_equal(post(p.qa, MROCE_WR_RDMA_WRITE, 0, p.la, 65536, mroce_mr_lkey(p.ma),
+			      (__u64)(unsigned long)p.lb, mroce_mr_rkey(p.mb), 0), 0);
+	assert_int_equal(sim_run(p.net, p.da, p.db, one_each, w, 10000), 0);
+	took = p.net->now - t0;
+	bound = 2 * S + S / 2 + S / 4 + 2 + S + ohead;
+	printf("  RTT %u us, device's spread %u us: 64 KiB with a slot on a dead route took %llu us "
+	       "(at most %u; four deviations would wait %u more), %llu lost on it\n",
+	       S, p.da->spread_hint_us, (unsigned long long)took, bound, 3 * (S / 2),
+	       (unsigned long long)p.net->a.dead_drops);
+	assert_int_equal(w->wa[0].status, MROCE_WC_SUCCESS);
+	assert_memory_equal(p.lb, p.la, 65536);
+	assert_true(p.net->a.dead_drops >= 1);
+	assert_true(took <= bound);
+	free(w);
+	pair_close(&p);
+}
+
+/*
  * A port whose NIC offloads the UDP checksum (mroce_port_ops.csum_offload,
  * the simulated cluster's): the engine leaves it to the NIC and does not
  * check it either; without the offload it fills it in. Both transfer alike.
@@ -1027,6 +1082,7 @@ int main(void)
 		cmocka_unit_test(test_refused_resend_keeps_its_slot),
 		cmocka_unit_test(test_lost_copy_unseats_good_slot),
 		cmocka_unit_test(test_spread_from_device),
+		cmocka_unit_test(test_first_sample_hole_resent_soon),
 		cmocka_unit_test(test_csum_offload_port),
 		cmocka_unit_test(test_qp_entropy_bases_distinct),
 		cmocka_unit_test(test_path_down_recovery_bounded),
