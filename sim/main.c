@@ -64,6 +64,7 @@ static void usage(FILE *f)
 "  --limit-us N         virtual time allowed (default 10 s)\n"
 "  --verify             real memory per host, every byte checked at the end\n"
 "  --json FILE          results; --dat FILE a time series for gnuplot\n"
+"  --flows FILE         one line per flow: its ends, start, completion time, resends\n"
 "  --sample-us N        its period (default 10)\n"
 "  --quiet              no text report\n");
 }
@@ -167,7 +168,7 @@ static int parse_fault(const char *arg, bool flap, struct sim_cfg *c)
 enum {
 	O_HPL = 256, O_SPINES, O_PLANES, O_RATE, O_SRATE, O_OVERSUB, O_PROP, O_BUF, O_ECN, O_NIC,
 	O_DETECT, O_LOSS, O_LLOSS, O_FAIL, O_FLAP, O_MODE, O_PATHS, O_CC, O_MTU, O_WORK, O_SIZE,
-	O_CHUNK, O_WINDOW, O_KEEP, O_ITER, O_NOGRANT, O_INCAST, O_BG, O_SEED, O_LIMIT, O_VERIFY, O_JSON, O_DAT, O_SAMPLE,
+	O_CHUNK, O_WINDOW, O_KEEP, O_ITER, O_NOGRANT, O_INCAST, O_BG, O_SEED, O_LIMIT, O_VERIFY, O_JSON, O_DAT, O_FLOWS, O_SAMPLE,
 	O_QUIET, O_HOSTS, O_RTOL, O_RTOH,
 };
 
@@ -184,7 +185,7 @@ static const struct option opts[] = {
 	{ "no-grants", 0, 0, O_NOGRANT },
 	{ "incast", 1, 0, O_INCAST }, { "background", 1, 0, O_BG }, { "seed", 1, 0, O_SEED },
 	{ "limit-us", 1, 0, O_LIMIT }, { "verify", 0, 0, O_VERIFY }, { "json", 1, 0, O_JSON },
-	{ "dat", 1, 0, O_DAT }, { "sample-us", 1, 0, O_SAMPLE }, { "quiet", 0, 0, O_QUIET },
+	{ "dat", 1, 0, O_DAT }, { "flows", 1, 0, O_FLOWS }, { "sample-us", 1, 0, O_SAMPLE }, { "quiet", 0, 0, O_QUIET },
 	{ "rto-low-us", 1, 0, O_RTOL }, { "rto-high-us", 1, 0, O_RTOH },
 	{ "help", 0, 0, 'h' }, {},
 };
@@ -259,6 +260,7 @@ static int parse(int argc, char **argv, struct sim_cfg *c)
 		case O_VERIFY: c->verify = true; break;
 		case O_JSON: c->json = a; break;
 		case O_DAT: c->dat = a; break;
+		case O_FLOWS: c->flows_out = a; break;
 		case O_SAMPLE: err = parse_u32(a, &c->sample_us); break;
 		case O_QUIET: c->quiet = true; break;
 		case 'h': usage(stdout); exit(0);
@@ -352,6 +354,10 @@ int main(int argc, char **argv)
 	}
 	if (s.cfg.dat && (err = sim_write_dat(&s, s.cfg.dat))) {
 		fprintf(stderr, "mroce-sim: %s: %s\n", s.cfg.dat, strerror(-err));
+		rc = 1;
+	}
+	if (s.cfg.flows_out && (err = sim_write_flows(&s, s.cfg.flows_out))) {
+		fprintf(stderr, "mroce-sim: %s: %s\n", s.cfg.flows_out, strerror(-err));
 		rc = 1;
 	}
 	sim_free(&s);

@@ -306,3 +306,27 @@ int sim_write_dat(const struct sim *s, const char *path)
 	}
 	return fclose(f) ? -errno : 0;
 }
+
+/* One line per flow, in the order they were opened: where the mean and the tail come from. */
+int sim_write_flows(const struct sim *s, const char *path)
+{
+	FILE *f = fopen(path, "w");
+
+	if (!f)
+		return -errno;
+	fprintf(f, "# src dst start_us fct_us bytes resent timeouts tail_probes paths_suspected "
+		"paths_retired (fct 0: not done; background flows are not listed)\n");
+	for (size_t i = 0; i < s->nflows; i++) {
+		const struct sim_flow *w = s->flows[i];
+
+		if (w->background)
+			continue;
+		fprintf(f, "%u %u %.3f %.3f %llu %llu %llu %llu %llu %llu\n", w->src, w->dst,
+			(double)(w->start_ps - s->start_ps) / PS_PER_US,
+			w->done_ps > w->start_ps ? (double)(w->done_ps - w->start_ps) / PS_PER_US : 0,
+			(unsigned long long)w->bytes, (unsigned long long)w->retx,
+			(unsigned long long)w->rtos, (unsigned long long)w->probes,
+			(unsigned long long)w->suspected, (unsigned long long)w->retired);
+	}
+	return fclose(f) ? -errno : 0;
+}

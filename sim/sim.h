@@ -83,6 +83,7 @@ struct sim_cfg {
 	bool	verify;		/* real buffers per host and their bytes checked */
 	__u32	sample_us;	/* time series period */
 	const char *json, *dat;	/* output files (NULL: none) */
+	const char *flows_out;	/* one line per flow (NULL: none) */
 	bool	quiet;
 	struct sim_fault faults[SIM_FAULTS_MAX];
 	__u32	nfaults;
@@ -389,6 +390,7 @@ double sim_iter_us(const struct sim *s, __u32 i);
 void sim_result(const struct sim *s, double wall_s, struct sim_result *r);
 int sim_write_json(const struct sim *s, const struct sim_result *r, const char *path);
 int sim_write_dat(const struct sim *s, const char *path);
+int sim_write_flows(const struct sim *s, const char *path);
 void sim_print(const struct sim *s, const struct sim_result *r, FILE *out);
 
 #endif /* MROCE_SIM_H */

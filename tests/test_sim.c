@@ -17,6 +17,8 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include <unistd.h>
+
 #include "../sim/sim.h"
 
 /* A small fabric: 16 hosts under 4 leaves, 4 spines, 100 Gbit/s. */
@@ -55,6 +57,49 @@ static void run_ok(struct sim *s)
 	sim_result(s, 1, &r);
 	assert_true(r.completion_us >= r.ideal_us * 0.98);	/* nothing beats the fabric's capacity */
 	assert_int_equal(r.drops_full_spine + r.drops_full_host, s->st.drops_buf);	/* each at its link */
+}
+
+/*
+ * --flows: one line per flow, every flow done; their resends add up to the
+ * run's, their timeouts, probes and suspected paths to the run's.
+ */
+static void flows_file_ok(struct sim *s)
+{
+	char path[] = "/tmp/mroce-sim-flows-XXXXXX", line[256];
+	__u64 n = 0, retx = 0, rtos = 0, probes = 0, susp = 0;
+	int fd = mkstemp(path);
+	FILE *f;
+
+	assert_true(fd >= 0);
+	close(fd);
+	assert_int_equal(sim_write_flows(s, path), 0);
+	f = fopen(path, "r");
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f)) {
+		unsigned src, dst;
+		double start, fct;
+		unsigned long long bytes, r, t, p, u, ret;
+
+		if (line[0] == '#')
+			continue;
+		assert_int_equal(sscanf(line, "%u %u %lf %lf %llu %llu %llu %llu %llu %llu", &src, &dst,
+					&start, &fct, &bytes, &r, &t, &p, &u, &ret), 10);
+		assert_true(src < s->cfg.hosts && dst < s->cfg.hosts && src != dst);
+		assert_true(fct > 0 && start >= 0);
+		assert_int_equal(bytes, s->cfg.size / s->cfg.hosts);
+		n++;
+		retx += r;
+		rtos += t;
+		probes += p;
+		susp += u;
+	}
+	fclose(f);
+	unlink(path);
+	assert_int_equal(n, s->st.flows_done);
+	assert_int_equal(retx, s->st.retx);
+	assert_int_equal(rtos, s->st.rtos);
+	assert_int_equal(probes, s->st.probes);
+	assert_int_equal(susp, s->st.suspected);
 }
 
 static void done(struct sim *s)
@@ -170,6 +215,9 @@ static void test_failures(void **state)
 	s->cfg.nfaults = 1;
 	run_ok(s);
 	assert_true(s->st.drops_down > 0);
+	assert_int_equal(s->st.flows_done, 16 * 15);
+	assert_true(s->st.retx > 0);
+	flows_file_ok(s);
 	done(s);
 
 	s = small(SIM_ALLTOALL, 4 << 20);
