@@ -92,12 +92,10 @@ def ratio_cell(j):
 
 # ---- completion time against the ideal, sprayed / ECMP / go-back-N
 
-def study_modes(hosts, sizes, force, ring_max=None):
+def study_modes(hosts, sizes, force):
     rows, dat = [], []
     for work in ("alltoall", "allreduce-ring"):
         for size in sizes:
-            if work == "allreduce-ring" and ring_max and size > ring_max:
-                continue    # see the note under the table
             r = {}
             for m in MODES:
                 args = FAB[hosts] + ["--workload", work, "--size", str(size), "--mode", m]
@@ -124,10 +122,6 @@ plot for [i=3:5] '< grep ^alltoall {name}.dat' using 2:i with linespoints title 
                  f"{ratio_cell(r['gbn'])} | {s['retransmissions']}, {s['timeouts']}, {s['paths_retired']} |")
     t += ["", "Each cell: completion time over the ideal (payload over the narrowest capacity it must "
           "cross)."]
-    if ring_max:
-        t[-1] += (f" Ring all-reduce above {fmt_size(ring_max)} is not run here: some 4 minutes a "
-                  "mode at 64 MiB, and ring neighbours share a leaf, so the fabric hardly matters "
-                  "(point 5 above).")
     t[-1] += " Commands (one per cell; `--mode` sprayed, ecmp or gbn):"
     t += ["", "```"]
     for work in ("alltoall", "allreduce-ring"):
@@ -315,10 +309,7 @@ def main():
         if s == "modes-256":
             study_modes(256, [MIB, 4 * MIB] if q else [MIB, 4 * MIB, 16 * MIB, 64 * MIB], a.force)
         elif s == "modes-1024":
-            # ring all-reduce of 64 MiB at 1024 hosts: some 4 minutes a mode, and ring
-            # neighbours share a leaf (the fabric hardly matters); not run
-            study_modes(1024, [MIB] if q else [MIB, 4 * MIB, 16 * MIB, 64 * MIB], a.force,
-                        ring_max=16 * MIB)
+            study_modes(1024, [MIB] if q else [MIB, 4 * MIB, 16 * MIB, 64 * MIB], a.force)
         elif s == "failures":
             study_failures(4 * MIB if q else 16 * MIB, a.force)
         elif s == "incast":
