@@ -161,6 +161,7 @@ static void ack_rtt(struct mroce_qp *qp, const struct mroce_hdr *h, __u64 now)
 		return;
 	dev_us = rtt > qp->srtt_us ? rtt - qp->srtt_us : qp->srtt_us - rtt;
 	qp->rttvar_us = qp->srtt_us ? (3 * qp->rttvar_us + dev_us) / 4 : rtt / 2;
+	qp->rttdev_us = qp->srtt_us ? (3 * qp->rttdev_us + dev_us) / 4 : 0;
 	qp->srtt_us = qp->srtt_us ? (7 * qp->srtt_us + rtt) / 8 : rtt;
 	qp->dev->rtt_hint_us = qp->srtt_us;
 	if (!qp->min_rtt_us || rtt < qp->min_rtt_us)

@@ -127,28 +127,34 @@ void mroce_path_head_lost(struct mroce_qp *qp, const struct mroce_txpkt *rec);
 /*
  * How long past an RTT a packet may still arrive behind later ones on
  * other paths before it counts lost (RACK's reordering window, and what
- * the tail probe and the head timer wait beyond their RTTs). Once it is
+ * the tail probe and the head timer wait beyond their RTTs). Where it is
  * known how far apart the paths' base delays are (spread_us, 0 while
- * unknown: spraying over them reorders that much), one RTT deviation plus
- * that spread or, if more, a quarter of the base RTT (RFC 8985's window,
- * min_RTT/4), the two at most MROCE_REO_MAX_US, what a software path's
- * scheduling adds. Until then, or with no RTT yet, four deviations and
- * MROCE_REO_MAX_US: a path may be any amount slower than those heard from.
- * Scaled so: at datacenter RTTs of a few microseconds a fixed 20 us was
- * several RTTs of waiting on every lost packet, and four deviations, which
- * a QP's first RTT sample sets to twice the RTT (RFC 6298), were two more
- * on every flow that lost one (docs/scale.md).
+ * unknown: spraying over them reorders that much) and that is at most
+ * MROCE_REO_MAX_US (what a software path's scheduling adds): four measured
+ * RTT deviations (rttdev_us) and what is left of RFC 6298's first guess
+ * of half the RTT (rttvar_us - rttdev_us) once, plus that spread or, if
+ * more, a quarter of the base RTT (RFC 8985's window, min_RTT/4), the two
+ * at most MROCE_REO_MAX_US. Otherwise, or with no RTT yet, four deviations
+ * and MROCE_REO_MAX_US: a path may be any amount slower than those heard
+ * from, and over paths 10..100 us apart the deviation is what spraying
+ * over them reorders. Scaled so: at datacenter RTTs of a few microseconds
+ * a fixed 20 us was several RTTs of waiting on every lost packet, and four
+ * times the first guess was two more on every new connection that lost
+ * one (docs/scale.md).
  */
 #define MROCE_REO_MAX_US	20
-static inline __u32 mroce_reo_allow(__u32 base_us, __u32 rttvar_us, __u32 spread_us)
+static inline __u32 mroce_reo_allow(__u32 base_us, __u32 rttvar_us, __u32 rttdev_us,
+				    __u32 spread_us)
 {
 	__u32 q = base_us / 4 + 2;
 
-	if (!base_us || !spread_us)
+	if (!base_us || !spread_us || spread_us > MROCE_REO_MAX_US)
 		return 4 * rttvar_us + MROCE_REO_MAX_US;
 	if (spread_us > q)
 		q = spread_us;
-	return rttvar_us + (q < MROCE_REO_MAX_US ? q : MROCE_REO_MAX_US);
+	if (rttdev_us > rttvar_us)
+		rttdev_us = rttvar_us;
+	return 4 * rttdev_us + (rttvar_us - rttdev_us) + (q < MROCE_REO_MAX_US ? q : MROCE_REO_MAX_US);
 }
 /* The QP's base RTT for that: its lowest sample, its smoothed RTT while it has none. */
 static inline __u32 mroce_qp_base_rtt(const struct mroce_qp *qp)

@@ -60,7 +60,7 @@ __u64 mroce_head_due(const struct mroce_qp *qp, const struct mroce_txpkt *rec)
 	/* with no RTT measured yet, two RTTs are unknown: wait an RTO instead */
 	__u32 base = qp->srtt_us ? 2 * qp->srtt_us +
 				      mroce_reo_allow(mroce_qp_base_rtt(qp), qp->rttvar_us,
-						      mroce_qp_spread(qp)) :
+						      qp->rttdev_us, mroce_qp_spread(qp)) :
 				      qp->rto_us;
 
 	return rec->sent_us + ((__u64)base << (rec->retx > 10 ? 10 : rec->retx - 1));
@@ -120,7 +120,8 @@ static bool path_gap(const struct mroce_qp *qp, const struct mroce_txpkt *rec)
 static __u32 rack_thresh(const struct mroce_qp *qp, const struct mroce_txpkt *rec)
 {
 	const struct mroce_path *p = &qp->paths[rec->path];
-	__u32 allow = mroce_reo_allow(mroce_qp_base_rtt(qp), qp->rttvar_us, mroce_qp_spread(qp));
+	__u32 allow = mroce_reo_allow(mroce_qp_base_rtt(qp), qp->rttvar_us, qp->rttdev_us,
+				      mroce_qp_spread(qp));
 	__u32 t = qp->srtt_us + allow;
 
 	if (rec->path < qp->attr.paths && p->entropy == rec->entropy) {
@@ -359,14 +360,16 @@ static void rto_fire(struct mroce_qp *qp, __u64 now)
 __u64 mroce_tlp_due(const struct mroce_qp *qp)
 {
 	__u64 from = qp->last_tx_us > qp->last_progress_us ? qp->last_tx_us : qp->last_progress_us;
-	__u32 srtt = qp->srtt_us, var = qp->rttvar_us, base = mroce_qp_base_rtt(qp), pto;
+	__u32 srtt = qp->srtt_us, var = qp->rttvar_us, dev = qp->rttdev_us;
+	__u32 base = mroce_qp_base_rtt(qp), pto;
 
 	if (!srtt) {	/* nothing measured yet: the device's other QPs have */
 		srtt = base = qp->dev->rtt_hint_us;
 		var = srtt / 2;
+		dev = 0;
 	}
 	/* a probe is one packet: a spread not measured yet is not waited for */
-	pto = 2 * srtt + mroce_reo_allow(base, var, qp->path_spread_us ? qp->path_spread_us : 1);
+	pto = 2 * srtt + mroce_reo_allow(base, var, dev, qp->path_spread_us ? qp->path_spread_us : 1);
 	if (qp->tlp_out >= MROCE_TLP_MAX || qp->snd_nxt == qp->snd_una || !srtt || qp->nlost ||
 	    qp->attr.go_back_n)
 		return 0;

@@ -339,6 +339,12 @@ struct mroce_qp {
 	__u32			timeouts;	/* RTO expiries since the last progress */
 	__u32			srtt_us;
 	__u32			rttvar_us;	/* mean deviation of RTT samples */
+	/*
+	 * The same as measured, from 0 at the first sample where rttvar_us
+	 * starts from RFC 6298's guess of half the RTT: rttvar_us - rttdev_us
+	 * is what is left of that guess (mroce_reo_allow).
+	 */
+	__u32			rttdev_us;
 	__u32			min_rtt_us;	/* lowest RTT sample: the path's base delay */
 	/* congestion control (lib/cc.h); window in 1/256 packets */
 	const struct mroce_cc_ops *cc;
