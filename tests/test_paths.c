@@ -508,9 +508,10 @@ static void test_spread_from_device(void **state)
  * one packet per slot, one slot on a dead route. RFC 6298 sets the first
  * sample's deviation to half the RTT; four of them were two more RTTs of
  * waiting before the hole was resent. With the spread known, the
- * allowance is one deviation and a quarter of the base RTT: the hole goes
- * again 2 RTTs (its slot's delay unknown: twice the QP's) + S/2 + S/4 + 2
- * after it went out, the WRITE completes an RTT later.
+ * allowance counts that guess once (no deviation is measured yet), plus a
+ * quarter of the base RTT: the hole goes again 2 RTTs (its slot's delay
+ * unknown: twice the QP's) + S/2 + S/4 + 2 after it went out, the WRITE
+ * completes an RTT later.
  */
 static void test_first_sample_hole_resent_soon(void **state)
 {
