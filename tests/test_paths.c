@@ -531,6 +531,7 @@ static void test_first_sample_hole_resent_soon(void **state)
 	/* as after its first sample: no slot's delay known */
 	S = p.qa->srtt_us;
 	p.qa->rttvar_us = S / 2;
+	p.qa->rttdev_us = 0;
 	p.qa->min_rtt_us = S;
 	for (__u32 i = 0; i < attr.paths; i++)
 		p.qa->paths[i].srtt_us = p.qa->paths[i].min_rtt_us = 0;
