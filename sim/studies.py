@@ -141,6 +141,11 @@ def study_failures(size, force):
         ("loss 1%", "fail-loss-1", base + ["--loss", "1%"], None),
         ("loss 10%", "fail-loss-10", base + ["--loss", "10%"], None),
         ("one spine of 16 down", "fail-spine", base + ["--fail", f"spine:3@{t0}"], 0.05),
+        # the floor: the leaves take the spine out of their ECMP groups 1 us after it fails,
+        # so its capacity is lost but next to nothing is left for a transport to recover
+        ("... the leaves routing around it within 1 us (floor: its capacity lost, next to "
+         "nothing to recover)", "fail-spine-floor",
+         base + ["--fail", f"spine:3@{t0}", "--detect-us", "1"], None),
         ("one spine of 16 down, single-path ECMP", "fail-spine-ecmp",
          base + ["--fail", f"spine:3@{t0}", "--mode", "ecmp"], None),
         ("a leaf-spine link flapping (100 us period, 20 times)", "fail-flap",
@@ -161,6 +166,8 @@ def study_failures(size, force):
     its = kept_clean["iterations_us"]
     tk = int(its[0] + its[1] + its[2] / 4)
     kept_spine = run("fail-kept-spine", kb + ["--fail", f"spine:3@{tk}"], force)
+    kept_floor = run("fail-kept-spine-floor", kb + ["--fail", f"spine:3@{tk}", "--detect-us", "1"],
+                     force)
     planes = []
     for n in (2, 4, 8):
         pb = base + ["--planes", str(n)]
@@ -194,11 +201,16 @@ def study_failures(size, force):
         f"{its[0]:.0f} and {its[1]:.0f} us)", kept_clean, kept_clean, None)
     row(f"... one spine of 16 down a quarter into the third (at {tk} us)", kept_spine,
         kept_clean, 0.05)
+    row("... the leaves routing around it within 1 us (floor)", kept_floor, kept_clean, None)
     for n, pb, c, downs in planes:
         row(f"{n} planes, clean ({c['completion_us']:.0f} us)", c, c, None)
         for i, (tp, d) in enumerate(downs):
             when = ["a quarter", "an eighth", "half"][i]
             row(f"one plane of {n} down at {tp} us ({when} of the way)", d, c, 1.0 / n, True)
+    t += ["", "The floor rows take the dead spine out of the leaves' ECMP groups 1 us after it "
+          "fails (`--detect-us 1`; the default, 1000 us, leaves it a black hole for the rest of the "
+          "run): the spine's capacity is lost, but almost no packet is, so they show what losing it "
+          "costs before any transport recovers anything."]
     t += ["", "The planes' failures at a quarter of their own clean runs are the rows the targets are "
           "for; an eighth and half of the way are beside them, since the moment decides which "
           "flows are caught.", "", "Commands:", "", "```"]
@@ -207,6 +219,7 @@ def study_failures(size, force):
         t.append(cmd_of(args))
     t.append(cmd_of(kb) + "    # clean, connections kept")
     t.append(cmd_of(kb + ["--fail", f"spine:3@{tk}"]))
+    t.append(cmd_of(kb + ["--fail", f"spine:3@{tk}", "--detect-us", "1"]))
     for n, pb, c, downs in planes:
         t.append(cmd_of(pb) + "    # clean")
         for tp, d in downs:
