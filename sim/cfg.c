@@ -107,6 +107,11 @@ int sim_cfg_check(struct sim_cfg *c, char *err, size_t errlen)
 		return BAD("--verify needs hosts x size x 2 <= 8 GiB of memory");
 	if (!c->sample_us)
 		return BAD("--sample-us must be positive");
+	if (!c->trace_out != !c->trace_hosts_set)
+		return BAD("--trace and --trace-hosts go together");
+	if (c->trace_out && (c->trace_host[0] >= c->hosts || c->trace_host[1] >= c->hosts ||
+			     c->trace_host[0] == c->trace_host[1]))
+		return BAD("--trace-hosts must name two different hosts below --hosts");
 	for (__u32 i = 0; i < c->nfaults; i++) {
 		const struct sim_fault *f = &c->faults[i];
 

@@ -115,16 +115,19 @@ static void link_queue(struct sim *s, struct sim_link *l, struct sim_frame *f, e
 	__u32 depth = (__u32)((start - s->now) / l->ps_per_byte);
 
 	if (l->down) {
+		sim_trace(s, f, "dead");
 		s->st.drops_down++;
 		sim_frame_free(s, f);
 		return;
 	}
 	if (l->loss_ppm && sim_rand(s) % 1000000 < l->loss_ppm) {
+		sim_trace(s, f, "lost");
 		s->st.drops_loss++;
 		sim_frame_free(s, f);
 		return;
 	}
 	if (depth + f->len > l->buf) {
+		sim_trace(s, f, "full");
 		s->st.drops_buf++;
 		l->drops_full++;
 		sim_frame_free(s, f);
@@ -182,12 +185,14 @@ void sim_fabric_send(struct sim *s, struct sim_frame *f)
 	f->plane = (__u8)(daddr / PLANE_STRIDE);
 	f->dst = (__u16)(daddr % PLANE_STRIDE - 1);
 	f->sent_ps = s->now;
+	f->spine = SIM_NO_SPINE;
 	s->st.frames++;
 	if (f->plane >= s->cfg.planes || f->dst >= s->cfg.hosts || daddr % PLANE_STRIDE == 0) {
 		s->st.drops_down++;	/* an address the fabric has no route for */
 		sim_frame_free(s, f);
 		return;
 	}
+	sim_trace(s, f, "send");
 	link_queue(s, &s->planes[f->plane].up_h[f->src], f, HOP_LEAF_UP);
 }
 
@@ -216,6 +221,7 @@ void sim_fabric_arrive(struct sim *s, struct sim_frame *f)
 		}
 		n = pl->ecmp_n[pair];
 		if (!n) {
+			sim_trace(s, f, "noroute");
 			s->st.drops_down++;
 			sim_frame_free(s, f);
 			return;
@@ -231,6 +237,7 @@ void sim_fabric_arrive(struct sim *s, struct sim_frame *f)
 		link_queue(s, &pl->dn_h[f->dst], f, HOP_HOST);
 		return;
 	default:
+		sim_trace(s, f, "recv");
 		sim_host_deliver(s, f);
 		return;
 	}

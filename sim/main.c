@@ -65,6 +65,8 @@ static void usage(FILE *f)
 "  --verify             real memory per host, every byte checked at the end\n"
 "  --json FILE          results; --dat FILE a time series for gnuplot\n"
 "  --flows FILE         one line per flow: its ends, start, completion time, resends\n"
+"  --trace FILE --trace-hosts A,B   every frame between hosts A and B as it leaves,\n"
+"                       arrives or is dropped, with its transport header's fields\n"
 "  --sample-us N        its period (default 10)\n"
 "  --quiet              no text report\n");
 }
@@ -97,6 +99,19 @@ static int parse_u32(const char *s, __u32 *v)
 		return -EINVAL;
 	*v = (__u32)x;
 	return 0;
+}
+
+/* "A,B": two host numbers */
+static int parse_pair(const char *s, __u32 v[2])
+{
+	const char *comma = strchr(s, ',');
+	char a[24];
+
+	if (!comma || (size_t)(comma - s) >= sizeof(a))
+		return -EINVAL;
+	memcpy(a, s, (size_t)(comma - s));
+	a[comma - s] = 0;
+	return parse_u32(a, &v[0]) ?: parse_u32(comma + 1, &v[1]);
 }
 
 static int parse_frac(const char *s, double *v)
@@ -169,7 +184,7 @@ enum {
 	O_HPL = 256, O_SPINES, O_PLANES, O_RATE, O_SRATE, O_OVERSUB, O_PROP, O_BUF, O_ECN, O_NIC,
 	O_DETECT, O_LOSS, O_LLOSS, O_FAIL, O_FLAP, O_MODE, O_PATHS, O_CC, O_MTU, O_WORK, O_SIZE,
 	O_CHUNK, O_WINDOW, O_KEEP, O_ITER, O_NOGRANT, O_INCAST, O_BG, O_SEED, O_LIMIT, O_VERIFY, O_JSON, O_DAT, O_FLOWS, O_SAMPLE,
-	O_QUIET, O_HOSTS, O_RTOL, O_RTOH,
+	O_QUIET, O_HOSTS, O_RTOL, O_RTOH, O_TRACE, O_TRACE_HOSTS,
 };
 
 static const struct option opts[] = {
@@ -187,6 +202,7 @@ static const struct option opts[] = {
 	{ "limit-us", 1, 0, O_LIMIT }, { "verify", 0, 0, O_VERIFY }, { "json", 1, 0, O_JSON },
 	{ "dat", 1, 0, O_DAT }, { "flows", 1, 0, O_FLOWS }, { "sample-us", 1, 0, O_SAMPLE }, { "quiet", 0, 0, O_QUIET },
 	{ "rto-low-us", 1, 0, O_RTOL }, { "rto-high-us", 1, 0, O_RTOH },
+	{ "trace", 1, 0, O_TRACE }, { "trace-hosts", 1, 0, O_TRACE_HOSTS },
 	{ "help", 0, 0, 'h' }, {},
 };
 
@@ -261,6 +277,8 @@ static int parse(int argc, char **argv, struct sim_cfg *c)
 		case O_JSON: c->json = a; break;
 		case O_DAT: c->dat = a; break;
 		case O_FLOWS: c->flows_out = a; break;
+		case O_TRACE: c->trace_out = a; break;
+		case O_TRACE_HOSTS: err = parse_pair(a, c->trace_host); c->trace_hosts_set = true; break;
 		case O_SAMPLE: err = parse_u32(a, &c->sample_us); break;
 		case O_QUIET: c->quiet = true; break;
 		case 'h': usage(stdout); exit(0);
@@ -347,6 +365,9 @@ int main(int argc, char **argv)
 	sim_result(&s, mono_s() - t0, &r);
 	if (!s.cfg.quiet)
 		sim_print(&s, &r, stdout);
+	else if (s.err)
+		fprintf(stderr, "mroce-sim: %s: %s\n", s.errmsg,
+			mroce_strerror(s.err, why, sizeof(why)) ? "error" : why);	/* as the report */
 	rc = s.err || s.st.verify_bad ? 1 : 0;
 	if (s.cfg.json && (err = sim_write_json(&s, &r, s.cfg.json))) {
 		fprintf(stderr, "mroce-sim: %s: %s\n", s.cfg.json, strerror(-err));
@@ -358,6 +379,10 @@ int main(int argc, char **argv)
 	}
 	if (s.cfg.flows_out && (err = sim_write_flows(&s, s.cfg.flows_out))) {
 		fprintf(stderr, "mroce-sim: %s: %s\n", s.cfg.flows_out, strerror(-err));
+		rc = 1;
+	}
+	if ((err = sim_trace_close(&s))) {
+		fprintf(stderr, "mroce-sim: %s: %s\n", s.cfg.trace_out, strerror(-err));
 		rc = 1;
 	}
 	sim_free(&s);

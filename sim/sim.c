@@ -90,6 +90,8 @@ int sim_run(struct sim *s)
 		return sim_fail(s, err, "fabric: out of memory");
 	if ((err = sim_hosts_init(s)))
 		return err;
+	if ((err = sim_trace_open(s)))
+		return sim_fail(s, err, "%s: cannot write the trace", s->cfg.trace_out);
 	s->work = sim_work_ops(s->cfg.work);
 	if ((err = s->work->start(s)))
 		return sim_fail(s, err, "workload");
@@ -152,6 +154,7 @@ void sim_free(struct sim *s)
 
 	if (s->work)
 		s->work->free(s);
+	sim_trace_close(s);	/* one the caller did not close (an error's) */
 	while (sim_evq_pop(&s->q, &e))
 		if (e.type == EV_FRAME)
 			sim_frame_free(s, e.p);

@@ -84,6 +84,9 @@ struct sim_cfg {
 	__u32	sample_us;	/* time series period */
 	const char *json, *dat;	/* output files (NULL: none) */
 	const char *flows_out;	/* one line per flow (NULL: none) */
+	const char *trace_out;	/* every frame between trace_host[0] and [1] (NULL: none) */
+	__u32	trace_host[2];
+	bool	trace_hosts_set;
 	bool	quiet;
 	struct sim_fault faults[SIM_FAULTS_MAX];
 	__u32	nfaults;
@@ -155,6 +158,8 @@ struct sim_link {
 
 enum sim_hop { HOP_LEAF_UP, HOP_SPINE, HOP_LEAF_DOWN, HOP_HOST };
 
+#define SIM_NO_SPINE	0xffff
+
 struct sim_frame {
 	__u32	len;
 	__u16	src, dst;	/* hosts */
@@ -162,7 +167,7 @@ struct sim_frame {
 	__u8	pool;		/* the free list it returns to (frame.c) */
 	__u8	pad;
 	__u16	sport;		/* entropy, for ECMP */
-	__u16	spine;		/* the spine ECMP chose */
+	__u16	spine;		/* the spine ECMP chose (SIM_NO_SPINE: none yet) */
 	__u64	sent_ps;	/* left its host */
 	__u8	data[];
 };
@@ -358,6 +363,7 @@ struct sim {
 	size_t		nsamples, cap_samples;
 	__u8		*shared_buf;
 	struct sim_frame *free_small, *free_big;	/* frames to reuse (frame.c) */
+	FILE		*trace;		/* --trace (trace.c) */
 	int		err;		/* first fatal error */
 	char		errmsg[160];
 };
@@ -368,6 +374,19 @@ int sim_run(struct sim *s);
 /* Frames still on links (queued events): with delivered and the drops, all that entered. */
 __u64 sim_frames_in_flight(const struct sim *s);
 void sim_free(struct sim *s);
+
+/* ---- --trace: one pair's frames (trace.c) */
+
+int sim_trace_open(struct sim *s);
+void sim_trace_frame(struct sim *s, const struct sim_frame *f, const char *ev);
+/* 0, or the negative errno of writing it out */
+int sim_trace_close(struct sim *s);
+
+static inline void sim_trace(struct sim *s, const struct sim_frame *f, const char *ev)
+{
+	if (s->trace)
+		sim_trace_frame(s, f, ev);
+}
 
 /* ---- results (report.c) */
 
