@@ -213,6 +213,19 @@ void sim_print(const struct sim *s, const struct sim_result *r, FILE *out)
 		r->rss_kib / 1024, r->wall_s, r->pkts_per_min, r->cpu_ns_per_pkt);
 }
 
+/*
+ * Close a file written with stdio: 0, or -EIO if any write failed (a full
+ * disk shows on an fprintf whose buffer went out, not only on the close).
+ */
+int sim_fclose(FILE *f)
+{
+	bool bad = ferror(f);
+
+	if (fclose(f))
+		return -errno;
+	return bad ? -EIO : 0;
+}
+
 int sim_write_json(const struct sim *s, const struct sim_result *r, const char *path)
 {
 	const struct sim_cfg *c = &s->cfg;
@@ -284,7 +297,7 @@ int sim_write_json(const struct sim *s, const struct sim_result *r, const char *
 	fprintf(f, "  \"simulator\": {\"wall_s\": %.3f, \"frames_per_min\": %.0f, "
 		"\"ns_per_frame\": %.1f, \"max_rss_kib\": %ld}\n}\n",
 		r->wall_s, r->pkts_per_min, r->cpu_ns_per_pkt, r->rss_kib);
-	return fclose(f) ? -errno : 0;
+	return sim_fclose(f);
 }
 
 int sim_write_dat(const struct sim *s, const char *path)
@@ -304,7 +317,7 @@ int sim_write_dat(const struct sim *s, const char *path)
 			dt > 0 ? (double)b->rx_busiest * 8 / (dt * 1000) : 0,
 			b->q_spine_max, b->q_host_max);
 	}
-	return fclose(f) ? -errno : 0;
+	return sim_fclose(f);
 }
 
 /* One line per flow, in the order they were opened: where the mean and the tail come from. */
@@ -328,5 +341,5 @@ int sim_write_flows(const struct sim *s, const char *path)
 			(unsigned long long)w->rtos, (unsigned long long)w->probes,
 			(unsigned long long)w->suspected, (unsigned long long)w->retired);
 	}
-	return fclose(f) ? -errno : 0;
+	return sim_fclose(f);
 }

@@ -410,6 +410,8 @@ void sim_result(const struct sim *s, double wall_s, struct sim_result *r);
 int sim_write_json(const struct sim *s, const struct sim_result *r, const char *path);
 int sim_write_dat(const struct sim *s, const char *path);
 int sim_write_flows(const struct sim *s, const char *path);
+/* fclose, and -EIO if any write to f failed */
+int sim_fclose(FILE *f);
 void sim_print(const struct sim *s, const struct sim_result *r, FILE *out);
 
 #endif /* MROCE_SIM_H */

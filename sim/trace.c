@@ -25,7 +25,8 @@ int sim_trace_open(struct sim *s)
 	fprintf(s->trace, "# t_us event src dst sport spine opcode flags psn path pseq payload cum_psn "
 		"sack0 (event: send, recv, or the drop's cause: dead, lost, full, noroute; spine -: "
 		"none chosen yet, or the hosts share a leaf; opcode and flags as in include/mroce/proto.h, "
-		"hex; cum_psn and sack0, the first SACK word, are an ACK's)\n");
+		"hex; cum_psn and sack0, the first SACK word, are an ACK's; opcode ?: not a transport "
+		"frame)\n");
 	return 0;
 }
 
@@ -55,10 +56,8 @@ void sim_trace_frame(struct sim *s, const struct sim_frame *f, const char *ev)
 
 int sim_trace_close(struct sim *s)
 {
-	int err = 0;
+	int err = s->trace ? sim_fclose(s->trace) : 0;
 
-	if (s->trace && fclose(s->trace))
-		err = -errno;
 	s->trace = NULL;
 	return err;
 }
