@@ -72,6 +72,7 @@ static void flows_file_ok(struct sim *s)
 
 	assert_true(fd >= 0);
 	close(fd);
+	assert_true(sim_write_flows(s, "/dev/full") < 0);	/* a write that fails is an error */
 	assert_int_equal(sim_write_flows(s, path), 0);
 	f = fopen(path, "r");
 	assert_non_null(f);
@@ -311,6 +312,9 @@ static void test_trace_pair(void **state)
 	assert_int_equal(resent, retx);
 	assert_true(dead > 0);
 	assert_true(recvd + dead + drops <= lines - recvd - dead - drops);	/* nothing unsent arrives */
+	s->cfg.trace_out = "/dev/full";	/* a trace that cannot be written is an error */
+	assert_int_equal(sim_trace_open(s), 0);
+	assert_true(sim_trace_close(s) < 0);
 	done(s);
 }
 
