@@ -171,6 +171,12 @@ static inline __u32 mroce_qp_spread(const struct mroce_qp *qp)
 {
 	return qp->path_spread_us ? qp->path_spread_us : qp->dev->spread_hint_us;
 }
+/* The QP's own allowance, from its measurements (RACK and the head timer). */
+static inline __u32 mroce_qp_reo_allow(const struct mroce_qp *qp)
+{
+	return mroce_reo_allow(mroce_qp_base_rtt(qp), qp->rttvar_us, qp->rttdev_us,
+			       mroce_qp_spread(qp));
+}
 struct mroce_left_route *mroce_left_route(struct mroce_qp *qp, __u8 path, __u16 entropy);
 #define MROCE_HEAD_COPIES	3	/* a head lost twice goes out on this many more slots (tx.c) */
 

@@ -58,10 +58,7 @@ __u32 mroce_backoff(const struct mroce_qp *qp, __u32 base, __u32 expiries)
 __u64 mroce_head_due(const struct mroce_qp *qp, const struct mroce_txpkt *rec)
 {
 	/* with no RTT measured yet, two RTTs are unknown: wait an RTO instead */
-	__u32 base = qp->srtt_us ? 2 * qp->srtt_us +
-				      mroce_reo_allow(mroce_qp_base_rtt(qp), qp->rttvar_us,
-						      qp->rttdev_us, mroce_qp_spread(qp)) :
-				      qp->rto_us;
+	__u32 base = qp->srtt_us ? 2 * qp->srtt_us + mroce_qp_reo_allow(qp) : qp->rto_us;
 
 	return rec->sent_us + ((__u64)base << (rec->retx > 10 ? 10 : rec->retx - 1));
 }
@@ -120,8 +117,7 @@ static bool path_gap(const struct mroce_qp *qp, const struct mroce_txpkt *rec)
 static __u32 rack_thresh(const struct mroce_qp *qp, const struct mroce_txpkt *rec)
 {
 	const struct mroce_path *p = &qp->paths[rec->path];
-	__u32 allow = mroce_reo_allow(mroce_qp_base_rtt(qp), qp->rttvar_us, qp->rttdev_us,
-				      mroce_qp_spread(qp));
+	__u32 allow = mroce_qp_reo_allow(qp);
 	__u32 t = qp->srtt_us + allow;
 
 	if (rec->path < qp->attr.paths && p->entropy == rec->entropy) {
