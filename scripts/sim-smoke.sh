@@ -37,7 +37,7 @@ check loss-gbn "j['ok'] and j['verify_bad_bytes'] == 0 and j['drops']['loss'] > 
 check planes "j['ok'] and j['verify_bad_bytes'] == 0 and j['config']['planes'] == 2" \
 	-- "${base[@]}" --size 2M --planes 2 --fail plane:1@20:200 --background 4
 # usage errors exit 2, with a message
-for bad in "--hosts 30" "--fail spine:9@1" "--loss 2" "--workload bogus"; do
+for bad in "--hosts 30" "--fail spine:9@1" "--loss 2" "--loss nan" "--oversub nan" "--workload bogus"; do
 	"$SIM" $bad > /dev/null 2> "$OUT/err"
 	if [ $? -eq 2 ] && [ -s "$OUT/err" ]; then
 		echo "PASS: rejects $bad"; pass=$((pass + 1))

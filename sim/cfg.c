@@ -64,7 +64,7 @@ int sim_cfg_check(struct sim_cfg *c, char *err, size_t errlen)
 		return BAD("--planes must be 1..%d", MROCE_MAX_PLANES);
 	if (c->host_gbps < 1 || c->host_gbps > 1600 || c->spine_gbps > 1600)
 		return BAD("link rates must be 1..1600 Gbit/s");
-	if (c->oversub < 0.1 || c->oversub > 64)
+	if (!(c->oversub >= 0.1 && c->oversub <= 64))	/* NaN too */
 		return BAD("--oversub must be 0.1..64");
 	if (!c->spine_gbps) {
 		double g = (double)c->hosts_per_leaf * c->host_gbps / (c->spines * c->oversub);
@@ -73,11 +73,13 @@ int sim_cfg_check(struct sim_cfg *c, char *err, size_t errlen)
 	}
 	if (8000 / c->host_gbps == 0 || 8000 / c->spine_gbps == 0)
 		return BAD("link rates above 8000 Gbit/s are not modelled");
+	if (c->prop_ns > 1000000)	/* a link's delay is kept in picoseconds, 32 bits */
+		return BAD("--prop-ns must be 0..1000000 (1 ms)");
 	if (c->mtu < 1024 || c->mtu > 9000)
 		return BAD("--mtu must be 1024..9000");
 	if (c->buf_bytes < 2 * c->mtu || c->nic_bytes < 2 * c->mtu)
 		return BAD("buffers must hold two frames");
-	if (c->loss < 0 || c->loss >= 1 || c->link_loss < 0 || c->link_loss >= 1)
+	if (!(c->loss >= 0 && c->loss < 1) || !(c->link_loss >= 0 && c->link_loss < 1))	/* NaN too */
 		return BAD("loss must be in [0, 1)");
 	if ((c->rto_low_us || c->rto_high_us) &&
 	    (!c->rto_low_us || !c->rto_high_us || c->rto_low_us > c->rto_high_us))

@@ -48,6 +48,7 @@ struct sim_frame *sim_frame_new(struct sim *s, __u32 len)
 	if (!f)
 		return NULL;
 	memset(f, 0, sizeof(*f));
+	s->frames_live++;
 	f->pool = pool;
 	f->len = len;
 	return f;
@@ -58,6 +59,7 @@ void sim_frame_free(struct sim *s, struct sim_frame *f)
 	struct sim_frame **list = f->pool == POOL_SMALL ? &s->free_small :
 				  f->pool == POOL_BIG ? &s->free_big : NULL;
 
+	s->frames_live--;
 	if (!list) {
 		free(f);
 		return;

@@ -30,7 +30,7 @@ static void usage(FILE *f)
 "  --rate G             host links, Gbit/s (default 400)\n"
 "  --spine-rate G       leaf-spine links, Gbit/s (default: from --oversub)\n"
 "  --oversub X          leaf down : up capacity (default 1)\n"
-"  --prop-ns N          propagation delay of every link (default 500)\n"
+"  --prop-ns N          propagation delay of every link, ns (0..1000000, default 500)\n"
 "  --buffer B           a switch port's buffer, tail drop beyond (default 1M)\n"
 "  --ecn B              mark CE above this queue depth, 0: never (default 128K)\n"
 "  --nic-ring B         a host NIC's transmit ring (default 64K)\n"
@@ -125,7 +125,7 @@ static int parse_frac(const char *s, double *v)
 		x /= 100;
 		end++;
 	}
-	if (*end || x < 0 || x >= 1)
+	if (*end || !(x >= 0 && x < 1))	/* NaN too */
 		return -EINVAL;
 	*v = x;
 	return 0;

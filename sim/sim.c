@@ -102,6 +102,9 @@ int sim_run(struct sim *s)
 	limit = s->start_ps + s->cfg.limit_us * PS_PER_US;
 	while (!s->err && sim_evq_pop(&s->q, &e)) {
 		if (e.t > limit) {
+			/* still on its link: back in the queue, for the counts and sim_free */
+			if (sim_evq_push(&s->q, e.t, e.type, e.p, e.arg) && e.type == EV_FRAME)
+				sim_frame_free(s, e.p);
 			s->now = limit;
 			return sim_fail(s, -ETIMEDOUT, "not done after %llu us of virtual time",
 					(unsigned long long)s->cfg.limit_us);

@@ -363,6 +363,7 @@ struct sim {
 	size_t		nsamples, cap_samples;
 	__u8		*shared_buf;
 	struct sim_frame *free_small, *free_big;	/* frames to reuse (frame.c) */
+	__u64		frames_live;	/* taken and not given back: on links, in hosts' queues */
 	FILE		*trace;		/* --trace (trace.c) */
 	int		err;		/* first fatal error */
 	char		errmsg[160];

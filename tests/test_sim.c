@@ -8,6 +8,7 @@
  * end with every byte delivered.
  */
 #include <errno.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -42,6 +43,18 @@ static struct sim *small(enum sim_workload w, __u64 size)
 	return s;
 }
 
+/* Every frame taken is on a link or in a host's receive queue: none lost track of. */
+static void frames_held(const struct sim *s)
+{
+	__u64 queued = 0;
+
+	for (__u32 h = 0; h < s->cfg.hosts; h++)
+		queued += s->hosts[h].rx_n;
+	assert_int_equal(s->frames_live, sim_frames_in_flight(s) + queued);
+	assert_int_equal(s->st.frames, s->st.delivered + s->st.drops_buf + s->st.drops_loss +
+					s->st.drops_down + sim_frames_in_flight(s));
+}
+
 /* Run it; check completion, bytes, and that every frame is accounted for. */
 static void run_ok(struct sim *s)
 {
@@ -52,8 +65,7 @@ static void run_ok(struct sim *s)
 		fail_msg("sim: %s (%d)", s->errmsg, err);
 	assert_int_equal(s->st.verify_bad, 0);
 	assert_int_equal(s->st.errors, 0);
-	assert_int_equal(s->st.frames, s->st.delivered + s->st.drops_buf + s->st.drops_loss +
-					s->st.drops_down + sim_frames_in_flight(s));
+	frames_held(s);
 	sim_result(s, 1, &r);
 	assert_true(r.completion_us >= r.ideal_us * 0.98);	/* nothing beats the fabric's capacity */
 	assert_int_equal(r.drops_full_spine + r.drops_full_host, s->st.drops_buf);	/* each at its link */
@@ -106,6 +118,7 @@ static void flows_file_ok(struct sim *s)
 static void done(struct sim *s)
 {
 	sim_free(s);
+	assert_int_equal(s->frames_live, 0);	/* every frame given back */
 	free(s);
 }
 
@@ -622,6 +635,35 @@ static void test_bad_config(void **state)
 	assert_int_equal(sim_cfg_check(&c, why, sizeof(why)), -EINVAL);
 	c.hosts = 256;
 	assert_int_equal(sim_cfg_check(&c, why, sizeof(why)), 0);
+	/* NaN compares false with every bound: refused, not taken for 0 */
+	c.oversub = NAN;
+	assert_int_equal(sim_cfg_check(&c, why, sizeof(why)), -EINVAL);
+	sim_cfg_defaults(&c);
+	c.loss = NAN;
+	assert_int_equal(sim_cfg_check(&c, why, sizeof(why)), -EINVAL);
+	sim_cfg_defaults(&c);
+	c.link_loss = NAN;
+	assert_int_equal(sim_cfg_check(&c, why, sizeof(why)), -EINVAL);
+	sim_cfg_defaults(&c);
+	c.prop_ns = 4294968;	/* 2^32 ps and more: would wrap */
+	assert_int_equal(sim_cfg_check(&c, why, sizeof(why)), -EINVAL);
+}
+
+/*
+ * A run stopped by its virtual-time limit fails with -ETIMEDOUT, and the
+ * frame whose event lay beyond the limit stays counted as on its link, so
+ * sim_free gives it back like the rest.
+ */
+static void test_limit_keeps_frames(void **state)
+{
+	struct sim *s = small(SIM_ALLTOALL, 1 << 20);
+
+	(void)state;
+	s->cfg.limit_us = 5;
+	assert_int_equal(sim_run(s), -ETIMEDOUT);
+	assert_true(s->frames_live > 0);
+	frames_held(s);
+	done(s);
 }
 
 int main(void)
@@ -641,6 +683,7 @@ int main(void)
 		cmocka_unit_test(test_event_order),
 		cmocka_unit_test(test_kept_connections_iterations),
 		cmocka_unit_test(test_bad_config),
+		cmocka_unit_test(test_limit_keeps_frames),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
