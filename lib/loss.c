@@ -322,6 +322,8 @@ static void rto_fire(struct mroce_qp *qp, __u64 now)
 		if (head->path < qp->attr.paths && qp->paths[head->path].entropy == head->entropy)
 			mroce_path_retire(qp, &qp->paths[head->path]);
 	}
+	if (qp->nplanes > 1)
+		mroce_planes_stalled(qp, now);
 	rto_mark(qp, now);
 	mroce_cc_on_rto(qp, now);
 	qp->rto_us = mroce_backoff(qp, qp->rto_us, 1);
@@ -373,14 +375,23 @@ __u64 mroce_tlp_due(const struct mroce_qp *qp)
 	return from < qp->last_progress_us + qp->rto_us ? from : 0;
 }
 
-static void tlp_fire(struct mroce_qp *qp)
+static void tlp_fire(struct mroce_qp *qp, __u64 now)
 {
 	qp->tlp_out++;
+	if (qp->nplanes > 1)
+		mroce_planes_stalled(qp, now);
 	for (__u32 psn = qp->snd_nxt - 1; psn != qp->snd_una - 1; psn--) {
 		struct mroce_txpkt *rec = PKT(qp, psn);
 
-		if (qp->have_sack && !mroce_psn_before(qp->high_sacked, psn))
-			return;	/* RACK's, with its own timer */
+		/*
+		 * Below the highest SACKed it is RACK's, with its own timer,
+		 * unless the stall named a slot on another plane for the probe
+		 * (mroce_planes_stalled): then the newest packet still out goes
+		 * there. A QP whose planes up all died may have only resends out,
+		 * which nothing delivered after them will ever judge.
+		 */
+		if (qp->have_sack && !mroce_psn_before(qp->high_sacked, psn) && !qp->stall_slot)
+			return;
 		if (rec->state != PKT_INFLIGHT)
 			continue;
 		mroce_rec_landed(qp, rec);
@@ -412,7 +423,7 @@ void mroce_qp_timers(struct mroce_qp *qp, __u64 now)
 		mroce_rack_detect(qp, now);
 	tlp = mroce_tlp_due(qp);
 	if (tlp && now >= tlp)
-		tlp_fire(qp);
+		tlp_fire(qp, now);
 	if (qp->snd_nxt != qp->snd_una && now - qp->last_progress_us >= qp->rto_us)
 		rto_fire(qp, now);
 	if (qp->state == MROCE_QPS_RTS)

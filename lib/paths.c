@@ -209,12 +209,15 @@ void mroce_path_copy_lost(struct mroce_qp *qp, const struct mroce_txpkt *rec)
  * assumed bad since, or a copy sent on it since was lost); if none, or this
  * copy was lost on that one, the next slot not assumed bad after the one
  * it was lost on (the next slot, if all are), so that retries reach every
- * path rather than bounce on one dead route.
+ * path rather than bounce on one dead route. The resend a stalled QP's
+ * timer causes may have a slot named (mroce_planes_stalled).
  */
 __u8 mroce_resend_path(const struct mroce_qp *qp, __u8 was)
 {
 	__u32 n = qp->attr.paths;
 
+	if (qp->stall_slot && qp->stall_slot <= n)
+		return (__u8)(qp->stall_slot - 1);
 	if (qp->good_known && qp->good_path != was && qp->good_path < n &&
 	    qp->paths[qp->good_path].entropy == qp->good_entropy && !qp->paths[qp->good_path].bad &&
 	    !on_down_plane(qp, &qp->paths[qp->good_path]))

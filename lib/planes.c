@@ -15,7 +15,12 @@
  * echo what it never saw.
  * Planes other than the first start down: the peer's addresses for them
  * come from the peer, unchecked, so nothing but a probe goes there, and no
- * ACK either (mroce_plane_ack_way), until one is proven so.
+ * ACK either (mroce_plane_ack_way), until one is proven so. A QP that only
+ * receives has no data to carry a probe: an ACK goes as one, to a plane its
+ * peer's data comes in on (mroce_plane_ack_probe). A probe's echo also goes
+ * back on the plane the probe came in on (mroce_plane_answer_there): were
+ * the first plane to fail before the others are proven, an echo sent only
+ * the proven way would never arrive, and neither end could prove another.
  */
 #include <stdint.h>
 
@@ -43,6 +48,11 @@
  */
 #define MROCE_PLANE_ECHO_HOLD_US	2000
 #define MROCE_PLANE_ECHO_TTL_US		1000000
+/*
+ * Probes' answers on a plane not proven here: at most one this often. A
+ * peer's own probes of a plane come 10 ms apart at the least.
+ */
+#define MROCE_PLANE_ANSWER_GAP_US	1000
 
 /*
  * How long answers take now: the slowest smoothed RTT of any slot (the
@@ -158,11 +168,22 @@ static void plane_rejoin(struct mroce_qp *qp, __u8 pl)
 	p->trial = false;
 	p->trial_armed = false;
 	p->probe_gap_us = MROCE_PLANE_PROBE_MIN_US;
+	p->ack_probe_gap_us = 0;
+	p->ack_probe_at_us = 0;
 	qp->dev->plane_shun_until_us[pl] = 0;
 	qp->st.plane_rejoins++;
 	for (__u32 s = 0; s < qp->attr.paths; s++)
 		if (qp->paths[s].home == pl && qp->paths[s].plane != pl)
 			slot_move(qp, (__u8)s, pl, false);	/* its copies elsewhere still count */
+}
+
+/*
+ * A probe's nonce: never 0 (no echo), and at least 2^30 us from our clock
+ * either way, so that no echo of a time is taken for it.
+ */
+static __u32 new_nonce(struct mroce_qp *qp, __u64 now)
+{
+	return ((__u32)now + (1u << 30) + (__u32)(mroce_dev_random64(qp->dev) % (1u << 31))) | 1;
 }
 
 /* A probe: the first slot at home on the plane goes back, one packet in flight. */
@@ -175,8 +196,7 @@ static void probe_start(struct mroce_qp *qp, __u8 pl, __u64 now)
 			continue;
 		slot_move(qp, (__u8)s, pl, false);
 		qp->paths[s].pwnd_x256 = 256;
-		p->nonce = ((__u32)now + (1u << 30) +
-			    (__u32)(mroce_dev_random64(qp->dev) % (1u << 31))) | 1;	/* 0: no echo */
+		p->nonce = new_nonce(qp, now);
 		p->nonce_at_us = now;
 		p->nonced = true;
 		p->trial = true;
@@ -261,6 +281,26 @@ bool mroce_planes_echo(struct mroce_qp *qp, __u32 ts_echo, __u64 now)
 			plane_rejoin(qp, i);
 		}
 	}
+	/* an ACK's probe (mroce_plane_ack_probe): its echo is the same proof */
+	for (__u8 i = 0; i < qp->nplanes; i++) {
+		struct mroce_plane *p = &qp->planes[i];
+
+		if (!p->ack_nonced || now - p->ack_nonce_at_us > MROCE_PLANE_ECHO_TTL_US ||
+		    ts_echo - p->ack_nonce > MROCE_PLANE_ECHO_HOLD_US)
+			continue;
+		nonce = true;
+		p->ack_nonced = false;	/* one proof per probe */
+		if (p->down) {
+			p->heard_us = now;
+			p->wait_since_us = 0;
+			plane_rejoin(qp, i);
+			/*
+			 * Our ACKs went by another plane till now, which may be the
+			 * dead one: the state they carried goes again, this way.
+			 */
+			qp->ack_now = true;
+		}
+	}
 	return nonce;
 }
 
@@ -278,18 +318,82 @@ void mroce_plane_probe_mark(const struct mroce_qp *qp, struct mroce_hdr *h, __u8
 
 /*
  * The plane an ACK leaves on: the one the packet it echoes came in on, if
- * that plane is up here, proven by our own probe; else the first plane up.
- * A peer may name any address for a plane: until the plane is proven,
- * answering there would reflect its traffic onto that address.
+ * that plane is up here, proven by our own probe, and data still comes in
+ * on it; else the plane the latest data came in on, if up here; else the
+ * first plane up. A peer may name any address for a plane: until the plane
+ * is proven, answering there would reflect its traffic onto that address.
+ * A plane whose latest data came in more than MROCE_PLANE_ACK_STALE_US
+ * before another's latest may have failed, or the peer moved off it: a
+ * slot last heard there would send its ACKs into it (ACKs echo every slot
+ * in turn, paths.c, and the peer may be sending nothing new while it waits
+ * for them), and a peer whose ACKs all went there would hear nothing.
+ * Planes in use deliver packets apart, not microseconds.
  */
+#define MROCE_PLANE_ACK_STALE_US	2
+
 __u8 mroce_plane_ack_way(const struct mroce_qp *qp, __u8 plane)
 {
-	if (plane < qp->nplanes && !qp->planes[plane].down)
+	__u8 newest = qp->rx_newest_plane;
+
+	if (plane < qp->nplanes && !qp->planes[plane].down &&
+	    qp->rx_plane_at[plane] + MROCE_PLANE_ACK_STALE_US >= qp->rx_plane_at[newest])
 		return plane;
+	if (newest < qp->nplanes && !qp->planes[newest].down)
+		return newest;
 	for (__u8 i = 0; i < qp->nplanes; i++)
 		if (!qp->planes[i].down)
 			return i;
 	return 0;
+}
+
+/*
+ * A probe of plane pl came in here, and the ACK echoing it goes its usual
+ * way on another plane: true if a copy goes on pl too. Always where pl is
+ * proven here; where it is not, once per MROCE_PLANE_ANSWER_GAP_US (counted
+ * from the last that went, mroce_plane_answer_sent): a peer that names a
+ * victim's address for pl gets one ACK sent there per probe it sends, and
+ * at most one a millisecond.
+ */
+bool mroce_plane_answer_there(const struct mroce_qp *qp, __u8 pl, __u64 now)
+{
+	return pl < qp->nplanes && (!qp->planes[pl].down || now >= qp->planes[pl].answer_at_us);
+}
+
+void mroce_plane_answer_sent(struct mroce_qp *qp, __u8 pl, __u64 now)
+{
+	if (qp->planes[pl].down)
+		qp->planes[pl].answer_at_us = now + MROCE_PLANE_ANSWER_GAP_US;
+}
+
+/*
+ * An ACK about to leave while the latest data came in on plane pl: true if
+ * a copy goes there as a probe, with *nonce in its ts. That is when pl is
+ * not proven here (the ACK itself goes elsewhere) and the last such probe
+ * that went (mroce_plane_ack_probe_sent) is a probe interval old, doubling
+ * from 10 ms to 320 ms as the data probes' do. The peer answers at once
+ * with an ACK echoing the nonce, which proves the plane (mroce_planes_echo).
+ * Without it a QP that only receives could never prove a plane, and ACKed
+ * only on the first: were that to fail, its peer would hear nothing on any.
+ */
+bool mroce_plane_ack_probe(struct mroce_qp *qp, __u8 pl, __u64 now, __u32 *nonce)
+{
+	if (pl >= qp->nplanes || !qp->planes[pl].down || now < qp->planes[pl].ack_probe_at_us)
+		return false;
+	*nonce = new_nonce(qp, now);
+	return true;
+}
+
+void mroce_plane_ack_probe_sent(struct mroce_qp *qp, __u8 pl, __u32 nonce, __u64 now)
+{
+	struct mroce_plane *p = &qp->planes[pl];
+
+	p->ack_nonce = nonce;
+	p->ack_nonce_at_us = now;
+	p->ack_nonced = true;
+	p->ack_probe_gap_us = !p->ack_probe_gap_us ? MROCE_PLANE_PROBE_MIN_US :
+			      p->ack_probe_gap_us * 2 > MROCE_PLANE_PROBE_MAX_US ?
+			      MROCE_PLANE_PROBE_MAX_US : p->ack_probe_gap_us * 2;
+	p->ack_probe_at_us = now + p->ack_probe_gap_us;
 }
 
 /*
@@ -314,6 +418,63 @@ static __u64 sibling_due(const struct mroce_qp *qp, __u8 pl)
 			due = t;
 	}
 	return due;
+}
+
+/* A down plane's probe slot whose one packet has not gone yet; -1 if none. */
+static int probe_slot(const struct mroce_qp *qp)
+{
+	for (__u8 i = 0; i < qp->nplanes; i++) {
+		const struct mroce_plane *p = &qp->planes[i];
+
+		if (p->down && p->trial && p->trial_armed && qp->paths[p->trial_slot].plane == i &&
+		    qp->paths[p->trial_slot].tx_pseq == p->trial_pseq)
+			return p->trial_slot;
+	}
+	return -1;
+}
+
+/* A slot on a plane up with nothing out on it, while another plane up has; -1 if none. */
+static int idle_plane_slot(const struct mroce_qp *qp)
+{
+	bool waiting = false;
+
+	for (__u8 i = 0; i < qp->nplanes; i++)
+		waiting |= !qp->planes[i].down && qp->planes[i].wait_since_us;
+	for (__u32 s = 0; waiting && s < qp->attr.paths; s++) {
+		const struct mroce_plane *p = &qp->planes[qp->paths[s].plane];
+
+		if (!p->down && !p->wait_since_us && !qp->paths[s].bad)
+			return (int)s;
+	}
+	return -1;
+}
+
+/*
+ * A timer (a tail probe, the RTO) found the QP stalled: nothing it sent
+ * answered for a while. The resend it causes goes where it tells most
+ * (qp->stall_slot): on a down plane not probed yet, as its probe (the
+ * device's hold notwithstanding; the QP's own backoff after a probe of its
+ * own failed stands); else on a plane up with nothing out, when another
+ * has packets unanswered. A stalled QP may have nothing new to send, and
+ * its resends would all go where its last deliveries were: were those
+ * planes to have died (the first, which a connection starts on, perhaps
+ * before it proved another), it would resend into them till its retries
+ * ran out, since a plane is found dead only by another delivering more.
+ */
+void mroce_planes_stalled(struct mroce_qp *qp, __u64 now)
+{
+	int s;
+
+	for (__u8 i = 0; i < qp->nplanes; i++) {
+		struct mroce_plane *p = &qp->planes[i];
+
+		if (p->down && !p->trial && (!p->nonced || now >= p->probe_at_us))
+			probe_start(qp, i, now);
+	}
+	s = probe_slot(qp);
+	if (s < 0)
+		s = idle_plane_slot(qp);
+	qp->stall_slot = (__u8)(s + 1);
 }
 
 /* When a probe out is due to be given up for its siblings' echoes (UINT64_MAX: none is). */

@@ -159,6 +159,13 @@ struct mroce_plane {
 	__u64	nonce_at_us;	/* ... when it started */
 	__u64	echo_of_us;	/* the latest probe echoed: when it started (0: none) */
 	__u32	echo_rtt_us;	/* ... and how long its echo took */
+	/* an ACK sent as a probe (a receiver's: no data to carry one; planes.c) */
+	bool	ack_nonced;
+	__u32	ack_nonce;
+	__u64	ack_nonce_at_us;
+	__u64	ack_probe_at_us;	/* the next one not before */
+	__u32	ack_probe_gap_us;	/* ... doubling like probe_gap_us (0: the first not sent) */
+	__u64	answer_at_us;	/* not proven here: the next probe's answer sent on it not before */
 };
 
 /* Send queue entry. */
@@ -410,6 +417,11 @@ struct mroce_qp {
 	bool			probe_echo[MROCE_MAX_PLANES];
 	__u32			probe_nonce[MROCE_MAX_PLANES];
 	__u64			probe_nonce_at[MROCE_MAX_PLANES];
+	__u8			ack_via;	/* the next ACK's plane + 1, for tx.c (0: its way back's) */
+	/* the slot the next resend takes, + 1 (0: the usual choice): a timer found the QP stalled */
+	__u8			stall_slot;
+	__u64			rx_plane_at[MROCE_MAX_PLANES];	/* data last came in on each */
+	__u8			rx_newest_plane;	/* ... and on which the latest did */
 	__u16			ecn_ce, ecn_pkts;
 	/* per-path SACKs of the peer's slots, as many as the highest heard needs (psack.c) */
 	struct mroce_rxpath	*rxpaths;

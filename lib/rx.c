@@ -230,6 +230,23 @@ static __u8 rx_plane(const struct mroce_dev *dev, const void *frame)
 	return 0;
 }
 
+/* ... of those this QP uses (0 for any other). */
+static __u8 in_plane(const struct mroce_qp *qp, const void *frame)
+{
+	__u8 plane = rx_plane(qp->dev, frame);
+
+	return plane < qp->nplanes ? plane : 0;
+}
+
+/* A probe came in on plane: an ACK, now, echoes its nonce (a duplicate's too): tx.c mroce_send_ack. */
+static void probe_in(struct mroce_qp *qp, __u8 plane, const struct mroce_hdr *h, __u64 now)
+{
+	qp->probe_nonce[plane] = h->ts;
+	qp->probe_nonce_at[plane] = now;
+	qp->probe_echo[plane] = true;
+	qp->ack_now = true;
+}
+
 /* Every plane's XDP program sees the same receive window (planes.c). */
 static void rx_mark(struct mroce_qp *qp, __u32 psn)
 {
@@ -262,6 +279,9 @@ void mroce_engine_rx(void *ctx, const void *frame, __u32 len, __u32 placed_len)
 	mroce_qp_due_now(qp);	/* this round visits it */
 	kind = mroce_op_info(h.opcode)->kind;
 	if (kind == MROCE_OPK_ACK) {
+		/* a receiver's probe: an ACK of ours echoes it (planes.c) */
+		if ((h.flags & MROCE_F_PLANE_PROBE) && qp->nplanes > 1)
+			probe_in(qp, in_plane(qp, frame), &h, now);
 		mroce_handle_ack(qp, &h, now);
 		return;
 	}
@@ -272,21 +292,17 @@ void mroce_engine_rx(void *ctx, const void *frame, __u32 len, __u32 placed_len)
 	mroce_ret_heard(qp, h.path,
 			mroce_be16(((const mroce_udphdr_t *)((const __u8 *)frame + pkt.l4_off))->source));
 	if (qp->nplanes > 1) {
-		plane = rx_plane(dev, frame);
-		plane = plane < qp->nplanes ? plane : 0;
+		plane = in_plane(qp, frame);
 		qp->ret[h.path].plane = plane;
+		qp->rx_plane_at[plane] = now;
+		qp->rx_newest_plane = plane;
 	}
 	/* Duplicates too: the sender learns what each of its paths delivered, copies included. */
 	rxp = mroce_rxpath_of(qp, h.path);
 	if (rxp)
 		mroce_psack_mark(rxp, h.pseq);
-	if (h.flags & MROCE_F_PLANE_PROBE) {
-		/* an ACK, now, echoes its nonce (a duplicate's too): tx.c mroce_send_ack */
-		qp->probe_nonce[plane] = h.ts;
-		qp->probe_nonce_at[plane] = now;
-		qp->probe_echo[plane] = true;
-		qp->ack_now = true;
-	}
+	if (h.flags & MROCE_F_PLANE_PROBE)
+		probe_in(qp, plane, &h, now);
 	mroce_grant_rx(qp, &h, h.payload_len, pkt.ecn == 3, now);
 	if (!rx_window(qp, &h, now))
 		return;

@@ -26,9 +26,12 @@ int mroce_emit(struct mroce_qp *qp, struct mroce_hdr *h, const struct mroce_sge 
 	struct mroce_dev *dev = qp->dev;
 	bool ack = mroce_op_info(h->opcode)->kind == MROCE_OPK_ACK ||
 		   mroce_op_info(h->opcode)->kind == MROCE_OPK_NACK;
-	/* A slot's plane; an ACK's, the plane the slot it echoes came in on, if proven (planes.c). */
-	__u8 plane = qp->nplanes > 1 ? (ack ? mroce_plane_ack_way(qp, qp->ret[path].plane) :
-					      qp->paths[path].plane) : 0;
+	/*
+	 * A slot's plane; an ACK's, the plane the slot it echoes came in on, if
+	 * proven, unless mroce_send_ack names one (planes.c).
+	 */
+	__u8 plane = qp->nplanes < 2 ? 0 : !ack ? qp->paths[path].plane :
+		     qp->ack_via ? (__u8)(qp->ack_via - 1) : mroce_plane_ack_way(qp, qp->ret[path].plane);
 	struct mroce_route rt = plane ? qp->proute[plane] : qp->route;
 	__u64 now;
 	__u32 cap;
@@ -54,7 +57,8 @@ int mroce_emit(struct mroce_qp *qp, struct mroce_hdr *h, const struct mroce_sge 
 	h->dqpn = qp->rqpn;
 	h->token = mroce_be64(qp->token_be);
 	now = dev->ops->now_us(dev->port);
-	h->ts = (__u32)now;
+	if (!ack || !(h->flags & MROCE_F_PLANE_PROBE))
+		h->ts = (__u32)now;	/* an ACK's probe carries its nonce there */
 	/* ACKs and NACKs carry the peer's slot they echo, and leave on its way back. */
 	h->path = path;
 	/* Data: every copy sent on a slot takes the slot's next sequence number. */
@@ -366,6 +370,7 @@ static int tx_resend(struct mroce_qp *qp, __u64 now, int *sent)
 			rec->path = was;	/* still lost, tried next round: the choice is made again */
 			return -1;
 		}
+		qp->stall_slot = 0;	/* one resend per timer */
 		if (psn == qp->snd_una && rec->retx && !rec->gbn)
 			tx_head_copies(qp, psn, rec);
 		rec->entropy = qp->paths[rec->path].entropy;
@@ -475,6 +480,57 @@ int mroce_qp_tx(struct mroce_qp *qp, __u64 now)
 	return sent;
 }
 
+/* A copy of an ACK on the plane named, not its way back's: true if it went. */
+static bool ack_copy(struct mroce_qp *qp, struct mroce_hdr *h, __u8 slot, __u8 plane)
+{
+	int err;
+
+	qp->ack_via = (__u8)(plane + 1);
+	err = mroce_emit(qp, h, NULL, 0, 0, NULL, slot);
+	qp->ack_via = 0;
+	if (!err)
+		qp->dev->stats.acks_tx++;
+	return !err;
+}
+
+/*
+ * Copies of the ACK just sent on slot's way back, on other planes
+ * (planes.c): where it echoes a probe that came in on another plane than
+ * the one it took, there too (no ACK need cross a plane that may have
+ * failed to prove another); and where the latest data came in on a plane
+ * not proven here, there as our own probe, when one is due. A copy that
+ * found no buffer (a busy sender's ring is often full) is owed: the ACK
+ * goes again next round, with it (COPY_ECHO, COPY_PROBE: which).
+ */
+#define COPY_ECHO	1
+#define COPY_PROBE	2
+
+static int ack_plane_copies(struct mroce_qp *qp, const struct mroce_hdr *sent, __u8 slot,
+			    __u8 echo, __u64 now)
+{
+	int owed = 0;
+	__u8 in = qp->rx_newest_plane, way = mroce_plane_ack_way(qp, qp->ret[slot].plane);
+	struct mroce_hdr c = *sent;
+	__u32 nonce;
+
+	if (echo < qp->nplanes && echo != way && mroce_plane_answer_there(qp, echo, now)) {
+		if (ack_copy(qp, &c, slot, echo))
+			mroce_plane_answer_sent(qp, echo, now);
+		else
+			owed |= COPY_ECHO;
+	}
+	if (in != way && mroce_plane_ack_probe(qp, in, now, &nonce)) {
+		c = *sent;
+		c.flags |= MROCE_F_PLANE_PROBE;
+		c.ts = nonce;
+		if (ack_copy(qp, &c, slot, in))
+			mroce_plane_ack_probe_sent(qp, in, nonce, now);
+		else
+			owed |= COPY_PROBE;
+	}
+	return owed;
+}
+
 /*
  * The echoed time is the newest packet's plus how long it waited here for
  * this ACK (a delayed ACK's, or the rest of an ACK's worth of packets'):
@@ -489,6 +545,7 @@ void mroce_send_ack(struct mroce_qp *qp, __u64 now)
 	__u8 slot = mroce_echo_slot(qp), echo = 0;
 	/* a hole in the SACK, where there is more than one way back to take turns on */
 	bool hole = false, report;
+	int owed = 0;
 
 	h.cum_psn = mroce_rxwin_sack(f, h.sack);
 	for (int w = 0; qp->ret_slots > 1 && w < MROCE_SACK_WORDS; w++)
@@ -512,6 +569,8 @@ void mroce_send_ack(struct mroce_qp *qp, __u64 now)
 		return;	/* no TX buffer: the ACK stays due */
 	mroce_echo_sent(qp, slot);
 	qp->dev->stats.acks_tx++;
+	if (qp->nplanes > 1)
+		owed = ack_plane_copies(qp, &h, slot, echo, now);
 	qp->unacked = 0;
 	if (report && qp->hole_reports < MROCE_HOLE_REPORTS)
 		qp->hole_reports++;
@@ -525,8 +584,13 @@ void mroce_send_ack(struct mroce_qp *qp, __u64 now)
 			 now + qp->attr.ack_delay_us : 0;
 	qp->ack_now = false;
 	qp->ecn_ce = qp->ecn_pkts = 0;
+	if (echo < MROCE_MAX_PLANES)
+		qp->probe_echo[echo] = owed & COPY_ECHO;
+	if (owed) {
+		qp->ack_now = true;	/* a copy found no buffer: all of it again next round */
+		return;
+	}
 	if (echo < MROCE_MAX_PLANES) {
-		qp->probe_echo[echo] = false;
 		while (++echo < MROCE_MAX_PLANES)
 			if (qp->probe_echo[echo]) {
 				qp->ack_now = true;	/* still due if no buffer is free now */
