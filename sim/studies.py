@@ -179,7 +179,10 @@ def study_failures(size, force):
             tp = int(c["completion_us"] / frac)
             downs.append((tp, run(f"fail-planes{n}-down{tag}", pb + ["--fail", f"plane:1@{tp}"],
                                   force)))
-        planes.append((n, pb, c, downs))
+        # the first plane, where every connection starts and proves the others from
+        tp = int(c["completion_us"] / 4)
+        first = (tp, run(f"fail-planes{n}-down-first", pb + ["--fail", f"plane:0@{tp}"], force))
+        planes.append((n, pb, c, downs, first))
     t = [f"All-to-all, {fmt_size(size)} per host, 256 hosts (16 leaves x 16, 16 spines, 400 Gbit/s), "
          f"mroce's defaults with 16 paths; failures at {t0} us, a quarter of the clean run "
          f"({clean['completion_us']:.0f} us, {clean['ratio']:.2f}x the ideal).", "",
@@ -202,28 +205,33 @@ def study_failures(size, force):
     row(f"... one spine of 16 down a quarter into the third (at {tk} us)", kept_spine,
         kept_clean, 0.05)
     row("... the leaves routing around it within 1 us (floor)", kept_floor, kept_clean, None)
-    for n, pb, c, downs in planes:
+    for n, pb, c, downs, first in planes:
         row(f"{n} planes, clean ({c['completion_us']:.0f} us)", c, c, None)
         for i, (tp, d) in enumerate(downs):
             when = ["a quarter", "an eighth", "half"][i]
             row(f"one plane of {n} down at {tp} us ({when} of the way)", d, c, 1.0 / n, True)
+        row(f"... the first plane (plane 0) down at {first[0]} us instead", first[1], c, 1.0 / n, True)
     t += ["", "The floor rows take the dead spine out of the leaves' ECMP groups 1 us after it "
           "fails (`--detect-us 1`; the default, 1000 us, leaves it a black hole for the rest of the "
           "run): the spine's capacity is lost, but almost no packet is, so they show what losing it "
           "costs before any transport recovers anything."]
     t += ["", "The planes' failures at a quarter of their own clean runs are the rows the targets are "
           "for; an eighth and half of the way are beside them, since the moment decides which "
-          "flows are caught.", "", "Commands:", "", "```"]
+          "flows are caught. The plane that fails is plane 1, except in the rows of the first "
+          "plane: a connection starts on plane 0 and proves the others by probes, so every "
+          "connection opened after plane 0 failed loses its first packets there.", "",
+          "Commands:", "", "```"]
     t.append(cmd_of(base) + "    # clean")
     for text, name, args, target, j in results:
         t.append(cmd_of(args))
     t.append(cmd_of(kb) + "    # clean, connections kept")
     t.append(cmd_of(kb + ["--fail", f"spine:3@{tk}"]))
     t.append(cmd_of(kb + ["--fail", f"spine:3@{tk}", "--detect-us", "1"]))
-    for n, pb, c, downs in planes:
+    for n, pb, c, downs, first in planes:
         t.append(cmd_of(pb) + "    # clean")
         for tp, d in downs:
             t.append(cmd_of(pb + ["--fail", f"plane:1@{tp}"]))
+        t.append(cmd_of(pb + ["--fail", f"plane:0@{first[0]}"]))
     t.append("```")
     png = "failures.png"
     plot(f"""set title 'Delivered into hosts, all-to-all {fmt_size(size)} per host, 256 hosts'
