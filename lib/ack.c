@@ -224,6 +224,8 @@ void mroce_handle_ack(struct mroce_qp *qp, const struct mroce_hdr *h, __u64 now)
 	qp->echo_before = qp->echo_newest;
 	progress = ack_cum(qp, h->cum_psn, now);
 	progress |= ack_sack(qp, h, now);
+	if (progress)
+		qp->stall_slot = 0;	/* not stalled: resends go their usual way (planes.c) */
 	/*
 	 * An RTT sample only from an ACK that acknowledges something new: one
 	 * sent again for a duplicate echoes the newest packet's time, which may
