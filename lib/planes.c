@@ -260,6 +260,21 @@ void mroce_plane_heard(struct mroce_qp *qp, __u8 pl, __u64 sent_us, __u64 now)
  * echoes the probe's nonce when it arrives (a duplicate with
  * MROCE_F_PLANE_PROBE is answered), and that is the same proof.
  */
+/* ts_echo is the echo of a nonce sent at at_us (with the peer's hold added), and not too late. */
+static bool echoes(bool nonced, __u32 nonce, __u64 at_us, __u32 ts_echo, __u64 now)
+{
+	return nonced && now - at_us <= MROCE_PLANE_ECHO_TTL_US &&
+	       ts_echo - nonce <= MROCE_PLANE_ECHO_HOLD_US;
+}
+
+/* Plane i's probe was echoed: it is heard from, and rejoins. */
+static void proven(struct mroce_qp *qp, __u8 i, __u64 now)
+{
+	qp->planes[i].heard_us = now;
+	qp->planes[i].wait_since_us = 0;
+	plane_rejoin(qp, i);
+}
+
 bool mroce_planes_echo(struct mroce_qp *qp, __u32 ts_echo, __u64 now)
 {
 	bool nonce = false;
@@ -267,33 +282,26 @@ bool mroce_planes_echo(struct mroce_qp *qp, __u32 ts_echo, __u64 now)
 	for (__u8 i = 0; i < qp->nplanes; i++) {
 		struct mroce_plane *p = &qp->planes[i];
 
-		if (!p->nonced || now - p->nonce_at_us > MROCE_PLANE_ECHO_TTL_US ||
-		    ts_echo - p->nonce > MROCE_PLANE_ECHO_HOLD_US)
+		if (!echoes(p->nonced, p->nonce, p->nonce_at_us, ts_echo, now))
 			continue;
 		nonce = true;
 		if (p->echo_of_us != p->nonce_at_us) {
 			p->echo_of_us = p->nonce_at_us;
 			p->echo_rtt_us = (__u32)(now - p->nonce_at_us);
 		}
-		if (p->down && p->trial_armed) {
-			p->heard_us = now;
-			p->wait_since_us = 0;
-			plane_rejoin(qp, i);
-		}
+		if (p->down && p->trial_armed)
+			proven(qp, i, now);
 	}
 	/* an ACK's probe (mroce_plane_ack_probe): its echo is the same proof */
 	for (__u8 i = 0; i < qp->nplanes; i++) {
 		struct mroce_plane *p = &qp->planes[i];
 
-		if (!p->ack_nonced || now - p->ack_nonce_at_us > MROCE_PLANE_ECHO_TTL_US ||
-		    ts_echo - p->ack_nonce > MROCE_PLANE_ECHO_HOLD_US)
+		if (!echoes(p->ack_nonced, p->ack_nonce, p->ack_nonce_at_us, ts_echo, now))
 			continue;
 		nonce = true;
 		p->ack_nonced = false;	/* one proof per probe */
 		if (p->down) {
-			p->heard_us = now;
-			p->wait_since_us = 0;
-			plane_rejoin(qp, i);
+			proven(qp, i, now);
 			/*
 			 * Our ACKs went by another plane till now, which may be the
 			 * dead one: the state they carried goes again, this way.
