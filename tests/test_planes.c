@@ -177,6 +177,32 @@ static void write_n(struct planes *pl, struct watch *c, int n, __u32 seed)
 	assert_memory_equal(p->lb, p->la, BUF);
 }
 
+/*
+ * Two WRITEs of the buffer over 10 us links, a plane failing once half the
+ * buffer is acknowledged (plane 0 with first, else plane 1): it failed,
+ * A gave it up once, and its slots moved within 2 ms. Prints the figures
+ * shared by the tests that use it; returns the transfer's start.
+ */
+static __u64 fail_mid_write(struct planes *pl, struct watch *c, bool first, __u32 seed)
+{
+	__u64 t0;
+
+	pl->p.net->a.link = pl->p.net->b.link = (struct sim_link){ .delay_us = 10, .path_step_us = 5 };
+	pl->a1.link = pl->b1.link = pl->p.net->a.link;
+	c->fail_at_bytes = BUF / 2;
+	c->fail_first = first;
+	t0 = pl->p.net->now;
+	write_n(pl, c, 2, seed);
+	printf("  plane %d down at +%llu us: slots moved %llu us later; 8 MiB in %llu us; "
+	       "%llu timeouts\n", first ? 0 : 1, (unsigned long long)(c->failed_at_us - t0),
+	       (unsigned long long)(c->moved_at_us - c->failed_at_us),
+	       (unsigned long long)(pl->p.net->now - t0), (unsigned long long)pl->p.da->stats.rto_events);
+	assert_true(c->failed);
+	assert_int_equal(pl->p.qa->st.plane_downs, 1);
+	assert_true(c->moved_at_us && c->moved_at_us - c->failed_at_us <= 2000);
+	return t0;
+}
+
 /* Both planes carry a clean transfer; plane 1 joins once, by a probe, and never goes down. */
 static void test_planes_share(void **state)
 {
@@ -290,24 +316,13 @@ static void test_plane_fails_and_rejoins(void **state)
 {
 	struct watch *c = calloc(1, sizeof(*c));
 	struct planes pl;
-	__u64 t0, before;
+	__u64 before;
 
 	(void)state;
 	planes_open(&pl, 4200, 8);
 	planes_connect(&pl);
-	pl.p.net->a.link = pl.p.net->b.link = (struct sim_link){ .delay_us = 10, .path_step_us = 5 };
-	pl.a1.link = pl.b1.link = pl.p.net->a.link;
-	c->fail_at_bytes = BUF / 2;
-	t0 = pl.p.net->now;
-	write_n(&pl, c, 2, 42);
-	printf("  plane 1 down at +%llu us: slots moved %llu us later; 8 MiB in %llu us; "
-	       "%llu resent, %llu timeouts\n", (unsigned long long)(c->failed_at_us - t0),
-	       (unsigned long long)(c->moved_at_us - c->failed_at_us),
-	       (unsigned long long)(pl.p.net->now - t0), (unsigned long long)pl.p.da->stats.retx_pkts,
-	       (unsigned long long)pl.p.da->stats.rto_events);
-	assert_true(c->failed);
-	assert_int_equal(pl.p.qa->st.plane_downs, 1);
-	assert_true(c->moved_at_us && c->moved_at_us - c->failed_at_us <= 2000);
+	fail_mid_write(&pl, c, false, 42);
+	printf("  %llu resent\n", (unsigned long long)pl.p.da->stats.retx_pkts);
 	for (__u32 s = 0; s < 8; s++)
 		assert_true(pl.p.qa->paths[s].plane == 0 || pl.p.qa->planes[1].trial);
 	/* back: within the probe backoff (at most 320 ms), plane 1 carries data again */
@@ -342,21 +357,9 @@ static void test_first_plane_fails(void **state)
 	(void)state;
 	planes_open(&pl, 4480, 8);
 	planes_connect(&pl);
-	pl.p.net->a.link = pl.p.net->b.link = (struct sim_link){ .delay_us = 10, .path_step_us = 5 };
-	pl.a1.link = pl.b1.link = pl.p.net->a.link;
-	c->fail_at_bytes = BUF / 2;
-	c->fail_first = true;
-	t0 = pl.p.net->now;
-	write_n(&pl, c, 2, 48);
-	printf("  plane 0 down at +%llu us: slots moved %llu us later; 8 MiB in %llu us; B's planes "
-	       "rejoined %llu; %llu timeouts\n", (unsigned long long)(c->failed_at_us - t0),
-	       (unsigned long long)(c->moved_at_us - c->failed_at_us),
-	       (unsigned long long)(pl.p.net->now - t0), (unsigned long long)pl.p.qb->st.plane_rejoins,
-	       (unsigned long long)pl.p.da->stats.rto_events);
-	assert_true(c->failed);
-	assert_int_equal(pl.p.qa->st.plane_downs, 1);
+	t0 = fail_mid_write(&pl, c, true, 48);
+	printf("  B's planes rejoined %llu\n", (unsigned long long)pl.p.qb->st.plane_rejoins);
 	assert_true(pl.p.qa->planes[0].down);
-	assert_true(c->moved_at_us && c->moved_at_us - c->failed_at_us <= 2000);
 	assert_int_equal(pl.p.qb->st.plane_rejoins, 1);	/* by its ACK's probe */
 	assert_false(pl.p.qb->planes[1].down);
 	assert_true(pl.p.net->now - t0 < 50000);

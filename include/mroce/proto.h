@@ -45,7 +45,8 @@ enum mroce_opcode {
 #define MROCE_F_SOLICITED	0x0010	/* completion should wake the receiver */
 #define MROCE_F_ECN_ECHO	0x0020	/* ACK: CE marks were seen (see aeth.ecn_ce) */
 /*
- * A plane's probe (protocol.md, "Planes"): bth.ts is a nonce, not a time.
+ * A plane's probe (protocol.md, "Planes"), on a data packet or, from a QP
+ * that sends no data, on a copy of an ACK: bth.ts is a nonce, not a time.
  * The receiver's next ACK echoes it (aeth.ts_echo, plus the hold), even
  * for a duplicate: the proof that what is sent to that plane's address
  * reaches the peer.
