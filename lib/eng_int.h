@@ -100,6 +100,9 @@ void mroce_plane_answer_sent(struct mroce_qp *qp, __u8 plane, __u64 now);
 bool mroce_plane_ack_probe(struct mroce_qp *qp, __u8 plane, __u64 now, __u32 *nonce);
 void mroce_plane_ack_probe_sent(struct mroce_qp *qp, __u8 plane, __u32 nonce, __u64 now);
 void mroce_planes_stalled(struct mroce_qp *qp, __u64 now);
+bool mroce_planes_held(const struct mroce_qp *qp);
+bool mroce_planes_may_send(const struct mroce_qp *qp);
+int mroce_planes_probe_slot(const struct mroce_qp *qp);
 
 /* Data sent on a plane: it owes an acknowledgement from now on (planes.c). */
 static inline void mroce_plane_sent(struct mroce_qp *qp, __u8 plane, __u64 now)

@@ -152,7 +152,11 @@ static bool qp_next_timer(struct mroce_qp *qp, __u64 now, __u64 *next)
 	planes = qp->nplanes > 1 ? mroce_planes_due(qp) : UINT64_MAX;
 	if (planes < *next)
 		*next = planes;	/* a probe its siblings' echoes give up */
-	if (qp->ack_now || qp->nlost)
+	if (qp->ack_now)
+		return true;
+	if (!mroce_planes_may_send(qp))
+		return false;	/* no plane up: the next probe's time is its timer */
+	if (qp->nlost)
 		return true;
 	if (mroce_window_open(qp)) {
 		struct mroce_txpkt rec;

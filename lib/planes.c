@@ -86,14 +86,34 @@ static __u64 slack_us(const struct mroce_qp *qp)
 	return margin_us(qp) + 2ull * worst;
 }
 
+/*
+ * The device holds the first plane for dead (a connection found it so, or
+ * a probe of it failed, lately) while it holds some other not: a new
+ * connection starts with no plane up, and sends nothing but the probes of
+ * the others till one is proven (mroce_planes_held). Its first window went
+ * on the first plane before, and was lost there: 773,473 resends in the
+ * 256-host all-to-all over 2 planes with the first one down (docs/scale.md).
+ */
+static bool first_plane_shunned(const struct mroce_dev *dev, __u8 n, __u64 now)
+{
+	if (n < 2 || dev->plane_shun_until_us[0] <= now)
+		return false;
+	for (__u8 i = 1; i < n; i++)
+		if (dev->plane_shun_until_us[i] <= now)
+			return true;
+	return false;	/* every plane held for dead: the first is as good as any */
+}
+
 void mroce_planes_connect(struct mroce_qp *qp, __u8 n, __u64 now)
 {
+	bool first_down = first_plane_shunned(qp->dev, n, now);
+
 	qp->nplanes = n ? n : 1;
 	for (__u32 i = 0; i < MROCE_MAX_PLANES; i++) {
 		__u64 shun = qp->dev->plane_shun_until_us[i];
 
 		qp->planes[i] = (struct mroce_plane){
-			.down = i > 0, .probe_at_us = shun > now ? shun : now,
+			.down = i > 0 || first_down, .probe_at_us = shun > now ? shun : now,
 			.probe_gap_us = MROCE_PLANE_PROBE_MIN_US,
 		};
 	}
@@ -145,6 +165,11 @@ static void slot_move(struct mroce_qp *qp, __u8 s, __u8 to, bool lost)
 	}
 }
 
+/*
+ * Plane pl is dead: its slots move to the live planes. The device holds it
+ * for dead too, for a probe's interval: new connections do not probe it
+ * before then, and, if it is the first, do not start on it.
+ */
 static void plane_down(struct mroce_qp *qp, __u8 pl, __u64 now)
 {
 	struct mroce_plane *p = &qp->planes[pl];
@@ -154,6 +179,7 @@ static void plane_down(struct mroce_qp *qp, __u8 pl, __u64 now)
 	p->wait_since_us = 0;
 	p->probe_gap_us = MROCE_PLANE_PROBE_MIN_US;
 	p->probe_at_us = now + p->probe_gap_us;
+	qp->dev->plane_shun_until_us[pl] = p->probe_at_us;
 	qp->st.plane_downs++;
 	for (__u32 s = 0; s < qp->attr.paths; s++)
 		if (qp->paths[s].plane == pl)
@@ -175,6 +201,17 @@ static void plane_rejoin(struct mroce_qp *qp, __u8 pl)
 	for (__u32 s = 0; s < qp->attr.paths; s++)
 		if (qp->paths[s].home == pl && qp->paths[s].plane != pl)
 			slot_move(qp, (__u8)s, pl, false);	/* its copies elsewhere still count */
+	/*
+	 * Slots left on a down plane, for want of a live one when theirs went
+	 * down or at connect (mroce_planes_connect), come over too; not a
+	 * probe's. What they had out there is resent.
+	 */
+	for (__u32 s = 0; s < qp->attr.paths; s++) {
+		const struct mroce_plane *o = &qp->planes[qp->paths[s].plane];
+
+		if (o->down && !(o->trial && o->trial_slot == s))
+			slot_move(qp, (__u8)s, best_live(qp), true);
+	}
 }
 
 /*
@@ -248,7 +285,15 @@ void mroce_plane_heard(struct mroce_qp *qp, __u8 pl, __u64 sent_us, __u64 now)
 	p->heard_us = now;
 	if (sent_us > p->del_sent_us)
 		p->del_sent_us = sent_us;
-	p->wait_since_us = 0;
+	/*
+	 * The wait ends with a packet sent since it began. One sent before
+	 * says only that the plane worked then: an ACK lost on a plane that
+	 * died, repeated later on another, names packets delivered before it
+	 * died, and each such ACK restarted the wait (a connection of the
+	 * 256-host all-to-all kept sending into its dead first plane for 230 us).
+	 */
+	if (sent_us >= p->wait_since_us)
+		p->wait_since_us = 0;
 }
 
 /*
@@ -413,23 +458,58 @@ void mroce_plane_ack_probe_sent(struct mroce_qp *qp, __u8 pl, __u32 nonce, __u64
  * several RTTs (the QP's RTT unknown yet, its probe slots' too), while
  * every connection the device opened meanwhile probed a dead plane too.
  */
-static __u64 sibling_due(const struct mroce_qp *qp, __u8 pl)
+static __u64 sibling_due(const struct mroce_qp *qp, __u8 pl, __u64 since)
 {
-	const struct mroce_plane *p = &qp->planes[pl];
 	__u64 due = UINT64_MAX;
 
 	for (__u8 j = 0; j < qp->nplanes; j++) {
 		const struct mroce_plane *o = &qp->planes[j];
-		__u64 t = p->nonce_at_us + 2ull * o->echo_rtt_us + 3;
+		__u64 t = since + 2ull * o->echo_rtt_us + 3;
 
-		if (j != pl && o->echo_of_us && o->echo_of_us >= p->nonce_at_us && t < due)
+		if (j != pl && o->echo_of_us && o->echo_of_us >= since && t < due)
+			due = t;
+	}
+	return due;
+}
+
+/*
+ * A plane up that this connection has never heard from: the first, which
+ * a connection starts on while its first packets probe the others. Were
+ * it dead, the others' echoes come back and nothing of its own: it is
+ * found dead once its oldest packet out is MROCE_PLANE_UNHEARD_RTTS of
+ * their echoes' round trips and MROCE_PLANE_UNHEARD_US old, and another
+ * plane was heard from since it went. The slack meant for a plane in use
+ * (mroce_planes_timer) took a hundred microseconds at 400 Gbit/s, and
+ * every connection the device opened meanwhile lost its first window
+ * there (docs/scale.md). Less is not safe: a connection's first window
+ * goes on the first plane alone, behind every other new connection's, and
+ * at 2 round trips and 3 us, 1,454 connections of the clean
+ * 256-host all-to-all over 2 planes gave it up (2,045 over 8); at 4 and
+ * 10 us, none did.
+ */
+#define MROCE_PLANE_UNHEARD_RTTS	4
+#define MROCE_PLANE_UNHEARD_US		10
+
+static __u64 unheard_due(const struct mroce_qp *qp, __u8 pl)
+{
+	const struct mroce_plane *p = &qp->planes[pl];
+	__u64 due = UINT64_MAX;
+
+	if (p->down || p->heard_us || !p->wait_since_us)
+		return UINT64_MAX;
+	for (__u8 j = 0; j < qp->nplanes; j++) {
+		const struct mroce_plane *o = &qp->planes[j];
+		__u64 t = p->wait_since_us + (__u64)o->echo_rtt_us * MROCE_PLANE_UNHEARD_RTTS +
+			  MROCE_PLANE_UNHEARD_US;
+
+		if (j != pl && !o->down && o->echo_of_us && o->heard_us > p->wait_since_us && t < due)
 			due = t;
 	}
 	return due;
 }
 
 /* A down plane's probe slot whose one packet has not gone yet; -1 if none. */
-static int probe_slot(const struct mroce_qp *qp)
+int mroce_planes_probe_slot(const struct mroce_qp *qp)
 {
 	for (__u8 i = 0; i < qp->nplanes; i++) {
 		const struct mroce_plane *p = &qp->planes[i];
@@ -479,19 +559,49 @@ void mroce_planes_stalled(struct mroce_qp *qp, __u64 now)
 		if (p->down && !p->trial && (!p->nonced || now >= p->probe_at_us))
 			probe_start(qp, i, now);
 	}
-	s = probe_slot(qp);
+	s = mroce_planes_probe_slot(qp);
 	if (s < 0)
 		s = idle_plane_slot(qp);
 	qp->stall_slot = (__u8)(s + 1);
 }
 
-/* When a probe out is due to be given up for its siblings' echoes (UINT64_MAX: none is). */
+/*
+ * No plane up, over several (a connection opened while the device held the
+ * first for dead, mroce_planes_connect): nothing goes but a probe's one
+ * packet on each plane probed (mroce_planes_probe_slot), new or resent,
+ * till an echo proves one. Anything else would go on a plane held for
+ * dead, or on one whose address the peer named and nothing has checked.
+ */
+bool mroce_planes_held(const struct mroce_qp *qp)
+{
+	if (qp->nplanes < 2)
+		return false;
+	for (__u8 i = 0; i < qp->nplanes; i++)
+		if (!qp->planes[i].down)
+			return false;
+	return true;
+}
+
+/* A packet may go now: no plane up, only on a probe's slot (mroce_planes_held). */
+bool mroce_planes_may_send(const struct mroce_qp *qp)
+{
+	return !mroce_planes_held(qp) || mroce_planes_probe_slot(qp) >= 0;
+}
+
+/*
+ * When a probe out is due to be given up for its siblings' echoes, a
+ * plane never heard from is due to be found dead for theirs, or, with no
+ * plane up, the next probe is due (UINT64_MAX: none of them).
+ */
 __u64 mroce_planes_due(const struct mroce_qp *qp)
 {
+	bool held = mroce_planes_held(qp);
 	__u64 due = UINT64_MAX;
 
 	for (__u8 i = 0; i < qp->nplanes; i++) {
-		__u64 t = qp->planes[i].down && qp->planes[i].trial ? sibling_due(qp, i) : UINT64_MAX;
+		const struct mroce_plane *p = &qp->planes[i];
+		__u64 t = p->down && p->trial ? sibling_due(qp, i, p->nonce_at_us) :
+			  held && p->down ? p->probe_at_us : unheard_due(qp, i);
 
 		if (t < due)
 			due = t;
@@ -519,8 +629,12 @@ void mroce_planes_timer(struct mroce_qp *qp, __u64 now)
 			probe_failed(qp, i, now, true);
 			continue;
 		}
-		if (p->down && p->trial && now >= sibling_due(qp, i)) {
+		if (p->down && p->trial && now >= sibling_due(qp, i, p->nonce_at_us)) {
 			probe_failed(qp, i, now, true);
+			continue;
+		}
+		if (now >= unheard_due(qp, i)) {
+			plane_down(qp, i, now);
 			continue;
 		}
 		if (p->wait_since_us && now - p->wait_since_us > margin && !wait) {

@@ -353,6 +353,9 @@ static void tx_head_copies(struct mroce_qp *qp, __u32 psn, struct mroce_txpkt *r
 /* Resend what loss detection marked lost; they hold the window back. -1: stop this round. */
 static int tx_resend(struct mroce_qp *qp, __u64 now, int *sent)
 {
+	bool held = qp->nlost && mroce_planes_held(qp);
+	int slot;
+
 	for (__u32 psn = qp->snd_una; qp->nlost && psn != qp->snd_nxt && *sent < TX_BURST; psn++) {
 		struct mroce_txpkt *rec = PKT(qp, psn);
 		__u8 was;
@@ -365,7 +368,9 @@ static int tx_resend(struct mroce_qp *qp, __u64 now, int *sent)
 		}
 		/* Resend on another path, one that works lately (paths.c). */
 		was = rec->path;
-		rec->path = mroce_resend_path(qp, was);
+		if (held && (slot = mroce_planes_probe_slot(qp)) < 0)
+			return -1;	/* no plane up, and no probe to carry it now */
+		rec->path = held ? (__u8)slot : mroce_resend_path(qp, was);
 		if (send_psn(qp, psn, rec, true)) {
 			rec->path = was;	/* still lost, tried next round: the choice is made again */
 			return -1;
@@ -428,6 +433,9 @@ static void tx_account_new(struct mroce_qp *qp, const struct mroce_txpkt *rec, _
 /* Send new packets while the window allows. */
 static void tx_new(struct mroce_qp *qp, __u64 now, int *sent)
 {
+	bool held = mroce_planes_held(qp);
+	int slot;
+
 	if (qp->snd_nxt == qp->snd_una)
 		mroce_grant_resume(qp, now);	/* a grant from before a quiet spell is stale */
 	while (*sent < TX_BURST && mroce_window_open(qp)) {
@@ -445,7 +453,14 @@ static void tx_new(struct mroce_qp *qp, __u64 now, int *sent)
 				       sizeof(*qp->pkts), qp->snd_una, qp->snd_nxt,
 				       qp->snd_nxt - qp->snd_una + 1))
 			break;
-		next.path = mroce_path_choose(qp, now, &skipped);
+		if (!held) {
+			next.path = mroce_path_choose(qp, now, &skipped);
+		} else if ((slot = mroce_planes_probe_slot(qp)) >= 0) {
+			next.path = (__u8)slot;	/* no plane up: only a probe goes (planes.c) */
+			skipped = false;
+		} else {
+			break;
+		}
 		rec = PKT(qp, qp->snd_nxt);
 		*rec = next;
 		if (send_psn(qp, qp->snd_nxt, rec, false)) {

@@ -479,6 +479,123 @@ static void test_probe_fails_by_its_siblings(void **state)
 }
 
 /*
+ * The device holds plane 0 for dead (another connection found it so) when
+ * a connection opens: it starts with no plane up and sends nothing but its
+ * probe of plane 1, one packet, and no timer of its spins the progress
+ * loop meanwhile. The echo proves plane 1, every slot comes over, and 4
+ * MiB arrive without a data packet on plane 0. Before, its first window
+ * went on plane 0 and was lost there.
+ */
+static void test_new_connection_skips_a_dead_first_plane(void **state)
+{
+	struct watch *c = calloc(1, sizeof(*c));
+	struct planes pl;
+	struct pair *p = &pl.p;
+	__u64 now;
+
+	(void)state;
+	planes_open(&pl, 4490, 8);
+	p->net->a.link = p->net->b.link = (struct sim_link){ .delay_us = 10, .down = true };
+	pl.a1.link = pl.b1.link = (struct sim_link){ .delay_us = 10 };
+	now = p->net->now;
+	p->da->plane_shun_until_us[0] = now + 10000;
+	planes_connect(&pl);
+	assert_true(p->qa->planes[0].down && p->qa->planes[1].down);
+	fill(p->la, BUF, 49);
+	assert_int_equal(post(p->qa, MROCE_WR_RDMA_WRITE, 1, p->la, BUF, mroce_mr_lkey(p->ma),
+			      (__u64)(unsigned long)p->lb, mroce_mr_rkey(p->mb), 0), 0);
+	for (int r = 0; r < 5; r++) {
+		mroce_dev_progress(p->da, 0);
+		p->net->now++;
+	}
+	assert_int_equal(pl.a1.sent, 1);	/* the probe */
+	assert_int_equal(p->net->a.sent, 0);
+	assert_int_equal(p->qa->snd_nxt - p->qa->snd_una, 1);
+	pthread_mutex_lock(&p->da->lock);
+	assert_true(mroce_engine_next_timer(p->da) > p->net->now);	/* it waits, not spins */
+	pthread_mutex_unlock(&p->da->lock);
+	memset(&c->w, 0, sizeof(c->w));
+	c->w.p = p;
+	c->pl = &pl;
+	c->w.want_a = 1;
+	assert_int_equal(sim_run(p->net, p->da, p->db, watch, c, 60000000), 0);
+	printf("  plane 0 held for dead: 4 MiB in %llu us, plane 0 carried %llu frames from A, "
+	       "plane 1 %llu\n", (unsigned long long)(p->net->now - now),
+	       (unsigned long long)p->net->a.sent, (unsigned long long)pl.a1.sent);
+	assert_int_equal(c->w.wa[0].status, MROCE_WC_SUCCESS);
+	assert_memory_equal(p->lb, p->la, BUF);
+	/*
+	 * No data there: at most an ACK, answering B's ACK's probe before A's
+	 * own echo came (with no plane up, its way back is the first; its
+	 * copy on plane 1 is what B hears).
+	 */
+	assert_true(p->net->a.sent <= 1 && p->net->a.sent <= p->da->stats.acks_tx);
+	assert_int_equal(p->qa->st.plane_rejoins, 1);
+	for (__u32 s = 0; s < 8; s++)
+		assert_int_equal(p->qa->paths[s].plane, 1);
+	assert_int_equal(p->da->stats.rto_events, 0);
+	free(c);
+	planes_close(&pl);
+}
+
+/*
+ * Plane 0 dead from the start, and the device does not know: the first
+ * window goes there, plane 1's probe is echoed and nothing of plane 0's
+ * ever answers. The connection gives plane 0 up within 4 of the echo's
+ * round trips and 10 us of its first packet there, and the device holds
+ * it for dead for the next connections. A plane in use waits the slack
+ * (mroce_planes_timer): with no RTT known yet, a millisecond.
+ */
+struct unheard {
+	struct waiter	w;
+	struct planes	*pl;
+	__u64		down_at;
+};
+
+static bool plane0_given_up(void *ctx)
+{
+	struct unheard *c = ctx;
+
+	if (!c->down_at && c->pl->p.qa->st.plane_downs)
+		c->down_at = c->pl->p.net->now;
+	return one_each(&c->w);
+}
+
+static void test_unheard_first_plane_given_up(void **state)
+{
+	struct unheard *c = calloc(1, sizeof(*c));
+	struct planes pl;
+	struct pair *p = &pl.p;
+	__u64 t0;
+
+	(void)state;
+	planes_open(&pl, 4495, 8);
+	planes_connect(&pl);
+	p->net->a.link = p->net->b.link = (struct sim_link){ .delay_us = 10, .down = true };
+	pl.a1.link = pl.b1.link = (struct sim_link){ .delay_us = 10 };
+	c->pl = &pl;
+	c->w.p = p;
+	c->w.want_a = 1;
+	fill(p->la, BUF, 50);
+	t0 = p->net->now;
+	assert_int_equal(post(p->qa, MROCE_WR_RDMA_WRITE, 1, p->la, BUF, mroce_mr_lkey(p->ma),
+			      (__u64)(unsigned long)p->lb, mroce_mr_rkey(p->mb), 0), 0);
+	assert_int_equal(sim_run(p->net, p->da, p->db, plane0_given_up, c, 60000000), 0);
+	printf("  plane 0 dead from the start: given up %llu us after the first packet (echo %u us), "
+	       "4 MiB in %llu us\n", (unsigned long long)(c->down_at - t0),
+	       p->qa->planes[1].echo_rtt_us, (unsigned long long)(p->net->now - t0));
+	assert_int_equal(c->w.wa[0].status, MROCE_WC_SUCCESS);
+	assert_memory_equal(p->lb, p->la, BUF);
+	assert_int_equal(p->qa->st.plane_downs, 1);
+	assert_true(p->qa->planes[0].down);
+	assert_true(p->qa->planes[1].echo_rtt_us >= 20);
+	assert_true(c->down_at - t0 <= 4ull * p->qa->planes[1].echo_rtt_us + 10 + 3);
+	assert_true(p->da->plane_shun_until_us[0] > c->down_at);
+	free(c);
+	planes_close(&pl);
+}
+
+/*
  * A peer's address for plane 1 that answers nothing (a victim's, or a plane
  * down from the start): the connection runs on plane 0, and plane 1 gets
  * nothing but probes, one packet each, backing off.
@@ -697,6 +814,8 @@ int main(void)
 		cmocka_unit_test(test_each_probe_echoed),
 		cmocka_unit_test(test_echo_copy_owed),
 		cmocka_unit_test(test_probe_fails_by_its_siblings),
+		cmocka_unit_test(test_new_connection_skips_a_dead_first_plane),
+		cmocka_unit_test(test_unheard_first_plane_given_up),
 		cmocka_unit_test(test_info_planes_round_trip),
 	};
 
