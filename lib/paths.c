@@ -212,23 +212,45 @@ void mroce_path_copy_lost(struct mroce_qp *qp, const struct mroce_txpkt *rec)
  * path rather than bounce on one dead route. The resend a stalled QP's
  * timer causes may have a slot named (mroce_planes_stalled).
  */
-__u8 mroce_resend_path(const struct mroce_qp *qp, __u8 was)
+/*
+ * Over planes, a slot on another plane than the one the copy was lost on
+ * comes first: the loss may be the plane's, which is found dead only once
+ * the connection has sent more than a tail's worth since.
+ */
+static bool other_plane(const struct mroce_qp *qp, __u8 was, __u8 i, bool want)
+{
+	return !want || qp->paths[i].plane != qp->paths[was].plane;
+}
+
+static int resend_slot(const struct mroce_qp *qp, __u8 was, bool want)
 {
 	__u32 n = qp->attr.paths;
 
-	if (qp->stall_slot && qp->stall_slot <= n)
-		return (__u8)(qp->stall_slot - 1);
 	if (qp->good_known && qp->good_path != was && qp->good_path < n &&
 	    qp->paths[qp->good_path].entropy == qp->good_entropy && !qp->paths[qp->good_path].bad &&
-	    !on_down_plane(qp, &qp->paths[qp->good_path]))
+	    !on_down_plane(qp, &qp->paths[qp->good_path]) && other_plane(qp, was, qp->good_path, want))
 		return qp->good_path;
 	for (__u32 k = 1; k < n; k++) {
 		__u8 i = (__u8)((was + k) % n);
 
-		if (!qp->paths[i].bad && !on_down_plane(qp, &qp->paths[i]))
+		if (!qp->paths[i].bad && !on_down_plane(qp, &qp->paths[i]) && other_plane(qp, was, i, want))
 			return i;
 	}
-	return (__u8)((was + 1) % n);
+	return -1;
+}
+
+__u8 mroce_resend_path(const struct mroce_qp *qp, __u8 was)
+{
+	__u32 n = qp->attr.paths;
+	int i = -1;
+
+	if (qp->stall_slot && qp->stall_slot <= n)
+		return (__u8)(qp->stall_slot - 1);
+	if (qp->nplanes > 1 && was < n)
+		i = resend_slot(qp, was, true);
+	if (i < 0)
+		i = resend_slot(qp, was, false);
+	return i < 0 ? (__u8)((was + 1) % n) : (__u8)i;
 }
 
 /*

@@ -596,6 +596,45 @@ static void test_unheard_first_plane_given_up(void **state)
 }
 
 /*
+ * A packet lost on a slot of plane 0 is resent on plane 1's, even when
+ * the slot that delivered last is on plane 0; a plane is found dead only
+ * once more has gone since, and a tail's resend would go into it again.
+ * An ACK of a packet sent before plane 0's wait began does not end it.
+ */
+static void test_resend_and_wait_across_planes(void **state)
+{
+	struct planes pl;
+	struct mroce_qp *qa;
+	struct mroce_plane *p0;
+
+	(void)state;
+	planes_open(&pl, 4497, 8);
+	planes_connect(&pl);
+	qa = pl.p.qa;
+	pthread_mutex_lock(&pl.p.da->lock);
+	qa->planes[1].down = false;
+	for (__u32 s = 0; s < 8; s++)
+		qa->paths[s].plane = (__u8)(s % 2);
+	qa->good_known = true;
+	qa->good_path = 2;
+	qa->good_entropy = qa->paths[2].entropy;
+	assert_int_equal(qa->paths[mroce_resend_path(qa, 4)].plane, 1);
+	assert_int_equal(mroce_resend_path(qa, 3), 2);	/* lost on plane 1: the good slot, on 0 */
+	qa->nplanes = 1;
+	assert_int_equal(mroce_resend_path(qa, 4), 2);	/* one plane: as before */
+	qa->nplanes = 2;
+	p0 = &qa->planes[0];
+	p0->wait_since_us = 500;
+	mroce_plane_heard(qa, 0, 499, 600);
+	assert_int_equal(p0->wait_since_us, 500);
+	assert_int_equal(p0->heard_us, 600);
+	mroce_plane_heard(qa, 0, 500, 601);
+	assert_int_equal(p0->wait_since_us, 0);
+	pthread_mutex_unlock(&pl.p.da->lock);
+	planes_close(&pl);
+}
+
+/*
  * A peer's address for plane 1 that answers nothing (a victim's, or a plane
  * down from the start): the connection runs on plane 0, and plane 1 gets
  * nothing but probes, one packet each, backing off.
@@ -816,6 +855,7 @@ int main(void)
 		cmocka_unit_test(test_probe_fails_by_its_siblings),
 		cmocka_unit_test(test_new_connection_skips_a_dead_first_plane),
 		cmocka_unit_test(test_unheard_first_plane_given_up),
+		cmocka_unit_test(test_resend_and_wait_across_planes),
 		cmocka_unit_test(test_info_planes_round_trip),
 	};
 
