@@ -599,7 +599,8 @@ static void test_unheard_first_plane_given_up(void **state)
  * A packet lost on a slot of plane 0 is resent on plane 1's, even when
  * the slot that delivered last is on plane 0; a plane is found dead only
  * once more has gone since, and a tail's resend would go into it again.
- * An ACK of a packet sent before plane 0's wait began does not end it.
+ * An ACK of a packet sent before plane 0's wait began, and before the
+ * latest it has delivered, does not end the wait: it is a repeat.
  */
 static void test_resend_and_wait_across_planes(void **state)
 {
@@ -625,10 +626,15 @@ static void test_resend_and_wait_across_planes(void **state)
 	qa->nplanes = 2;
 	p0 = &qa->planes[0];
 	p0->wait_since_us = 500;
-	mroce_plane_heard(qa, 0, 499, 600);
+	p0->del_sent_us = 480;		/* delivered before: up to a packet sent at 480 */
+	mroce_plane_heard(qa, 0, 470, 600);	/* an old ACK, repeated */
 	assert_int_equal(p0->wait_since_us, 500);
 	assert_int_equal(p0->heard_us, 600);
-	mroce_plane_heard(qa, 0, 500, 601);
+	mroce_plane_heard(qa, 0, 490, 601);	/* later than any delivered: the plane works */
+	assert_int_equal(p0->wait_since_us, 0);
+	assert_int_equal(p0->del_sent_us, 490);
+	p0->wait_since_us = 500;
+	mroce_plane_heard(qa, 0, 500, 602);	/* sent since the wait began */
 	assert_int_equal(p0->wait_since_us, 0);
 	pthread_mutex_unlock(&pl.p.da->lock);
 	planes_close(&pl);
