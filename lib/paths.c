@@ -203,20 +203,7 @@ void mroce_path_copy_lost(struct mroce_qp *qp, const struct mroce_txpkt *rec)
 		qp->good_known = false;
 }
 
-/*
- * The slot a lost packet is resent on: the one whose delivered first
- * transmission was sent last, known to work lately (unless retired since,
- * assumed bad since, or a copy sent on it since was lost); if none, or this
- * copy was lost on that one, the next slot not assumed bad after the one
- * it was lost on (the next slot, if all are), so that retries reach every
- * path rather than bounce on one dead route. The resend a stalled QP's
- * timer causes may have a slot named (mroce_planes_stalled).
- */
-/*
- * Over planes, a slot on another plane than the one the copy was lost on
- * comes first: the loss may be the plane's, which is found dead only once
- * the connection has sent more than a tail's worth since.
- */
+/* Slot i is on another plane than slot was (or any plane will do). */
 static bool other_plane(const struct mroce_qp *qp, __u8 was, __u8 i, bool want)
 {
 	return !want || qp->paths[i].plane != qp->paths[was].plane;
@@ -239,6 +226,18 @@ static int resend_slot(const struct mroce_qp *qp, __u8 was, bool want)
 	return -1;
 }
 
+/*
+ * The slot a lost packet is resent on: the one whose delivered first
+ * transmission was sent last, known to work lately (unless retired since,
+ * assumed bad since, or a copy sent on it since was lost); if none, or this
+ * copy was lost on that one, the next slot not assumed bad after the one
+ * it was lost on (the next slot, if all are), so that retries reach every
+ * path rather than bounce on one dead route. The resend a stalled QP's
+ * timer causes may have a slot named (mroce_planes_stalled). Over planes,
+ * a slot on another plane than the one the copy was lost on comes first:
+ * the loss may be the plane's, which is found dead only once the
+ * connection has sent more than a tail's worth since.
+ */
 __u8 mroce_resend_path(const struct mroce_qp *qp, __u8 was)
 {
 	__u32 n = qp->attr.paths;

@@ -376,8 +376,8 @@ static int tx_resend(struct mroce_qp *qp, __u64 now, int *sent)
 			return -1;
 		}
 		qp->stall_slot = 0;	/* one resend per timer */
-		if (psn == qp->snd_una && rec->retx && !rec->gbn)
-			tx_head_copies(qp, psn, rec);
+		if (psn == qp->snd_una && rec->retx && !rec->gbn && !held)
+			tx_head_copies(qp, psn, rec);	/* held: other slots are on planes down */
 		rec->entropy = qp->paths[rec->path].entropy;
 		rec->pseq = (__u16)(qp->paths[rec->path].tx_pseq - 1);	/* mroce_emit's */
 		if (!rec->gbn)
