@@ -94,19 +94,22 @@ static __u64 slack_us(const struct mroce_qp *qp)
  * on the first plane before, and was lost there: 773,473 resends in the
  * 256-host all-to-all over 2 planes with the first one down (docs/scale.md).
  */
-static bool first_plane_shunned(const struct mroce_dev *dev, __u8 n, __u64 now)
+static bool first_plane_shunned(const struct mroce_qp *qp, __u8 n, __u64 now)
 {
+	const struct mroce_dev *dev = qp->dev;
+
 	if (n < 2 || dev->plane_shun_until_us[0] <= now)
 		return false;
-	for (__u8 i = 1; i < n; i++)
+	/* a plane with a slot at home there (slot s is at home on plane s % n) to probe */
+	for (__u8 i = 1; i < n && i < qp->attr.paths; i++)
 		if (dev->plane_shun_until_us[i] <= now)
 			return true;
-	return false;	/* every plane held for dead: the first is as good as any */
+	return false;	/* every plane held for dead, or none to probe: the first is as good as any */
 }
 
 void mroce_planes_connect(struct mroce_qp *qp, __u8 n, __u64 now)
 {
-	bool first_down = first_plane_shunned(qp->dev, n, now);
+	bool first_down = first_plane_shunned(qp, n, now);
 
 	qp->nplanes = n ? n : 1;
 	for (__u32 i = 0; i < MROCE_MAX_PLANES; i++) {

@@ -534,6 +534,18 @@ static void test_new_connection_skips_a_dead_first_plane(void **state)
 	for (__u32 s = 0; s < 8; s++)
 		assert_int_equal(p->qa->paths[s].plane, 1);
 	assert_int_equal(p->da->stats.rto_events, 0);
+	/* one path: no slot at home on plane 1 to probe it with, so nothing to wait for */
+	pthread_mutex_lock(&p->da->lock);
+	now = p->net->now;
+	p->da->plane_shun_until_us[0] = now + 10000;
+	p->qa->attr.paths = 1;
+	mroce_planes_connect(p->qa, 2, now);
+	assert_false(p->qa->planes[0].down);
+	assert_false(mroce_planes_held(p->qa));
+	p->qa->attr.paths = 8;
+	mroce_planes_connect(p->qa, 2, now);
+	assert_true(mroce_planes_held(p->qa));
+	pthread_mutex_unlock(&p->da->lock);
 	free(c);
 	planes_close(&pl);
 }
