@@ -465,15 +465,16 @@ void mroce_plane_ack_probe_sent(struct mroce_qp *qp, __u8 pl, __u32 nonce, __u64
  * several RTTs (the QP's RTT unknown yet, its probe slots' too), while
  * every connection the device opened meanwhile probed a dead plane too.
  */
-static __u64 sibling_due(const struct mroce_qp *qp, __u8 pl, __u64 since)
+static __u64 sibling_due(const struct mroce_qp *qp, __u8 pl)
 {
+	const struct mroce_plane *p = &qp->planes[pl];
 	__u64 due = UINT64_MAX;
 
 	for (__u8 j = 0; j < qp->nplanes; j++) {
 		const struct mroce_plane *o = &qp->planes[j];
-		__u64 t = since + 2ull * o->echo_rtt_us + 3;
+		__u64 t = p->nonce_at_us + 2ull * o->echo_rtt_us + 3;
 
-		if (j != pl && o->echo_of_us && o->echo_of_us >= since && t < due)
+		if (j != pl && o->echo_of_us && o->echo_of_us >= p->nonce_at_us && t < due)
 			due = t;
 	}
 	return due;
@@ -607,7 +608,7 @@ __u64 mroce_planes_due(const struct mroce_qp *qp)
 
 	for (__u8 i = 0; i < qp->nplanes; i++) {
 		const struct mroce_plane *p = &qp->planes[i];
-		__u64 t = p->down && p->trial ? sibling_due(qp, i, p->nonce_at_us) :
+		__u64 t = p->down && p->trial ? sibling_due(qp, i) :
 			  held && p->down ? p->probe_at_us : unheard_due(qp, i);
 
 		if (t < due)
@@ -636,7 +637,7 @@ void mroce_planes_timer(struct mroce_qp *qp, __u64 now)
 			probe_failed(qp, i, now, true);
 			continue;
 		}
-		if (p->down && p->trial && now >= sibling_due(qp, i, p->nonce_at_us)) {
+		if (p->down && p->trial && now >= sibling_due(qp, i)) {
 			probe_failed(qp, i, now, true);
 			continue;
 		}
