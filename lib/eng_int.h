@@ -81,7 +81,7 @@ void mroce_path_suspect(struct mroce_qp *qp, const struct mroce_txpkt *rec, __u3
 void mroce_path_marked(struct mroce_qp *qp, __u8 slot, __u64 now);
 void mroce_path_trim(struct mroce_qp *qp, struct mroce_path *p, __u64 now);
 void mroce_path_acked(struct mroce_qp *qp, struct mroce_path *p);
-__u8 mroce_resend_path(const struct mroce_qp *qp, __u8 was);
+__u8 mroce_resend_path(const struct mroce_qp *qp, __u8 was, __u64 now);
 __u8 mroce_copy_path(const struct mroce_qp *qp, __u8 first, __u32 k);
 __u8 mroce_echo_slot(const struct mroce_qp *qp);
 void mroce_echo_sent(struct mroce_qp *qp, __u8 slot);
@@ -94,13 +94,14 @@ void mroce_planes_timer(struct mroce_qp *qp, __u64 now);
 bool mroce_planes_echo(struct mroce_qp *qp, __u32 ts_echo, __u64 now);
 __u64 mroce_planes_due(const struct mroce_qp *qp);
 void mroce_plane_probe_mark(const struct mroce_qp *qp, struct mroce_hdr *h, __u8 path);
-__u8 mroce_plane_ack_way(const struct mroce_qp *qp, __u8 plane);
+__u8 mroce_plane_ack_way(const struct mroce_qp *qp, __u8 plane, __u64 now);
 bool mroce_plane_answer_there(const struct mroce_qp *qp, __u8 plane, __u64 now);
 void mroce_plane_answer_sent(struct mroce_qp *qp, __u8 plane, __u64 now);
 bool mroce_plane_ack_probe(struct mroce_qp *qp, __u8 plane, __u64 now, __u32 *nonce);
 void mroce_plane_ack_probe_sent(struct mroce_qp *qp, __u8 plane, __u32 nonce, __u64 now);
 void mroce_planes_stalled(struct mroce_qp *qp, __u64 now);
 bool mroce_planes_held(const struct mroce_qp *qp);
+__u32 mroce_planes_shunned(const struct mroce_qp *qp, __u64 now);
 bool mroce_planes_may_send(const struct mroce_qp *qp);
 int mroce_planes_probe_slot(const struct mroce_qp *qp);
 

@@ -203,24 +203,28 @@ void mroce_path_copy_lost(struct mroce_qp *qp, const struct mroce_txpkt *rec)
 		qp->good_known = false;
 }
 
-/* Slot i is on another plane than slot was (or any plane will do). */
-static bool other_plane(const struct mroce_qp *qp, __u8 was, __u8 i, bool want)
+/* Slot i is on another plane than slot was (or any plane will do), and not on one in avoid. */
+static bool other_plane(const struct mroce_qp *qp, __u8 was, __u8 i, bool want, __u32 avoid)
 {
-	return !want || qp->paths[i].plane != qp->paths[was].plane;
+	__u8 pl = qp->paths[i].plane;
+
+	return (!want || pl != qp->paths[was].plane) && !(avoid & 1u << pl);
 }
 
-static int resend_slot(const struct mroce_qp *qp, __u8 was, bool want)
+static int resend_slot(const struct mroce_qp *qp, __u8 was, bool want, __u32 avoid)
 {
 	__u32 n = qp->attr.paths;
 
 	if (qp->good_known && qp->good_path != was && qp->good_path < n &&
 	    qp->paths[qp->good_path].entropy == qp->good_entropy && !qp->paths[qp->good_path].bad &&
-	    !on_down_plane(qp, &qp->paths[qp->good_path]) && other_plane(qp, was, qp->good_path, want))
+	    !on_down_plane(qp, &qp->paths[qp->good_path]) &&
+	    other_plane(qp, was, qp->good_path, want, avoid))
 		return qp->good_path;
 	for (__u32 k = 1; k < n; k++) {
 		__u8 i = (__u8)((was + k) % n);
 
-		if (!qp->paths[i].bad && !on_down_plane(qp, &qp->paths[i]) && other_plane(qp, was, i, want))
+		if (!qp->paths[i].bad && !on_down_plane(qp, &qp->paths[i]) &&
+		    other_plane(qp, was, i, want, avoid))
 			return i;
 	}
 	return -1;
@@ -236,19 +240,29 @@ static int resend_slot(const struct mroce_qp *qp, __u8 was, bool want)
  * timer causes may have a slot named (mroce_planes_stalled). Over planes,
  * a slot on another plane than the one the copy was lost on comes first:
  * the loss may be the plane's, which is found dead only once the
- * connection has sent more than a tail's worth since.
+ * connection has sent more than a tail's worth since. And a plane the
+ * device holds for dead (mroce_planes_shunned) comes last: a flow whose
+ * last ACKs died with plane 0 sent its resends back into it, the slot
+ * that had delivered last being there, 60 us before its next try
+ * (docs/scale.md).
  */
-__u8 mroce_resend_path(const struct mroce_qp *qp, __u8 was)
+__u8 mroce_resend_path(const struct mroce_qp *qp, __u8 was, __u64 now)
 {
-	__u32 n = qp->attr.paths;
+	__u32 n = qp->attr.paths, avoid = 0;
 	int i = -1;
 
 	if (qp->stall_slot && qp->stall_slot <= n)
 		return (__u8)(qp->stall_slot - 1);
-	if (qp->nplanes > 1 && was < n)
-		i = resend_slot(qp, was, true);
+	if (qp->nplanes > 1 && was < n) {
+		avoid = mroce_planes_shunned(qp, now);
+		i = resend_slot(qp, was, true, avoid);
+		if (i < 0 && avoid)
+			i = resend_slot(qp, was, false, avoid);
+		if (i < 0)
+			i = resend_slot(qp, was, true, 0);
+	}
 	if (i < 0)
-		i = resend_slot(qp, was, false);
+		i = resend_slot(qp, was, false, 0);
 	return i < 0 ? (__u8)((was + 1) % n) : (__u8)i;
 }
 

@@ -387,21 +387,25 @@ void mroce_plane_probe_mark(const struct mroce_qp *qp, struct mroce_hdr *h, __u8
  * slot last heard there would send its ACKs into it (ACKs echo every slot
  * in turn, paths.c, and the peer may be sending nothing new while it waits
  * for them), and a peer whose ACKs all went there would hear nothing.
- * Planes in use deliver packets apart, not microseconds.
+ * Planes in use deliver packets apart, not microseconds. A plane the device
+ * holds for dead (mroce_planes_shunned) is passed over the same way: a
+ * receiver whose ACKs died with the first plane sent the next ones there
+ * too (docs/scale.md).
  */
 #define MROCE_PLANE_ACK_STALE_US	2
 
-__u8 mroce_plane_ack_way(const struct mroce_qp *qp, __u8 plane)
+__u8 mroce_plane_ack_way(const struct mroce_qp *qp, __u8 plane, __u64 now)
 {
+	__u32 held = mroce_planes_shunned(qp, now);
 	__u8 newest = qp->rx_newest_plane;
 
-	if (plane < qp->nplanes && !qp->planes[plane].down &&
+	if (plane < qp->nplanes && !qp->planes[plane].down && !(held & 1u << plane) &&
 	    qp->rx_plane_at[plane] + MROCE_PLANE_ACK_STALE_US >= qp->rx_plane_at[newest])
 		return plane;
-	if (newest < qp->nplanes && !qp->planes[newest].down)
+	if (newest < qp->nplanes && !qp->planes[newest].down && !(held & 1u << newest))
 		return newest;
 	for (__u8 i = 0; i < qp->nplanes; i++)
-		if (!qp->planes[i].down)
+		if (!qp->planes[i].down && !(held & 1u << i))
 			return i;
 	return 0;
 }
@@ -529,17 +533,44 @@ int mroce_planes_probe_slot(const struct mroce_qp *qp)
 	return -1;
 }
 
-/* A slot on a plane up with nothing out on it, while another plane up has; -1 if none. */
-static int idle_plane_slot(const struct mroce_qp *qp)
+/*
+ * The planes up here that the device holds for dead, as a mask: another
+ * connection found them so (plane_down), or a probe of them failed. This
+ * connection keeps its own view of them (mroce_planes_timer); only where
+ * a packet it has no better choice for goes, a resend, a stalled QP's
+ * idle-plane resend or an ACK, do they come last. 0 if every plane up is
+ * held: then the hold tells nothing.
+ */
+__u32 mroce_planes_shunned(const struct mroce_qp *qp, __u64 now)
 {
+	__u32 held = 0, up = 0;
+
+	for (__u8 i = 0; i < qp->nplanes; i++) {
+		if (qp->planes[i].down)
+			continue;
+		up |= 1u << i;
+		if (qp->dev->plane_shun_until_us[i] > now)
+			held |= 1u << i;
+	}
+	return held == up ? 0 : held;
+}
+
+/*
+ * A slot on a plane up with nothing out on it, while another plane up has;
+ * -1 if none. Not on a plane the device holds for dead (mroce_planes_shunned).
+ */
+static int idle_plane_slot(const struct mroce_qp *qp, __u64 now)
+{
+	__u32 held = mroce_planes_shunned(qp, now);
 	bool waiting = false;
 
 	for (__u8 i = 0; i < qp->nplanes; i++)
 		waiting |= !qp->planes[i].down && qp->planes[i].wait_since_us;
 	for (__u32 s = 0; waiting && s < qp->attr.paths; s++) {
-		const struct mroce_plane *p = &qp->planes[qp->paths[s].plane];
+		__u8 pl = qp->paths[s].plane;
+		const struct mroce_plane *p = &qp->planes[pl];
 
-		if (!p->down && !p->wait_since_us && !qp->paths[s].bad)
+		if (!p->down && !p->wait_since_us && !qp->paths[s].bad && !(held & 1u << pl))
 			return (int)s;
 	}
 	return -1;
@@ -569,7 +600,7 @@ void mroce_planes_stalled(struct mroce_qp *qp, __u64 now)
 	}
 	s = mroce_planes_probe_slot(qp);
 	if (s < 0)
-		s = idle_plane_slot(qp);
+		s = idle_plane_slot(qp, now);
 	qp->stall_slot = (__u8)(s + 1);
 }
 

@@ -26,14 +26,14 @@ int mroce_emit(struct mroce_qp *qp, struct mroce_hdr *h, const struct mroce_sge 
 	struct mroce_dev *dev = qp->dev;
 	bool ack = mroce_op_info(h->opcode)->kind == MROCE_OPK_ACK ||
 		   mroce_op_info(h->opcode)->kind == MROCE_OPK_NACK;
+	__u64 now = dev->ops->now_us(dev->port);
 	/*
 	 * A slot's plane; an ACK's, the plane the slot it echoes came in on, if
 	 * proven, unless mroce_send_ack names one (planes.c).
 	 */
 	__u8 plane = qp->nplanes < 2 ? 0 : !ack ? qp->paths[path].plane :
-		     qp->ack_via ? (__u8)(qp->ack_via - 1) : mroce_plane_ack_way(qp, qp->ret[path].plane);
+		     qp->ack_via ? (__u8)(qp->ack_via - 1) : mroce_plane_ack_way(qp, qp->ret[path].plane, now);
 	struct mroce_route rt = plane ? qp->proute[plane] : qp->route;
-	__u64 now;
 	__u32 cap;
 	void *buf;
 	int hdr;
@@ -56,7 +56,6 @@ int mroce_emit(struct mroce_qp *qp, struct mroce_hdr *h, const struct mroce_sge 
 	rt.ecn = 2;	/* ECT(0) */
 	h->dqpn = qp->rqpn;
 	h->token = mroce_be64(qp->token_be);
-	now = dev->ops->now_us(dev->port);
 	if (!ack || !(h->flags & MROCE_F_PLANE_PROBE))
 		h->ts = (__u32)now;	/* an ACK's probe carries its nonce there */
 	/* ACKs and NACKs carry the peer's slot they echo, and leave on its way back. */
@@ -370,7 +369,7 @@ static int tx_resend(struct mroce_qp *qp, __u64 now, int *sent)
 		was = rec->path;
 		if (held && (slot = mroce_planes_probe_slot(qp)) < 0)
 			return -1;	/* no plane up, and no probe to carry it now */
-		rec->path = held ? (__u8)slot : mroce_resend_path(qp, was);
+		rec->path = held ? (__u8)slot : mroce_resend_path(qp, was, now);
 		if (send_psn(qp, psn, rec, true)) {
 			rec->path = was;	/* still lost, tried next round: the choice is made again */
 			return -1;
@@ -524,7 +523,7 @@ static int ack_plane_copies(struct mroce_qp *qp, const struct mroce_hdr *sent, _
 			    __u8 echo, __u64 now)
 {
 	int owed = 0;
-	__u8 in = qp->rx_newest_plane, way = mroce_plane_ack_way(qp, qp->ret[slot].plane);
+	__u8 in = qp->rx_newest_plane, way = mroce_plane_ack_way(qp, qp->ret[slot].plane, now);
 	struct mroce_hdr c = *sent;
 	__u32 nonce;
 

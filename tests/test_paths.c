@@ -417,7 +417,7 @@ static void test_refused_resend_keeps_its_slot(void **state)
 	       lost_on, (unsigned long long)lim.nulls, rec->path, rec->retx);
 	assert_int_equal(rec->retx, 0);
 	assert_int_equal(rec->path, lost_on);	/* not moved on by the refused tries */
-	to = mroce_resend_path(p.qa, lost_on);
+	to = mroce_resend_path(p.qa, lost_on, p.net->now);
 	assert_true(to != lost_on);
 	lim.starve_until = 0;
 	assert_int_equal(sim_run(p.net, p.da, p.db, resent, &r, 1000000), 0);
@@ -453,20 +453,20 @@ static void test_lost_copy_unseats_good_slot(void **state)
 	qp->good_path = 2;
 	qp->good_entropy = qp->paths[2].entropy;
 	qp->good_sent_us = 100;
-	assert_int_equal(mroce_resend_path(qp, 0), 2);
+	assert_int_equal(mroce_resend_path(qp, 0, 0), 2);
 	/* a copy on the good slot sent before its good news, and one on another slot: still good */
 	old = (struct mroce_txpkt){ .path = 2, .entropy = qp->paths[2].entropy, .sent_us = 90 };
 	other = (struct mroce_txpkt){ .path = 1, .entropy = qp->paths[1].entropy, .sent_us = 150 };
 	mroce_path_copy_lost(qp, &old);
 	mroce_path_copy_lost(qp, &other);
 	assert_true(qp->good_known);
-	assert_int_equal(mroce_resend_path(qp, 0), 2);
+	assert_int_equal(mroce_resend_path(qp, 0, 0), 2);
 	/* one sent on it after: no longer known good, the next slot after the lost copy's instead */
 	after = (struct mroce_txpkt){ .path = 2, .entropy = qp->paths[2].entropy, .sent_us = 150 };
 	mroce_path_copy_lost(qp, &after);
 	assert_false(qp->good_known);
-	assert_int_equal(mroce_resend_path(qp, 0), 1);
-	assert_int_equal(mroce_resend_path(qp, 2), 3);
+	assert_int_equal(mroce_resend_path(qp, 0, 0), 1);
+	assert_int_equal(mroce_resend_path(qp, 2, 0), 3);
 	pair_close(&p);
 }
 

@@ -631,10 +631,10 @@ static void test_resend_and_wait_across_planes(void **state)
 	qa->good_known = true;
 	qa->good_path = 2;
 	qa->good_entropy = qa->paths[2].entropy;
-	assert_int_equal(qa->paths[mroce_resend_path(qa, 4)].plane, 1);
-	assert_int_equal(mroce_resend_path(qa, 3), 2);	/* lost on plane 1: the good slot, on 0 */
+	assert_int_equal(qa->paths[mroce_resend_path(qa, 4, 0)].plane, 1);
+	assert_int_equal(mroce_resend_path(qa, 3, 0), 2);	/* lost on plane 1: the good slot, on 0 */
 	qa->nplanes = 1;
-	assert_int_equal(mroce_resend_path(qa, 4), 2);	/* one plane: as before */
+	assert_int_equal(mroce_resend_path(qa, 4, 0), 2);	/* one plane: as before */
 	qa->nplanes = 2;
 	p0 = &qa->planes[0];
 	p0->wait_since_us = 500;
@@ -648,6 +648,68 @@ static void test_resend_and_wait_across_planes(void **state)
 	p0->wait_since_us = 500;
 	mroce_plane_heard(qa, 0, 500, 602);	/* sent since the wait began */
 	assert_int_equal(p0->wait_since_us, 0);
+	pthread_mutex_unlock(&pl.p.da->lock);
+	planes_close(&pl);
+}
+
+/*
+ * The device holds plane 0 for dead (another connection found it so) while
+ * this one still has it up: a resend goes on plane 1 even where the slot
+ * that delivered last is on plane 0, and so does an ACK whose data came in
+ * on plane 0; a stalled QP's resend goes on no idle slot there. With the
+ * hold over, or held on both planes (it tells nothing then), the choices
+ * are as before.
+ */
+static void test_device_held_plane_comes_last(void **state)
+{
+	struct planes pl;
+	struct mroce_qp *qa;
+	__u64 now;
+
+	(void)state;
+	planes_open(&pl, 4510, 8);
+	planes_connect(&pl);
+	qa = pl.p.qa;
+	pthread_mutex_lock(&pl.p.da->lock);
+	now = pl.p.net->now;
+	qa->planes[1].down = false;
+	for (__u32 s = 0; s < 8; s++)
+		qa->paths[s].plane = (__u8)(s % 2);
+	qa->good_known = true;
+	qa->good_path = 2;
+	qa->good_entropy = qa->paths[2].entropy;
+	qa->rx_plane_at[0] = qa->rx_plane_at[1] = now;
+	qa->rx_newest_plane = 0;
+	assert_int_equal(mroce_resend_path(qa, 3, now), 2);	/* not held: the good slot */
+	assert_int_equal(mroce_plane_ack_way(qa, 0, now), 0);
+	pl.p.da->plane_shun_until_us[0] = now + 10000;
+	assert_int_equal(mroce_planes_shunned(qa, now), 1);
+	assert_int_equal(qa->paths[mroce_resend_path(qa, 3, now)].plane, 1);
+	assert_true(mroce_resend_path(qa, 3, now) != 3);
+	assert_int_equal(qa->paths[mroce_resend_path(qa, 4, now)].plane, 1);
+	assert_int_equal(mroce_plane_ack_way(qa, 0, now), 1);
+	/* held on both: as before */
+	pl.p.da->plane_shun_until_us[1] = now + 10000;
+	assert_int_equal(mroce_planes_shunned(qa, now), 0);
+	assert_int_equal(mroce_resend_path(qa, 3, now), 2);
+	assert_int_equal(mroce_plane_ack_way(qa, 0, now), 0);
+	/* the hold over */
+	pl.p.da->plane_shun_until_us[1] = 0;
+	assert_int_equal(mroce_resend_path(qa, 3, now + 10000), 2);
+	assert_int_equal(mroce_plane_ack_way(qa, 0, now + 10000), 0);
+	/* a stalled QP's resend goes on an idle plane, but not on one held for dead */
+	pl.p.da->plane_shun_until_us[0] = 0;
+	qa->planes[0].wait_since_us = 0;
+	qa->planes[1].wait_since_us = now - 5;
+	mroce_planes_stalled(qa, now);
+	assert_true(qa->stall_slot && qa->paths[qa->stall_slot - 1].plane == 0);
+	pl.p.da->plane_shun_until_us[0] = now + 10000;
+	mroce_planes_stalled(qa, now);
+	assert_int_equal(qa->stall_slot, 0);
+	qa->planes[1].wait_since_us = 0;
+	/* plane 1 down here: the hold on plane 0 tells nothing, every plane up is held */
+	qa->planes[1].down = true;
+	assert_int_equal(mroce_planes_shunned(qa, now), 0);
 	pthread_mutex_unlock(&pl.p.da->lock);
 	planes_close(&pl);
 }
@@ -874,6 +936,7 @@ int main(void)
 		cmocka_unit_test(test_new_connection_skips_a_dead_first_plane),
 		cmocka_unit_test(test_unheard_first_plane_given_up),
 		cmocka_unit_test(test_resend_and_wait_across_planes),
+		cmocka_unit_test(test_device_held_plane_comes_last),
 		cmocka_unit_test(test_info_planes_round_trip),
 	};
 
