@@ -107,21 +107,49 @@ static bool path_gap(const struct mroce_qp *qp, const struct mroce_txpkt *rec)
 }
 
 /*
+ * The copy went on a plane the device holds for dead (another connection
+ * found it so: mroce_planes_shunned). Its route's own delay, and its
+ * queue's presumption (path_delivering), are not waited for: a flow whose
+ * ACKs died with plane 0 had its route's RTT taken from news that arrived
+ * 30 us late, and waited 70 us more on the two packets lost there
+ * (docs/scale.md). Only the time against other routes judges it, as for a
+ * route that fell silent.
+ */
+static bool on_held_plane(const struct mroce_qp *qp, const struct mroce_txpkt *rec, __u32 shunned)
+{
+	const struct mroce_path *p = &qp->paths[rec->path];
+
+	return shunned && rec->path < qp->attr.paths && p->entropy == rec->entropy &&
+	       (shunned & 1u << p->plane);
+}
+
+/*
  * How long after its sending a packet may still arrive behind later ones
  * on other paths: an RTT plus the reordering allowance, and no less than
  * its own path's RTT with the same allowance: a path slower than the rest
  * (or, just given a fresh entropy value, of delay not known yet, taken as
- * twice the QP's) is not taken for lossy because faster ones overtook it.
+ * twice the QP's, or its plane's probe echo's if longer: a slow plane
+ * just proven had its whole first window resent) is not taken for lossy
+ * because faster ones overtook it.
  * Losses on the path itself are found by path_gap, without waiting.
  */
-static __u32 rack_thresh(const struct mroce_qp *qp, const struct mroce_txpkt *rec)
+static __u32 rack_thresh(const struct mroce_qp *qp, const struct mroce_txpkt *rec, bool held)
 {
 	const struct mroce_path *p = &qp->paths[rec->path];
 	__u32 allow = mroce_qp_reo_allow(qp);
 	__u32 t = qp->srtt_us + allow;
 
-	if (rec->path < qp->attr.paths && p->entropy == rec->entropy) {
-		__u32 own = (p->srtt_us ? p->srtt_us : 2 * qp->srtt_us) + allow;
+	if (rec->path < qp->attr.paths && p->entropy == rec->entropy && !held) {
+		__u32 own = p->srtt_us ? p->srtt_us : 2 * qp->srtt_us;
+
+		/*
+		 * No RTT of its own yet: twice its plane's probe echo, if longer.
+		 * The echo went out on the plane and came back on any; an ACK
+		 * may come back on the plane itself.
+		 */
+		if (!p->srtt_us && qp->nplanes > 1 && 2 * qp->planes[p->plane].echo_rtt_us > own)
+			own = 2 * qp->planes[p->plane].echo_rtt_us;
+		own += allow;
 
 		if (own > t)
 			t = own;
@@ -143,13 +171,13 @@ static __u32 rack_thresh(const struct mroce_qp *qp, const struct mroce_txpkt *re
  * queued there still arrives.
  */
 static bool path_delivering(struct mroce_qp *qp, const struct mroce_txpkt *rec,
-			    __u32 thresh, __u64 now, __u64 *until)
+			    __u32 thresh, __u64 now, bool held, __u64 *until)
 {
 	const struct mroce_path *p = &qp->paths[rec->path];
 	const struct mroce_left_route *l;
 	__u64 heard, del_sent;
 
-	if (rec->path >= qp->attr.paths || qp->attr.paths < 2 || rec->retx || rec->gbn)
+	if (rec->path >= qp->attr.paths || qp->attr.paths < 2 || rec->retx || rec->gbn || held)
 		return false;
 	if (p->entropy == rec->entropy) {
 		heard = p->heard_us;
@@ -177,7 +205,8 @@ static bool path_delivering(struct mroce_qp *qp, const struct mroce_txpkt *rec,
  */
 static __u32 rack_holes(struct mroce_qp *qp, __u64 now)
 {
-	__u32 lost = 0;
+	__u32 lost = 0, shunned = qp->nplanes > 1 ? mroce_planes_shunned(qp, now) : 0;
+	bool held;
 
 	for (__u32 psn = qp->snd_una; mroce_psn_before(psn, qp->high_sacked); psn++) {
 		struct mroce_txpkt *rec = PKT(qp, psn);
@@ -186,10 +215,12 @@ static __u32 rack_holes(struct mroce_qp *qp, __u64 now)
 
 		if (rec->state != PKT_INFLIGHT || (__s32)(qp->rack_seq - rec->tx_seq) <= 0)
 			continue;
-		thresh = rack_thresh(qp, rec);
+		held = on_held_plane(qp, rec, shunned);
+		thresh = rack_thresh(qp, rec, held);
 		bool gap = path_gap(qp, rec);
 
-		if (gap || (now >= rec->sent_us + thresh && !path_delivering(qp, rec, thresh, now, &until) &&
+		if (gap || (now >= rec->sent_us + thresh &&
+			    !path_delivering(qp, rec, thresh, now, held, &until) &&
 		    (qp->rack_seq - rec->tx_seq >= qp->attr.reorder_pkts ||
 		     qp->rack_sent_us + qp->srtt_us / 2 >= rec->sent_us))) {
 			mroce_rec_landed(qp, rec);
@@ -203,7 +234,7 @@ static __u32 rack_holes(struct mroce_qp *qp, __u64 now)
 		} else {
 			__u64 due = rec->sent_us + thresh;
 
-			if (now >= due && path_delivering(qp, rec, thresh, now, &until))
+			if (now >= due && path_delivering(qp, rec, thresh, now, held, &until))
 				due = until;	/* looked at again when its route falls silent */
 			if (!qp->rack_timer_us || due < qp->rack_timer_us)
 				qp->rack_timer_us = due;

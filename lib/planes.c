@@ -538,8 +538,9 @@ int mroce_planes_probe_slot(const struct mroce_qp *qp)
  * connection found them so (plane_down), or a probe of them failed. This
  * connection keeps its own view of them (mroce_planes_timer); only where
  * a packet it has no better choice for goes, a resend, a stalled QP's
- * idle-plane resend or an ACK, do they come last. 0 if every plane up is
- * held: then the hold tells nothing.
+ * idle-plane resend or an ACK, do they come last; and its copies there
+ * are judged by time alone (loss.c). 0 if every plane up is held: then
+ * the hold tells nothing.
  */
 __u32 mroce_planes_shunned(const struct mroce_qp *qp, __u64 now)
 {

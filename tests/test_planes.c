@@ -281,7 +281,8 @@ static void test_full_plane_sends_on_the_other(void **state)
  * probe's packet is overtaken by plane 0's and loss detection declares it
  * lost, which holds the device's next connections off the plane for a
  * while; the peer still echoes the probe's nonce when it arrives, so the
- * plane joins, carries data, and is never given up.
+ * plane joins, carries data without its first window resent, and is never
+ * given up.
  */
 static void test_slower_plane_joins(void **state)
 {
@@ -294,12 +295,19 @@ static void test_slower_plane_joins(void **state)
 	pl.p.net->a.link = pl.p.net->b.link = (struct sim_link){ .delay_us = 10 };
 	pl.a1.link = pl.b1.link = (struct sim_link){ .delay_us = 60 };
 	write_n(&pl, c, 2, 45);
-	printf("  plane 1 slower: plane 0 carried %llu frames, plane 1 %llu; rejoins %llu, downs %llu\n",
-	       (unsigned long long)pl.p.net->a.sent, (unsigned long long)pl.a1.sent,
-	       (unsigned long long)pl.p.qa->st.plane_rejoins, (unsigned long long)pl.p.qa->st.plane_downs);
+	printf("  plane 1 slower: plane 0 carried %llu frames, plane 1 %llu; rejoins %llu, downs %llu, "
+	       "%llu resent\n", (unsigned long long)pl.p.net->a.sent, (unsigned long long)pl.a1.sent,
+	       (unsigned long long)pl.p.qa->st.plane_rejoins, (unsigned long long)pl.p.qa->st.plane_downs,
+	       (unsigned long long)pl.p.da->stats.retx_pkts);
 	assert_int_equal(pl.p.qa->st.plane_downs, 0);
 	assert_true(pl.p.qa->st.plane_rejoins >= 1);
 	assert_false(pl.p.qa->planes[1].down);
+	/*
+	 * The probe's packet, declared lost for its slowness, and its copies
+	 * (tx.c): nothing of plane 1's first window, whose slots have no RTT
+	 * yet and wait their plane's echo (loss.c); 224 went before.
+	 */
+	assert_true(pl.p.da->stats.retx_pkts <= 8);
 	assert_true(pl.a1.sent > pl.p.net->a.sent / 4);
 	assert_int_equal(pl.p.da->plane_shun_until_us[1], 0);	/* the answer ended the hold */
 	free(c);
@@ -715,6 +723,80 @@ static void test_device_held_plane_comes_last(void **state)
 }
 
 /*
+ * A packet on plane 0, unanswered, behind one delivered on plane 1, while
+ * plane 0's route delivered a copy sent before it lately: loss detection
+ * takes it for queued there (loss.c, path_delivering) and waits. With the
+ * device holding plane 0 for dead, it is judged by time against the other
+ * routes alone, and declared lost now.
+ */
+static bool rack_verdict(struct planes *pl, bool held)
+{
+	struct mroce_qp *qa = pl->p.qa;
+	__u64 now = pl->p.net->now;
+	struct mroce_txpkt *r0, *r1;
+	__u32 psn = qa->snd_una;
+	bool lost;
+
+	pthread_mutex_lock(&pl->p.da->lock);
+	assert_int_equal(qa->snd_una, qa->snd_nxt);
+	pl->p.da->plane_shun_until_us[0] = held ? now + 10000 : 0;
+	r0 = PKT(qa, psn);
+	r1 = PKT(qa, psn + 1);
+	*r0 = (struct mroce_txpkt){ .state = PKT_INFLIGHT, .path = 0, .entropy = qa->paths[0].entropy,
+				    .pseq = qa->paths[0].tx_pseq, .sent_us = now - 50, .tx_seq = qa->tx_seq,
+				    .len = 64 };
+	*r1 = (struct mroce_txpkt){ .state = PKT_SACKED, .path = 1, .entropy = qa->paths[1].entropy,
+				    .pseq = qa->paths[1].tx_pseq, .sent_us = now - 49,
+				    .tx_seq = qa->tx_seq + 1, .len = 64 };
+	qa->paths[0].inflight++;
+	qa->snd_nxt = psn + 2;
+	qa->tx_seq += 2;
+	qa->have_sack = true;
+	qa->high_sacked = psn + 1;
+	qa->rack_seq = r1->tx_seq;
+	qa->rack_sent_us = r1->sent_us;
+	qa->paths[0].heard_us = now - 1;		/* its route delivered lately ... */
+	qa->paths[0].del_valid = true;
+	qa->paths[0].del_sent_us = now - 60;		/* ... a copy sent before it */
+	qa->paths[0].del_pseq = (__u16)(r0->pseq - 1);
+	mroce_rack_detect(qa, now);
+	lost = r0->state == PKT_LOST;
+	/* undo: nothing of this was ever sent */
+	if (lost)
+		qa->nlost--;
+	else
+		qa->paths[0].inflight--;
+	r0->state = r1->state = PKT_FREE;
+	qa->snd_nxt = psn;
+	qa->have_sack = false;
+	qa->rack_timer_us = 0;
+	pl->p.da->plane_shun_until_us[0] = 0;
+	pthread_mutex_unlock(&pl->p.da->lock);
+	return lost;
+}
+
+static void test_held_plane_judged_by_time(void **state)
+{
+	struct watch *c = calloc(1, sizeof(*c));
+	struct planes pl;
+
+	(void)state;
+	planes_open(&pl, 4530, 8);
+	planes_connect(&pl);
+	pl.p.net->a.link = pl.p.net->b.link = (struct sim_link){ .delay_us = 10 };
+	pl.a1.link = pl.b1.link = pl.p.net->a.link;
+	write_n(&pl, c, 1, 4530);
+	assert_false(pl.p.qa->planes[0].down || pl.p.qa->planes[1].down);
+	assert_int_equal(pl.p.qa->paths[0].plane, 0);
+	assert_int_equal(pl.p.qa->paths[1].plane, 1);
+	assert_true(pl.p.qa->srtt_us + mroce_qp_reo_allow(pl.p.qa) < 50);
+	assert_false(rack_verdict(&pl, false));
+	assert_true(rack_verdict(&pl, true));
+	free(c);
+	planes_close(&pl);
+}
+
+/*
  * A peer's address for plane 1 that answers nothing (a victim's, or a plane
  * down from the start): the connection runs on plane 0, and plane 1 gets
  * nothing but probes, one packet each, backing off.
@@ -937,6 +1019,7 @@ int main(void)
 		cmocka_unit_test(test_unheard_first_plane_given_up),
 		cmocka_unit_test(test_resend_and_wait_across_planes),
 		cmocka_unit_test(test_device_held_plane_comes_last),
+		cmocka_unit_test(test_held_plane_judged_by_time),
 		cmocka_unit_test(test_info_planes_round_trip),
 	};
 
