@@ -582,8 +582,9 @@ static int idle_plane_slot(const struct mroce_qp *qp, __u64 now)
  * answered for a while. The resend it causes goes where it tells most
  * (qp->stall_slot): on a down plane not probed yet, as its probe (the
  * device's hold notwithstanding; the QP's own backoff after a probe of its
- * own failed stands); else on a plane up with nothing out, when another
- * has packets unanswered. A stalled QP may have nothing new to send, and
+ * own failed stands; with a plane up, a copy goes the usual way too,
+ * tx.c); else on a plane up with nothing out, when another has packets
+ * unanswered. A stalled QP may have nothing new to send, and
  * its resends would all go where its last deliveries were: were those
  * planes to have died (the first, which a connection starts on, perhaps
  * before it proved another), it would resend into them till its retries

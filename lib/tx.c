@@ -349,6 +349,34 @@ static void tx_head_copies(struct mroce_qp *qp, __u32 psn, struct mroce_txpkt *r
 	rec->path = first;
 }
 
+/*
+ * The one packet lost is all the QP has out: nothing sent after it will
+ * show its copy lost, and whatever killed the first copy (a route that
+ * died, with the ACK that told of it) may take the resend too, which
+ * only its own timer then judges, an RTT and the reordering allowance
+ * later. Its first resend goes out with the head's copies: a flow whose
+ * last ACK died with plane 0 resent its one missing packet into that
+ * plane, the slot that had delivered last being there, and waited 52 us
+ * for the next (docs/scale.md).
+ */
+static bool tail_alone(const struct mroce_qp *qp)
+{
+	if (qp->nlost != 1)
+		return false;
+	for (__u32 s = 0; s < qp->attr.paths; s++)
+		if (qp->paths[s].inflight)
+			return false;
+	return true;
+}
+
+/* The slot a stalled QP's timer named is a down plane's probe (planes.c). */
+static bool stall_probe(const struct mroce_qp *qp)
+{
+	__u8 s = qp->stall_slot;
+
+	return s && s <= qp->attr.paths && mroce_planes_probe_slot(qp) == s - 1;
+}
+
 /* Resend what loss detection marked lost; they hold the window back. -1: stop this round. */
 static int tx_resend(struct mroce_qp *qp, __u64 now, int *sent)
 {
@@ -369,13 +397,30 @@ static int tx_resend(struct mroce_qp *qp, __u64 now, int *sent)
 		was = rec->path;
 		if (held && (slot = mroce_planes_probe_slot(qp)) < 0)
 			return -1;	/* no plane up, and no probe to carry it now */
+		if (!held && stall_probe(qp)) {
+			/*
+			 * A stalled QP's resend as a down plane's probe: a copy
+			 * goes the usual way too (the record's). Either may be
+			 * the dead one: a flow whose last ACK died with plane 0
+			 * sent its tail probe there as the plane's probe, alone,
+			 * 62 us before the next; the plane its QP had taken for
+			 * dead may be the live one (docs/scale.md).
+			 */
+			rec->path = (__u8)(qp->stall_slot - 1);
+			if (send_psn(qp, psn, rec, true)) {
+				rec->path = was;
+				return -1;
+			}
+			qp->dev->stats.retx_pkts++;
+			qp->stall_slot = 0;
+		}
 		rec->path = held ? (__u8)slot : mroce_resend_path(qp, was, now);
 		if (send_psn(qp, psn, rec, true)) {
 			rec->path = was;	/* still lost, tried next round: the choice is made again */
 			return -1;
 		}
 		qp->stall_slot = 0;	/* one resend per timer */
-		if (psn == qp->snd_una && rec->retx && !rec->gbn && !held)
+		if (psn == qp->snd_una && (rec->retx || tail_alone(qp)) && !rec->gbn && !held)
 			tx_head_copies(qp, psn, rec);	/* held: other slots are on planes down */
 		rec->entropy = qp->paths[rec->path].entropy;
 		rec->pseq = (__u16)(qp->paths[rec->path].tx_pseq - 1);	/* mroce_emit's */

@@ -797,6 +797,126 @@ static void test_held_plane_judged_by_time(void **state)
 }
 
 /*
+ * Plane 0 dies under a message's tail with the ACKs that would have told
+ * of its delivery (B's sends are cut on both planes till its ACK is gone,
+ * then plane 1 comes back), and the slot that delivered last is on plane
+ * 0. The message completes within a tail probe's wait and a round trip or
+ * two of the cut: with the device holding plane 0 for dead (held), the
+ * probe goes on plane 1; without (the device does not know yet), a lone
+ * lost packet goes with the head's copies, on plane 1 too; and where A
+ * had found plane 0 dead already, the probe that goes there as the
+ * plane's probe has a copy on plane 1. Before, the probe went into plane
+ * 0 and the next one waited twice as long.
+ */
+struct ack_cut {
+	struct waiter	w;
+	struct planes	*pl;
+	__u32		end_psn;
+	__u64		acks_before, cut_at, done_at;
+	int		stage;
+	bool		held, down0;
+	__u8		last_plane;
+};
+
+static bool cut_acks(void *ctx)
+{
+	struct ack_cut *c = ctx;
+	struct pair *p = &c->pl->p;
+	struct mroce_qp *qa = p->qa;
+	bool done = collected(ctx);
+
+	if (c->stage == 0 && qa->snd_nxt == c->end_psn) {
+		p->net->a.link.down = p->net->b.link.down = c->pl->b1.link.down = true;
+		c->acks_before = p->db->stats.acks_tx;
+		c->cut_at = p->net->now;
+		c->last_plane = qa->paths[PKT(qa, c->end_psn - 1)->path].plane;
+		if (c->held)
+			p->da->plane_shun_until_us[0] = p->net->now + 10000;
+		c->stage = 1;
+	} else if (c->stage == 1 && p->qb->flow->rx_base == c->end_psn &&
+		   p->db->stats.acks_tx > c->acks_before) {
+		c->pl->b1.link.down = false;	/* B's ACK is gone: plane 1 works again */
+		qa->good_known = true;		/* ... and the slot that delivered last is on plane 0 */
+		qa->good_path = 0;
+		qa->good_entropy = qa->paths[0].entropy;
+		qa->good_sent_us = p->net->now;
+		if (c->down0) {		/* A had found plane 0 dead, never probed it yet */
+			qa->planes[0].down = true;
+			qa->planes[0].probe_at_us = p->net->now + 10000;
+			for (__u32 s = 0; s < qa->attr.paths; s++)
+				qa->paths[s].plane = 1;
+		}
+		c->stage = 2;
+	}
+	if (done && !c->done_at)
+		c->done_at = p->net->now;
+	return done;
+}
+
+static __u64 tail_after_cut(__u64 seed, __u32 len, bool held, bool down0, int shift)
+{
+	struct ack_cut *c = calloc(1, sizeof(*c));
+	struct watch *warm = calloc(1, sizeof(*warm));
+	struct planes pl;
+	struct pair *p = &pl.p;
+	__u64 took;
+	__u32 srtt;
+
+	planes_open(&pl, seed, 8);
+	planes_connect(&pl);
+	p->net->a.link = p->net->b.link = (struct sim_link){ .delay_us = 10 };
+	pl.a1.link = pl.b1.link = p->net->a.link;
+	write_n(&pl, warm, 1, (__u32)seed);	/* both planes proven, RTTs known */
+	assert_false(p->qa->planes[0].down || p->qa->planes[1].down);
+	assert_int_equal(p->qa->paths[0].plane, 0);
+	for (int i = 0; i < shift; i++) {	/* one packet each: the next goes on the next slot */
+		memset(&warm->w, 0, sizeof(warm->w));
+		warm->w.p = p;
+		warm->w.want_a = 1;
+		assert_int_equal(post(p->qa, MROCE_WR_RDMA_WRITE, 9, p->la, 64, mroce_mr_lkey(p->ma),
+				      (__u64)(unsigned long)p->lb, mroce_mr_rkey(p->mb), 0), 0);
+		assert_int_equal(sim_run(p->net, p->da, p->db, watch, warm, 60000000), 0);
+	}
+	memset(&c->w, 0, sizeof(c->w));
+	c->w.p = p;
+	c->pl = &pl;
+	c->held = held;
+	c->down0 = down0;
+	c->end_psn = p->qa->snd_nxt + (len + p->qa->payload_max - 1) / p->qa->payload_max;
+	fill(p->la, len, (__u32)seed + 1);
+	assert_int_equal(post(p->qa, MROCE_WR_RDMA_WRITE, 7, p->la, len, mroce_mr_lkey(p->ma),
+			      (__u64)(unsigned long)p->lb, mroce_mr_rkey(p->mb), 0), 0);
+	c->w.want_a = 1;
+	assert_int_equal(sim_run(p->net, p->da, p->db, cut_acks, c, 60000000), 0);
+	assert_int_equal(c->stage, 2);
+	/* the newest packet out on plane 1: the stall's idle-plane rule would send into plane 0 */
+	assert_int_equal(c->last_plane, 1);
+	assert_int_equal(c->w.wa[0].status, MROCE_WC_SUCCESS);
+	assert_memory_equal(p->lb, p->la, len);
+	took = c->done_at - c->cut_at;
+	srtt = p->qa->srtt_us;
+	printf("  %u B, plane 0 %s: done %llu us after the cut (srtt %u us), %llu tail probes\n",
+	       len, held ? "held by the device" : down0 ? "found dead here, not probed yet" :
+	       "not known dead", (unsigned long long)took, srtt,
+	       (unsigned long long)p->qa->st.tail_probes);
+	assert_int_equal(p->da->stats.rto_events, 0);
+	free(c);
+	free(warm);
+	planes_close(&pl);
+	return took;
+}
+
+static void test_tail_ack_dies_with_plane(void **state)
+{
+	(void)state;
+	/* a tail probe waits 2 RTTs and the allowance (20 us here): 60 us, and 20 back */
+	assert_true(tail_after_cut(4520, 16384, true, false, 0) <= 100);
+	assert_true(tail_after_cut(4521, 1024, false, false, 1) <= 100);
+	/* the stalled QP's tail probe goes as plane 0's probe, and a copy on plane 1 */
+	assert_true(tail_after_cut(4522, 16384, false, true, 0) <= 100);
+}
+
+/*
  * A peer's address for plane 1 that answers nothing (a victim's, or a plane
  * down from the start): the connection runs on plane 0, and plane 1 gets
  * nothing but probes, one packet each, backing off.
@@ -1019,6 +1139,7 @@ int main(void)
 		cmocka_unit_test(test_unheard_first_plane_given_up),
 		cmocka_unit_test(test_resend_and_wait_across_planes),
 		cmocka_unit_test(test_device_held_plane_comes_last),
+		cmocka_unit_test(test_tail_ack_dies_with_plane),
 		cmocka_unit_test(test_held_plane_judged_by_time),
 		cmocka_unit_test(test_info_planes_round_trip),
 	};
