@@ -803,7 +803,7 @@ static void test_held_plane_judged_by_time(void **state)
  * 0. The message completes within a tail probe's wait and a round trip or
  * two of the cut: with the device holding plane 0 for dead (held), the
  * probe goes on plane 1; without (the device does not know yet), a lone
- * lost packet goes with the head's copies, on plane 1 too; and where A
+ * lost packet's resend has a copy on the other plane; and where A
  * had found plane 0 dead already, the probe that goes there as the
  * plane's probe has a copy on plane 1. Before, the probe went into plane
  * 0 and the next one waited twice as long.
