@@ -372,17 +372,21 @@ static bool tail_alone(const struct mroce_qp *qp)
 	return true;
 }
 
-/* That copy: on the next slot after the resend's on another plane up, not assumed bad. */
-static void tx_plane_copy(struct mroce_qp *qp, __u32 psn, struct mroce_txpkt *rec)
+/*
+ * That copy: on the next slot after the resend's on another plane up, not
+ * assumed bad, nor on a plane the device holds for dead (mroce_planes_shunned).
+ */
+static void tx_plane_copy(struct mroce_qp *qp, __u32 psn, struct mroce_txpkt *rec, __u64 now)
 {
+	__u32 n = qp->attr.paths, held = mroce_planes_shunned(qp, now);
 	__u8 first = rec->path;
-	__u32 n = qp->attr.paths;
 
 	for (__u32 j = 1; j < n; j++) {
 		__u8 i = (__u8)((first + j) % n);
 		const struct mroce_path *p = &qp->paths[i];
 
-		if (p->bad || p->plane == qp->paths[first].plane || qp->planes[p->plane].down)
+		if (p->bad || p->plane == qp->paths[first].plane || qp->planes[p->plane].down ||
+		    (held & 1u << p->plane))
 			continue;
 		rec->path = i;
 		if (!send_psn(qp, psn, rec, true))
@@ -446,7 +450,7 @@ static int tx_resend(struct mroce_qp *qp, __u64 now, int *sent)
 		if (psn == qp->snd_una && rec->retx && !rec->gbn && !held)
 			tx_head_copies(qp, psn, rec);	/* held: other slots are on planes down */
 		else if (!rec->retx && !rec->gbn && !held && tail_alone(qp))
-			tx_plane_copy(qp, psn, rec);
+			tx_plane_copy(qp, psn, rec, now);
 		rec->entropy = qp->paths[rec->path].entropy;
 		rec->pseq = (__u16)(qp->paths[rec->path].tx_pseq - 1);	/* mroce_emit's */
 		if (!rec->gbn)
