@@ -616,6 +616,27 @@ static void test_unheard_first_plane_given_up(void **state)
 }
 
 /*
+ * A's QP with both planes up and its 8 slots at home (plane s % 2), the
+ * slot that delivered last being slot 2 (plane 0); A's device locked.
+ */
+static struct mroce_qp *both_planes_up(struct planes *pl, __u64 seed)
+{
+	struct mroce_qp *qa;
+
+	planes_open(pl, seed, 8);
+	planes_connect(pl);
+	qa = pl->p.qa;
+	pthread_mutex_lock(&pl->p.da->lock);
+	qa->planes[1].down = false;
+	for (__u32 s = 0; s < 8; s++)
+		qa->paths[s].plane = (__u8)(s % 2);
+	qa->good_known = true;
+	qa->good_path = 2;
+	qa->good_entropy = qa->paths[2].entropy;
+	return qa;
+}
+
+/*
  * A packet lost on a slot of plane 0 is resent on plane 1's, even when
  * the slot that delivered last is on plane 0; a plane is found dead only
  * once more has gone since, and a tail's resend would go into it again.
@@ -629,16 +650,7 @@ static void test_resend_and_wait_across_planes(void **state)
 	struct mroce_plane *p0;
 
 	(void)state;
-	planes_open(&pl, 4497, 8);
-	planes_connect(&pl);
-	qa = pl.p.qa;
-	pthread_mutex_lock(&pl.p.da->lock);
-	qa->planes[1].down = false;
-	for (__u32 s = 0; s < 8; s++)
-		qa->paths[s].plane = (__u8)(s % 2);
-	qa->good_known = true;
-	qa->good_path = 2;
-	qa->good_entropy = qa->paths[2].entropy;
+	qa = both_planes_up(&pl, 4497);
 	assert_int_equal(qa->paths[mroce_resend_path(qa, 4, 0)].plane, 1);
 	assert_int_equal(mroce_resend_path(qa, 3, 0), 2);	/* lost on plane 1: the good slot, on 0 */
 	qa->nplanes = 1;
@@ -675,17 +687,8 @@ static void test_device_held_plane_comes_last(void **state)
 	__u64 now;
 
 	(void)state;
-	planes_open(&pl, 4510, 8);
-	planes_connect(&pl);
-	qa = pl.p.qa;
-	pthread_mutex_lock(&pl.p.da->lock);
+	qa = both_planes_up(&pl, 4510);
 	now = pl.p.net->now;
-	qa->planes[1].down = false;
-	for (__u32 s = 0; s < 8; s++)
-		qa->paths[s].plane = (__u8)(s % 2);
-	qa->good_known = true;
-	qa->good_path = 2;
-	qa->good_entropy = qa->paths[2].entropy;
 	qa->rx_plane_at[0] = qa->rx_plane_at[1] = now;
 	qa->rx_newest_plane = 0;
 	assert_int_equal(mroce_resend_path(qa, 3, now), 2);	/* not held: the good slot */
@@ -720,6 +723,18 @@ static void test_device_held_plane_comes_last(void **state)
 	assert_int_equal(mroce_planes_shunned(qa, now), 0);
 	pthread_mutex_unlock(&pl.p.da->lock);
 	planes_close(&pl);
+}
+
+/* Two planes of 10 us links, 8 slots, both planes proven and RTTs known by a first WRITE. */
+static void planes_warm(struct planes *pl, struct watch *c, __u64 seed)
+{
+	planes_open(pl, seed, 8);
+	planes_connect(pl);
+	pl->p.net->a.link = pl->p.net->b.link = (struct sim_link){ .delay_us = 10 };
+	pl->a1.link = pl->b1.link = pl->p.net->a.link;
+	write_n(pl, c, 1, (__u32)seed);
+	assert_false(pl->p.qa->planes[0].down || pl->p.qa->planes[1].down);
+	assert_int_equal(pl->p.qa->paths[0].plane, 0);
 }
 
 /*
@@ -781,13 +796,7 @@ static void test_held_plane_judged_by_time(void **state)
 	struct planes pl;
 
 	(void)state;
-	planes_open(&pl, 4530, 8);
-	planes_connect(&pl);
-	pl.p.net->a.link = pl.p.net->b.link = (struct sim_link){ .delay_us = 10 };
-	pl.a1.link = pl.b1.link = pl.p.net->a.link;
-	write_n(&pl, c, 1, 4530);
-	assert_false(pl.p.qa->planes[0].down || pl.p.qa->planes[1].down);
-	assert_int_equal(pl.p.qa->paths[0].plane, 0);
+	planes_warm(&pl, c, 4530);
 	assert_int_equal(pl.p.qa->paths[1].plane, 1);
 	assert_true(pl.p.qa->srtt_us + mroce_qp_reo_allow(pl.p.qa) < 50);
 	assert_false(rack_verdict(&pl, false));
@@ -862,13 +871,7 @@ static __u64 tail_after_cut(__u64 seed, __u32 len, bool held, bool down0, int sh
 	__u64 took;
 	__u32 srtt;
 
-	planes_open(&pl, seed, 8);
-	planes_connect(&pl);
-	p->net->a.link = p->net->b.link = (struct sim_link){ .delay_us = 10 };
-	pl.a1.link = pl.b1.link = p->net->a.link;
-	write_n(&pl, warm, 1, (__u32)seed);	/* both planes proven, RTTs known */
-	assert_false(p->qa->planes[0].down || p->qa->planes[1].down);
-	assert_int_equal(p->qa->paths[0].plane, 0);
+	planes_warm(&pl, warm, seed);
 	for (int i = 0; i < shift; i++) {	/* one packet each: the next goes on the next slot */
 		memset(&warm->w, 0, sizeof(warm->w));
 		warm->w.p = p;
