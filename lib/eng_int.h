@@ -83,6 +83,7 @@ void mroce_path_trim(struct mroce_qp *qp, struct mroce_path *p, __u64 now);
 void mroce_path_acked(struct mroce_qp *qp, struct mroce_path *p);
 __u8 mroce_resend_path(const struct mroce_qp *qp, __u8 was, __u64 now);
 __u8 mroce_copy_path(const struct mroce_qp *qp, __u8 first, __u32 k);
+int mroce_plane_copy_path(const struct mroce_qp *qp, __u8 first, __u64 now);
 __u8 mroce_echo_slot(const struct mroce_qp *qp);
 void mroce_echo_sent(struct mroce_qp *qp, __u8 slot);
 void mroce_ret_heard(struct mroce_qp *qp, __u8 slot, __u16 sport);

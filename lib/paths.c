@@ -285,6 +285,25 @@ __u8 mroce_copy_path(const struct mroce_qp *qp, __u8 first, __u32 k)
 }
 
 /*
+ * The slot of a copy on another plane than slot first's (tx.c, a lone lost
+ * packet's resend): the next after it not assumed bad, on a plane up that
+ * the device does not hold for dead (mroce_planes_shunned); -1 if none.
+ */
+int mroce_plane_copy_path(const struct mroce_qp *qp, __u8 first, __u64 now)
+{
+	__u32 n = qp->attr.paths, held = mroce_planes_shunned(qp, now);
+
+	for (__u32 j = 1; j < n; j++) {
+		__u8 i = (__u8)((first + j) % n);
+
+		if (!qp->paths[i].bad && !on_down_plane(qp, &qp->paths[i]) &&
+		    other_plane(qp, first, i, true, held))
+			return i;
+	}
+	return -1;
+}
+
+/*
  * A CE mark echoed for a slot: it takes no new packet for its RTT (SKIP),
  * and its own window is trimmed: it comes back at half what it carried.
  */

@@ -372,27 +372,17 @@ static bool tail_alone(const struct mroce_qp *qp)
 	return true;
 }
 
-/*
- * That copy: on the next slot after the resend's on another plane up, not
- * assumed bad, nor on a plane the device holds for dead (mroce_planes_shunned).
- */
+/* That copy, on the slot mroce_plane_copy_path names (paths.c). */
 static void tx_plane_copy(struct mroce_qp *qp, __u32 psn, struct mroce_txpkt *rec, __u64 now)
 {
-	__u32 n = qp->attr.paths, held = mroce_planes_shunned(qp, now);
+	int slot = mroce_plane_copy_path(qp, rec->path, now);
 	__u8 first = rec->path;
 
-	for (__u32 j = 1; j < n; j++) {
-		__u8 i = (__u8)((first + j) % n);
-		const struct mroce_path *p = &qp->paths[i];
-
-		if (p->bad || p->plane == qp->paths[first].plane || qp->planes[p->plane].down ||
-		    (held & 1u << p->plane))
-			continue;
-		rec->path = i;
-		if (!send_psn(qp, psn, rec, true))
-			qp->dev->stats.retx_pkts++;
-		break;
-	}
+	if (slot < 0)
+		return;
+	rec->path = (__u8)slot;
+	if (!send_psn(qp, psn, rec, true))
+		qp->dev->stats.retx_pkts++;
 	rec->path = first;
 }
 
