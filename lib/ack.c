@@ -17,11 +17,13 @@
  * that loss's, not its path's; it would stretch the path's reordering
  * allowance (loss.c rack_thresh) by as much.
  */
-void mroce_pkt_acked(struct mroce_qp *qp, struct mroce_txpkt *rec, __u64 now)
+void mroce_pkt_acked(struct mroce_qp *qp, struct mroce_txpkt *rec, __u32 psn, __u64 now)
 {
 	struct mroce_path *p = &qp->paths[rec->path];
 
 	qp->st.acked_bytes += rec->len;
+	if (rec->state == PKT_LOST)
+		mroce_reo_acked(qp, rec, psn, now);	/* a loss declared for nothing */
 	if (p->entropy == rec->entropy) {
 		p->heard_us = now;
 		if (qp->nplanes > 1)
@@ -49,6 +51,7 @@ void mroce_pkt_acked(struct mroce_qp *qp, struct mroce_txpkt *rec, __u64 now)
 		p->samples++;
 		p->acked++;
 		mroce_path_acked(qp, p);
+		mroce_reo_overtaken(qp, p, rec);
 		if (rec->sent_us >= qp->good_sent_us) {	/* news older than what it knows is none */
 			qp->good_path = rec->path;
 			qp->good_entropy = rec->entropy;
@@ -106,7 +109,7 @@ static bool ack_cum(struct mroce_qp *qp, __u32 cum, __u64 now)
 		struct mroce_txpkt *rec = PKT(qp, qp->snd_una);
 
 		if (rec->state == PKT_INFLIGHT || rec->state == PKT_LOST)
-			mroce_pkt_acked(qp, rec, now);
+			mroce_pkt_acked(qp, rec, qp->snd_una, now);
 		if (rec->state == PKT_SACKED)
 			qp->nsacked--;
 		rec->state = PKT_FREE;
@@ -137,7 +140,7 @@ static bool ack_sack(struct mroce_qp *qp, const struct mroce_hdr *h, __u64 now)
 				continue;
 			rec = PKT(qp, psn);
 			if (rec->state == PKT_INFLIGHT || rec->state == PKT_LOST) {
-				mroce_pkt_acked(qp, rec, now);
+				mroce_pkt_acked(qp, rec, psn, now);
 				progress = true;
 			}
 			if (!qp->have_sack || mroce_psn_before(qp->high_sacked, psn)) {

@@ -59,7 +59,7 @@ struct mroce_swqe *mroce_read_of(struct mroce_qp *qp, __u32 id);
 /* ack.c: the completer side of ACKs and NACKs */
 void mroce_handle_ack(struct mroce_qp *qp, const struct mroce_hdr *h, __u64 now);
 void mroce_handle_nack(struct mroce_qp *qp, const struct mroce_hdr *h, __u64 now);
-void mroce_pkt_acked(struct mroce_qp *qp, struct mroce_txpkt *rec, __u64 now);
+void mroce_pkt_acked(struct mroce_qp *qp, struct mroce_txpkt *rec, __u32 psn, __u64 now);
 
 /* loss.c: loss detection (RACK, head timer) and the retransmission timer */
 __u32 mroce_rto_base(const struct mroce_qp *qp, __u32 inflight);
@@ -130,7 +130,7 @@ static inline __u32 mroce_path_reo_us(const struct mroce_qp *qp, const struct mr
 {
 	__u32 base = p->min_rtt_us ? p->min_rtt_us : p->srtt_us ? p->srtt_us : qp->srtt_us;
 
-	return base / 4 + 2;
+	return base / 4 + 2 > qp->reo_seen_us ? base / 4 + 2 : qp->reo_seen_us;
 }
 void mroce_path_head_lost(struct mroce_qp *qp, const struct mroce_txpkt *rec);
 
@@ -184,11 +184,26 @@ static inline __u32 mroce_qp_spread(const struct mroce_qp *qp)
 /* The QP's own allowance, from its measurements (RACK and the head timer). */
 static inline __u32 mroce_qp_reo_allow(const struct mroce_qp *qp)
 {
-	return mroce_reo_allow(mroce_qp_base_rtt(qp), qp->rttvar_us, qp->rttdev_us,
-			       mroce_qp_spread(qp));
+	__u32 a = mroce_reo_allow(mroce_qp_base_rtt(qp), qp->rttvar_us, qp->rttdev_us,
+				  mroce_qp_spread(qp));
+
+	return a > qp->reo_seen_us ? a : qp->reo_seen_us;	/* or what its routes showed */
 }
 struct mroce_left_route *mroce_left_route(struct mroce_qp *qp, __u8 path, __u16 entropy);
 #define MROCE_HEAD_COPIES	3	/* a head lost twice goes out on this many more slots (tx.c) */
+
+/* reorder.c: the reordering window, learned from losses proven spurious */
+void mroce_reo_declared(struct mroce_qp *qp, const struct mroce_txpkt *rec, __u32 psn);
+void mroce_reo_overtaken(struct mroce_qp *qp, const struct mroce_path *p,
+			 const struct mroce_txpkt *rec);
+void mroce_reo_acked(struct mroce_qp *qp, const struct mroce_txpkt *rec, __u32 psn, __u64 now);
+void mroce_reo_check(struct mroce_qp *qp, const struct mroce_hdr *h, __u64 now);
+
+/* An ACK's per-path SACK: place i behind the newest arrival on its slot arrived. */
+static inline bool mroce_psack_has(const struct mroce_hdr *h, __u32 i)
+{
+	return h->psack[i / 64] >> (i % 64) & 1;
+}
 
 /* psack.c: per-path selective ACKs */
 struct mroce_rxpath;

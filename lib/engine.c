@@ -25,6 +25,7 @@ void mroce_qp_stats_update(struct mroce_qp *qp)
 	st->cwnd_pkts = mroce_cc_window(qp);
 	st->inflight_pkts = qp->snd_nxt - qp->snd_una;
 	st->paths = qp->attr.paths;
+	st->reorder_window_us = qp->reo_seen_us;
 	st->worst_path_srtt_us = 0;
 	for (__u32 i = 0; i < qp->attr.paths; i++)
 		if (qp->paths[i].srtt_us > st->worst_path_srtt_us)

@@ -223,6 +223,7 @@ static __u32 rack_holes(struct mroce_qp *qp, __u64 now)
 			    !path_delivering(qp, rec, thresh, now, held, &until) &&
 		    (qp->rack_seq - rec->tx_seq >= qp->attr.reorder_pkts ||
 		     qp->rack_sent_us + qp->srtt_us / 2 >= rec->sent_us))) {
+			mroce_reo_declared(qp, rec, psn);
 			mroce_rec_landed(qp, rec);
 			rec->state = PKT_LOST;
 			mroce_path_copy_lost(qp, rec);

@@ -508,12 +508,16 @@ void mroce_path_head_lost(struct mroce_qp *qp, const struct mroce_txpkt *rec)
  * comparison is over the same time: each path's losses are found by its
  * own later deliveries (loss.c), so a burst at a shared queue shows on one
  * path before the others; they are compared once every good path's losses
- * are known for what it sent up to the path's newest loss.
+ * are known for what it sent up to the path's newest loss. And a slot
+ * with no RTT of its own yet is not compared at all: its losses are only
+ * RACK's guess against faster routes (a slower route's whole first window
+ * looks lost) until it is heard from; a dead one never is, and is found by
+ * its silence instead (mroce_path_suspect, then its probe).
  */
 static bool path_lossy(const struct mroce_path *p, const struct path_totals *t)
 {
 	if (!path_losing(p) || t->all_losing || t->good_known_us <= p->lost_sent_us ||
-	    mroce_path_queued(p))
+	    mroce_path_queued(p) || !p->srtt_us)
 		return false;
 	/* lost > 2 x expected + 8, exactly: a few packets of a burst are noise, a dead route is not */
 	return (__u64)p->lost * t->good_sent > 2ULL * t->good_lost * p->sent + 8ULL * t->good_sent;

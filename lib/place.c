@@ -218,7 +218,7 @@ static int place_read_resp(struct mroce_qp *qp, const struct mroce_hdr *h, const
 
 		if ((rec->state == PKT_INFLIGHT || rec->state == PKT_LOST) &&
 		    rec->kind == PKT_REQ && rec->wqe == h->msn)
-			mroce_pkt_acked(qp, rec, now);
+			mroce_pkt_acked(qp, rec, w->first_psn, now);
 	}
 	mroce_read_maybe_done(qp, w);
 	return MROCE_PLACED;

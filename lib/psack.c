@@ -99,12 +99,6 @@ void mroce_psack_fill(const struct mroce_qp *qp, __u8 slot, struct mroce_hdr *h)
 	memcpy(h->psack, r->bits, sizeof(h->psack));
 }
 
-/* An ACK's per-path SACK: place i behind the newest arrival on its slot arrived. */
-static bool psack_has(const struct mroce_hdr *h, __u32 i)
-{
-	return h->psack[i / 64] >> (i % 64) & 1;
-}
-
 /* The newest place, DUPTHRESH or more behind the newest arrival, that did not arrive. */
 static int psack_newest_hole(const struct mroce_hdr *h)
 {
@@ -145,8 +139,9 @@ __u32 mroce_psack_holes(struct mroce_qp *qp, const struct mroce_hdr *h, __u64 no
 	p = &qp->paths[h->ppath];
 	newest = (__u16)(h->ppsn_next - 1);
 	/* a sequence the slot never sent is no evidence (a stale or forged ACK) */
-	if ((__s16)(p->tx_pseq - h->ppsn_next) < 0 || !psack_has(h, 0))
+	if ((__s16)(p->tx_pseq - h->ppsn_next) < 0 || !mroce_psack_has(h, 0))
 		return 0;
+	mroce_reo_check(qp, h, now);	/* losses it shows were only late (reorder.c) */
 	i = psack_newest_hole(h);
 	if (i < 0)
 		return 0;
@@ -171,12 +166,13 @@ __u32 mroce_psack_holes(struct mroce_qp *qp, const struct mroce_hdr *h, __u64 no
 
 		if (rec->state != PKT_INFLIGHT || rec->gbn || rec->path != h->ppath ||
 		    rec->entropy != p->entropy || d < MROCE_PATH_DUPTHRESH ||
-		    d >= MROCE_PSACK_BITS || psack_has(h, d))
+		    d >= MROCE_PSACK_BITS || mroce_psack_has(h, d))
 			continue;
 		if (have_newest ? newest_sent < rec->sent_us + reo : now < rec->sent_us + wait) {
 			unripe = true;	/* looked at again with the next ACK (and RACK's timer) */
 			continue;
 		}
+		mroce_reo_declared(qp, rec, psn);
 		mroce_rec_landed(qp, rec);
 		rec->state = PKT_LOST;
 		mroce_path_copy_lost(qp, rec);

@@ -95,6 +95,21 @@ struct mroce_path {
  * path_delivering). When a copy on it was last acknowledged, and the send
  * time of the newest first transmission on it delivered.
  */
+/*
+ * A loss declared on a copy's own route, remembered until the peer's
+ * per-path SACK shows whether it arrived after all (reorder.c).
+ */
+struct mroce_suspect {
+	__u64	sent_us;
+	__u32	psn;
+	__u16	pseq;		/* its place in the slot's sequence */
+	__u16	entropy;
+	__u8	path;
+	bool	charged;	/* counted in the slot's losses (a first transmission) */
+	bool	valid;
+};
+#define MROCE_SUSPECTS	32
+
 struct mroce_left_route {
 	__u16	entropy;
 	__u8	path;
@@ -392,6 +407,11 @@ struct mroce_qp {
 	__u64			path_epoch_us;
 	__u64			path_epoch_pkts;	/* first transmissions when the epoch began */
 	struct mroce_qp_stats	st;		/* what mroce_qp_query_stats reports */
+	/* How much its routes reorder, learned from spurious losses (reorder.c). */
+	struct mroce_suspect	suspects[MROCE_SUSPECTS];
+	__u32			suspect_next;
+	__u32			reo_seen_us;	/* the learned window: 0 till a loss proved spurious */
+	__u32			reo_real;	/* remembered losses proven real since */
 	__u64			stats_at_us;	/* last published to the flows map */
 
 	/* receive side */

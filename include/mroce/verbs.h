@@ -308,6 +308,10 @@ struct mroce_qp_stats {
 	__u64	plane_downs;		/* planes given up (their paths moved to the others) */
 	__u64	plane_rejoins;		/* ... and taken back after a probe got through */
 	__u64	tail_probes;		/* tails resent as a probe, no timeout (RACK-TLP) */
+	__u64	spurious_losses;	/* losses declared that the peer's per-path SACK later
+					 * showed delivered: reordering, not loss */
+	__u32	reorder_window_us;	/* how late a copy may arrive behind later ones, as
+					 * learned from those (0: its routes never reordered) */
 };
 MROCE_API int mroce_qp_query_stats(struct mroce_qp *qp, struct mroce_qp_stats *stats);
 MROCE_API __u32 mroce_qp_num(const struct mroce_qp *qp);
