@@ -26,7 +26,10 @@ extern "C" {
 
 #define MROCE_VERSION_STRING "0.1.0"
 
-/* Declare an options struct with its size set and the named fields. */
+/*
+ * Declare an options struct with its size set and the named fields. In C++
+ * (C++20 designated initializers) name the fields in the struct's order.
+ */
 #define MROCE_OPTS(TYPE, NAME, ...) \
 	struct TYPE NAME = { .sz = sizeof(struct TYPE), __VA_ARGS__ }
 
