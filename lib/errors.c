@@ -22,6 +22,9 @@ static const char *const mroce_err_text[__MROCE_ERR_END - __MROCE_ERR_START] = {
 		"peer speaks another MetaRoCE wire protocol version (this library speaks version 2)",
 	[MROCE_ERR_STREAMS - __MROCE_ERR_START] =
 		"peer's queue pair has another number of ordered streams (attr.streams)",
+	[MROCE_ERR_PEER_ADDR - __MROCE_ERR_START] =
+		"peer's queue pair info names an address other than the connection's: refused "
+		"(the data path goes only to the host at the other end of the TCP connection)",
 };
 
 int mroce_strerror(int err, char *buf, size_t size)

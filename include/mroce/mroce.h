@@ -43,6 +43,7 @@ enum mroce_errno {
 	MROCE_ERR_ATTACHED	= 4103,	/* mroce is already attached */
 	MROCE_ERR_VERSION	= 4104,	/* the peer speaks another wire protocol version */
 	MROCE_ERR_STREAMS	= 4105,	/* the peer's QP has another number of streams */
+	MROCE_ERR_PEER_ADDR	= 4106,	/* the peer's QP info names another host's address */
 	__MROCE_ERR_END
 };
 
