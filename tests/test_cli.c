@@ -186,6 +186,7 @@ static void test_strerror_ranges(void **state)
 		[MROCE_ERR_ATTACHED - __MROCE_ERR_START] = "already attached",
 		[MROCE_ERR_VERSION - __MROCE_ERR_START] = "another MetaRoCE wire protocol version",
 		[MROCE_ERR_STREAMS - __MROCE_ERR_START] = "another number of ordered streams",
+		[MROCE_ERR_PEER_ADDR - __MROCE_ERR_START] = "address other than the connection's",
 	};
 	char buf[128], want[128];
 
@@ -198,8 +199,11 @@ static void test_strerror_ranges(void **state)
 		assert_string_equal(buf, want);
 		assert_null(strstr(buf, "mroce"));
 	}
+	assert_int_equal(sizeof(mine) / sizeof(mine[0]), __MROCE_ERR_END - __MROCE_ERR_START);
 	for (int e = __MROCE_ERR_START; e < __MROCE_ERR_END; e++) {
 		assert_int_equal(mroce_strerror(-e, buf, sizeof(buf)), 0);
+		/* whole in the tools' 128-byte buffers, with room for what they add */
+		assert_true(strlen(buf) < 100);
 		if (!strstr(buf, mine[e - __MROCE_ERR_START]))
 			fail_msg("%d: '%s' lacks '%s'", e, buf, mine[e - __MROCE_ERR_START]);
 	}
