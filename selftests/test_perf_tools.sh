@@ -10,7 +10,6 @@
 # launcher's job PREFIX (default: the shared helpers' names).
 . "$(dirname "$0")/lib.sh"
 
-MROCE=$BUILD/mroce
 PERF=$BUILD/mroce-perf
 CPERF=$BUILD/mroce-coll-perf
 LAUNCH=$ROOT/tools/mroce-launch
