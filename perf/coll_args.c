@@ -51,9 +51,9 @@ const char coll_usage[] =
 "      --chunk BYTES    the communicator's pipeline unit (default 256K)\n"
 "  -h, --help           this text;  -V, --version  the version\n"
 "The collective may also come from the program's name, as in nccl-tests (a link named\n"
-"all_reduce_perf, all_gather_perf, alltoall_perf, reduce_scatter_perf or broadcast_perf);\n"
-"nccl-tests' other names (reduce_perf, gather_perf, scatter_perf, sendrecv_perf,\n"
-"hypercube_perf) are refused: mroce does not implement those collectives.\n";
+"all_reduce_perf, all_gather_perf, alltoall_perf, reduce_scatter_perf or broadcast_perf,\n"
+"with or without nccl-tests' MPI suffix _mpi). Its other names (reduce_perf, gather_perf,\n"
+"scatter_perf, sendrecv_perf, hypercube_perf) are refused: mroce lacks those collectives.\n";
 
 /* Whole decimal digits, then optionally K, M or G (powers of 1024); <= max. */
 static int parse_size(const char *s, unsigned long long max, size_t *out)
@@ -141,13 +141,20 @@ int coll_parse_args(int argc, char **argv, struct coll_args *a, char *err, size_
 	const char *base = argc > 0 && argv[0] ? strrchr(argv[0], '/') : NULL;
 	bool have_f = false, have_i = false;
 	const char *bad_name = NULL;
+	char name[64];
+	size_t blen;
 	int o, v;
 
 	*a = (struct coll_args){ .kind = MROCE_COLL_ALLREDUCE, .minb = 8, .maxb = 16 << 20,
 				 .factor = 2, .iters = 20, .warmup = 5, .warmup_ms = 500,
 				 .check = true, .blocking = true };
 	base = base ? base + 1 : argc > 0 && argv[0] ? argv[0] : "";
-	if ((v = lookup(base, nccl_names, NKINDS)) >= 0)
+	/* nccl-tests built with MPI=1 names them all_reduce_perf_mpi and so on */
+	blen = strlen(base);
+	if (blen > 4 && !strcmp(base + blen - 4, "_mpi"))
+		blen -= 4;
+	snprintf(name, sizeof(name), "%.*s", (int)blen, base);
+	if ((v = lookup(name, nccl_names, NKINDS)) >= 0)
 		a->kind = (enum mroce_coll_kind)v;
 	else if (strstr(base, "_perf"))	/* nccl-tests' reduce_perf, sendrecv_perf, ...: not here */
 		bad_name = base;

@@ -126,6 +126,7 @@ static void test_program_name(void **state)
 		{ "./alltoall_perf", MROCE_COLL_ALLTOALL },
 		{ "reduce_scatter_perf", MROCE_COLL_REDUCE_SCATTER },
 		{ "build/broadcast_perf", MROCE_COLL_BROADCAST },
+		{ "/nccl-tests/build/all_gather_perf_mpi", MROCE_COLL_ALLGATHER },	/* MPI=1 */
 	};
 
 	(void)state;
@@ -148,7 +149,7 @@ static void test_unimplemented_program_names(void **state)
 {
 	static char *const names[] = {
 		"reduce_perf", "gather_perf", "sendrecv_perf", "hypercube_perf", "scatter_perf",
-		"/opt/nccl-tests/build/reduce_perf", "./alltoallv_perf",
+		"/opt/nccl-tests/build/reduce_perf", "./alltoallv_perf", "sendrecv_perf_mpi",
 	};
 
 	(void)state;
