@@ -5,7 +5,7 @@
 #     and they pull in neither the wire format nor kernel network headers;
 #   wire headers (wire.h proto.h dp_maps.h parse.h): GNU C11, the dialect the
 #     BPF program shares them in (they do pointer arithmetic on void *);
-#   the C snippets of README.md and docs/*.md: C11 and C++20.
+#   the C snippets of README.md, docs/*.md and man/*: C11 and C++20.
 set -u
 cd "$(dirname "$0")/.."
 CC=${CC:-gcc}
@@ -41,15 +41,21 @@ for h in $WIRE; do
 	check "GNU C11" "$CC" -x c -std=gnu11
 done
 
-# The C snippets of README.md and docs/*.md (```c blocks) compile as C11 and as
+# The C snippets of README.md, docs/*.md (```c blocks) and the man pages
+# (.EX blocks that call mroce_ functions) compile as C11 and as
 # C++20 (designators in member order, no narrowing): a reader copies them into
 # either. Their #include lines go first; the rest is the body of a function
 # whose parameters are the caller's variables the snippets use.
 SNIP_VARS="void *buf, size_t len, __u64 raddr, __u32 rkey, float *grads, size_t n"
-snippets() {	# file: each ```c block, NUL-terminated
-	awk '/^```c$/ { on = 1; next } on && /^```/ { on = 0; printf "%c", 0; next } on' "$1"
+snippets() {	# file: each ```c block (a man page: each .EX block of C), NUL-terminated
+	case $1 in
+	*.md) awk '/^```c$/ { on = 1; next } on && /^```/ { on = 0; printf "%c", 0; next } on' "$1" ;;
+	*) awk '/^\.EX/ { on = 1; b = ""; next }
+		on && /^\.EE/ { on = 0; if (b ~ /mroce_[a-z_]*\(/) printf "%s%c", b, 0; next }
+		on { gsub(/\\-/, "-"); gsub(/\\e/, "\\"); b = b $0 "\n" }' "$1" ;;
+	esac
 }
-for f in README.md docs/*.md; do
+for f in README.md docs/*.md man/*.[0-9]; do
 	i=0
 	while IFS= read -r -d '' snip; do
 		i=$((i + 1))
