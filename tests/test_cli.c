@@ -202,8 +202,8 @@ static void test_strerror_ranges(void **state)
 	assert_int_equal(sizeof(mine) / sizeof(mine[0]), __MROCE_ERR_END - __MROCE_ERR_START);
 	for (int e = __MROCE_ERR_START; e < __MROCE_ERR_END; e++) {
 		assert_int_equal(mroce_strerror(-e, buf, sizeof(buf)), 0);
-		/* whole in the tools' 128-byte buffers, with room for what they add */
-		assert_true(strlen(buf) < 100);
+		/* whole in the tools' buffers (128 bytes; the NCCL plugin's 96) */
+		assert_true(strlen(buf) < 90);
 		if (!strstr(buf, mine[e - __MROCE_ERR_START]))
 			fail_msg("%d: '%s' lacks '%s'", e, buf, mine[e - __MROCE_ERR_START]);
 	}
