@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* Command line parsing for the mroce tool, table-driven. */
+#include <ctype.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdarg.h>
@@ -209,7 +210,8 @@ int mroce_cli_parse(int argc, char **argv, struct mroce_cli *cli, char *err, siz
 			cli->verbose = true;
 			continue;
 		}
-		if (a[0] == '-' && a[1] != '-' && a[1])	/* no short options but those */
+		/* no short options but those; -5 is a (bad) number, not an option */
+		if (a[0] == '-' && a[1] != '-' && a[1] && !isdigit((unsigned char)a[1]))
 			return fail(err, len, "unknown option '%s'", a);
 		if (strncmp(a, "--", 2) || !a[2]) {
 			if (npos >= want)

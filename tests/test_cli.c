@@ -103,6 +103,7 @@ static const struct {
 	{ "attach -x eth0",			"unknown option '-x'" },	/* not taken for DEV */
 	{ "attach eth0 -zz X",			"unknown option '-zz'" },
 	{ "flow add eth0 5 --token 1 -p 3",	"unknown option '-p'" },
+	{ "flow add eth0 -5 --token 1",		"QPN must be 1-1023, not '-5'" },
 	{ "attach",				"needs a device" },
 	{ "attach eth0 eth1",			"unexpected argument 'eth1'" },
 	{ "attach eth0 --mode turbo",		"--mode must be native or skb" },
