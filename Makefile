@@ -197,7 +197,8 @@ deps:
 	@scripts/deps.sh
 
 # Each installed header compiles alone, warning-free; the application headers
-# also as C++ and without the wire format or kernel network headers.
+# also as C++ and without the wire format or kernel network headers; the docs' C
+# snippets compile as C and C++.
 headers:
 	scripts/check-headers.sh
 

@@ -50,12 +50,12 @@ _mroce() {
 	[ "$cmd" = flow ] && cmd="flow ${MROCE_POS[1]:-}"
 	if [[ $cur == -* ]]; then
 		case $cmd in
-		attach) _mroce_reply --mode --port --obj --pin --dm-mb -v --verbose ;;
-		status) _mroce_reply --json --prometheus -v --verbose ;;
-		flows) _mroce_reply --json -v --verbose ;;
-		"flow add") _mroce_reply --token --psn --peer-qpn --go-back-n -v --verbose ;;
-		'') _mroce_reply -v --verbose -h --help --version ;;
-		*) _mroce_reply -v --verbose ;;
+		attach) _mroce_reply --mode --port --obj --pin --dm-mb -v --verbose -h --help -V --version ;;
+		status) _mroce_reply --json --prometheus -v --verbose -h --help -V --version ;;
+		flows) _mroce_reply --json -v --verbose -h --help -V --version ;;
+		"flow add") _mroce_reply --token --psn --peer-qpn --go-back-n -v --verbose -h --help -V --version ;;
+		'') _mroce_reply -v --verbose -h --help -V --version ;;
+		*) _mroce_reply -v --verbose -h --help -V --version ;;
 		esac
 		return
 	fi
@@ -145,17 +145,18 @@ _mroce_launch() {
 	esac
 	if [ "$COMP_CWORD" -eq 1 ]; then
 		_mroce_reply run up exec ns addr down list -n --net --name --mtu --paths --seed \
-			--fabric-ctl --port --timeout --kill-rank --kill-after-ms --env -h --help --version
+			--fabric-ctl --port --timeout --kill-rank --kill-after-ms --env -h --help -V --version
 		return
 	fi
 	case $sub in
 	run) _mroce_reply -n --net --name --mtu --paths --seed --fabric-ctl --port --timeout \
-		--kill-rank --kill-after-ms --env -- ;;
-	up) _mroce_reply -n --net --name --mtu --paths --seed --fabric-ctl ;;
+		--kill-rank --kill-after-ms --env -h --help -V --version -- ;;
+	up) _mroce_reply -n --net --name --mtu --paths --seed --fabric-ctl -h --help -V --version ;;
 	exec) [ "$COMP_CWORD" -eq 2 ] && _mroce_launch_jobs
 	      [ "$COMP_CWORD" -eq 4 ] && _mroce_reply -- ;;
 	ns | addr | down) [ "$COMP_CWORD" -eq 2 ] && _mroce_launch_jobs ;;
 	esac
+	[[ $cur == -* ]] && [ "$sub" != run ] && [ "$sub" != up ] && _mroce_reply -h --help -V --version
 }
 
 complete -F _mroce mroce

@@ -153,7 +153,8 @@ static void sock_addr(const struct sockaddr_storage *ss, int *family, struct in6
 /*
  * The one rule against reflection: the data path goes only to the host at
  * the other end of the TCP connection, which completed the handshake
- * itself. An info naming any other address is refused (-EPERM); the
+ * itself. An info naming any other address is refused
+ * (-MROCE_ERR_PEER_ADDR, not -EPERM: nothing lacks a privilege); the
  * claimed MAC is never used, mroce_qp_connect() resolves the next hop of
  * the real address in the kernel's tables.
  */
@@ -165,7 +166,7 @@ static int connect_peer(struct mroce_qp *qp, const __u8 *wire, int family, const
 	if (err)
 		return err == -MROCE_ERR_VERSION ? err : -EPROTO;
 	if (remote.family != family || memcmp(&remote.addr, addr, sizeof(*addr)))
-		return -EPERM;
+		return -MROCE_ERR_PEER_ADDR;
 	return mroce_qp_connect(qp, &remote, NULL);
 }
 
@@ -220,7 +221,7 @@ static void hs_fail(struct mroce_listener *l, struct hs *h, int err)
 	st->failed++;
 	st->last_err = err;
 	switch (err) {
-	case -EPERM:		st->refused_addr++; break;
+	case -MROCE_ERR_PEER_ADDR:	st->refused_addr++; break;
 	case -EPROTO:		st->malformed++; break;
 	case -MROCE_ERR_VERSION:	st->bad_version++; break;
 	case -ETIMEDOUT:	st->timed_out++; break;

@@ -528,17 +528,23 @@ static int resolve_opts(const struct mroce_coll_opts *opts, struct mroce_coll_co
 	memset(master, 0, sizeof(*master));
 	master->sin_family = AF_INET;
 	master->sin_port = htons(MROCE_OPT(opts, master_port, 0));
-	if (!master->sin_port)
-		master->sin_port = htons(env_int("MASTER_PORT", 1, 65535, &v) ? DEFAULT_PORT :
-					 (__u16)v);
+	if (!master->sin_port) {
+		err = env_int("MASTER_PORT", 1, 65535, &v);
+		if (err == -EINVAL)
+			return -EINVAL;	/* set, but not a port: never another port silently */
+		master->sin_port = htons(err ? DEFAULT_PORT : (__u16)v);
+	}
 	if (!maddr)
 		maddr = getenv("MASTER_ADDR");
 	if (c->size > 1 && (!maddr || inet_pton(AF_INET, maddr, &master->sin_addr) != 1))
 		return -EDESTADDRREQ;	/* MASTER_ADDR missing or not an IPv4 literal */
 	c->timeout_ms = MROCE_OPT(opts, timeout_ms, 0);
-	if (!c->timeout_ms)
-		c->timeout_ms = env_int("MROCE_COLL_TIMEOUT_MS", 1, 86400000, &v) ?
-				DEFAULT_TIMEOUT : (__u32)v;
+	if (!c->timeout_ms) {
+		err = env_int("MROCE_COLL_TIMEOUT_MS", 1, 86400000, &v);
+		if (err == -EINVAL)
+			return -EINVAL;
+		c->timeout_ms = err ? DEFAULT_TIMEOUT : (__u32)v;
+	}
 	c->chunk = MROCE_OPT(opts, chunk_bytes, 0);
 	if (!c->chunk)
 		c->chunk = 256 * 1024;

@@ -30,7 +30,7 @@
 #define COLL_CTRL_BUFS		128	/* receives posted per QP */
 #define COLL_CTRL_LEN		32
 #define COLL_ADV_RING		4	/* all-to-all buffer offers a peer may have ahead */
-#define COLL_MAX_RANKS		256
+#define COLL_MAX_RANKS		MROCE_COLL_MAX_RANKS
 #define COLL_SPIN_US		50	/* busy-poll this long after an event, then sleep */
 
 /* Immediate: top two bits say what arrived, the rest is a number. */

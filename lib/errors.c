@@ -22,6 +22,8 @@ static const char *const mroce_err_text[__MROCE_ERR_END - __MROCE_ERR_START] = {
 		"peer speaks another MetaRoCE wire protocol version (this library speaks version 2)",
 	[MROCE_ERR_STREAMS - __MROCE_ERR_START] =
 		"peer's queue pair has another number of ordered streams (attr.streams)",
+	[MROCE_ERR_PEER_ADDR - __MROCE_ERR_START] =
+		"peer named an address other than the connection's for its queue pair (refused)",
 };
 
 int mroce_strerror(int err, char *buf, size_t size)

@@ -386,7 +386,8 @@ struct mroce_qp {
 	bool			rsp_err_recv;	/* the refused request takes a receive */
 	__u8			rsp_err_code;	/* MROCE_NAK_* */
 	__u32			rsp_err_psn, rsp_err_msn;
-	__u16			rsp_err_stream;
+	__u16			rsp_err_stream;	/* the refused message's, as it came (it may
+						 * name a stream this QP lacks: see rsp_err_recv) */
 	__u32			next_path;
 	__u8			good_path;	/* slot that last delivered a first transmission */
 	bool			good_known;	/* ... once one has (till then good_path means nothing) */

@@ -100,7 +100,8 @@ static bool rx_window(struct mroce_qp *qp, const struct mroce_hdr *h, __u64 now)
  */
 static void rsp_error_fire(struct mroce_qp *qp)
 {
-	struct mroce_stream *st = &qp->streams[qp->rsp_err_stream];
+	/* a stream this QP does not have has no receives: stream 0's stand in, unused */
+	struct mroce_stream *st = &qp->streams[qp->rsp_err_recv ? qp->rsp_err_stream : 0];
 	struct mroce_rwqe *r = RWQE(st, qp->rsp_err_msn);
 	struct mroce_msgslot *m = &r->msg;
 
@@ -137,7 +138,8 @@ static void rsp_error(struct mroce_qp *qp, const struct mroce_hdr *h, __u8 code)
 		qp->rsp_err_msn = h->msn;
 		qp->rsp_err_recv = mroce_op_info(h->opcode)->consumes_recv &&
 				   h->stream < qp->attr.streams;
-		qp->rsp_err_stream = qp->rsp_err_recv ? h->stream : 0;
+		/* the NACK names the refused message's stream, one this QP lacks too */
+		qp->rsp_err_stream = mroce_op_info(h->opcode)->consumes_recv ? h->stream : 0;
 	}
 	if (qp->attr.order == MROCE_UNORDERED || qp->rsp_err_psn == qp->flow->rx_base)
 		rsp_error_fire(qp);

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* Command line parsing for the mroce tool, table-driven. */
+#include <ctype.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdarg.h>
@@ -26,7 +27,7 @@ const char mroce_cli_usage[] =
 "  flow del DEV QPN    add or remove a flow by hand (tests, debugging)\n"
 "\n"
 "  -v, --verbose       show libbpf's and libxdp's log\n"
-"  -h, --help          this text;  --version  the version\n"
+"  -h, --help          this text;  -V, --version  the version\n"
 "\n"
 "Exit status: 0 success, 1 the operation failed, 2 bad command line.\n";
 
@@ -169,13 +170,13 @@ int mroce_cli_parse(int argc, char **argv, struct mroce_cli *cli, char *err, siz
 			cli->verbose = true;
 		else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help"))
 			return cli->cmd = MROCE_CLI_HELP, 0;
-		else if (!strcmp(argv[i], "--version"))
+		else if (!strcmp(argv[i], "-V") || !strcmp(argv[i], "--version"))
 			return cli->cmd = MROCE_CLI_VERSION, 0;
 		else
 			return fail(err, len, "unknown option '%s'", argv[i]);
 	}
 	if (i >= argc)
-		return fail(err, len, "no command given (try 'mroce --help')");
+		return fail(err, len, "no command given");
 
 	for (c = 0; c < sizeof(cmds) / sizeof(cmds[0]); c++) {
 		if (strcmp(argv[i], cmds[c].name))
@@ -190,7 +191,7 @@ int mroce_cli_parse(int argc, char **argv, struct mroce_cli *cli, char *err, siz
 			return fail(err, len, "'flow' needs 'add' or 'del'");
 		if (!strcmp(argv[i], "help"))
 			return cli->cmd = MROCE_CLI_HELP, 0;
-		return fail(err, len, "unknown command '%s' (try 'mroce --help')", argv[i]);
+		return fail(err, len, "unknown command '%s'", argv[i]);
 	}
 	cli->cmd = cmds[c].cmd;
 	want = cmds[c].positionals;
@@ -200,14 +201,24 @@ int mroce_cli_parse(int argc, char **argv, struct mroce_cli *cli, char *err, siz
 		const char *a = argv[i], *val = NULL, *eq;
 		size_t o, nlen;
 
+		/* -h, -V and -v mean what they mean before the command, anywhere */
+		if (!strcmp(a, "--help") || !strcmp(a, "-h"))
+			return cli->cmd = MROCE_CLI_HELP, 0;
+		if (!strcmp(a, "--version") || !strcmp(a, "-V"))
+			return cli->cmd = MROCE_CLI_VERSION, 0;
+		if (!strcmp(a, "--verbose") || !strcmp(a, "-v")) {
+			cli->verbose = true;
+			continue;
+		}
+		/* no short options but those; -5 is a (bad) number, not an option */
+		if (a[0] == '-' && a[1] != '-' && a[1] && !isdigit((unsigned char)a[1]))
+			return fail(err, len, "unknown option '%s'", a);
 		if (strncmp(a, "--", 2) || !a[2]) {
 			if (npos >= want)
 				return fail(err, len, "unexpected argument '%s'", a);
 			pos[npos++] = a;
 			continue;
 		}
-		if (!strcmp(a, "--help") || !strcmp(a, "-h"))
-			return cli->cmd = MROCE_CLI_HELP, 0;
 		a += 2;
 		eq = strchr(a, '=');
 		nlen = eq ? (size_t)(eq - a) : strlen(a);

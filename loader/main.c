@@ -18,7 +18,7 @@ int main(int argc, char **argv)
 	char err[256];
 
 	if (mroce_cli_parse(argc, argv, &cli, err, sizeof(err))) {
-		fprintf(stderr, "mroce: %s\n", err);
+		fprintf(stderr, "mroce: %s (mroce --help)\n", err);
 		return MROCE_EXIT_USAGE;
 	}
 	mroce_set_print(cli.verbose ? print_stderr : NULL);

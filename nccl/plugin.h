@@ -87,6 +87,8 @@ struct mn_comm {
 	__u8		*ctl;		/* MN_CTS_BUFS x MN_CTS_LEN control buffers */
 	struct mroce_mr	*ctl_mr;
 	ncclResult_t	err;		/* sticky: the first failure */
+	const char	*closed;	/* the peer closed with nothing in flight (why): an
+					 * INFO then; a WARN only if the comm is used again */
 	__u64		next_live_check;
 	__u32		seq;		/* send: next CTS to consume; recv: next CTS to post */
 	__u64		nmsgs;		/* send: messages posted; recv: messages received */

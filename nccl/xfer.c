@@ -58,6 +58,40 @@ static ncclResult_t comm_fail(struct mn_comm *c, ncclResult_t r, const char *why
 	return c->err;
 }
 
+/*
+ * The peer closed (or went) while nothing of ours was in flight: the normal
+ * end of a connection, not a failure. The comm takes no more requests; a
+ * WARN comes only if one is posted (comm_refuse()).
+ */
+static void comm_closed(struct mn_comm *c, const char *why)
+{
+	c->err = ncclRemoteError;
+	c->closed = why;
+	MN_INFO("%s comm on %s closed: %s, nothing in flight", c->kind == MN_SEND ? "send" : "recv",
+		c->d->ifname, why);
+	mroce_qp_set_error(c->qp);
+}
+
+static ncclResult_t comm_refuse(struct mn_comm *c, const char *call)
+{
+	if (c->closed) {
+		MN_WARN("%s on a %s comm on %s: %s", call, c->kind == MN_SEND ? "send" : "recv",
+			c->d->ifname, c->closed);
+		c->closed = NULL;	/* said once */
+	}
+	return c->err;
+}
+
+/* Requests of ours a peer's departure would strand: sends not delivered, receives not filled. */
+static int in_flight(const struct mn_comm *c)
+{
+	int n = 0;
+
+	for (int i = 0; i < c->nreqs; i++)
+		n += c->reqs[i].state == MN_REQ_POSTED;
+	return n;
+}
+
 static int post_cts_rx(struct mn_comm *c, __u32 i)
 {
 	struct mroce_sge sge = { .addr = (__u64)(uintptr_t)(c->ctl + (size_t)i * MN_CTS_LEN),
@@ -234,7 +268,10 @@ static void progress(struct mn_comm *c)
 		comm_fail(c, ncclSystemError, "polling the completion queue failed");
 	if (!c->err && (why = peer_gone(c))) {
 		drain(c);	/* what completed before the peer went still counts */
-		comm_fail(c, ncclRemoteError, why);
+		if (in_flight(c))
+			comm_fail(c, ncclRemoteError, why);
+		else
+			comm_closed(c, why);
 	}
 }
 
@@ -263,7 +300,7 @@ ncclResult_t mn_isend(void *send_comm, void *data, int size, int tag, void *mhan
 	*request = NULL;
 	progress(c);
 	if (c->err)
-		return c->err;
+		return comm_refuse(c, "isend");
 	t = &c->cts[c->seq % MN_MAX_REQS];
 	if (!t->valid || t->seq != c->seq)
 		return ncclSuccess;	/* the receiver has not posted it yet: call again */
@@ -333,7 +370,7 @@ ncclResult_t mn_irecv(void *recv_comm, int n, void **data, int *sizes, int *tags
 			return ncclInternalError;
 	progress(c);
 	if (c->err)
-		return c->err;
+		return comm_refuse(c, "irecv");
 	/*
 	 * At most MN_MAX_REQS receives not yet reported done (the sender keeps
 	 * that many CTSs); the slots of those reported done whose CTS SEND has
@@ -422,8 +459,12 @@ ncclResult_t mn_close_comm(void *comm)
 	/* Tell the sender how many of its messages arrived (see peer_gone()). */
 	if (c->kind == MN_RECV && !c->err && drain(c) >= 0) {
 		put64(b + 1, c->nmsgs);
-		if (send(c->fd, b, CLOSE_LEN, MSG_NOSIGNAL | MSG_DONTWAIT) != CLOSE_LEN)
-			MN_WARN("close: the close notice did not go out");
+		if (send(c->fd, b, CLOSE_LEN, MSG_NOSIGNAL | MSG_DONTWAIT) == CLOSE_LEN)
+			;
+		else if (errno == EPIPE || errno == ECONNRESET || errno == ENOTCONN)
+			MN_INFO("close: the sender has closed already");	/* nobody to tell */
+		else
+			MN_WARN("close: the close notice did not go out: %s", strerror(errno));
 	}
 	mn_comm_free(c);	/* requests in flight go with it: the QP is destroyed first */
 	return ncclSuccess;

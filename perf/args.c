@@ -158,20 +158,17 @@ int perf_parse_args(int argc, char **argv, struct perf_args *a, char *err, size_
 	a->duration_s = 2;
 	a->gid_index = -1;
 	if (argc < 2)
-		return perf_bad(err, errlen, "server or client? (mroce-perf --help)");
+		return perf_bad(err, errlen, "server or client?");
 	if (!strcmp(argv[1], "help") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))
 		return PERF_ARGS_HELP;
 	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V"))
 		return PERF_ARGS_VERSION;
 	if (strcmp(argv[1], "server") && strcmp(argv[1], "client"))
-		return perf_bad(err, errlen, "unknown mode '%s' (server or client; mroce-perf --help)", argv[1]);
+		return perf_bad(err, errlen, "unknown mode '%s' (server or client)", argv[1]);
 	a->server = !strcmp(argv[1], "server");
-	optind = 1;
+	optind = 0;	/* 0: glibc forgets a cluster left half-read by an earlier call */
 	opterr = 0;
 	while ((c = getopt_long(argc - 1, argv + 1, ":s:aD:n:q:d:x:FRp:t:c:hV", lo, NULL)) != -1) {
-		/* argv + 1 is what getopt sees: its argv[optind - 1] is our argv[optind]. */
-		const char *opt = argv[optind] ? argv[optind] : "?";
-
 		switch (c) {
 		case 'd': a->dev = optarg; break;
 		case O_ADDR: a->addr = optarg; break;
@@ -273,10 +270,8 @@ int perf_parse_args(int argc, char **argv, struct perf_args *a, char *err, size_
 			break;
 		case 'h': return PERF_ARGS_HELP;
 		case 'V': return PERF_ARGS_VERSION;
-		case ':':
-			return perf_bad(err, errlen, "%s needs a value", opt);
-		default:
-			return perf_bad(err, errlen, "unknown option '%s'", opt);
+		default:	/* '?' or ':'; getopt saw argv + 1 */
+			return perf_bad_option(err, errlen, argc - 1, argv + 1, lo, c);
 		}
 	}
 	/* perftest takes the server's address as the last argument. */

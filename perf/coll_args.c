@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include <ctype.h>
 #include <errno.h>
+#include <arpa/inet.h>
 #include <getopt.h>
 #include <math.h>
 #include <stdarg.h>
@@ -50,7 +51,9 @@ const char coll_usage[] =
 "      --chunk BYTES    the communicator's pipeline unit (default 256K)\n"
 "  -h, --help           this text;  -V, --version  the version\n"
 "The collective may also come from the program's name, as in nccl-tests (a link named\n"
-"all_reduce_perf, all_gather_perf, alltoall_perf, reduce_scatter_perf or broadcast_perf).\n";
+"all_reduce_perf, all_gather_perf, alltoall_perf, reduce_scatter_perf or broadcast_perf,\n"
+"with or without nccl-tests' MPI suffix _mpi). Its other names (reduce_perf, gather_perf,\n"
+"scatter_perf, sendrecv_perf, hypercube_perf) are refused: mroce lacks those collectives.\n";
 
 /* Whole decimal digits, then optionally K, M or G (powers of 1024); <= max. */
 static int parse_size(const char *s, unsigned long long max, size_t *out)
@@ -137,19 +140,27 @@ int coll_parse_args(int argc, char **argv, struct coll_args *a, char *err, size_
 	static const char *const ops[] = { "sum", "prod", "min", "max" };
 	const char *base = argc > 0 && argv[0] ? strrchr(argv[0], '/') : NULL;
 	bool have_f = false, have_i = false;
+	const char *bad_name = NULL;
+	char name[64];
+	size_t blen;
 	int o, v;
 
 	*a = (struct coll_args){ .kind = MROCE_COLL_ALLREDUCE, .minb = 8, .maxb = 16 << 20,
 				 .factor = 2, .iters = 20, .warmup = 5, .warmup_ms = 500,
 				 .check = true, .blocking = true };
 	base = base ? base + 1 : argc > 0 && argv[0] ? argv[0] : "";
-	if ((v = lookup(base, nccl_names, NKINDS)) >= 0)
+	/* nccl-tests built with MPI=1 names them all_reduce_perf_mpi and so on */
+	blen = strlen(base);
+	if (blen > 4 && !strcmp(base + blen - 4, "_mpi"))
+		blen -= 4;
+	snprintf(name, sizeof(name), "%.*s", (int)blen, base);
+	if ((v = lookup(name, nccl_names, NKINDS)) >= 0)
 		a->kind = (enum mroce_coll_kind)v;
-	optind = 1;
+	else if (strstr(base, "_perf"))	/* nccl-tests' reduce_perf, sendrecv_perf, ...: not here */
+		bad_name = base;
+	optind = 0;	/* 0: glibc forgets a cluster left half-read by an earlier call */
 	opterr = 0;
 	while ((o = getopt_long(argc, argv, ":c:b:e:f:i:n:w:z:d:o:r:g:t:hV", lopts, NULL)) != -1) {
-		const char *opt = argv[optind - 1];
-
 		switch (o) {
 		case 'c':	/* nccl-tests' check flag, or (mroce's older spelling) the collective */
 			if (!strcmp(optarg, "0") || !strcmp(optarg, "1")) {
@@ -164,6 +175,7 @@ int coll_parse_args(int argc, char **argv, struct coll_args *a, char *err, size_
 					   "(allreduce reducescatter allgather broadcast alltoall)",
 					   o == 'c' ? "-c" : "--coll", optarg);
 			a->kind = (enum mroce_coll_kind)v;
+			bad_name = NULL;	/* chosen by name: the program's name does not matter */
 			break;
 		case 'b':
 		case 'e':
@@ -246,12 +258,14 @@ int coll_parse_args(int argc, char **argv, struct coll_args *a, char *err, size_
 			return COLL_ARGS_HELP;
 		case 'V':
 			return COLL_ARGS_VERSION;
-		case ':':
-			return perf_bad(err, errlen, "%s needs a value", opt);
-		default:
-			return perf_bad(err, errlen, "unknown option '%s'", opt);
+		default:	/* '?' or ':' */
+			return perf_bad_option(err, errlen, argc, argv, lopts, o);
 		}
 	}
+	if (bad_name)	/* after the options: --help, --version and -c still answer */
+		return perf_bad(err, errlen, "'%s' is a collective mroce-coll-perf does not have: "
+				"run it as all_reduce_perf, reduce_scatter_perf, all_gather_perf, "
+				"broadcast_perf or alltoall_perf, or pick one with -c", bad_name);
 	if (optind < argc)
 		return perf_bad(err, errlen, "unexpected argument '%s'", argv[optind]);
 	if (a->minb > a->maxb)
@@ -262,6 +276,61 @@ int coll_parse_args(int argc, char **argv, struct coll_args *a, char *err, size_
 		a->factor = 0;
 	if (a->root && a->kind != MROCE_COLL_BROADCAST)
 		return perf_bad(err, errlen, "-r: only broadcast has a root");
+	return 0;
+}
+
+/* $name as whole decimal digits in [lo, hi]: 0, -ENOENT if unset or empty, -EINVAL. */
+static int env_number(const char *name, long lo, long hi, long *out, const char **val)
+{
+	char *end;
+	long v;
+
+	*val = getenv(name);
+	if (!*val || !**val)
+		return -ENOENT;
+	if (!isdigit((unsigned char)**val))
+		return -EINVAL;
+	errno = 0;
+	v = strtol(*val, &end, 10);
+	if (errno || *end || v < lo || v > hi)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+#define LAUNCHED_BY "one process per rank, as tools/mroce-launch -n N or torchrun start them"
+
+int coll_env_check(char *err, size_t errlen)
+{
+	struct in_addr addr;
+	const char *s;
+	long rank = 0, size = 0, port;
+	int e;
+
+	e = env_number("WORLD_SIZE", 1, MROCE_COLL_MAX_RANKS, &size, &s);
+	if (e == -ENOENT)
+		return perf_bad(err, errlen, "WORLD_SIZE is not set: the number of ranks (" LAUNCHED_BY ")");
+	if (e)
+		return perf_bad(err, errlen, "WORLD_SIZE='%s' is not a number of ranks from 1 to %d",
+				s, MROCE_COLL_MAX_RANKS);
+	e = env_number("RANK", 0, size - 1, &rank, &s);
+	if (e == -ENOENT)
+		return perf_bad(err, errlen, "RANK is not set: this process's rank, 0..%ld (" LAUNCHED_BY ")",
+				size - 1);
+	if (e)
+		return perf_bad(err, errlen, "RANK='%s' is not a rank of WORLD_SIZE=%ld (0..%ld)", s, size,
+				size - 1);
+	if (size > 1) {
+		s = getenv("MASTER_ADDR");
+		if (!s || !*s)
+			return perf_bad(err, errlen, "MASTER_ADDR is not set: rank 0's IPv4 address, where the "
+					"ranks meet (" LAUNCHED_BY ")");
+		if (inet_pton(AF_INET, s, &addr) != 1)
+			return perf_bad(err, errlen, "MASTER_ADDR='%s' is not an IPv4 address such as "
+					"198.18.2.1", s);
+	}
+	if (env_number("MASTER_PORT", 1, 65535, &port, &s) == -EINVAL)
+		return perf_bad(err, errlen, "MASTER_PORT='%s' is not a TCP port (1-65535)", s);
 	return 0;
 }
 

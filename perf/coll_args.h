@@ -44,6 +44,14 @@ extern const char coll_usage[];
  */
 int coll_parse_args(int argc, char **argv, struct coll_args *a, char *err, size_t errlen);
 
+/*
+ * The environment the communicator is joined through (RANK, WORLD_SIZE,
+ * MASTER_ADDR, MASTER_PORT): 0, or -1 with a line naming the variable that is
+ * missing or malformed in err (exit 2). The library reports these as -EINVAL
+ * or -EDESTADDRREQ, which cannot say which.
+ */
+int coll_env_check(char *err, size_t errlen);
+
 /* The size after `size` in the sweep; 0 past maxb or on overflow. */
 size_t coll_next_size(const struct coll_args *a, size_t size);
 

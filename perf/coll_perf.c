@@ -428,6 +428,10 @@ int main(int argc, char **argv)
 		fprintf(stderr, "mroce-coll-perf: %s (mroce-coll-perf --help)\n", msg);
 		return 2;
 	}
+	if (coll_env_check(msg, sizeof(msg))) {
+		fprintf(stderr, "mroce-coll-perf: %s\n", msg);
+		return 2;
+	}
 	copts.chunk_bytes = (__u32)a.chunk;
 	err = mroce_coll_comm_create(&copts, &c);
 	if (err) {

@@ -306,7 +306,7 @@ static int server(struct perf *p)
 			i--;
 			if (c && c->cqp) {
 				if ((err = mroce_accept(l, &attr, 10000, &c->qp))) {
-					fprintf(stderr, "mroce-perf: accept: %s\n", strerror(-err));
+					die("accept", err);
 					mroce_destroy_qp(c->cqp);
 					c->cqp = NULL;
 				} else {
@@ -314,8 +314,10 @@ static int server(struct perf *p)
 						post_data_recv(p, c, PERF_MAX_SIZE);
 					closing[i] = 0;
 				}
-			} else if (!c || (err = mroce_accept(l, &attr, 10000, &c->cqp))) {
-				fprintf(stderr, "mroce-perf: accept: %s\n", c ? strerror(-err) : "too many connections");
+			} else if (!c) {
+				fprintf(stderr, "mroce-perf: accept: too many connections\n");
+			} else if ((err = mroce_accept(l, &attr, 10000, &c->cqp))) {
+				die("accept", err);
 			} else {
 				conn_bufs(p, c, i);
 				for (__u64 s = 0; s < CTL_SLOTS; s++)

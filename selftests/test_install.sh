@@ -123,19 +123,21 @@ t_launcher_no_tree() {
 	return $bad
 }
 
-# help_ok TOOL BINDIR: --help on stdout, exit 0; --version; a bad option: stderr, exit 2.
+# help_ok TOOL BINDIR: --help on stdout, exit 0; --version and -V; a bad option: stderr, exit 2.
 help_ok() {
-	local t=$1 bin=$2 rc
+	local t=$1 bin=$2 rc v
 	(cd / && clean_env "$bin" "$t" --help >"$TMP/out" 2>"$TMP/err")
 	rc=$?
 	[ $rc -eq 0 ] || { echo "$t --help: exit $rc"; cat "$TMP/err"; return 1; }
 	[ -s "$TMP/out" ] || { echo "$t --help: nothing on stdout"; return 1; }
 	[ ! -s "$TMP/err" ] || { echo "$t --help wrote to stderr:"; cat "$TMP/err"; return 1; }
 	grep -qi 'usage\|mroce' "$TMP/out" || { echo "$t --help: no usage text"; return 1; }
-	(cd / && clean_env "$bin" "$t" --version >"$TMP/out" 2>"$TMP/err")
-	rc=$?
-	[ $rc -eq 0 ] || { echo "$t --version: exit $rc"; cat "$TMP/err"; return 1; }
-	grep -q "^$t $VERSION" "$TMP/out" || { echo "$t --version: '$(cat "$TMP/out")', not '$t $VERSION...'"; return 1; }
+	for v in --version -V; do
+		(cd / && clean_env "$bin" "$t" $v >"$TMP/out" 2>"$TMP/err")
+		rc=$?
+		[ $rc -eq 0 ] || { echo "$t $v: exit $rc"; cat "$TMP/err"; return 1; }
+		grep -q "^$t $VERSION" "$TMP/out" || { echo "$t $v: '$(cat "$TMP/out")', not '$t $VERSION...'"; return 1; }
+	done
 	(cd / && clean_env "$bin" "$t" --no-such-option >"$TMP/out" 2>"$TMP/err")
 	rc=$?
 	[ $rc -eq 2 ] || { echo "$t --no-such-option: exit $rc, not 2"; return 1; }

@@ -130,6 +130,108 @@ EOF2
 	[ $bad -eq 0 ]
 }
 
+# Every tool: -h/--help and -V/--version, alone and after a command, exit 0
+# on stdout; the completion offers them. A bad command line: exit 2, one line
+# naming the argument at fault, one pointer to --help.
+t_help_version_usage() {
+	local bad=0 tool args out rc name w
+	while IFS='|' read -r tool name args; do
+		# shellcheck disable=SC2086
+		out=$("$tool" $args 2>/dev/null)
+		rc=$?
+		case $args in
+		*-V* | *--version*) printf '%s\n' "$out" | head -n 1 | grep -q "^$name [0-9]" ;;
+		*) [ "$(printf '%s\n' "$out" | wc -l)" -gt 3 ] ;;
+		esac || { echo "$name $args: exit $rc, stdout '$(printf '%s' "$out" | head -n 2)'"; bad=1; continue; }
+		[ $rc -eq 0 ] || { echo "$name $args: exit $rc"; bad=1; }
+	done <<EOF2
+$MROCE|mroce|-V
+$MROCE|mroce|--version
+$MROCE|mroce|-h
+$MROCE|mroce|attach --help
+$MROCE|mroce|status eth0 -V
+$PERF|mroce-perf|-V
+$PERF|mroce-perf|client --help
+$PERF|mroce-perf|server -d x -V
+$CPERF|mroce-coll-perf|-V
+$CPERF|mroce-coll-perf|--help
+$LAUNCH|mroce-launch|-V
+$LAUNCH|mroce-launch|--version
+$LAUNCH|mroce-launch|-h
+$LAUNCH|mroce-launch|run --help
+$LAUNCH|mroce-launch|run -n 2 -V
+$LAUNCH|mroce-launch|up -h
+$LAUNCH|mroce-launch|exec --help
+$LAUNCH|mroce-launch|ns -V
+$LAUNCH|mroce-launch|addr --help
+$LAUNCH|mroce-launch|down -h
+$LAUNCH|mroce-launch|list --version
+EOF2
+	# usage errors: exit 2, the argument at fault named, exactly one --help hint
+	while IFS='|' read -r tool want args; do
+		# shellcheck disable=SC2086
+		out=$(env -u RANK -u WORLD_SIZE -u MASTER_ADDR "$tool" $args 2>&1 >/dev/null)
+		rc=$?
+		if [ $rc -ne 2 ] || ! printf '%s' "$out" | grep -qF -- "$want" ||
+		   [ "$(printf '%s' "$out" | grep -o -- '--help' | wc -l)" -ne 1 ] ||
+		   [ "$(printf '%s\n' "$out" | wc -l)" -ne 1 ]; then
+			echo "$(basename "$tool") $args: exit $rc, '$out' (want 2, '$want' and one --help hint)"
+			bad=1
+		fi
+	done <<EOF2
+$PERF|server or client?|
+$PERF|unknown option '-z'|client -d lo -zz X
+$PERF|unknown option '--bogus'|client -d lo --bogus=3 X
+$PERF|--port needs a value|client -d lo X --port
+$CPERF|unknown option '-q'|-d float -qq X
+$MROCE|unknown option '-x'|attach -x lo
+$MROCE|no command given|
+$MROCE|unknown command 'frob'|frob eth0
+EOF2
+	# nccl-tests' names for collectives mroce does not have: refused, not all-reduce
+	for name in reduce_perf gather_perf sendrecv_perf hypercube_perf scatter_perf; do
+		ln -sf "$CPERF" "$TMP/$name"
+		out=$("$TMP/$name" -b 8 -e 8 2>&1 >/dev/null)
+		rc=$?
+		if [ $rc -ne 2 ] || ! printf '%s' "$out" | grep -q "'$name' is a collective mroce-coll-perf does not have.*all_reduce_perf"; then
+			echo "$name: exit $rc, '$out' (want 2 and the names it has)"
+			bad=1
+		fi
+	done
+	# the rendezvous variables: the missing one is named, before anything is opened
+	while IFS='|' read -r want envs; do
+		# shellcheck disable=SC2086
+		out=$(env -u RANK -u WORLD_SIZE -u MASTER_ADDR -u MASTER_PORT $envs "$CPERF" -b 8 -e 8 2>&1 >/dev/null)
+		rc=$?
+		if [ $rc -ne 2 ] || ! printf '%s' "$out" | grep -qF -- "$want"; then
+			echo "mroce-coll-perf with '$envs': exit $rc, '$out' (want 2 and '$want')"
+			bad=1
+		fi
+	done <<EOF2
+WORLD_SIZE is not set|
+RANK is not set|WORLD_SIZE=2
+MASTER_ADDR is not set|WORLD_SIZE=2 RANK=1
+RANK='2' is not a rank of WORLD_SIZE=2|WORLD_SIZE=2 RANK=2 MASTER_ADDR=198.18.2.1
+MASTER_PORT='x'|WORLD_SIZE=2 RANK=1 MASTER_ADDR=198.18.2.1 MASTER_PORT=x
+EOF2
+	# the completion offers -V and --version wherever it offers --help
+	# shellcheck disable=SC1091
+	. "$ROOT/completion/mroce.bash"
+	for w in "_mroce mroce" "_mroce_perf mroce-perf" "_mroce_coll_perf mroce-coll-perf" \
+		 "_mroce_launch mroce-launch" "_mroce mroce attach" "_mroce_launch mroce-launch run" \
+		 "_mroce_launch mroce-launch down"; do
+		read -ra words <<<"$w"
+		COMP_WORDS=("${words[@]:1}" -)
+		COMP_CWORD=$((${#COMP_WORDS[@]} - 1))
+		"${words[0]}"
+		for name in --help -V --version; do
+			printf '%s\n' "${COMPREPLY[@]}" | grep -qx -- "$name" ||
+				{ echo "completion of '${words[*]:1} -' lacks $name"; bad=1; }
+		done
+	done
+	[ $bad -eq 0 ] && echo "usage: help, version and errors as documented"
+}
+
 coll() { "$LAUNCH" run -n 2 --name "$JOB" --timeout 120 -- "$CPERF" "$@"; }
 
 t_coll_nccl_flags() {
@@ -165,7 +267,7 @@ coll_teardown() { "$LAUNCH" down "$JOB" >/dev/null 2>&1; }
 trap 'coll_teardown; cleanup_all' EXIT
 
 require_root test_perf_tools
-for t in "$PERF" "$CPERF"; do
+for t in "$MROCE" "$PERF" "$CPERF"; do
 	[ -x "$t" ] || { echo "FAIL: test_perf_tools: $t is not built (run make)"; exit 1; }
 done
 FIGURES='^(figures|json):' run_test "mroce-perf write_bw with perftest's flags: columns, no latency" t_write_bw_perftest_flags 3498
@@ -173,6 +275,8 @@ FIGURES='^figures:' run_test "mroce-perf write_lat with perftest's flags: the la
 run_test "mroce-perf -a: 2 B to 8 MiB" t_all_sizes 3498
 FIGURES='^json:' run_test "mroce-perf --json: iperf3's intervals and end beside the old keys" t_json_intervals 3498
 run_test "bad values: exit 2 and the flag named" t_bad_values
+TEST_SETUP=coll_setup TEST_TEARDOWN=: FIGURES='^usage:' \
+	run_test "help, version and usage errors of every tool" t_help_version_usage
 TEST_SETUP=coll_setup TEST_TEARDOWN=coll_teardown FIGURES='^coll:' \
 	run_test "mroce-coll-perf with nccl-tests' flags on 2 ranks" t_coll_nccl_flags
 summary test_perf_tools

@@ -15,7 +15,13 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <mroce/proto.h>	/* MROCE_VERSION, the wire protocol's */
+
 #include "sim.h"
+
+#ifndef MROCE_TOOL_VERSION	/* the Makefile's VERSION */
+#define MROCE_TOOL_VERSION MROCE_VERSION_STRING
+#endif
 
 static void usage(FILE *f)
 {
@@ -68,7 +74,8 @@ static void usage(FILE *f)
 "  --trace FILE --trace-hosts A,B   every frame between hosts A and B as it leaves,\n"
 "                       arrives or is dropped, with its transport header's fields\n"
 "  --sample-us N        its period (default 10)\n"
-"  --quiet              no text report\n");
+"  --quiet              no text report\n"
+"  -h, --help           this text;  -V, --version  the version\n");
 }
 
 static int parse_u64(const char *s, __u64 *v)
@@ -203,7 +210,7 @@ static const struct option opts[] = {
 	{ "dat", 1, 0, O_DAT }, { "flows", 1, 0, O_FLOWS }, { "sample-us", 1, 0, O_SAMPLE }, { "quiet", 0, 0, O_QUIET },
 	{ "rto-low-us", 1, 0, O_RTOL }, { "rto-high-us", 1, 0, O_RTOH },
 	{ "trace", 1, 0, O_TRACE }, { "trace-hosts", 1, 0, O_TRACE_HOSTS },
-	{ "help", 0, 0, 'h' }, {},
+	{ "help", 0, 0, 'h' }, { "version", 0, 0, 'V' }, {},
 };
 
 static int parse(int argc, char **argv, struct sim_cfg *c)
@@ -211,7 +218,7 @@ static int parse(int argc, char **argv, struct sim_cfg *c)
 	int o, err;
 
 	sim_cfg_defaults(c);
-	while ((o = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+	while ((o = getopt_long(argc, argv, "hV", opts, NULL)) != -1) {
 		const char *a = optarg;
 		char *end;
 
@@ -282,6 +289,9 @@ static int parse(int argc, char **argv, struct sim_cfg *c)
 		case O_SAMPLE: err = parse_u32(a, &c->sample_us); break;
 		case O_QUIET: c->quiet = true; break;
 		case 'h': usage(stdout); exit(0);
+		case 'V':
+			printf("mroce-sim %s (wire protocol version %d)\n", MROCE_TOOL_VERSION, MROCE_VERSION);
+			exit(0);
 		default: return -EINVAL;
 		}
 		if (err) {

@@ -75,6 +75,21 @@ static void test_accepts(void **state)
 	assert_int_equal(cli.cmd, MROCE_CLI_HELP);
 	assert_int_equal(parse(&cli, err, "--version"), 0);
 	assert_int_equal(cli.cmd, MROCE_CLI_VERSION);
+	/* -h, -V and -v, as the other tools take them: before or after the command */
+	assert_int_equal(parse(&cli, err, "-V"), 0);
+	assert_int_equal(cli.cmd, MROCE_CLI_VERSION);
+	assert_int_equal(parse(&cli, err, "status eth0 -V"), 0);
+	assert_int_equal(cli.cmd, MROCE_CLI_VERSION);
+	assert_int_equal(parse(&cli, err, "attach --version"), 0);
+	assert_int_equal(cli.cmd, MROCE_CLI_VERSION);
+	assert_int_equal(parse(&cli, err, "attach eth0 -h"), 0);
+	assert_int_equal(cli.cmd, MROCE_CLI_HELP);
+	assert_int_equal(parse(&cli, err, "flow add -h"), 0);
+	assert_int_equal(cli.cmd, MROCE_CLI_HELP);
+	assert_int_equal(parse(&cli, err, "attach -v eth0 --mode skb"), 0);
+	assert_int_equal(cli.cmd, MROCE_CLI_ATTACH);
+	assert_true(cli.verbose);
+	assert_string_equal(cli.dev, "eth0");
 }
 
 static const struct {
@@ -84,6 +99,11 @@ static const struct {
 	{ "",					"no command" },
 	{ "frobnicate eth0",			"unknown command 'frobnicate'" },
 	{ "--bogus attach eth0",		"unknown option '--bogus'" },
+	{ "-q attach eth0",			"unknown option '-q'" },
+	{ "attach -x eth0",			"unknown option '-x'" },	/* not taken for DEV */
+	{ "attach eth0 -zz X",			"unknown option '-zz'" },
+	{ "flow add eth0 5 --token 1 -p 3",	"unknown option '-p'" },
+	{ "flow add eth0 -5 --token 1",		"QPN must be 1-1023, not '-5'" },
 	{ "attach",				"needs a device" },
 	{ "attach eth0 eth1",			"unexpected argument 'eth1'" },
 	{ "attach eth0 --mode turbo",		"--mode must be native or skb" },
@@ -126,6 +146,8 @@ static void test_rejects(void **state)
 		if (!strstr(err, bad[i].msg))
 			fail_msg("'%s': error '%s' lacks '%s'", bad[i].line, err, bad[i].msg);
 		assert_null(strchr(err, '\n'));
+		if (strstr(err, "--help"))	/* main adds the one pointer to --help */
+			fail_msg("'%s': error '%s' carries its own --help hint", bad[i].line, err);
 	}
 }
 
@@ -165,6 +187,7 @@ static void test_strerror_ranges(void **state)
 		[MROCE_ERR_ATTACHED - __MROCE_ERR_START] = "already attached",
 		[MROCE_ERR_VERSION - __MROCE_ERR_START] = "another MetaRoCE wire protocol version",
 		[MROCE_ERR_STREAMS - __MROCE_ERR_START] = "another number of ordered streams",
+		[MROCE_ERR_PEER_ADDR - __MROCE_ERR_START] = "address other than the connection's",
 	};
 	char buf[128], want[128];
 
@@ -177,8 +200,11 @@ static void test_strerror_ranges(void **state)
 		assert_string_equal(buf, want);
 		assert_null(strstr(buf, "mroce"));
 	}
+	assert_int_equal(sizeof(mine) / sizeof(mine[0]), __MROCE_ERR_END - __MROCE_ERR_START);
 	for (int e = __MROCE_ERR_START; e < __MROCE_ERR_END; e++) {
 		assert_int_equal(mroce_strerror(-e, buf, sizeof(buf)), 0);
+		/* whole in the tools' buffers (128 bytes; the NCCL plugin's 96) */
+		assert_true(strlen(buf) < 90);
 		if (!strstr(buf, mine[e - __MROCE_ERR_START]))
 			fail_msg("%d: '%s' lacks '%s'", e, buf, mine[e - __MROCE_ERR_START]);
 	}

@@ -224,6 +224,16 @@ static void test_rendezvous_variables(void **state)
 	assert_int_equal(create_with_env("0", "257", "198.18.0.1"), -EINVAL);
 	assert_int_equal(create_with_env("1", "2", NULL), -EDESTADDRREQ);
 	assert_int_equal(create_with_env("1", "2", "not-an-address"), -EDESTADDRREQ);
+	/* set but malformed: refused, never the default instead */
+	setenv("MASTER_PORT", "80x", 1);
+	assert_int_equal(create_with_env("0", "1", NULL), -EINVAL);
+	setenv("MASTER_PORT", "70000", 1);
+	assert_int_equal(create_with_env("0", "1", NULL), -EINVAL);
+	unsetenv("MASTER_PORT");
+	setenv("MROCE_COLL_TIMEOUT_MS", "soon", 1);
+	assert_int_equal(create_with_env("0", "1", NULL), -EINVAL);
+	unsetenv("MROCE_COLL_TIMEOUT_MS");
+	assert_int_equal(create_with_env("0", "1", NULL), 0);
 }
 
 static void test_bad_options(void **state)

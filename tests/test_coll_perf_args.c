@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <setjmp.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
 
@@ -125,6 +126,7 @@ static void test_program_name(void **state)
 		{ "./alltoall_perf", MROCE_COLL_ALLTOALL },
 		{ "reduce_scatter_perf", MROCE_COLL_REDUCE_SCATTER },
 		{ "build/broadcast_perf", MROCE_COLL_BROADCAST },
+		{ "/nccl-tests/build/all_gather_perf_mpi", MROCE_COLL_ALLGATHER },	/* MPI=1 */
 	};
 
 	(void)state;
@@ -136,6 +138,94 @@ static void test_program_name(void **state)
 		assert_int_equal(coll_parse_args(3, argv, &a, err, sizeof(err)), 0);
 		assert_int_equal(a.kind, names[i].kind);
 	}
+}
+
+/*
+ * nccl-tests' names for collectives mroce does not have are refused, naming
+ * the program and what it has, never run as all-reduce; -c still picks one,
+ * and --help still answers.
+ */
+static void test_unimplemented_program_names(void **state)
+{
+	static char *const names[] = {
+		"reduce_perf", "gather_perf", "sendrecv_perf", "hypercube_perf", "scatter_perf",
+		"/opt/nccl-tests/build/reduce_perf", "./alltoallv_perf", "sendrecv_perf_mpi",
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		char *argv[] = { names[i], "-b", "8", NULL };
+		const char *base = strrchr(names[i], '/') ? strrchr(names[i], '/') + 1 : names[i];
+		struct coll_args a;
+		char err[256] = "";
+
+		assert_int_equal(coll_parse_args(3, argv, &a, err, sizeof(err)), -1);
+		if (!strstr(err, base) || !strstr(err, "does not have") || !strstr(err, "all_reduce_perf") ||
+		    !strstr(err, "alltoall_perf"))
+			fail_msg("%s: got '%s'", names[i], err);
+		{
+			char *help[] = { names[i], "--help", NULL };
+			char *pick[] = { names[i], "-c", "allgather", NULL };
+
+			assert_int_equal(coll_parse_args(2, help, &a, err, sizeof(err)), COLL_ARGS_HELP);
+			assert_int_equal(coll_parse_args(3, pick, &a, err, sizeof(err)), 0);
+			assert_int_equal(a.kind, MROCE_COLL_ALLGATHER);
+		}
+	}
+	{	/* mroce's own name (and any name that is not nccl-tests'): all-reduce by default */
+		char *argv[] = { "/usr/bin/mroce-coll-perf", NULL };
+		struct coll_args a;
+		char err[256] = "";
+
+		assert_int_equal(coll_parse_args(1, argv, &a, err, sizeof(err)), 0);
+		assert_int_equal(a.kind, MROCE_COLL_ALLREDUCE);
+	}
+}
+
+/* The rendezvous variables: the one missing or malformed is named. */
+static void test_env_check(void **state)
+{
+	static const struct {
+		const char *rank, *world, *master, *port;
+		const char *why;	/* NULL: accepted */
+	} cases[] = {
+		{ NULL, NULL, NULL, NULL, "WORLD_SIZE is not set" },
+		{ "0", NULL, "198.18.2.1", NULL, "WORLD_SIZE is not set" },
+		{ NULL, "2", "198.18.2.1", NULL, "RANK is not set" },
+		{ "", "2", "198.18.2.1", NULL, "RANK is not set" },
+		{ "0", "2", NULL, NULL, "MASTER_ADDR is not set" },
+		{ "0", "2", "master", NULL, "MASTER_ADDR='master' is not an IPv4 address" },
+		{ "2", "2", "198.18.2.1", NULL, "RANK='2' is not a rank of WORLD_SIZE=2" },
+		{ "-1", "2", "198.18.2.1", NULL, "RANK='-1'" },
+		{ "0", "abc", "198.18.2.1", NULL, "WORLD_SIZE='abc'" },
+		{ "0", "257", "198.18.2.1", NULL, "WORLD_SIZE='257' is not a number of ranks from 1 to 256" },
+		{ "0", "0", "198.18.2.1", NULL, "WORLD_SIZE='0'" },
+		{ "1", "2", "198.18.2.1", "0", "MASTER_PORT='0'" },
+		{ "1", "2", "198.18.2.1", "29500x", "MASTER_PORT='29500x'" },
+		{ "0", "1", NULL, NULL, NULL },		/* alone: no master needed */
+		{ "1", "2", "198.18.2.1", NULL, NULL },
+		{ "255", "256", "198.18.2.1", "29501", NULL },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char err[256] = "";
+		int rc;
+
+		cases[i].rank ? setenv("RANK", cases[i].rank, 1) : unsetenv("RANK");
+		cases[i].world ? setenv("WORLD_SIZE", cases[i].world, 1) : unsetenv("WORLD_SIZE");
+		cases[i].master ? setenv("MASTER_ADDR", cases[i].master, 1) : unsetenv("MASTER_ADDR");
+		cases[i].port ? setenv("MASTER_PORT", cases[i].port, 1) : unsetenv("MASTER_PORT");
+		rc = coll_env_check(err, sizeof(err));
+		if (!cases[i].why && rc)
+			fail_msg("case %zu refused: '%s'", i, err);
+		if (cases[i].why && (rc != -1 || !strstr(err, cases[i].why)))
+			fail_msg("case %zu: rc %d, '%s', want '%s'", i, rc, err, cases[i].why);
+	}
+	unsetenv("RANK");
+	unsetenv("WORLD_SIZE");
+	unsetenv("MASTER_ADDR");
+	unsetenv("MASTER_PORT");
 }
 
 /* The sizes a sweep visits. */
@@ -222,6 +312,18 @@ static void test_bad_arguments(void **state)
 		{ "-n needs a value", { "p", "-n", NULL } },
 		{ "unknown option '-x'", { "p", "-x", NULL } },
 		{ "unknown option '--fast'", { "p", "--fast", NULL } },
+		/* the argument named is the one at fault, wherever it sits */
+		{ "unknown option '-x'", { "p", "-n", "5", "-x", NULL } },
+		{ "unknown option '-q'", { "p", "-d", "float", "-qq", "X", NULL } },
+		{ "unknown option '--fast'", { "p", "-n", "5", "--fast=1", NULL } },
+		{ "unknown option '-a'", { "p", "--json", "-a", NULL } },
+		{ "--json takes no value", { "p", "--json=1", NULL } },
+		{ "--iters needs a value", { "p", "-w", "1", "--iters", NULL } },
+		{ "-w needs a value", { "p", "-n", "5", "-w", NULL } },
+		{ "option '--c' is ambiguous", { "p", "--c", "1", NULL } },
+		{ "-o: reduction 'avg' is not one mroce has (sum, prod, min, max)", { "p", "-o", "avg", NULL } },
+		{ "-c: 'reduce' is neither", { "p", "-c", "reduce", NULL } },
+		{ "--coll: 'sendrecv' is neither", { "p", "--coll", "sendrecv", NULL } },
 		{ "unexpected argument 'extra'", { "p", "extra", NULL } },
 	};
 
@@ -237,6 +339,8 @@ static void test_bad_arguments(void **state)
 		assert_int_equal(coll_parse_args(argc, argv, &a, err, sizeof(err)), -1);
 		if (!strstr(err, cases[i].why))
 			fail_msg("case %zu: got '%s', want it to mention '%s'", i, err, cases[i].why);
+		if (strstr(err, "--help"))	/* the tool adds the one pointer to --help */
+			fail_msg("case %zu: '%s' carries its own --help hint", i, err);
 	}
 }
 
@@ -247,6 +351,8 @@ int main(void)
 		cmocka_unit_test(test_nccl_flags),
 		cmocka_unit_test(test_existing_callers),
 		cmocka_unit_test(test_program_name),
+		cmocka_unit_test(test_unimplemented_program_names),
+		cmocka_unit_test(test_env_check),
 		cmocka_unit_test(test_sweep),
 		cmocka_unit_test(test_bad_arguments),
 	};

@@ -223,6 +223,15 @@ static void test_bad_arguments(void **state)
 		{ "--iters (-n) and --duration (-D): choose one", { "mroce-perf", "client", "-d", "e", "--test", "write_bw", "-n", "5", "-D", "1", "x", NULL } },
 		{ "-D needs a value", { "mroce-perf", "client", "-d", "e", "--test", "write_bw", "x", "-D", NULL } },
 		{ "unknown option '-w'", { "mroce-perf", "client", "-d", "e", "--test", "write_bw", "-w", "abc", "x", NULL } },
+		/* the argument named is the one at fault, wherever it sits */
+		{ "unknown option '-z'", { "mroce-perf", "client", "-d", "lo", "-zz", "X", NULL } },
+		{ "unknown option '-z'", { "mroce-perf", "client", "-d", "lo", "-az", "X", NULL } },
+		{ "unknown option '-w'", { "mroce-perf", "client", "--json", "-w", "X", NULL } },
+		{ "unknown option '--fast'", { "mroce-perf", "client", "-d", "e", "--fast=1", "x", NULL } },
+		{ "--json takes no value", { "mroce-perf", "client", "-d", "e", "--json=1", "x", NULL } },
+		{ "--port needs a value", { "mroce-perf", "client", "-d", "e", "x", "--port", NULL } },
+		{ "--dev needs a value", { "mroce-perf", "client", "-q", "2", "--dev", NULL } },
+		{ "option '--d' is ambiguous", { "mroce-perf", "client", "--d", "e", "x", NULL } },
 		{ "unexpected argument 'y' (--addr is x)", { "mroce-perf", "client", "-d", "e", "--addr", "x", "--test", "write_bw", "y", NULL } },
 		{ "unexpected argument 'z'", { "mroce-perf", "client", "-d", "e", "--test", "write_bw", "y", "z", NULL } },
 		{ "--dev (-d) is required", { "mroce-perf", "client", "--test", "write_bw", "y", NULL } },
@@ -241,6 +250,9 @@ static void test_bad_arguments(void **state)
 		assert_int_equal(perf_parse_args(argc, argv, &a, err, sizeof(err)), -1);
 		if (!strstr(err, cases[i].why))
 			fail_msg("case %zu: got '%s', want it to mention '%s'", i, err, cases[i].why);
+		/* the tool adds the one pointer to --help: none in the message */
+		if (strstr(err, "--help"))
+			fail_msg("case %zu: '%s' carries its own --help hint", i, err);
 	}
 }
 

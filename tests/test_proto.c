@@ -219,6 +219,10 @@ static void test_strerror_and_names(void **state)
 	assert_string_equal(buf, "No such device");
 	assert_int_equal(mroce_strerror(-EPERM, buf, sizeof(buf)), 0);
 	assert_non_null(strstr(buf, "root"));
+	/* a server's reply naming another host: its own code, and no word of root */
+	assert_int_equal(mroce_strerror(-MROCE_ERR_PEER_ADDR, buf, sizeof(buf)), 0);
+	assert_non_null(strstr(buf, "address other than the connection's"));
+	assert_null(strstr(buf, "root"));
 	assert_int_equal(mroce_strerror(-ENODEV, NULL, 0), -EINVAL);
 	for (int s = 0; s < MROCE_STAT_MAX; s++) {
 		assert_non_null(mroce_stat_name(s));

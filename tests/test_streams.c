@@ -195,6 +195,85 @@ static void test_stream_out_of_range(void **state)
 	pair_close(&p);
 }
 
+/* The first NACK on its way to device a, decoded into *h; false if none. */
+struct nack_seen {
+	struct sim_net	*net;
+	struct mroce_hdr h;
+	bool		seen;
+};
+
+static bool nack_to_a(void *ctx)
+{
+	struct nack_seen *ns = ctx;
+	struct sim_port *to = &ns->net->a;
+
+	for (__u32 i = 0; !ns->seen && i < to->n; i++) {
+		struct mroce_pkt pkt;
+
+		if (mroce_parse(to->heap[i]->data, to->heap[i]->data + to->heap[i]->len,
+				MROCE_DEFAULT_PORT, &pkt) != MROCE_STAT_RX)
+			continue;
+		mroce_hdr_decode(&pkt, &ns->h);
+		ns->seen = ns->h.opcode == MROCE_OP_NACK;
+	}
+	return ns->seen;
+}
+
+/*
+ * A peer that sends on a stream this QP does not have (its stream count
+ * unknown: a caller that filled the QP info itself) is refused with
+ * INVALID_REQ, and the NACK names the refused message's stream and msn, as
+ * docs/protocol.md says of every refused receive-consuming message, not
+ * stream 0. The sender fails that request, and only it.
+ */
+static void test_refused_stream_nack_names_it(void **state)
+{
+	MROCE_OPTS(mroce_qp_attr, attr, .streams = 8);
+	struct waiter *w = calloc(1, sizeof(*w));
+	struct nack_seen ns = { 0 };
+	struct mroce_qp_info ia, ib;
+	struct in6_addr a6 = { 0 }, b6;
+	struct mroce_sge sge;
+	struct mroce_send_wr wr = { .wr_id = 77, .opcode = MROCE_WR_SEND, .sg_list = &sge,
+				    .num_sge = 1 };
+	struct pair p;
+
+	(void)state;
+	pair_open(&p, 17, &attr, NULL);
+	mroce_destroy_qp(p.qb);			/* b has 4 streams, a 8 */
+	attr.streams = 4;
+	attr.send_cq = attr.recv_cq = p.cqb;
+	assert_int_equal(mroce_create_qp(p.db, &attr, &p.qb), 0);
+	a6.s6_addr[10] = a6.s6_addr[11] = 0xff;
+	b6 = a6;
+	memcpy(&a6.s6_addr[12], &p.qa->dev->local.src.v4, 4);
+	memcpy(&b6.s6_addr[12], &p.qb->dev->local.src.v4, 4);
+	assert_int_equal(mroce_qp_local_info(p.qa, &a6, AF_INET, &ia), 0);
+	assert_int_equal(mroce_qp_local_info(p.qb, &b6, AF_INET, &ib), 0);
+	ia.streams = ib.streams = 0;		/* unknown: not checked */
+	assert_int_equal(mroce_qp_connect(p.qa, &ib, ib.mac), 0);
+	assert_int_equal(mroce_qp_connect(p.qb, &ia, ia.mac), 0);
+
+	sge = (struct mroce_sge){ .addr = (__u64)(unsigned long)p.la, .length = 64,
+				  .lkey = mroce_mr_lkey(p.ma) };
+	for (__u32 s = 0; s < 3; s++)		/* messages 0, 1, 2 of stream 6 */
+		assert_int_equal(mroce_post_send_on(p.qa, 6, &wr), 0);
+	ns.net = p.net;
+	assert_int_equal(sim_run(p.net, p.da, p.db, nack_to_a, &ns, 100000), 0);
+	assert_int_equal(ns.h.nak_code, MROCE_NAK_INVALID_REQ);
+	assert_int_equal(ns.h.nak_stream, 6);
+	assert_int_equal(ns.h.nak_msn, 0);
+	/* the sender: the refused SEND fails as a remote invalid request */
+	w->p = &p;
+	w->want_a = 1;
+	assert_int_equal(sim_run(p.net, p.da, p.db, collected, w, 100000), 0);
+	assert_int_equal(w->wa[0].wr_id, 77);
+	assert_int_equal(w->wa[0].status, MROCE_WC_REM_INV_REQ_ERR);
+	assert_int_equal(mroce_qp_state(p.qb), MROCE_QPS_ERR);
+	pair_close(&p);
+	free(w);
+}
+
 /*
  * Both ends must number their streams alike: the QP info carries the count
  * (through pack and unpack), and connecting to a peer with another count is
@@ -267,6 +346,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_stalled_stream_costs_others_little),
 		cmocka_unit_test(test_stream_out_of_range),
+		cmocka_unit_test(test_refused_stream_nack_names_it),
 		cmocka_unit_test(test_streams_must_match),
 		cmocka_unit_test(test_streams_attr_bounds),
 	};

@@ -21,6 +21,8 @@
 extern "C" {
 #endif
 
+#define MROCE_COLL_MAX_RANKS	256	/* ranks in one communicator: RANK < WORLD_SIZE <= this */
+
 struct mroce_coll_comm;	/* a communicator: N ranks fully connected by QPs */
 struct mroce_coll_req;	/* a started non-blocking operation */
 

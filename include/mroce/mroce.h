@@ -26,7 +26,10 @@ extern "C" {
 
 #define MROCE_VERSION_STRING "0.1.0"
 
-/* Declare an options struct with its size set and the named fields. */
+/*
+ * Declare an options struct with its size set and the named fields. In C++
+ * (C++20 designated initializers) name the fields in the struct's order.
+ */
 #define MROCE_OPTS(TYPE, NAME, ...) \
 	struct TYPE NAME = { .sz = sizeof(struct TYPE), __VA_ARGS__ }
 
@@ -40,6 +43,7 @@ enum mroce_errno {
 	MROCE_ERR_ATTACHED	= 4103,	/* mroce is already attached */
 	MROCE_ERR_VERSION	= 4104,	/* the peer speaks another wire protocol version */
 	MROCE_ERR_STREAMS	= 4105,	/* the peer's QP has another number of streams */
+	MROCE_ERR_PEER_ADDR	= 4106,	/* the peer's QP info names another host's address */
 	__MROCE_ERR_END
 };
 

@@ -432,7 +432,8 @@ MROCE_API void mroce_listener_close(struct mroce_listener *l);
 MROCE_API int mroce_listener_fd(const struct mroce_listener *l);
 /*
  * Accept one connection: create a QP with attr and connect it to the TCP
- * peer's own address (an info naming another address is refused). Up to
+ * peer's own address (an info naming another address is refused,
+ * MROCE_ERR_PEER_ADDR). Up to
  * MROCE_CM_PENDING handshakes advance together while this runs, each closed
  * MROCE_CM_HANDSHAKE_MS after it arrived; a failed one is counted in the
  * stats below, not returned. -ETIMEDOUT if none completed within timeout_ms.
