@@ -270,7 +270,8 @@ static void plan_link(struct rt_scn *c, struct sim_link *l, bool faults)
 	memset(l, 0, sizeof(*l));
 	l->delay_us = 1 + below(c, 50);
 	l->path_step_us = chance(c, 50) ? below(c, 20) : 0;
-	l->jitter_us = chance(c, 50) ? below(c, 60) : 0;
+	/* reordering inside every route: some scenarios by many RTTs (lib/reorder.c) */
+	l->jitter_us = chance(c, 50) ? (chance(c, 20) ? below(c, 300) : below(c, 60)) : 0;
 	if (!faults)
 		return;
 	l->loss_ppm = chance(c, 50) ? below(c, 30000) : 0;
