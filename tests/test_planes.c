@@ -91,7 +91,7 @@ static void deferring_tx_flush(void *port)
  */
 static struct sim_port *charged[2];
 static __u32 rx_cost_ns;
-static __u64 rx_cost_carry_ns;
+static __u64 rx_cost_carry_ns, rx_charged;	/* ... and how many frames they charged for */
 
 static int charged_rx_burst(void *port, mroce_rx_cb cb, void *ctx, int budget)
 {
@@ -99,6 +99,7 @@ static int charged_rx_burst(void *port, mroce_rx_cb cb, void *ctx, int budget)
 	int n = sim_rx_burst(port, cb, ctx, budget);
 
 	if (rx_cost_ns && (sp == charged[0] || sp == charged[1])) {
+		rx_charged += (__u64)n;
 		rx_cost_carry_ns += (__u64)n * rx_cost_ns;
 		sp->net->now += rx_cost_carry_ns / 1000;
 		rx_cost_carry_ns %= 1000;
@@ -128,6 +129,7 @@ static void planes_open_n(struct planes *pl, __u64 seed, __u32 paths, int n)
 	a0_starve_until = 0;
 	starved_port = &pl->p.net->a;
 	rx_cost_ns = 0;
+	rx_charged = 0;
 	charged[0] = charged[1] = NULL;
 	stall_port = deferred[0] = deferred[1] = NULL;
 	stall_us = 0;
@@ -1309,15 +1311,6 @@ static void test_each_probe_echoed(void **state)
 }
 
 /*
- * B sends (its WRITEs to A) over two planes while its host is busy: its
- * progress loop is left off the CPU for nap_us of every nap_period_us and
- * then finds what came meanwhile in its rings, more than one round's
- * receive budget, plane after plane. A round that has read one plane's
- * answers and not yet the other's must not take the other for dead: its
- * answers are there, unread. Every plane stays up and nothing is resent
- * for it. (Before, B gave a live plane up after such naps.)
- */
-/*
  * n frames as from's peer would get them from it on plane's wire, h's with
  * the token given: addresses, ports, QPN and UDP checksum all right.
  */
@@ -1325,7 +1318,8 @@ static void forge(struct planes *pl, struct mroce_qp *from, int plane, __u64 tok
 		  const struct mroce_hdr *hin, int n)
 {
 	bool a = from == pl->p.qa;
-	struct sim_port *via = plane ? (a ? &pl->a1 : &pl->b1) : (a ? &pl->p.net->a : &pl->p.net->b);
+	struct sim_port *via = plane == 2 ? (a ? &pl->a2 : &pl->b2) : plane ? (a ? &pl->a1 : &pl->b1) :
+			       (a ? &pl->p.net->a : &pl->p.net->b);
 	struct mroce_route rt = plane ? from->proute[plane] : from->route;
 	__u8 buf[2048];
 
@@ -1408,6 +1402,8 @@ static void busy_sender(__u64 seed, __u32 period, __u32 nap, __u32 flood, __u32 
 	assert_memory_equal(p->la, p->lb, BUF);
 	*downs = p->qb->st.plane_downs;
 	*rounds = p->db->stats.retx_pkts;
+	if (flood && cost_ns)
+		assert_true(rx_charged >= flood);	/* the flood went through B's receive path */
 	free(bz);
 	planes_close(&pl);
 }
@@ -1475,6 +1471,260 @@ static void test_sender_stall_mid_burst(void **state)
 	}
 }
 
+/*
+ * A's receive path busy: a flood that costs it a microsecond a frame sits
+ * in one plane's ring, ahead of the answer that plane's fate hangs on.
+ * Plane 1's probe is echoed at once; plane 2's echo (3 planes), or plane
+ * 0's first ACKs (2 planes), wait behind the flood. The verdicts that
+ * compare planes by their answers' times (a probe given up for a sibling's
+ * echo, a first plane never heard from found dead) were taken while the
+ * answer was there, unread: the device held a live plane for dead, or gave
+ * it up. They are judged only against what the host has read.
+ */
+struct unread {
+	struct waiter	w;
+	struct planes	*pl;
+	int		plane;
+	bool		failed;
+};
+
+static bool watch_unread(void *ctx)
+{
+	struct unread *c = ctx;
+	const struct mroce_plane *p = &c->pl->p.qa->planes[c->plane];
+
+	/* a probe given up (its trial ended, unproven), or a plane up found dead */
+	if ((p->down && p->nonced && !p->trial) || c->pl->p.qa->st.plane_downs)
+		c->failed = true;
+	return collected(ctx);
+}
+
+static void unread_answer(int nplanes, int plane, __u64 seed, bool *failed, __u64 *shun)
+{
+	struct unread *c = calloc(1, sizeof(*c));
+	struct mroce_hdr h = { .opcode = MROCE_OP_ACK, .ts = 0x40000001u };
+	struct planes pl;
+	struct pair *p = &pl.p;
+
+	planes_open_n(&pl, seed, 9, nplanes);
+	planes_connect(&pl);
+	p->net->a.link = p->net->b.link = (struct sim_link){ .delay_us = 10 };
+	pl.a1.link = pl.b1.link = p->net->a.link;
+	pl.a2.link = pl.b2.link = p->net->a.link;
+	charged[0] = &p->net->a;
+	charged[1] = plane == 2 ? &pl.a2 : &pl.a1;
+	rx_cost_ns = 1000;
+	c->pl = &pl;
+	c->plane = plane;
+	c->w.p = p;
+	c->w.want_a = 1;
+	fill(p->la, BUF, 49);
+	assert_int_equal(post(p->qa, MROCE_WR_RDMA_WRITE, 1, p->la, BUF, mroce_mr_lkey(p->ma),
+			      (__u64)(unsigned long)p->lb, mroce_mr_rkey(p->mb), 0), 0);
+	/* 2000 frames without the token, at A on that plane, arriving before its answer */
+	h.cum_psn = p->qb->rqpn;
+	forge(&pl, p->qb, plane, 0x0badbadbadull, &h, 2000);
+	assert_int_equal(sim_run(p->net, p->da, p->db, watch_unread, c, 60000000), 0);
+	assert_true(rx_charged >= 2000);	/* A read through the flood, 2 ms of it */
+	assert_int_equal(c->w.wa[0].status, MROCE_WC_SUCCESS);
+	assert_memory_equal(p->lb, p->la, BUF);
+	*failed = c->failed;
+	*shun = p->da->plane_shun_until_us[plane];
+	printf("  %d planes, plane %d's answer behind 2000 frames: %s; plane downs %llu, rejoins %llu\n",
+	       nplanes, plane, c->failed ? "given up" : "kept", (unsigned long long)p->qa->st.plane_downs,
+	       (unsigned long long)p->qa->st.plane_rejoins);
+	assert_false(p->qa->planes[plane].down);	/* its answer, read at last, proves it anyway */
+	free(c);
+	planes_close(&pl);
+}
+
+static void test_unread_answer_decides_nothing(void **state)
+{
+	bool failed;
+	__u64 shun;
+
+	(void)state;
+	/* plane 2's probe echo behind the flood, plane 1's read: not given up for its sibling's */
+	unread_answer(3, 2, 4520, &failed, &shun);
+	assert_false(failed);
+	assert_int_equal(shun, 0);
+	/* plane 0's first ACKs behind it, plane 1's echo read: the first plane is not found dead */
+	unread_answer(2, 0, 4521, &failed, &shun);
+	assert_false(failed);
+	assert_int_equal(shun, 0);
+}
+
+/*
+ * Planes 1 and 2 of 3 fail in the middle of a WRITE and come back; A
+ * probes both again at once. B, which proved every plane before, echoes
+ * each probe on its own plane. A flood that costs A a microsecond a frame
+ * lands in plane 2's ring just before plane 2's echo: plane 1's echo is
+ * read at once, plane 2's only 2 ms later. The probe of plane 2 was given
+ * up for its sibling's echo while its own sat unread behind the flood, and
+ * the device held a live plane for dead; it is judged only against what A
+ * has read.
+ */
+struct rejoin {
+	struct waiter	w;
+	struct planes	*pl;
+	__u64		cut_at_bytes, back_at;
+	int		phase;		/* 0 both up, 1 cut, 2 back, 3 flood sent */
+	bool		failed;
+	__u64		flood_at, echo_rtt1;
+};
+
+static bool watch_rejoin(void *ctx)
+{
+	struct rejoin *c = ctx;
+	struct planes *pl = c->pl;
+	struct mroce_qp *qa = pl->p.qa;
+	const struct mroce_plane *p2 = &qa->planes[2];
+
+	if (c->phase == 0 && qa->st.acked_bytes >= c->cut_at_bytes) {
+		pl->a1.link.down = pl->b1.link.down = pl->a2.link.down = pl->b2.link.down = true;
+		c->back_at = pl->p.net->now + 2000;
+		c->phase = 1;
+	} else if (c->phase == 1 && pl->p.net->now >= c->back_at) {
+		pl->a1.link.down = pl->b1.link.down = pl->a2.link.down = pl->b2.link.down = false;
+		c->phase = 2;
+	} else if (c->phase == 2 && p2->down && p2->trial && qa->planes[1].trial) {
+		struct mroce_hdr h = { .opcode = MROCE_OP_ACK, .ts = 0x40000001u,
+				       .cum_psn = pl->p.qb->rqpn };
+
+		forge(pl, pl->p.qb, 2, 0x0badbadbadull, &h, 2000);
+		c->flood_at = pl->p.net->now;
+		c->phase = 3;
+	} else if (c->phase == 3) {
+		if (p2->down && !p2->trial)
+			c->failed = true;	/* the probe given up */
+		if (!p2->down)
+			c->phase = 4;
+	}
+	return collected(ctx);
+}
+
+static void test_sibling_echo_read_first(void **state)
+{
+	struct rejoin *c = calloc(1, sizeof(*c));
+	struct planes pl;
+	struct pair *p = &pl.p;
+
+	(void)state;
+	planes_open_n(&pl, 4530, 9, 3);
+	planes_connect(&pl);
+	p->net->a.link = p->net->b.link = (struct sim_link){ .delay_us = 10, .rate_mbps = 10000,
+							      .queue_bytes = 4 << 20 };
+	pl.a1.link = pl.b1.link = p->net->a.link;
+	pl.a2.link = pl.b2.link = p->net->a.link;
+	c->pl = &pl;
+	c->w.p = p;
+	fill(p->la, BUF, 51);
+	/* a first WRITE proves every plane, both ways */
+	c->phase = 5;
+	c->w.want_a = 1;
+	assert_int_equal(post(p->qa, MROCE_WR_RDMA_WRITE, 1, p->la, BUF, mroce_mr_lkey(p->ma),
+			      (__u64)(unsigned long)p->lb, mroce_mr_rkey(p->mb), 0), 0);
+	assert_int_equal(sim_run(p->net, p->da, p->db, watch_rejoin, c, 60000000), 0);
+	assert_int_equal(p->qa->st.plane_rejoins, 2);
+	assert_false(p->qb->planes[1].down);
+	assert_false(p->qb->planes[2].down);
+	charged[0] = &pl.a2;
+	rx_cost_ns = 1000;
+	c->phase = 0;
+	c->cut_at_bytes = p->qa->st.acked_bytes + 1000000;
+	c->w.want_a = 9;
+	for (int i = 2; i <= 9; i++)
+		assert_int_equal(post(p->qa, MROCE_WR_RDMA_WRITE, (__u64)i, p->la, BUF, mroce_mr_lkey(p->ma),
+				      (__u64)(unsigned long)p->lb, mroce_mr_rkey(p->mb), 0), 0);
+	assert_int_equal(sim_run(p->net, p->da, p->db, watch_rejoin, c, 60000000), 0);
+	printf("  planes 1, 2 cut and back: phase %d, plane 2's probe %s; downs %llu, rejoins %llu, "
+	       "plane 1 echo %u us\n", c->phase, c->failed ? "given up" : "kept",
+	       (unsigned long long)p->qa->st.plane_downs, (unsigned long long)p->qa->st.plane_rejoins,
+	       p->qa->planes[1].echo_rtt_us);
+	for (int i = 0; i < 9; i++)
+		assert_int_equal(c->w.wa[i].status, MROCE_WC_SUCCESS);
+	assert_int_equal(c->phase, 4);		/* the flood went in, and plane 2 came back */
+	assert_true(rx_charged >= 2000);
+	assert_false(c->failed);
+	free(c);
+	planes_close(&pl);
+}
+
+/*
+ * The limit: the peer's host busy on one plane. 2,000 frames without the
+ * token land at A's first plane while B streams to it, each costing A a
+ * microsecond: B's packets on that plane wait 2 ms behind them in A's ring,
+ * while its packets on the other plane are read and acknowledged at once.
+ * To B that is a plane that stopped delivering while another delivered
+ * what was sent later, as a dead one does; nothing on the wire tells it
+ * apart. B may give it up, once; nothing is lost (every WRITE completes,
+ * bytes right) and the plane's next probe brings it back.
+ */
+static void test_peer_busy_on_one_plane(void **state)
+{
+	struct busy *bz = calloc(1, sizeof(*bz));
+	struct planes pl;
+	struct pair *p = &pl.p;
+	struct mroce_hdr h = { .opcode = MROCE_OP_ACK, .ts = 0x40000001u };
+	__u64 downs;
+
+	(void)state;
+	planes_open(&pl, 4540, 8);
+	planes_connect(&pl);
+	p->net->a.link = p->net->b.link = (struct sim_link){ .delay_us = 10, .path_step_us = 5 };
+	pl.a1.link = pl.b1.link = p->net->a.link;
+	bz->w.p = p;
+	bz->pl = &pl;
+	fill(p->lb, BUF, 52);
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(post(p->qb, MROCE_WR_RDMA_WRITE, (__u64)i, p->lb, BUF, mroce_mr_lkey(p->mb),
+				      (__u64)(unsigned long)p->la, mroce_mr_rkey(p->ma), 0), 0);
+	bz->w.want_b = 1;
+	assert_int_equal(sim_run(p->net, p->da, p->db, b_collected, &bz->w, 60000000), 0);
+	assert_int_equal(p->qb->st.plane_rejoins, 1);	/* both planes in use */
+	charged[0] = &p->net->a;
+	charged[1] = &pl.a1;
+	rx_cost_ns = 1000;
+	h.cum_psn = p->qb->rqpn;
+	forge(&pl, p->qb, 0, 0x0badbadbadull, &h, 2000);	/* at A, as from B but for the token */
+	bz->w.want_b = 3;
+	assert_int_equal(sim_run(p->net, p->da, p->db, b_collected, &bz->w, 60000000), 0);
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(bz->w.wb[i].status, MROCE_WC_SUCCESS);
+	assert_memory_equal(p->la, p->lb, BUF);
+	assert_true(rx_charged >= 2000);
+	downs = p->qb->st.plane_downs;
+	/* the next WRITEs, past the plane's first probe: both planes carry them again */
+	rx_cost_ns = 0;
+	p->net->now += 20000;
+	for (int i = 3; i < 5; i++)
+		assert_int_equal(post(p->qb, MROCE_WR_RDMA_WRITE, (__u64)i, p->lb, BUF, mroce_mr_lkey(p->mb),
+				      (__u64)(unsigned long)p->la, mroce_mr_rkey(p->ma), 0), 0);
+	bz->w.want_b = 5;
+	assert_int_equal(sim_run(p->net, p->da, p->db, b_collected, &bz->w, 60000000), 0);
+	printf("  A busy 2 ms on plane 0: B's plane downs %llu, rejoins %llu, resent %llu\n",
+	       (unsigned long long)downs, (unsigned long long)p->qb->st.plane_rejoins,
+	       (unsigned long long)p->db->stats.retx_pkts);
+	assert_true(downs <= 1);
+	assert_int_equal(p->qb->st.plane_downs, downs);
+	assert_int_equal(p->qb->st.plane_rejoins, 1 + downs);
+	assert_false(p->qb->planes[0].down);
+	assert_false(p->qb->planes[1].down);
+	free(bz);
+	planes_close(&pl);
+}
+
+/*
+ * B sends (its WRITEs to A) over two planes while its own host is busy: its
+ * progress loop left off the CPU for nap_us of every nap_period_us (then it
+ * finds what came meanwhile in its rings, more than a round's receive
+ * budget, plane after plane), and/or bad-token frames at its first plane,
+ * each costing it cost_ns to get through (a flood in front of its answers
+ * there), as a steady stream or a 2,000-frame burst. Every WRITE completes
+ * with the right bytes and no plane goes down: a plane's fate is decided by
+ * the peer's acknowledgements, which name what came in on every plane, so
+ * one plane's ring read late hides nothing the others do not show.
+ */
 static void test_busy_host_keeps_planes(void **state)
 {
 	/* nap period, nap, bad-token frames a 100 us at plane 0, ns of CPU each frame read costs */
@@ -1550,6 +1800,9 @@ int main(void)
 		cmocka_unit_test(test_held_plane_judged_by_time),
 		cmocka_unit_test(test_info_planes_round_trip),
 		cmocka_unit_test(test_busy_host_keeps_planes),
+		cmocka_unit_test(test_peer_busy_on_one_plane),
+		cmocka_unit_test(test_sibling_echo_read_first),
+		cmocka_unit_test(test_unread_answer_decides_nothing),
 		cmocka_unit_test(test_sender_stall_mid_burst),
 		cmocka_unit_test(test_busy_receiver_keeps_planes),
 	};
