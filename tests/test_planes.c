@@ -38,18 +38,78 @@ static void plane_local(struct mroce_dev *dev, bool side_b, int plane, struct mr
 static __u64 a0_starve_until;
 static struct sim_port *starved_port;
 
+/*
+ * A host descheduled in the middle of a burst: the first buffer asked of
+ * stall_port from stall_at on takes stall_us (the clock moves on). With
+ * deferred ports, frames wait for tx_flush, as an AF_XDP ring's wait for
+ * their kick: what was built before the stall leaves with what was built
+ * after it.
+ */
+static struct sim_port *stall_port, *deferred[2];
+static __u64 stall_at, stall_us;
+static __u8 held[2][64][MROCE_FRAME_MAX];
+static __u32 held_len[2][64], nheld[2];
+
 static void *starved_tx_buf(void *port, __u32 *cap)
 {
 	struct sim_port *sp = port;
 
 	if (sp == starved_port && sp->net->now < a0_starve_until)
 		return NULL;
+	if (sp == stall_port && stall_us && sp->net->now >= stall_at) {
+		sp->net->now += stall_us;
+		stall_us = 0;
+	}
 	return sim_ops.tx_buf(port, cap);
 }
 
+static void deferring_tx_send(void *port, void *buf, __u32 len)
+{
+	for (int k = 0; k < 2; k++)
+		if (port == deferred[k] && len && nheld[k] < 64) {
+			memcpy(held[k][nheld[k]], buf, len);
+			held_len[k][nheld[k]++] = len;
+			return;
+		}
+	sim_tx_send(port, buf, len);
+}
+
+static void deferring_tx_flush(void *port)
+{
+	for (int k = 0; k < 2; k++)
+		if (port == deferred[k]) {
+			for (__u32 i = 0; i < nheld[k]; i++)
+				sim_wire(port, held[k][i], held_len[k][i]);
+			nheld[k] = 0;
+		}
+}
+
+/*
+ * A host whose CPU each received frame costs: ports in charged[] advance
+ * the clock by rx_cost_ns per frame they hand up or drop (as XDP would),
+ * so that a flood takes time to get through.
+ */
+static struct sim_port *charged[2];
+static __u32 rx_cost_ns;
+static __u64 rx_cost_carry_ns, rx_charged;	/* ... and how many frames they charged for */
+
+static int charged_rx_burst(void *port, mroce_rx_cb cb, void *ctx, int budget)
+{
+	struct sim_port *sp = port;
+	int n = sim_rx_burst(port, cb, ctx, budget);
+
+	if (rx_cost_ns && (sp == charged[0] || sp == charged[1])) {
+		rx_charged += (__u64)n;
+		rx_cost_carry_ns += (__u64)n * rx_cost_ns;
+		sp->net->now += rx_cost_carry_ns / 1000;
+		rx_cost_carry_ns %= 1000;
+	}
+	return n;
+}
+
 static const struct mroce_port_ops a0_ops = {
-	.tx_buf = starved_tx_buf, .tx_send = sim_tx_send, .tx_flush = sim_tx_flush,
-	.rx_burst = sim_rx_burst, .wait = sim_wait, .now_us = sim_now,
+	.tx_buf = starved_tx_buf, .tx_send = deferring_tx_send, .tx_flush = deferring_tx_flush,
+	.rx_burst = charged_rx_burst, .wait = sim_wait, .now_us = sim_now,
 };
 
 /* Put each device on a port over n wires (2 or 3), before the QPs connect. */
@@ -68,6 +128,12 @@ static void planes_open_n(struct planes *pl, __u64 seed, __u32 paths, int n)
 	pl->n = n;
 	a0_starve_until = 0;
 	starved_port = &pl->p.net->a;
+	rx_cost_ns = 0;
+	rx_charged = 0;
+	charged[0] = charged[1] = NULL;
+	stall_port = deferred[0] = deferred[1] = NULL;
+	stall_us = 0;
+	nheld[0] = nheld[1] = 0;
 	a[0] = &net->a, b[0] = &net->b;
 	a[1] = &pl->a1, b[1] = &pl->b1;
 	a[2] = &pl->a2, b[2] = &pl->b2;
@@ -1059,6 +1125,156 @@ static void test_rogue_acks_prove_no_plane(void **state)
 	planes_close(&pl);
 }
 
+/* What a received frame may change of A's planes: snapshot and compare. */
+struct plane_state {
+	struct mroce_plane	planes[MROCE_MAX_PLANES];
+	struct mroce_ret	ret[MROCE_MAX_PATHS];
+	bool			probe_echo[MROCE_MAX_PLANES];
+	__u32			probe_nonce[MROCE_MAX_PLANES];
+	__u64			probe_nonce_at[MROCE_MAX_PLANES];
+	__u64			rx_plane_at[MROCE_MAX_PLANES];
+	__u64			shun[MROCE_MAX_PLANES];
+	__u8			rx_newest_plane, paths_plane[MROCE_MAX_PATHS];
+	__u32			snd_una;
+	bool			ack_now;
+	__u64			downs, rejoins, acks_rx;
+};
+
+static void plane_state_get(const struct mroce_qp *qp, struct plane_state *s)
+{
+	memset(s, 0, sizeof(*s));
+	memcpy(s->planes, qp->planes, sizeof(s->planes));
+	memcpy(s->ret, qp->ret, sizeof(s->ret));
+	memcpy(s->probe_echo, qp->probe_echo, sizeof(s->probe_echo));
+	memcpy(s->probe_nonce, qp->probe_nonce, sizeof(s->probe_nonce));
+	memcpy(s->probe_nonce_at, qp->probe_nonce_at, sizeof(s->probe_nonce_at));
+	memcpy(s->rx_plane_at, qp->rx_plane_at, sizeof(s->rx_plane_at));
+	memcpy(s->shun, qp->dev->plane_shun_until_us, sizeof(s->shun));
+	s->rx_newest_plane = qp->rx_newest_plane;
+	for (__u32 i = 0; i < qp->attr.paths; i++)
+		s->paths_plane[i] = qp->paths[i].plane;
+	s->snd_una = qp->snd_una;
+	s->ack_now = qp->ack_now;
+	s->downs = qp->st.plane_downs;
+	s->rejoins = qp->st.plane_rejoins;
+	s->acks_rx = qp->dev->stats.acks_rx;
+}
+
+/* One forged frame, as B would send it to A on plane pl, handed to A's receive path. */
+static void forged_in(struct planes *pl, int plane, __u64 token, __u32 dqpn, const struct mroce_hdr *hin,
+		      bool bad_csum, bool *xdp_dropped)
+{
+	struct mroce_qp *qb = pl->p.qb;
+	struct mroce_route rt = plane ? qb->proute[plane] : qb->route;
+	struct mroce_hdr h = *hin;
+	__u8 buf[2048];
+	int hdr;
+
+	h.dqpn = dqpn;
+	h.token = token;
+	rt.sport = 49152 + 7;
+	hdr = mroce_frame_hdrs(buf, sizeof(buf), &rt, &h);
+	assert_true(hdr > 0);
+	memset(buf + hdr, 0x5a, h.payload_len);
+	mroce_frame_finish(buf, (__u32)hdr + h.payload_len, rt.family);
+	if (bad_csum)
+		buf[hdr - 1] ^= 0x10;	/* a byte of the BTH: the UDP checksum no longer verifies */
+	/* the XDP program's verdict (emulated), then the library's own checks, as without XDP */
+	*xdp_dropped = mroce_dev_test_xdp_drops(pl->p.da, buf, (__u32)hdr + h.payload_len);
+	mroce_engine_rx(pl->p.da, buf, (__u32)hdr + h.payload_len, 0);
+}
+
+/*
+ * Nothing without the connection's token moves plane state. A has a probe
+ * of plane 1 out (its wire dead), so a forged echo of its nonce would bring
+ * the plane back; forged frames of every kind that touches planes (the
+ * probe's echo, an ACK acknowledging everything, a receiver's probe, a data
+ * packet carrying a probe, plain data on plane 1, a NACK), on either plane,
+ * with a wrong token (flipped, off by one bit, zero), for another QP, or
+ * with the right token and a checksum that does not verify: each is
+ * dropped (XDP's check and the library's, counted in bad_pkts) and A's
+ * planes, slots, probes, echoes owed and the device's holds are as they
+ * were. The same echo with the token proves the plane: the test can fail.
+ */
+static void test_forged_frames_move_no_plane(void **state)
+{
+	struct planes pl;
+	struct mroce_qp *qa;
+	struct mroce_plane *p1;
+	struct plane_state before, after;
+	__u64 token, bad0;
+	__u32 nonce, n = 0;
+
+	(void)state;
+	planes_open(&pl, 4480, 8);
+	pl.a1.link.down = pl.b1.link.down = true;
+	planes_connect(&pl);
+	pl.p.net->a.link = pl.p.net->b.link = (struct sim_link){ .delay_us = 10 };
+	qa = pl.p.qa;
+	fill(pl.p.la, BUF, 48);
+	assert_int_equal(post(qa, MROCE_WR_RDMA_WRITE, 1, pl.p.la, BUF, mroce_mr_lkey(pl.p.ma),
+			      (__u64)(unsigned long)pl.p.lb, mroce_mr_rkey(pl.p.mb), 0), 0);
+	assert_int_equal(sim_run(pl.p.net, pl.p.da, pl.p.db, probe_sent, &pl, 1000000), 0);
+	pthread_mutex_lock(&pl.p.da->lock);
+	p1 = &qa->planes[1];
+	assert_true(p1->down && p1->trial && p1->trial_armed);
+	nonce = p1->nonce;
+	token = mroce_be64(qa->token_be);
+	plane_state_get(qa, &before);
+	bad0 = pl.p.da->stats.bad_pkts;
+	{
+		const __u64 tokens[] = { ~token, token ^ 1, token ^ (1ull << 63), 0 };
+		struct mroce_hdr echo = { .opcode = MROCE_OP_ACK, .cum_psn = qa->snd_nxt,
+					  .ts_echo = nonce + 40, .path = p1->trial_slot };
+		struct mroce_hdr ack_probe = { .opcode = MROCE_OP_ACK, .flags = MROCE_F_PLANE_PROBE,
+					       .cum_psn = qa->snd_una, .ts = 0x50000001u };
+		struct mroce_hdr data_probe = { .opcode = MROCE_OP_WRITE,
+						.flags = MROCE_F_PLANE_PROBE | MROCE_F_FIRST | MROCE_F_LAST,
+						.psn = qa->flow->rx_base, .msg_len = 64, .payload_len = 64,
+						.rkey = mroce_mr_rkey(pl.p.ma), .raddr = (__u64)(unsigned long)pl.p.la,
+						.ts = 0x50000003u, .path = 1 };
+		struct mroce_hdr data = data_probe;
+		struct mroce_hdr nack = { .opcode = MROCE_OP_NACK, .cum_psn = qa->snd_una,
+					  .nak_psn = qa->snd_una, .nak_code = MROCE_NAK_OUT_OF_WINDOW };
+		const struct mroce_hdr *kinds[] = { &echo, &ack_probe, &data_probe, &data, &nack };
+
+		data.flags = MROCE_F_FIRST | MROCE_F_LAST;
+		for (int plane = 0; plane < 2; plane++)
+			for (__u32 k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++) {
+				bool dropped;
+
+				for (__u32 t = 0; t < sizeof(tokens) / sizeof(tokens[0]); t++, n++) {
+					forged_in(&pl, plane, tokens[t], qa->qpn, kinds[k], false, &dropped);
+					assert_true(dropped);
+				}
+				/* the right token, for a QP that is not there */
+				forged_in(&pl, plane, token, qa->qpn + 1, kinds[k], false, &dropped);
+				assert_true(dropped);
+				n++;
+				/* the right token, a checksum that does not verify */
+				forged_in(&pl, plane, token, qa->qpn, kinds[k], true, &dropped);
+				n++;
+			}
+	}
+	plane_state_get(qa, &after);
+	printf("  %u forged frames: bad_pkts +%llu, plane 1 still down: %d\n", n,
+	       (unsigned long long)(pl.p.da->stats.bad_pkts - bad0), p1->down);
+	assert_int_equal(pl.p.da->stats.bad_pkts - bad0, n);
+	assert_memory_equal(&before, &after, sizeof(before));
+	/* the echo with the token is the proof the forgeries were not */
+	{
+		struct mroce_hdr echo = { .opcode = MROCE_OP_ACK, .cum_psn = qa->snd_una, .ts_echo = nonce + 40 };
+		bool dropped;
+
+		forged_in(&pl, 1, token, qa->qpn, &echo, false, &dropped);
+		assert_false(dropped);
+		assert_false(p1->down);
+		assert_int_equal(qa->st.plane_rejoins, before.rejoins + 1);
+	}
+	pthread_mutex_unlock(&pl.p.da->lock);
+	planes_close(&pl);
+}
+
 /*
  * Probes that came in on two planes at once are each echoed, by an ACK of
  * its own: one pending echo lost the first probe's nonce, and its plane
@@ -1092,6 +1308,443 @@ static void test_each_probe_echoed(void **state)
 	assert_false(qb->ack_now);
 	pthread_mutex_unlock(&pl.p.db->lock);
 	planes_close(&pl);
+}
+
+/*
+ * n frames as from's peer would get them from it on plane's wire, h's with
+ * the token given: addresses, ports, QPN and UDP checksum all right.
+ */
+static void forge(struct planes *pl, struct mroce_qp *from, int plane, __u64 token,
+		  const struct mroce_hdr *hin, int n)
+{
+	bool a = from == pl->p.qa;
+	struct sim_port *via = plane == 2 ? (a ? &pl->a2 : &pl->b2) : plane ? (a ? &pl->a1 : &pl->b1) :
+			       (a ? &pl->p.net->a : &pl->p.net->b);
+	struct mroce_route rt = plane ? from->proute[plane] : from->route;
+	__u8 buf[2048];
+
+	for (int i = 0; i < n; i++) {
+		struct mroce_hdr h = *hin;
+		int hdr;
+
+		h.dqpn = from->rqpn;
+		h.token = token;
+		rt.sport = (__u16)(49152 + i % 64);
+		hdr = mroce_frame_hdrs(buf, sizeof(buf), &rt, &h);
+		assert_true(hdr > 0);
+		memset(buf + hdr, 0x5a, h.payload_len);
+		mroce_frame_finish(buf, (__u32)hdr + h.payload_len, rt.family);
+		sim_wire(via, buf, (__u32)hdr + h.payload_len);
+	}
+}
+
+/* A flood of bad-token frames at the sender, every flood_gap_us, while it runs. */
+struct busy {
+	struct waiter	w;
+	struct planes	*pl;
+	__u32		flood, flood_gap_us;
+	__u64		next_flood;
+};
+
+static bool b_collected(void *ctx)
+{
+	struct busy *b = ctx;
+
+	if (b->flood && b->pl->p.net->now >= b->next_flood) {
+		struct mroce_qp *qa = b->pl->p.qa;
+		struct mroce_hdr h = { .opcode = MROCE_OP_ACK, .flags = MROCE_F_PLANE_PROBE,
+				       .cum_psn = qa->rqpn, .ts = 0x40000001u };
+
+		/* at B's first plane, as from A but for the token */
+		forge(b->pl, qa, 0, ~mroce_be64(qa->token_be), &h, (int)b->flood);
+		b->next_flood = b->pl->p.net->now + b->flood_gap_us;
+	}
+	return collected(ctx);
+}
+
+static void busy_sender(__u64 seed, __u32 period, __u32 nap, __u32 flood, __u32 gap,
+			__u32 cost_ns, __u64 *downs, __u64 *rounds)
+{
+	struct busy *bz = calloc(1, sizeof(*bz));
+	struct waiter *w = &bz->w;
+	struct planes pl;
+	struct pair *p = &pl.p;
+
+	planes_open(&pl, seed, 8);
+	planes_connect(&pl);
+	p->net->a.link = p->net->b.link = (struct sim_link){ .delay_us = 10, .path_step_us = 5 };
+	pl.a1.link = pl.b1.link = p->net->a.link;
+	w->p = p;
+	fill(p->lb, BUF, (__u32)seed);
+	/* a first WRITE, on a quiet host: both planes proven */
+	assert_int_equal(post(p->qb, MROCE_WR_RDMA_WRITE, 0, p->lb, BUF, mroce_mr_lkey(p->mb),
+			      (__u64)(unsigned long)p->la, mroce_mr_rkey(p->ma), 0), 0);
+	w->want_b = 1;
+	assert_int_equal(sim_run(p->net, p->da, p->db, b_collected, w, 60000000), 0);
+	assert_int_equal(p->qb->st.plane_rejoins, 1);
+	p->net->nap_period_us = period;
+	p->net->nap_us = nap;
+	charged[0] = &p->net->b;
+	charged[1] = &pl.b1;
+	rx_cost_ns = cost_ns;
+	bz->pl = &pl;
+	bz->flood = flood;
+	bz->flood_gap_us = gap;
+	bz->next_flood = p->net->now + 500;
+	for (int i = 1; i <= 4; i++)
+		assert_int_equal(post(p->qb, MROCE_WR_RDMA_WRITE, (__u64)i, p->lb, BUF,
+				      mroce_mr_lkey(p->mb), (__u64)(unsigned long)p->la,
+				      mroce_mr_rkey(p->ma), 0), 0);
+	w->want_b = 5;
+	assert_int_equal(sim_run(p->net, p->da, p->db, b_collected, w, 60000000), 0);
+	for (int i = 0; i < 5; i++)
+		assert_int_equal(w->wb[i].status, MROCE_WC_SUCCESS);
+	assert_memory_equal(p->la, p->lb, BUF);
+	*downs = p->qb->st.plane_downs;
+	*rounds = p->db->stats.retx_pkts;
+	if (flood && cost_ns)
+		assert_true(rx_charged >= flood);	/* the flood went through B's receive path */
+	free(bz);
+	planes_close(&pl);
+}
+
+static void test_busy_receiver_keeps_planes(void **state)
+{
+	static const __u32 naps[][2] = { { 3000, 1000 }, { 1000, 300 }, { 10000, 5000 }, { 500, 200 } };
+
+	(void)state;
+	for (__u32 k = 0; k < 4; k++) {
+		struct watch *c = calloc(1, sizeof(*c));
+		struct planes pl;
+
+		planes_open(&pl, 4800 + k, 8);
+		planes_connect(&pl);
+		pl.p.net->a.link = pl.p.net->b.link = (struct sim_link){ .delay_us = 10, .path_step_us = 5 };
+		pl.a1.link = pl.b1.link = pl.p.net->a.link;
+		write_n(&pl, c, 1, 41);
+		pl.p.net->nap_period_us = naps[k][0];
+		pl.p.net->nap_us = naps[k][1];
+		write_n(&pl, c, 2, 42);
+		printf("  receiver naps %u of %u us: A plane downs %llu, resent %llu\n", naps[k][1], naps[k][0],
+		       (unsigned long long)pl.p.qa->st.plane_downs, (unsigned long long)pl.p.da->stats.retx_pkts);
+		assert_int_equal(pl.p.qa->st.plane_downs, 0);
+		free(c);
+		planes_close(&pl);
+	}
+}
+
+/*
+ * The sender's progress thread descheduled in the middle of a burst, after
+ * it stamped plane 0's packets and before plane 1's; all of them leave
+ * together when it runs again and kicks its rings. Plane 0's packets are
+ * no older, to the peer, than plane 1's: the time the host itself was not
+ * running is no wait for an answer, and no plane goes down for it.
+ */
+static void test_sender_stall_mid_burst(void **state)
+{
+	static const __u32 stalls[] = { 300, 1500, 3000, 8000 };
+
+	(void)state;
+	for (__u32 k = 0; k < 4; k++) {
+		struct watch *c = calloc(1, sizeof(*c));
+		struct planes pl;
+
+		planes_open(&pl, 4900 + k, 8);
+		planes_connect(&pl);
+		pl.p.net->a.link = pl.p.net->b.link = (struct sim_link){ .delay_us = 10, .path_step_us = 5 };
+		pl.a1.link = pl.b1.link = pl.p.net->a.link;
+		write_n(&pl, c, 1, 41);
+		assert_int_equal(pl.p.qa->st.plane_rejoins, 1);
+		deferred[0] = &pl.p.net->a;
+		deferred[1] = &pl.a1;
+		stall_port = &pl.a1;
+		stall_at = pl.p.net->now + 200;
+		stall_us = stalls[k];
+		write_n(&pl, c, 2, 42);
+		printf("  A stalled %u us mid-burst: plane downs %llu, resent %llu\n", stalls[k],
+		       (unsigned long long)pl.p.qa->st.plane_downs, (unsigned long long)pl.p.da->stats.retx_pkts);
+		assert_int_equal(stall_us, 0);	/* it did stall */
+		assert_int_equal(pl.p.qa->st.plane_downs, 0);
+		assert_false(pl.p.qa->planes[1].down);
+		free(c);
+		planes_close(&pl);
+	}
+}
+
+/*
+ * A's receive path busy: a flood that costs it a microsecond a frame sits
+ * in one plane's ring, ahead of the answer that plane's fate hangs on.
+ * Plane 1's probe is echoed at once; plane 2's echo (3 planes), or plane
+ * 0's first ACKs (2 planes), wait behind the flood. The verdicts that
+ * compare planes by their answers' times (a probe given up for a sibling's
+ * echo, a first plane never heard from found dead) were taken while the
+ * answer was there, unread: the device held a live plane for dead, or gave
+ * it up. They are judged only against what the host has read.
+ */
+struct unread {
+	struct waiter	w;
+	struct planes	*pl;
+	int		plane;
+	bool		failed;
+};
+
+static bool watch_unread(void *ctx)
+{
+	struct unread *c = ctx;
+	const struct mroce_plane *p = &c->pl->p.qa->planes[c->plane];
+
+	/* a probe given up (its trial ended, unproven), or a plane up found dead */
+	if ((p->down && p->nonced && !p->trial) || c->pl->p.qa->st.plane_downs)
+		c->failed = true;
+	return collected(ctx);
+}
+
+static void unread_answer(int nplanes, int plane, __u64 seed, bool *failed, __u64 *shun)
+{
+	struct unread *c = calloc(1, sizeof(*c));
+	struct mroce_hdr h = { .opcode = MROCE_OP_ACK, .ts = 0x40000001u };
+	struct planes pl;
+	struct pair *p = &pl.p;
+
+	planes_open_n(&pl, seed, 9, nplanes);
+	planes_connect(&pl);
+	p->net->a.link = p->net->b.link = (struct sim_link){ .delay_us = 10 };
+	pl.a1.link = pl.b1.link = p->net->a.link;
+	pl.a2.link = pl.b2.link = p->net->a.link;
+	charged[0] = &p->net->a;
+	charged[1] = plane == 2 ? &pl.a2 : &pl.a1;
+	rx_cost_ns = 1000;
+	c->pl = &pl;
+	c->plane = plane;
+	c->w.p = p;
+	c->w.want_a = 1;
+	fill(p->la, BUF, 49);
+	assert_int_equal(post(p->qa, MROCE_WR_RDMA_WRITE, 1, p->la, BUF, mroce_mr_lkey(p->ma),
+			      (__u64)(unsigned long)p->lb, mroce_mr_rkey(p->mb), 0), 0);
+	/* 2000 frames without the token, at A on that plane, arriving before its answer */
+	h.cum_psn = p->qb->rqpn;
+	forge(&pl, p->qb, plane, 0x0badbadbadull, &h, 2000);
+	assert_int_equal(sim_run(p->net, p->da, p->db, watch_unread, c, 60000000), 0);
+	assert_true(rx_charged >= 2000);	/* A read through the flood, 2 ms of it */
+	assert_int_equal(c->w.wa[0].status, MROCE_WC_SUCCESS);
+	assert_memory_equal(p->lb, p->la, BUF);
+	*failed = c->failed;
+	*shun = p->da->plane_shun_until_us[plane];
+	printf("  %d planes, plane %d's answer behind 2000 frames: %s; plane downs %llu, rejoins %llu\n",
+	       nplanes, plane, c->failed ? "given up" : "kept", (unsigned long long)p->qa->st.plane_downs,
+	       (unsigned long long)p->qa->st.plane_rejoins);
+	assert_false(p->qa->planes[plane].down);	/* its answer, read at last, proves it anyway */
+	free(c);
+	planes_close(&pl);
+}
+
+static void test_unread_answer_decides_nothing(void **state)
+{
+	bool failed;
+	__u64 shun;
+
+	(void)state;
+	/* plane 2's probe echo behind the flood, plane 1's read: not given up for its sibling's */
+	unread_answer(3, 2, 4520, &failed, &shun);
+	assert_false(failed);
+	assert_int_equal(shun, 0);
+	/* plane 0's first ACKs behind it, plane 1's echo read: the first plane is not found dead */
+	unread_answer(2, 0, 4521, &failed, &shun);
+	assert_false(failed);
+	assert_int_equal(shun, 0);
+}
+
+/*
+ * Planes 1 and 2 of 3 fail in the middle of a WRITE and come back; A
+ * probes both again at once. B, which proved every plane before, echoes
+ * each probe on its own plane. A flood that costs A a microsecond a frame
+ * lands in plane 2's ring just before plane 2's echo: plane 1's echo is
+ * read at once, plane 2's only 2 ms later. The probe of plane 2 was given
+ * up for its sibling's echo while its own sat unread behind the flood, and
+ * the device held a live plane for dead; it is judged only against what A
+ * has read.
+ */
+struct rejoin {
+	struct waiter	w;
+	struct planes	*pl;
+	__u64		cut_at_bytes, back_at;
+	int		phase;		/* 0 both up, 1 cut, 2 back, 3 flood sent */
+	bool		failed;
+	__u64		flood_at, echo_rtt1;
+};
+
+static bool watch_rejoin(void *ctx)
+{
+	struct rejoin *c = ctx;
+	struct planes *pl = c->pl;
+	struct mroce_qp *qa = pl->p.qa;
+	const struct mroce_plane *p2 = &qa->planes[2];
+
+	if (c->phase == 0 && qa->st.acked_bytes >= c->cut_at_bytes) {
+		pl->a1.link.down = pl->b1.link.down = pl->a2.link.down = pl->b2.link.down = true;
+		c->back_at = pl->p.net->now + 2000;
+		c->phase = 1;
+	} else if (c->phase == 1 && pl->p.net->now >= c->back_at) {
+		pl->a1.link.down = pl->b1.link.down = pl->a2.link.down = pl->b2.link.down = false;
+		c->phase = 2;
+	} else if (c->phase == 2 && p2->down && p2->trial && qa->planes[1].trial) {
+		struct mroce_hdr h = { .opcode = MROCE_OP_ACK, .ts = 0x40000001u,
+				       .cum_psn = pl->p.qb->rqpn };
+
+		forge(pl, pl->p.qb, 2, 0x0badbadbadull, &h, 2000);
+		c->flood_at = pl->p.net->now;
+		c->phase = 3;
+	} else if (c->phase == 3) {
+		if (p2->down && !p2->trial)
+			c->failed = true;	/* the probe given up */
+		if (!p2->down)
+			c->phase = 4;
+	}
+	return collected(ctx);
+}
+
+static void test_sibling_echo_read_first(void **state)
+{
+	struct rejoin *c = calloc(1, sizeof(*c));
+	struct planes pl;
+	struct pair *p = &pl.p;
+
+	(void)state;
+	planes_open_n(&pl, 4530, 9, 3);
+	planes_connect(&pl);
+	p->net->a.link = p->net->b.link = (struct sim_link){ .delay_us = 10, .rate_mbps = 10000,
+							      .queue_bytes = 4 << 20 };
+	pl.a1.link = pl.b1.link = p->net->a.link;
+	pl.a2.link = pl.b2.link = p->net->a.link;
+	c->pl = &pl;
+	c->w.p = p;
+	fill(p->la, BUF, 51);
+	/* a first WRITE proves every plane, both ways */
+	c->phase = 5;
+	c->w.want_a = 1;
+	assert_int_equal(post(p->qa, MROCE_WR_RDMA_WRITE, 1, p->la, BUF, mroce_mr_lkey(p->ma),
+			      (__u64)(unsigned long)p->lb, mroce_mr_rkey(p->mb), 0), 0);
+	assert_int_equal(sim_run(p->net, p->da, p->db, watch_rejoin, c, 60000000), 0);
+	assert_int_equal(p->qa->st.plane_rejoins, 2);
+	assert_false(p->qb->planes[1].down);
+	assert_false(p->qb->planes[2].down);
+	charged[0] = &pl.a2;
+	rx_cost_ns = 1000;
+	c->phase = 0;
+	c->cut_at_bytes = p->qa->st.acked_bytes + 1000000;
+	c->w.want_a = 9;
+	for (int i = 2; i <= 9; i++)
+		assert_int_equal(post(p->qa, MROCE_WR_RDMA_WRITE, (__u64)i, p->la, BUF, mroce_mr_lkey(p->ma),
+				      (__u64)(unsigned long)p->lb, mroce_mr_rkey(p->mb), 0), 0);
+	assert_int_equal(sim_run(p->net, p->da, p->db, watch_rejoin, c, 60000000), 0);
+	printf("  planes 1, 2 cut and back: phase %d, plane 2's probe %s; downs %llu, rejoins %llu, "
+	       "plane 1 echo %u us\n", c->phase, c->failed ? "given up" : "kept",
+	       (unsigned long long)p->qa->st.plane_downs, (unsigned long long)p->qa->st.plane_rejoins,
+	       p->qa->planes[1].echo_rtt_us);
+	for (int i = 0; i < 9; i++)
+		assert_int_equal(c->w.wa[i].status, MROCE_WC_SUCCESS);
+	assert_int_equal(c->phase, 4);		/* the flood went in, and plane 2 came back */
+	assert_true(rx_charged >= 2000);
+	assert_false(c->failed);
+	free(c);
+	planes_close(&pl);
+}
+
+/*
+ * The limit: the peer's host busy on one plane. 2,000 frames without the
+ * token land at A's first plane while B streams to it, each costing A a
+ * microsecond: B's packets on that plane wait 2 ms behind them in A's ring,
+ * while its packets on the other plane are read and acknowledged at once.
+ * To B that is a plane that stopped delivering while another delivered
+ * what was sent later, as a dead one does; nothing on the wire tells it
+ * apart. B may give it up, once; nothing is lost (every WRITE completes,
+ * bytes right) and the plane's next probe brings it back.
+ */
+static void test_peer_busy_on_one_plane(void **state)
+{
+	struct busy *bz = calloc(1, sizeof(*bz));
+	struct planes pl;
+	struct pair *p = &pl.p;
+	struct mroce_hdr h = { .opcode = MROCE_OP_ACK, .ts = 0x40000001u };
+	__u64 downs;
+
+	(void)state;
+	planes_open(&pl, 4540, 8);
+	planes_connect(&pl);
+	p->net->a.link = p->net->b.link = (struct sim_link){ .delay_us = 10, .path_step_us = 5 };
+	pl.a1.link = pl.b1.link = p->net->a.link;
+	bz->w.p = p;
+	bz->pl = &pl;
+	fill(p->lb, BUF, 52);
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(post(p->qb, MROCE_WR_RDMA_WRITE, (__u64)i, p->lb, BUF, mroce_mr_lkey(p->mb),
+				      (__u64)(unsigned long)p->la, mroce_mr_rkey(p->ma), 0), 0);
+	bz->w.want_b = 1;
+	assert_int_equal(sim_run(p->net, p->da, p->db, b_collected, &bz->w, 60000000), 0);
+	assert_int_equal(p->qb->st.plane_rejoins, 1);	/* both planes in use */
+	charged[0] = &p->net->a;
+	charged[1] = &pl.a1;
+	rx_cost_ns = 1000;
+	h.cum_psn = p->qb->rqpn;
+	forge(&pl, p->qb, 0, 0x0badbadbadull, &h, 2000);	/* at A, as from B but for the token */
+	bz->w.want_b = 3;
+	assert_int_equal(sim_run(p->net, p->da, p->db, b_collected, &bz->w, 60000000), 0);
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(bz->w.wb[i].status, MROCE_WC_SUCCESS);
+	assert_memory_equal(p->la, p->lb, BUF);
+	assert_true(rx_charged >= 2000);
+	downs = p->qb->st.plane_downs;
+	/* the next WRITEs, past the plane's first probe: both planes carry them again */
+	rx_cost_ns = 0;
+	p->net->now += 20000;
+	for (int i = 3; i < 5; i++)
+		assert_int_equal(post(p->qb, MROCE_WR_RDMA_WRITE, (__u64)i, p->lb, BUF, mroce_mr_lkey(p->mb),
+				      (__u64)(unsigned long)p->la, mroce_mr_rkey(p->ma), 0), 0);
+	bz->w.want_b = 5;
+	assert_int_equal(sim_run(p->net, p->da, p->db, b_collected, &bz->w, 60000000), 0);
+	printf("  A busy 2 ms on plane 0: B's plane downs %llu, rejoins %llu, resent %llu\n",
+	       (unsigned long long)downs, (unsigned long long)p->qb->st.plane_rejoins,
+	       (unsigned long long)p->db->stats.retx_pkts);
+	assert_true(downs <= 1);
+	assert_int_equal(p->qb->st.plane_downs, downs);
+	assert_int_equal(p->qb->st.plane_rejoins, 1 + downs);
+	assert_false(p->qb->planes[0].down);
+	assert_false(p->qb->planes[1].down);
+	free(bz);
+	planes_close(&pl);
+}
+
+/*
+ * B sends (its WRITEs to A) over two planes while its own host is busy: its
+ * progress loop left off the CPU for nap_us of every nap_period_us (then it
+ * finds what came meanwhile in its rings, more than a round's receive
+ * budget, plane after plane), and/or bad-token frames at its first plane,
+ * each costing it cost_ns to get through (a flood in front of its answers
+ * there), as a steady stream or a 2,000-frame burst. Every WRITE completes
+ * with the right bytes and no plane goes down: a plane's fate is decided by
+ * the peer's acknowledgements, which name what came in on every plane, so
+ * one plane's ring read late hides nothing the others do not show.
+ */
+static void test_busy_host_keeps_planes(void **state)
+{
+	/* nap period, nap, bad-token frames a 100 us at plane 0, ns of CPU each frame read costs */
+	static const __u32 runs[][5] = { { 3000, 1000, 0, 0, 0 }, { 1000, 300, 0, 0, 0 },
+					 { 10000, 5000, 0, 0, 0 }, { 3000, 1000, 200, 100, 0 },
+					 { 0, 0, 400, 100, 200 }, { 3000, 1000, 300, 100, 200 },
+					 { 0, 0, 2000, 100000, 1000 }, { 0, 0, 1000, 1000, 1000 },
+					 { 0, 0, 3000, 100000, 500 } };
+	__u64 downs, retx;
+
+	(void)state;
+	for (__u32 k = 0; k < sizeof(runs) / sizeof(runs[0]); k++)
+		for (__u64 seed = 0; seed < 3; seed++) {
+			busy_sender(4700 + 10 * k + seed, runs[k][0], runs[k][1], runs[k][2], runs[k][3],
+				    runs[k][4], &downs, &retx);
+			printf("  B napping %u us of every %u, %u bad-token frames every %u us, %u ns a "
+			       "frame (seed %llu): %llu plane downs, %llu resent\n", runs[k][1], runs[k][0],
+			       runs[k][2], runs[k][3], runs[k][4], (unsigned long long)seed,
+			       (unsigned long long)downs, (unsigned long long)retx);
+		}
 }
 
 /*
@@ -1135,6 +1788,7 @@ int main(void)
 		cmocka_unit_test(test_unproven_plane_gets_probes_only),
 		cmocka_unit_test(test_plane_one_way_acks_elsewhere),
 		cmocka_unit_test(test_rogue_acks_prove_no_plane),
+		cmocka_unit_test(test_forged_frames_move_no_plane),
 		cmocka_unit_test(test_each_probe_echoed),
 		cmocka_unit_test(test_echo_copy_owed),
 		cmocka_unit_test(test_probe_fails_by_its_siblings),
@@ -1145,6 +1799,12 @@ int main(void)
 		cmocka_unit_test(test_tail_ack_dies_with_plane),
 		cmocka_unit_test(test_held_plane_judged_by_time),
 		cmocka_unit_test(test_info_planes_round_trip),
+		cmocka_unit_test(test_busy_host_keeps_planes),
+		cmocka_unit_test(test_peer_busy_on_one_plane),
+		cmocka_unit_test(test_sibling_echo_read_first),
+		cmocka_unit_test(test_unread_answer_decides_nothing),
+		cmocka_unit_test(test_sender_stall_mid_burst),
+		cmocka_unit_test(test_busy_receiver_keeps_planes),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
