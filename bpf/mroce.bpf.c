@@ -8,7 +8,10 @@
  * A WRITE into a region registered on device memory (the mroce_dm pool) is
  * placed here: the payload is copied into the pool and the frame goes up cut
  * to its headers, flagged in its XDP metadata, so user space runs the same
- * window, ACK and completion logic as for a payload it copies itself.
+ * window, ACK and completion logic as for a payload it copies itself. Only
+ * when the loader set mroce_xdp_meta_ok (below): some kernels refuse
+ * bpf_xdp_adjust_meta to XDP programs, and there every frame goes up whole
+ * and user space places it.
  *
  * This program only reads the flows, dmr and dm_own maps; user space owns every
  * write to them (docs/datapath.md explains why that keeps the bitmap
@@ -359,6 +362,14 @@ static __always_inline __u8 *dm_target(const struct mroce_flow *flow, const stru
 	return base ? base + o : NULL;
 }
 
+/*
+ * Set by the loader (libmroce probes the kernel) before the object is loaded:
+ * 1 when the kernel lets XDP programs call bpf_xdp_adjust_meta. It is frozen
+ * read-only data, so with 0 (the default: `ip link ... obj mroce.bpf.o`
+ * loads anywhere) the verifier drops the placement code and the call with it.
+ */
+const volatile __u32 mroce_xdp_meta_ok = 0;
+
 #define PLACE_NO_META	(-1)	/* no metadata could be written: nothing placed */
 #define PLACE_BAD_CSUM	(-2)	/* drop it: the UDP checksum is wrong */
 
@@ -367,7 +378,10 @@ static __always_inline __u8 *dm_target(const struct mroce_flow *flow, const stru
  * and, if try_place and the frame is a WRITE into device memory (above),
  * place its payload there first and cut the frame to its headers.
  * Returns the bytes placed (0: none), or PLACE_*. A global function, so
- * the verifier checks it once rather than once per path that leads here.
+ * the verifier checks it once rather than once per path that leads here
+ * (and on its own: the mroce_xdp_meta_ok test must be in here). Without
+ * mroce_xdp_meta_ok, nothing: no metadata, no checksum test, the frame up
+ * whole for user space to check and place.
  */
 __attribute__((noinline)) int mroce_xdp_place(struct xdp_md *ctx, __u32 qpn, __u32 l3_off,
 					      __u32 l4_off, __u32 try_place)
@@ -382,6 +396,8 @@ __attribute__((noinline)) int mroce_xdp_place(struct xdp_md *ctx, __u32 qpn, __u
 	__u8 *dst = NULL;
 	int layout;
 
+	if (!mroce_xdp_meta_ok)
+		return 0;
 	asm volatile("" : "+r"(off));
 	if (try_place && qpn && off <= ETH_HLEN + 8 + 40) {
 		bth = data + off + sizeof(struct udphdr);

@@ -57,6 +57,7 @@ struct mroce_dp {
 	__u32			*dm_own;	/* the dm_own map, mmap'ed */
 	size_t			dm_own_len;
 	__u32			dm_chunks;	/* the pool's size, in MROCE_DM_CHUNK */
+	bool			xdp_places;	/* the program places device-memory WRITEs */
 };
 
 static const char *const map_names[] = {
@@ -342,6 +343,99 @@ static int cfg_prefill(struct bpf_object *obj, const struct mroce_cfg *cfg)
 	return err;
 }
 
+/* One instruction of the probe below (the kernel's insn macros are not uapi). */
+#define INSN(c, d, sr, o, i) ((struct bpf_insn){ .code = (c), .dst_reg = (d), .src_reg = (sr), \
+						 .off = (o), .imm = (i) })
+#define MOV_REG(d, sr)	INSN(BPF_ALU64 | BPF_MOV | BPF_X, d, sr, 0, 0)
+#define MOV_IMM(d, i)	INSN(BPF_ALU64 | BPF_MOV | BPF_K, d, 0, 0, i)
+#define ADD_IMM(d, i)	INSN(BPF_ALU64 | BPF_ADD | BPF_K, d, 0, 0, i)
+#define CALL(f)		INSN(BPF_JMP | BPF_CALL, 0, 0, 0, f)
+
+/*
+ * libbpf_probe_bpf_helper() cannot answer this: it takes every refusal but
+ * "unknown func" for "supported", and a kernel that knows the helper but
+ * refuses it to XDP ("program of this type cannot use helper
+ * bpf_xdp_adjust_meta#54") passes its probe. So load the smallest program
+ * calling each helper placement uses, flagged as the real one is: the
+ * verifier's verdict is the answer.
+ */
+int mroce_xdp_place_probe(bool frags)
+{
+	const struct bpf_insn insns[] = {
+		MOV_REG(BPF_REG_6, BPF_REG_1),
+		MOV_IMM(BPF_REG_2, 0),
+		CALL(BPF_FUNC_xdp_adjust_meta),
+		MOV_REG(BPF_REG_1, BPF_REG_6),
+		MOV_IMM(BPF_REG_2, 0),
+		CALL(BPF_FUNC_xdp_adjust_tail),
+		MOV_REG(BPF_REG_1, BPF_REG_6),
+		MOV_IMM(BPF_REG_2, 0),
+		MOV_REG(BPF_REG_3, BPF_REG_10),
+		ADD_IMM(BPF_REG_3, -8),
+		MOV_IMM(BPF_REG_4, 1),
+		CALL(BPF_FUNC_xdp_load_bytes),
+		MOV_IMM(BPF_REG_0, XDP_PASS),
+		INSN(BPF_JMP | BPF_EXIT, 0, 0, 0, 0),
+	};
+	LIBBPF_OPTS(bpf_prog_load_opts, o, .expected_attach_type = BPF_XDP,
+		    .prog_flags = frags ? BPF_F_XDP_HAS_FRAGS : 0);
+	int fd = bpf_prog_load(BPF_PROG_TYPE_XDP, "mroce_probe", "Dual BSD/GPL", insns,
+			       sizeof(insns) / sizeof(insns[0]), &o);
+
+	if (fd < 0)
+		return 0;
+	close(fd);
+	return 1;
+}
+
+/* Where variable name lies in data section sec_id of btf: 0, or -ENOENT. */
+static int datasec_var(const struct btf *btf, __u32 sec_id, const char *name, __u32 *off,
+		       __u32 *size)
+{
+	const struct btf_type *sec = btf__type_by_id(btf, sec_id);
+	const struct btf_var_secinfo *vi;
+
+	if (!sec || !btf_is_datasec(sec))
+		return -ENOENT;
+	vi = btf_var_secinfos(sec);
+	for (int i = 0; i < btf_vlen(sec); i++, vi++) {
+		const struct btf_type *v = btf__type_by_id(btf, vi->type);
+
+		if (v && btf_is_var(v) && !strcmp(btf__name_by_offset(btf, v->name_off), name)) {
+			*off = vi->offset;
+			*size = vi->size;
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+/* Set the __u32 const volatile `name` of obj before it is loaded: 0, or -ENOENT when it has none. */
+static int rodata_set(struct bpf_object *obj, const char *name, __u32 val)
+{
+	struct bpf_map *map = bpf_object__find_map_by_name(obj, ".rodata");
+	const struct btf *btf = bpf_object__btf(obj);
+	const void *cur;
+	__u32 off, size;
+	size_t len;
+	__u8 *data;
+	int err;
+
+	if (!map || !btf || datasec_var(btf, bpf_map__btf_value_type_id(map), name, &off, &size))
+		return -ENOENT;
+	cur = bpf_map__initial_value(map, &len);
+	if (!cur || size != sizeof(val) || off > len || len - off < sizeof(val))
+		return -MROCE_ERR_BAD_OBJ;
+	data = malloc(len);	/* libbpf 1.1 hands the image out read-only: set a copy */
+	if (!data)
+		return -ENOMEM;
+	memcpy(data, cur, len);
+	memcpy(data + off, &val, sizeof(val));
+	err = bpf_map__set_initial_value(map, data, len);
+	free(data);
+	return err ? -MROCE_ERR_BAD_OBJ : 0;
+}
+
 static struct bpf_object *open_object(const char *path)
 {
 	LIBBPF_OPTS(bpf_object_open_opts, o, .object_name = "mroce");
@@ -410,6 +504,17 @@ int mroce_dp_attach(const char *ifname, const struct mroce_attach_opts *opts)
 		err = host_addrs(ifname, &cfg);
 	if (!err)
 		err = cfg_prefill(obj, &cfg);
+	/*
+	 * Placement in XDP where the kernel allows it; elsewhere the switch
+	 * stays off, so the verifier drops the call it would refuse. An object
+	 * without the switch places always (and loads only where allowed).
+	 */
+	if (!err) {
+		err = rodata_set(obj, MROCE_VAR_PLACE, (__u32)mroce_xdp_place_probe(
+					 !strcmp(bpf_program__section_name(prog), "xdp.frags")));
+		if (err == -ENOENT)
+			err = 0;
+	}
 	if (err)
 		goto out;
 
@@ -514,6 +619,53 @@ static int map_fd_by_name(const __u32 *ids, __u32 n, const char *name,
 	return -MROCE_ERR_BAD_OBJ;
 }
 
+/*
+ * Whether the attached program places device-memory WRITEs: its .rodata
+ * switch (the map libbpf named "<object>.rodata", read through its BTF), or
+ * true for an object without one (it calls bpf_xdp_adjust_meta always).
+ * False when the switch is there but cannot be read.
+ */
+static bool places_flag(const __u32 *ids, __u32 n)
+{
+	for (__u32 i = 0; i < n; i++) {
+		struct bpf_map_info info = {};
+		__u32 len = sizeof(info), off, size, val = 0;
+		size_t nl;
+		struct btf *btf;
+		__u8 *value;
+		bool found = false, on = false;
+		int fd = bpf_map_get_fd_by_id(ids[i]), err;
+
+		if (fd < 0)
+			continue;
+		if (bpf_obj_get_info_by_fd(fd, &info, &len) ||
+		    (nl = strnlen(info.name, sizeof(info.name))) < 7 ||
+		    strcmp(info.name + nl - 7, ".rodata")) {
+			close(fd);
+			continue;
+		}
+		btf = info.btf_id ? btf__load_from_kernel_by_id(info.btf_id) : NULL;
+		err = btf ? datasec_var(btf, info.btf_value_type_id, MROCE_VAR_PLACE, &off, &size)
+			  : -ENOENT;
+		if (!err) {
+			found = true;
+			value = calloc(1, info.value_size);
+			if (value && size == sizeof(val) && off <= info.value_size &&
+			    info.value_size - off >= sizeof(val) &&
+			    !bpf_map_lookup_elem(fd, &(__u32){ 0 }, value)) {
+				memcpy(&val, value + off, sizeof(val));
+				on = val != 0;
+			}
+			free(value);
+		}
+		btf__free(btf);
+		close(fd);
+		if (found)
+			return on;
+	}
+	return true;
+}
+
 int mroce_dp_open(const char *ifname, struct mroce_dp **dpp)
 {
 	struct bpf_prog_info pinfo = {};
@@ -586,6 +738,7 @@ int mroce_dp_open(const char *ifname, struct mroce_dp **dpp)
 		if (i == 4)
 			dp->dm_chunks = minfo.max_entries;
 	}
+	dp->xdp_places = places_flag(ids, pinfo.nr_map_ids < 16 ? pinfo.nr_map_ids : 16);
 	err = cfg_refresh(dp->cfg_fd, dp->ifname);
 	if (err)
 		goto fail;
@@ -645,6 +798,7 @@ int mroce_dp_info(const struct mroce_dp *dp, struct mroce_dp_info *info)
 	info->ifindex = dp->ifindex;
 	info->prog_id = dp->prog_id;
 	info->mode = dp->mode;
+	info->xdp_places = dp->xdp_places;
 	snprintf(info->ifname, sizeof(info->ifname), "%s", dp->ifname);
 	if (bpf_map_lookup_elem(dp->cfg_fd, &zero, &cfg))
 		return -errno;

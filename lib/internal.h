@@ -3,6 +3,7 @@
 #ifndef MROCE_INTERNAL_H
 #define MROCE_INTERNAL_H
 
+#include <stdbool.h>
 #include <linux/types.h>
 
 #include "opts.h"
@@ -24,6 +25,13 @@ struct mroce_dp_dm {
 	struct mroce_dmr	*dmr;	/* MROCE_DMR_MAX entries */
 };
 int mroce_dp_dm(struct mroce_dp *dp, struct mroce_dp_dm *out);
+
+/*
+ * Whether this kernel lets an XDP program (frags: one loaded "xdp.frags")
+ * call the helpers placement in XDP needs, bpf_xdp_adjust_meta first:
+ * 1 yes, 0 no (refused, or the probe could not be loaded at all).
+ */
+int mroce_xdp_place_probe(bool frags);
 
 /* Route libbpf's and libxdp's messages to mroce_set_print()'s hook (print.c). */
 void mroce_print_install(void);

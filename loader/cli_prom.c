@@ -60,6 +60,9 @@ int mroce_cli_status_prom(FILE *out, const struct mroce_cli_status *st)
 		st->info.udp_port);
 	metric(out, dev, "mroce_", "flows", "", "gauge", "active flows (QPs) on the interface", "",
 	       st->info.flows);
+	metric(out, dev, "mroce_", "xdp_places", "", "gauge",
+	       "1: XDP places WRITE payloads into device memory, 0: user space does", "",
+	       st->info.xdp_places);
 	/* The XDP program's counters: monotonic while it stays attached. */
 	for (int s = 0; s < MROCE_STAT_MAX; s++)
 		metric(out, dev, "mroce_xdp_", mroce_stat_name(s), "_total", "counter",

@@ -121,6 +121,7 @@ struct json_object *mroce_cli_status_json(const struct mroce_cli_status *st)
 	put_str(o, "mode", mode_name(info->mode));
 	put_u64(o, "udp_port", info->udp_port);
 	put_u64(o, "flows", info->flows);
+	put_u64(o, "xdp_places", info->xdp_places);
 	put_str(o, "pin_dir", info->pin_dir);
 	for (int s = 0; s < MROCE_STAT_MAX; s++)
 		put_u64(c, mroce_stat_name(s), st->stats[s]);
@@ -204,6 +205,9 @@ static int cmd_status(const struct mroce_cli *cli, struct mroce_dp *dp, FILE *ou
 		i->ifname, i->ifindex, i->prog_id, MROCE_PROG_NAME, mode_name(i->mode),
 		i->udp_port, i->flows, i->flows == 1 ? "" : "s",
 		i->pin_dir[0] ? ", maps pinned in " : "", i->pin_dir);
+	fprintf(out, "device memory: %s\n", i->xdp_places ? "XDP places WRITE payloads" :
+		"user space places WRITE payloads (XDP placement off: the kernel refuses "
+		"bpf_xdp_adjust_meta, or the object was loaded without libmroce)");
 	for (int s = 0; s < MROCE_STAT_MAX; s++)
 		fprintf(out, "  %-14s %12llu  %s\n", mroce_stat_name(s),
 			(unsigned long long)st.stats[s], mroce_stat_desc(s));

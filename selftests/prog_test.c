@@ -4,6 +4,11 @@
  * BPF_PROG_TEST_RUN: for each frame the verdict, and exactly which counter
  * moved. Needs root; runs in a private network namespace so the AF_XDP
  * socket it binds on lo is its own.
+ *
+ * The program is loaded as libmroce loads it: placement in XDP switched on
+ * only where the kernel lets XDP call bpf_xdp_adjust_meta (the library's
+ * probe says). Where it does not, the placement tests skip with that
+ * reason and test_place_off checks what the program does instead.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -27,6 +32,8 @@
 
 #include "../tests/fixtures.h"
 #include "../tests/malformed.h"
+#include "../lib/engine.h"	/* mroce_frame_csum_ok(): what user space checks */
+#include "../lib/internal.h"
 #include "mroce.skel.h"
 
 #define UMEM_FRAMES 64
@@ -51,6 +58,8 @@ struct env {
 	size_t			dm_len;
 	__u32			*dm_own;
 	struct mroce_dmr	*dmr;
+	bool			places;		/* placement in XDP on (the kernel allows it) */
+	__u32			meta_len;	/* metadata in front of a redirected frame */
 };
 
 static struct env E;
@@ -96,11 +105,23 @@ static int setup(void **state)
 		fprintf(stderr, "FAIL: cannot create a private network namespace: %s\n", strerror(errno));
 		return -1;
 	}
-	E.skel = mroce_bpf__open_and_load();
+	E.places = mroce_xdp_place_probe(true) == 1;
+	E.meta_len = E.places ? sizeof(struct mroce_xdp_meta) : 0;
+	E.skel = mroce_bpf__open();
 	if (!E.skel) {
-		fprintf(stderr, "FAIL: loading the XDP program: %s\n", strerror(errno));
+		fprintf(stderr, "FAIL: opening the XDP object: %s\n", strerror(errno));
 		return -1;
 	}
+	E.skel->rodata->mroce_xdp_meta_ok = E.places;
+	err = mroce_bpf__load(E.skel);
+	if (err) {
+		fprintf(stderr, "FAIL: loading the XDP program (placement %s): %s\n",
+			E.places ? "on" : "off", strerror(-err));
+		return -1;
+	}
+	if (!E.places)
+		printf("    this kernel refuses bpf_xdp_adjust_meta to XDP programs: placement in XDP "
+		       "is off, user space places every payload\n");
 	E.prog_fd = bpf_program__fd(E.skel->progs.mroce_xdp);
 	E.flows_fd = bpf_map__fd(E.skel->maps.mroce_flows);
 	E.stats_fd = bpf_map__fd(E.skel->maps.mroce_stats);
@@ -607,9 +628,9 @@ static void test_jumbo_frames(void **state)
 				assert_int_equal(after[MROCE_STAT_RX] - before[MROCE_STAT_RX], 1);
 				assert_int_equal(after[MROCE_STAT_RX_BYTES] - before[MROCE_STAT_RX_BYTES],
 						 (__u64)len);
-				/* up whole: metadata, then every byte */
-				assert_int_equal(o.data_size_out, sizeof(struct mroce_xdp_meta) + (__u32)len);
-				assert_memory_equal(out + sizeof(struct mroce_xdp_meta), frame, (size_t)len);
+				/* up whole: metadata (when XDP writes it), then every byte */
+				assert_int_equal(o.data_size_out, E.meta_len + (__u32)len);
+				assert_memory_equal(out + E.meta_len, frame, (size_t)len);
 			}
 		}
 	}
@@ -742,13 +763,26 @@ static void expect_not_placed(const char *what, const struct fx_frame *f, __u32 
 		fail_msg("%s: verdict %u, %s %llu, placed %llu: want it up whole", what, r.verdict,
 			 mroce_stat_name(stat), (unsigned long long)r.d[stat],
 			 (unsigned long long)r.d[MROCE_STAT_PLACED]);
-	if (m.magic != MROCE_XDP_META_MAGIC || m.placed_len != 0 ||
-	    r.out_len != sizeof(m) + (__u32)f->len || memcmp(r.out + sizeof(m), f->buf, (size_t)f->len))
+	/* Without placement in XDP: no metadata at all, the frame as it came. */
+	if ((E.places && (m.magic != MROCE_XDP_META_MAGIC || m.placed_len != 0)) ||
+	    r.out_len != E.meta_len + (__u32)f->len ||
+	    memcmp(r.out + E.meta_len, f->buf, (size_t)f->len))
 		fail_msg("%s: frame or metadata changed (%u bytes out, placed_len %u)", what,
 			 r.out_len, m.placed_len);
 	if (!pool_untouched_outside(0, 0))
 		fail_msg("%s: the pool was written", what);
 }
+
+/* Placement in XDP is off on this kernel: say exactly why, and skip (test_place_off runs). */
+#define SKIP_WITHOUT_PLACEMENT()								\
+	do {											\
+		if (!E.places) {								\
+			printf("    %s: SKIP: this kernel refuses bpf_xdp_adjust_meta to XDP "	\
+			       "programs, so XDP places nothing here (test_place_off checks "	\
+			       "that every frame goes up whole instead)\n", __func__);		\
+			skip();									\
+		}										\
+	} while (0)
 
 static void test_place_write(void **state)
 {
@@ -756,6 +790,7 @@ static void test_place_write(void **state)
 	struct run r;
 
 	(void)state;
+	SKIP_WITHOUT_PLACEMENT();
 	set_flow(FX_QPN, FX_TOKEN, FX_PSN, 0);
 	dm_reset();
 	for (int fi = 0; fi < 2; fi++) {
@@ -914,6 +949,7 @@ static void test_place_fuzz(void **state)
 	struct run r;
 
 	(void)state;
+	SKIP_WITHOUT_PLACEMENT();
 	set_flow(FX_QPN, FX_TOKEN, FX_PSN, 0);
 	dm_reset();
 	memset(guard, DM_SENTINEL, sizeof(guard));
@@ -993,6 +1029,91 @@ static void test_place_fuzz(void **state)
 	dm_clear();
 }
 
+/*
+ * The probe's answer is the kernel's: where it says XDP may not call
+ * bpf_xdp_adjust_meta, the object with placement switched on is refused
+ * (setup loaded it where the probe said yes).
+ */
+static void test_probe_agrees(void **state)
+{
+	struct mroce_bpf *on;
+	int err;
+
+	(void)state;
+	if (E.places) {
+		printf("    placement in XDP is on: the kernel loaded the program with it\n");
+		return;
+	}
+	on = mroce_bpf__open();
+	assert_non_null(on);
+	on->rodata->mroce_xdp_meta_ok = 1;
+	err = mroce_bpf__load(on);
+	mroce_bpf__destroy(on);
+	if (!err)
+		fail_msg("the probe says this kernel refuses bpf_xdp_adjust_meta, "
+			 "yet it loaded the program with placement on");
+	printf("    the program with placement on is refused here (%s), with it off it loads\n",
+	       strerror(-err));
+}
+
+/*
+ * Placement off (a kernel that refuses bpf_xdp_adjust_meta, or a loader
+ * that leaves the switch alone): WRITEs XDP would place go up whole and
+ * without metadata, nothing is counted placed, the pool is untouched, and
+ * a wrong checksum is left to user space, whose check refuses it. Where
+ * the kernel allows placement, the same object loaded with the switch off
+ * over the same maps.
+ */
+static void test_place_off(void **state)
+{
+	struct mroce_bpf *off = NULL;
+	struct bpf_map *m;
+	struct mroce_pkt pkt;
+	struct fx_frame f;
+	bool places = E.places;
+	int prog_fd = E.prog_fd;
+
+	(void)state;
+	if (places) {
+		off = mroce_bpf__open();
+		assert_non_null(off);
+		bpf_object__for_each_map(m, off->obj) {
+			if (bpf_map__is_internal(m))
+				continue;
+			assert_int_equal(bpf_map__reuse_fd(m, bpf_map__fd(bpf_object__find_map_by_name(
+						 E.skel->obj, bpf_map__name(m)))), 0);
+		}
+		off->rodata->mroce_xdp_meta_ok = 0;
+		assert_int_equal(mroce_bpf__load(off), 0);
+		E.prog_fd = bpf_program__fd(off->progs.mroce_xdp);
+	}
+	E.places = false;
+	E.meta_len = 0;
+	set_flow(FX_QPN, FX_TOKEN, FX_PSN, 0);
+	dm_reset();
+	for (int fi = 0; fi < 2; fi++) {
+		dm_frame(&f, families[fi], MROCE_OP_WRITE, FX_PSN, DM_IOVA, DM_RKEY, 4096, 1000, 1000);
+		expect_not_placed("WRITE into chunk 0", &f, MROCE_STAT_RX);
+		dm_frame(&f, families[fi], MROCE_OP_WRITE_IMM, FX_PSN + 1, DM_IOVA + (64u << 10),
+			 DM_RKEY, 8192, 0, 1800);
+		expect_not_placed("WRITE_IMM into chunk 1", &f, MROCE_STAT_RX);
+		dm_frame(&f, families[fi], MROCE_OP_WRITE, FX_PSN + 2, DM_IOVA, DM_RKEY, DM_LEN,
+			 DM_LEN - 1, 1);
+		expect_not_placed("last byte of the region", &f, MROCE_STAT_RX);
+		/* A wrong checksum goes up too; user space checks every frame it places. */
+		dm_frame(&f, families[fi], MROCE_OP_WRITE, FX_PSN + 3, DM_IOVA, DM_RKEY, 4096, 0, 512);
+		f.buf[f.len - 7] ^= 0x40;
+		expect_not_placed("bad checksum", &f, MROCE_STAT_RX);
+		assert_int_equal(mroce_parse(f.buf, f.buf + f.len, MROCE_DEFAULT_PORT, &pkt), MROCE_STAT_RX);
+		assert_false(mroce_frame_csum_ok(f.buf, &pkt));
+	}
+	dm_clear();
+	E.places = places;
+	E.meta_len = places ? sizeof(struct mroce_xdp_meta) : 0;
+	E.prog_fd = prog_fd;
+	mroce_bpf__destroy(off);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1009,6 +1130,8 @@ int main(void)
 		cmocka_unit_test(test_jumbo_frames),
 		cmocka_unit_test(test_place_write),
 		cmocka_unit_test(test_place_fuzz),
+		cmocka_unit_test(test_probe_agrees),
+		cmocka_unit_test(test_place_off),
 	};
 
 	if (geteuid() != 0) {

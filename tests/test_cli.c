@@ -269,6 +269,10 @@ static void test_status_json_escapes(void **state)
 		assert_string_equal(json_object_get_string(v), info->ifname);
 		assert_true(json_object_object_get_ex(o, "pin_dir", &v));
 		assert_string_equal(json_object_get_string(v), info->pin_dir);
+		/* who places device-memory WRITEs, a number as the counters are (0 here) */
+		assert_true(json_object_object_get_ex(o, "xdp_places", &v));
+		assert_true(json_object_is_type(v, json_type_int));
+		assert_int_equal(json_object_get_uint64(v), 0);
 		assert_true(json_object_object_get_ex(o, "counters", &v));
 		assert_true(json_object_object_get_ex(v, "pass", &v));
 		assert_true(json_object_get_uint64(v) == 18446744073709551615ull);
@@ -367,7 +371,7 @@ static void test_status_prometheus(void **state)
 	static const char *const names[] = { "q\"x\\y", "\"\\\b\x01\x1f\x7f", "caf\xc3\xa9\t\n\"}", "" };
 	static struct mroce_cli_status st = {
 		.info = { .ifindex = 3, .prog_id = 9, .udp_port = 4791, .flows = 4,
-			  .mode = MROCE_XDP_SKB },
+			  .mode = MROCE_XDP_SKB, .xdp_places = 1 },
 		.tt = { .tx_pkts = 1ull << 40, .cc_cuts = 7 },
 		.xsk_sockets = 2, .xsk = { .xsk_rx_dropped = 11, .xsk_tx_ring_empty = 5 },
 	};
@@ -395,7 +399,7 @@ static void test_status_prometheus(void **state)
 			assert_string_equal(v, st.info.ifname);
 			samples++;
 		}
-		assert_int_equal(samples, 2 + MROCE_STAT_MAX + 6 + 1 + 6);
+		assert_int_equal(samples, 3 + MROCE_STAT_MAX + 6 + 1 + 6);
 		for (int s = 0; s < MROCE_STAT_MAX; s++) {
 			snprintf(name, sizeof(name), "mroce_xdp_%s_total", mroce_stat_name(s));
 			snprintf(want, sizeof(want), "# HELP %s %s\n# TYPE %s counter\n%s{", name,
@@ -415,6 +419,9 @@ static void test_status_prometheus(void **state)
 		assert_non_null(l = prom_sample(buf, "mroce_xsk_rx_dropped"));
 		assert_non_null(prom_label(l, &end));
 		assert_memory_equal(end, "} 11\n", 5);
+		assert_non_null(l = prom_sample(buf, "mroce_xdp_places"));	/* who places device memory */
+		assert_non_null(prom_label(l, &end));
+		assert_memory_equal(end, "} 1\n", 4);
 		assert_non_null(l = prom_sample(buf, "mroce_xdp_attached_info"));
 		assert_non_null(strstr(l, "\",mode=\"skb\",prog_id=\"9\",udp_port=\"4791\"} 1\n"));
 		assert_non_null(strstr(buf, "# TYPE mroce_transport_tx_pkts gauge\n"));
@@ -433,7 +440,7 @@ static void test_status_prometheus(void **state)
 			 "rx = got[\"mroce_xdp_rx_total\"]\n"
 			 "ok = rx.labels[\"dev\"] == dev and rx.value == 1007 and len(got) == %d\n"
 			 "ok = ok and got[\"mroce_xsk_rx_dropped\"].value == 11\n"
-			 "sys.exit(0 if ok else 1)' '%s'", 2 + MROCE_STAT_MAX + 6 + 1 + 6, hex);
+			 "sys.exit(0 if ok else 1)' '%s'", 3 + MROCE_STAT_MAX + 6 + 1 + 6, hex);
 		py = popen(cmd, "w");
 		assert_non_null(py);
 		fputs(buf, py);

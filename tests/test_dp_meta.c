@@ -3,7 +3,8 @@
  * What the XDP object (the one built into libmroce) tells tools through its
  * BTF, read without loading it: the stats map's value names every counter,
  * in enum order (what `bpftool map dump` prints), and the run config libxdp's
- * dispatcher reads (priority, chain call actions).
+ * dispatcher reads (priority, chain call actions), and the placement switch
+ * in its read-only data.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -123,11 +124,58 @@ static void test_xdp_run_config(void **state)
 	bpf_object__close(obj);
 }
 
+/*
+ * The placement switch: a __u32 in .rodata (frozen at load, so the verifier
+ * drops the code it guards), off in the object as built, so a loader that
+ * knows nothing of it (`ip link ... obj mroce.bpf.o`) gets a program every
+ * kernel accepts; the skeleton names it for the library and the tests.
+ */
+static void test_place_switch(void **state)
+{
+	struct bpf_object *obj = open_embedded();
+	struct bpf_map *map = bpf_object__find_map_by_name(obj, ".rodata");
+	const struct btf *btf = bpf_object__btf(obj);
+	const struct btf_type *sec, *v;
+	const struct btf_var_secinfo *vi;
+	const __u8 *img;
+	size_t len;
+	int found = 0;
+
+	(void)state;
+	assert_non_null(map);
+	assert_true(bpf_map__map_flags(map) & BPF_F_RDONLY_PROG);
+	sec = btf__type_by_id(btf, bpf_map__btf_value_type_id(map));
+	assert_non_null(sec);
+	assert_true(btf_is_datasec(sec));
+	img = bpf_map__initial_value(map, &len);
+	assert_non_null(img);
+	vi = btf_var_secinfos(sec);
+	for (int i = 0; i < btf_vlen(sec); i++, vi++) {
+		__u32 val;
+
+		v = btf__type_by_id(btf, vi->type);
+		if (!btf_is_var(v) || strcmp(btf__name_by_offset(btf, v->name_off), MROCE_VAR_PLACE))
+			continue;
+		found++;
+		assert_int_equal(vi->size, sizeof(__u32));
+		assert_true(vi->offset + sizeof(__u32) <= len);
+		memcpy(&val, img + vi->offset, sizeof(val));
+		assert_int_equal(val, 0);
+	}
+	assert_int_equal(found, 1);
+	bpf_object__close(obj);
+}
+
+/* The skeleton (what prog_test sets) names the same variable. */
+_Static_assert(sizeof(((struct mroce_bpf__rodata *)0)->mroce_xdp_meta_ok) == sizeof(__u32),
+	       "the placement switch is a __u32");
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_stats_btf_names),
 		cmocka_unit_test(test_xdp_run_config),
+		cmocka_unit_test(test_place_switch),
 	};
 
 	/* libbpf's and libxdp's chatter stays out of the results */

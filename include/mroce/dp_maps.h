@@ -20,6 +20,8 @@
 #define MROCE_MAP_DMR		"mroce_dmr"	/* regions registered on device memory */
 #define MROCE_MAP_DM_OWN	"mroce_dm_own"	/* which process owns each pool chunk */
 #define MROCE_PROG_NAME		"mroce_xdp"
+/* .rodata switch, set before loading: XDP places device-memory WRITEs (docs/datapath.md) */
+#define MROCE_VAR_PLACE		"mroce_xdp_meta_ok"
 
 /* Flows are indexed by local queue pair number; QPN 0 is never valid. */
 #define MROCE_MAX_QPS		1024

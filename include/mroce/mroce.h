@@ -106,6 +106,13 @@ struct mroce_dp_info {
 	__u32			prog_id;
 	enum mroce_xdp_mode	mode;
 	__u16			udp_port;
+	/*
+	 * 1: XDP places WRITE payloads into device memory; 0: user space does
+	 * (a kernel refusing bpf_xdp_adjust_meta to XDP, or an object loaded
+	 * without the switch set; docs/datapath.md).
+	 */
+	__u8			xdp_places;
+	__u8			reserved;
 	__u32			flows;		/* active flows */
 	char			ifname[16];
 	char			pin_dir[64];	/* "" when not pinned */
