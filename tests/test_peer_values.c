@@ -1,0 +1,472 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * What a peer that holds the token may put in the fields it sends, on the
+ * simulated wire (no root): timestamps of every extreme (2^31 ahead and
+ * behind, 0, UINT32_MAX), ACKs whose echoes, ECN counts, grants, PSNs and
+ * per-path SACK name nothing we sent, data packets whose sequences jump,
+ * and message lengths that disagree. Each must leave the transfer correct
+ * (the bytes in memory) or end in a counted drop or a clear error, keep
+ * the estimators sane, and do no arithmetic UBSan objects to (run this
+ * binary from the clang-ubsan build too: make ubsan-clang).
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#define BUF	(1 << 20)
+#include "pair.h"
+#include "../lib/eng_int.h"
+#include "../lib/cc.h"
+
+#define L2L4	42	/* Ethernet + IPv4 + UDP: the simulated wire's */
+
+static struct mroce_bth *bth_of(__u8 *frame) { return (struct mroce_bth *)(frame + L2L4); }
+static void *ext_of(__u8 *frame) { return frame + L2L4 + sizeof(struct mroce_bth); }
+
+static bool is_data(const struct mroce_bth *b)
+{
+	return b->opcode >= MROCE_OP_WRITE && b->opcode <= MROCE_OP_READ_RESP;
+}
+
+/* ---- the receiver's one-way delay baseline ------------------------------- */
+
+struct rogue_ts {
+	struct sim_net	*net;
+	__u32		dqpn;		/* only this QP's packets (0: any) */
+	__u32		mode;		/* which extreme */
+	__u32		every;		/* rewrite every n-th data packet (0: the first only) */
+	__u32		seen, rewritten;
+};
+
+enum { TS_AHEAD, TS_ZERO, TS_MAX, TS_BEHIND, TS_MIX };
+
+static __u32 extreme_ts(struct rogue_ts *r, __u32 honest)
+{
+	switch (r->mode == TS_MIX ? r->rewritten % 4 : r->mode) {
+	case TS_AHEAD:	return honest + 0x80000000u + 109;	/* the review's 2^31 ahead */
+	case TS_ZERO:	return 0;
+	case TS_MAX:	return UINT32_MAX;
+	default:	return honest - 0x7fffffffu;		/* 2^31 - 1 behind */
+	}
+}
+
+static void rewrite_ts(void *ctx, __u8 *frame, __u32 len)
+{
+	struct rogue_ts *r = ctx;
+	struct mroce_bth *b = bth_of(frame);
+
+	(void)len;
+	if (!is_data(b) || (r->dqpn && mroce_be32(b->dqpn) != r->dqpn))
+		return;
+	if (r->every ? r->seen++ % r->every : r->seen++)
+		return;
+	b->ts = mroce_be32(extreme_ts(r, mroce_be32(b->ts)));
+	r->rewritten++;
+}
+
+struct two {
+	struct waiter	w;
+	struct mroce_qp	*qa2, *qb2;
+	__u32		max_hint;	/* the largest grant either sender heard */
+};
+
+static bool two_done(void *ctx)
+{
+	struct two *t = ctx;
+
+	if (t->w.p->qa->st.rate_hint_kbps > t->max_hint)
+		t->max_hint = t->w.p->qa->st.rate_hint_kbps;
+	if (t->qa2->st.rate_hint_kbps > t->max_hint)
+		t->max_hint = t->qa2->st.rate_hint_kbps;
+	return collected(&t->w);
+}
+
+/*
+ * Two senders into one receiver on a clean, uncongested wire, one of them
+ * stamping data packets with extreme times. The receiver's grants share a
+ * link only when its queueing delay says it is full: a baseline pinned by
+ * one bogus stamp (2^31 ahead made it read 35 minutes of queue for ever,
+ * and overflowed the signed subtraction) throttled both. Each extreme:
+ * both transfers whole, the stamps counted, the baseline the wire's real
+ * delay, no grant.
+ */
+static void one_case(__u64 seed, __u32 mode, __u32 every)
+{
+	MROCE_OPTS(mroce_qp_attr, attr);
+	struct two *t = calloc(1, sizeof(*t));
+	struct rogue_ts r = { .mode = mode, .every = every };
+	struct pair p;
+	__u8 *lb2 = calloc(1, BUF);
+	struct mroce_mr *mb2;
+
+	pair_open(&p, seed, NULL, NULL);
+	pair_connect(&p);
+	attr.send_cq = attr.recv_cq = p.cqa;
+	assert_int_equal(mroce_create_qp(p.da, &attr, &t->qa2), 0);
+	attr.send_cq = attr.recv_cq = p.cqb;
+	assert_int_equal(mroce_create_qp(p.db, &attr, &t->qb2), 0);
+	assert_int_equal(sim_connect(t->qa2, t->qb2), 0);
+	assert_int_equal(mroce_reg_mr(p.db, lb2, BUF, MROCE_ACCESS_LOCAL_WRITE |
+				      MROCE_ACCESS_REMOTE_WRITE, &mb2), 0);
+	p.net->a.link = (struct sim_link){ .delay_us = 10, .jitter_us = 3,
+					   .rewrite = rewrite_ts, .rewrite_ctx = &r };
+	p.net->b.link = (struct sim_link){ .delay_us = 10 };
+	r.dqpn = p.qb->qpn;
+	fill(p.la, BUF, 5 + mode);
+	t->w.p = &p;
+	t->w.want_a = 2 * 4;
+	for (int i = 0; i < 4; i++) {
+		assert_int_equal(post(p.qa, MROCE_WR_RDMA_WRITE, (__u64)i, p.la, BUF, mroce_mr_lkey(p.ma),
+				      (__u64)(unsigned long)p.lb, mroce_mr_rkey(p.mb), 0), 0);
+		assert_int_equal(post(t->qa2, MROCE_WR_RDMA_WRITE, (__u64)i, p.la, BUF,
+				      mroce_mr_lkey(p.ma), (__u64)(unsigned long)lb2,
+				      mroce_mr_rkey(mb2), 0), 0);
+	}
+	assert_int_equal(sim_run(p.net, p.da, p.db, two_done, t, 20000000), 0);
+	for (int i = 0; i < t->w.na; i++)
+		assert_int_equal(t->w.wa[i].status, MROCE_WC_SUCCESS);
+	assert_memory_equal(p.lb, p.la, BUF);
+	assert_memory_equal(lb2, p.la, BUF);
+	pthread_mutex_lock(&p.db->lock);
+	printf("  mode %u every %u: %u stamps rewritten, %llu counted odd, baseline %d us, "
+	       "largest grant heard %u kbit/s\n", mode, every, r.rewritten,
+	       (unsigned long long)p.db->grant.ts_odd, (int)p.qb->owd_base, t->max_hint);
+	assert_true(r.rewritten >= 1);
+	/* counted: each one, and (the first one bogus) the real ones that unseated it */
+	assert_true(p.db->grant.ts_odd >= (mode == TS_ZERO || mode == TS_MAX ? 1 : r.rewritten));
+	assert_true(p.db->grant.ts_odd <= r.rewritten + 4);
+	/* the baseline is the wire's delay (the clocks agree here): 10 us and a path's step */
+	assert_true(p.qb->owd_valid && p.qb->owd_base <= 100);
+	assert_true(t->qb2->owd_valid && t->qb2->owd_base <= 100);
+	/* no queue on this wire: no epoch saw congestion, nobody was granted a share */
+	assert_int_equal(t->max_hint, 0);
+	assert_int_equal(p.db->grant.cap_kbps, 0);
+	pthread_mutex_unlock(&p.db->lock);
+	mroce_dereg_mr(mb2);
+	mroce_destroy_qp(t->qa2);
+	mroce_destroy_qp(t->qb2);
+	free(lb2);
+	free(t);
+	pair_close(&p);
+}
+
+static void test_extreme_data_timestamps(void **state)
+{
+	(void)state;
+	one_case(7001, TS_AHEAD, 0);	/* the first stamp: it would be the baseline */
+	one_case(7002, TS_AHEAD, 97);
+	one_case(7003, TS_BEHIND, 0);
+	one_case(7004, TS_BEHIND, 31);
+	one_case(7005, TS_ZERO, 0);
+	one_case(7006, TS_MAX, 13);
+	one_case(7007, TS_MIX, 5);
+}
+
+/*
+ * The estimator alone, in a QP's own terms: a stamp within the plausible
+ * (50 ms ahead) is taken as the baseline, but only for two windows; a
+ * clock that steps by a second is followed after a few packets, each odd
+ * one counted; an implausible stamp moves nothing.
+ */
+static void test_owd_baseline_recovers(void **state)
+{
+	struct pair p;
+	struct mroce_hdr h = { .opcode = MROCE_OP_WRITE };
+	struct mroce_qp *qb;
+	__u64 now;
+	__u64 odd;
+
+	(void)state;
+	pair_open(&p, 7100, NULL, NULL);
+	pair_connect(&p);
+	qb = p.qb;
+	pthread_mutex_lock(&p.db->lock);
+	now = p.net->now;
+	for (int i = 0; i < 10; i++, now += 10) {
+		h.ts = (__u32)now - 20;
+		mroce_grant_rx(qb, &h, 1000, false, now);
+	}
+	assert_int_equal(qb->owd_base, 20);
+	/* one plausible liar: 50 ms ahead */
+	h.ts = (__u32)now + 50000;
+	mroce_grant_rx(qb, &h, 1000, false, now);
+	assert_int_equal(qb->owd_base, (__u32)-50000);
+	odd = p.db->grant.ts_odd;
+	/* honest again: the baseline comes back within two windows */
+	for (int i = 0; i < 2500; i++, now += 1000) {
+		h.ts = (__u32)now - 20;
+		mroce_grant_rx(qb, &h, 1000, false, now);
+	}
+	assert_int_equal(qb->owd_base, 20);
+	assert_int_equal(p.db->grant.ts_odd, odd);
+	/* implausible stamps, one at a time among honest ones: never the baseline */
+	for (int i = 0; i < 100; i++, now += 10) {
+		h.ts = (__u32)now + (i & 1 ? 0x80000000u : 0x10000000u);
+		mroce_grant_rx(qb, &h, 1000, false, now);
+		h.ts = (__u32)now - 25;
+		mroce_grant_rx(qb, &h, 1000, false, now);
+		assert_int_equal(qb->owd_base, 20);
+	}
+	assert_int_equal(p.db->grant.ts_odd, odd + 100);
+	/* the peer's clock steps back by a second: followed after MROCE_OWD_REBASE (4) packets */
+	for (int i = 0; i < 4; i++, now += 10) {
+		h.ts = (__u32)now - 1000020;
+		mroce_grant_rx(qb, &h, 1000, false, now);
+	}
+	assert_int_equal(qb->owd_base, 1000020);
+	assert_int_equal(p.db->grant.ts_odd, odd + 104);
+	/* queueing delay summed: never more than the plausible, whatever the stamps */
+	for (int i = 0; i < 1000; i++, now += 1) {
+		h.ts = (__u32)sim_rand(p.net);
+		mroce_grant_rx(qb, &h, 1000, false, now);
+		assert_true(p.db->grant.queue_sum_us <= (__u64)p.db->grant.pkts * 100000);
+	}
+	pthread_mutex_unlock(&p.db->lock);
+	pair_close(&p);
+}
+
+/* ---- ACKs that name nothing we sent ------------------------------------ */
+
+struct rogue_ack {
+	struct sim_net	*net;
+	__u32		n, rewritten, kind;
+};
+
+enum { A_ECHO_FAR, A_ECHO_ZERO, A_ECHO_AHEAD, A_MARKS, A_GRANT_MAX, A_GRANT_MIN, A_CUM, A_SACK,
+       A_PSACK_SLOT, A_PSACK_SEQ, A_KINDS };
+
+/*
+ * Every third ACK says the impossible: an echo 2^31 away or ahead of our
+ * clock, or none, 65535 marks of one packet, a grant of UINT32_MAX or 1 kbit/s, a
+ * cumulative PSN 2^31 ahead, SACK bits past anything sent, a per-path
+ * SACK of slot 255 or of a sequence its slot never reached. None of it
+ * may lose a byte, wedge the window or poison an estimator.
+ */
+static void rewrite_ack(void *ctx, __u8 *frame, __u32 len)
+{
+	struct rogue_ack *r = ctx;
+	struct mroce_bth *b = bth_of(frame);
+	struct mroce_aeth *a = ext_of(frame);
+	__u32 now = (__u32)r->net->now, k;
+
+	(void)len;
+	if (b->opcode != MROCE_OP_ACK || r->n++ % 3)
+		return;
+	k = r->rewritten++;
+	switch (r->kind) {
+	case A_ECHO_FAR:	a->ts_echo = mroce_be32(now + 0x80000000u + (k & 1)); break;
+	case A_ECHO_ZERO:	a->ts_echo = 0; break;	/* none: no RTT sample */
+	case A_ECHO_AHEAD:	a->ts_echo = mroce_be32(now + 1000 + k); break;	/* ahead on arrival */
+	case A_MARKS:		a->ecn_ce = mroce_be16(0xffff); a->ecn_pkts = mroce_be16(k & 1); break;
+	case A_GRANT_MAX:	a->rate = mroce_be32(UINT32_MAX); break;
+	case A_GRANT_MIN:	a->rate = mroce_be32(1); break;
+	case A_CUM:	a->cum_psn = mroce_be32(mroce_be32(a->cum_psn) + 0x80000000u + k); break;
+	case A_SACK:
+		for (int i = 8; i < MROCE_SACK_WORDS; i++)
+			a->sack[i] = ~0ULL;	/* 513 PSNs on and more: never sent */
+		break;
+	case A_PSACK_SLOT:
+		a->pflags = MROCE_PF_VALID;
+		a->ppath = (__u8)(255 - k % 4);
+		memset(a->psack, 0xff, sizeof(a->psack));
+		break;
+	default:
+		a->pflags = MROCE_PF_VALID;
+		a->ppsn_next = mroce_be16((__u16)(mroce_be16(a->ppsn_next) + 0x7fff - k % 64));
+		memset(a->psack, 0, sizeof(a->psack));
+		a->psack[0] = 1;
+		break;
+	}
+}
+
+struct dctcp_view {	/* cc_ecn.c's private area */
+	struct mroce_cc_epoch		e;
+	struct mroce_cc_dctcp_state	d;
+};
+
+static void test_extreme_ack_fields(void **state)
+{
+	(void)state;
+	for (__u32 kind = 0; kind < A_KINDS; kind++) {
+		MROCE_OPTS(mroce_qp_attr, attr, .cc_ecn = true, .paths = 4, .ack_every = 2);
+		struct rogue_ack r = { .kind = kind };
+		struct waiter *w = calloc(1, sizeof(*w));
+		struct pair p;
+		struct mroce_qp *qa;
+		__u32 alpha;
+
+		pair_open(&p, 7200 + kind, &attr, NULL);
+		pair_connect(&p);
+		qa = p.qa;
+		r.net = p.net;
+		/* 10 Gbit/s: the ACKs come spread out, many of them */
+		p.net->a.link = (struct sim_link){ .delay_us = 10, .jitter_us = 2, .rate_mbps = 10000,
+						   .queue_bytes = 8 << 20 };
+		p.net->b.link = (struct sim_link){ .delay_us = 10, .rewrite = rewrite_ack,
+						   .rewrite_ctx = &r };
+		pair_write_n(&p, w, 2, 9 + kind, NULL);	/* every byte in place, every WRITE a success */
+		pthread_mutex_lock(&p.da->lock);
+		alpha = ((struct dctcp_view *)mroce_cc_priv(qa))->d.alpha_x1024;
+		printf("  kind %u: %u ACKs rewritten, %llu echoes ignored; srtt %u us, min RTT %u us, "
+		       "DCTCP alpha %u/1024, window %u, resends %llu, took %llu us\n", kind, r.rewritten,
+		       (unsigned long long)p.da->echo_odd, qa->srtt_us, qa->min_rtt_us, alpha,
+		       qa->cwnd_x256 / 256, (unsigned long long)p.da->stats.retx_pkts,
+		       (unsigned long long)(p.net->now - 1000000));
+		assert_true(r.rewritten >= 100);
+		/* the echoes that were no time of ours: each counted, none the newest */
+		if (kind == A_ECHO_FAR || kind == A_ECHO_AHEAD)
+			assert_int_equal(p.da->echo_odd, r.rewritten);
+		else
+			assert_int_equal(p.da->echo_odd, 0);
+		assert_true((__s32)(qa->echo_newest - (__u32)p.net->now) <= 0);
+		/* RTTs the wire's: 2 x 10 us, jitter, the queue of a window at most */
+		assert_in_range(qa->srtt_us, 15, 1000);
+		assert_in_range(qa->min_rtt_us, 15, 1000);
+		for (__u32 i = 0; i < qa->attr.paths; i++)
+			assert_true(qa->paths[i].srtt_us < 1000);
+		/* marks no more than packets: the fraction stays a fraction */
+		assert_true(alpha <= 1024);
+		assert_true(qa->cwnd_x256 <= qa->attr.max_inflight * 256);
+		/* nothing left half-counted */
+		assert_int_equal(qa->snd_una, qa->snd_nxt);
+		assert_int_equal(qa->nsacked, 0);
+		assert_int_equal(qa->nlost, 0);
+		pthread_mutex_unlock(&p.da->lock);
+		free(w);
+		pair_close(&p);
+	}
+}
+
+/* ---- data packets whose sequences and lengths are the peer's fancy -------- */
+
+struct rogue_data {
+	__u32	n, rewritten, mode;
+};
+
+enum { D_PSN, D_PSEQ, D_PATH, D_MSN_STREAM };
+
+static void rewrite_data(void *ctx, __u8 *frame, __u32 len)
+{
+	struct rogue_data *r = ctx;
+	struct mroce_bth *b = bth_of(frame);
+
+	(void)len;
+	if (b->opcode != MROCE_OP_WRITE || r->n++ % 11 != 5)
+		return;
+	r->rewritten++;
+	switch (r->mode) {
+	case D_PSN:	/* half the sequence space away: the window refuses it, counted */
+		b->psn = mroce_be32(mroce_be32(b->psn) + 0x80000000u + r->n);
+		break;
+	case D_PSEQ:
+		b->pseq = mroce_be16((__u16)(mroce_be16(b->pseq) + 0x7fff + r->n));
+		break;
+	case D_PATH:
+		b->path = (__u8)(255 - r->n % 3);
+		break;
+	default:	/* a WRITE's message and stream numbers mean nothing: extremes change nothing */
+		b->msn = mroce_be32(UINT32_MAX - r->n);
+		((struct mroce_deth *)((__u8 *)ext_of(frame) + sizeof(struct mroce_reth)))->stream =
+			mroce_be16(0xffff);
+		break;
+	}
+}
+
+static void test_extreme_data_fields(void **state)
+{
+	(void)state;
+	for (__u32 mode = D_PSN; mode <= D_MSN_STREAM; mode++) {
+		MROCE_OPTS(mroce_qp_attr, attr, .paths = 4);
+		struct rogue_data r = { .mode = mode };
+		struct waiter *w = calloc(1, sizeof(*w));
+		struct pair p;
+
+		pair_open(&p, 7300 + mode, &attr, NULL);
+		pair_connect(&p);
+		p.net->a.link = (struct sim_link){ .delay_us = 10, .jitter_us = 2,
+						   .rewrite = rewrite_data, .rewrite_ctx = &r };
+		p.net->b.link = (struct sim_link){ .delay_us = 10 };
+		pair_write_n(&p, w, 2, 11 + mode, NULL);	/* whole, in place */
+		printf("  mode %u: %u packets rewritten; window drops %llu, resends %llu\n", mode,
+		       r.rewritten, (unsigned long long)p.db->stats.rx_dropped_window,
+		       (unsigned long long)p.da->stats.retx_pkts);
+		assert_true(r.rewritten >= 10);
+		if (mode == D_PSN)	/* each refused (out of the window: dropped), so resent */
+			assert_true(p.da->stats.retx_pkts >= r.rewritten);
+		assert_int_equal(mroce_qp_state(p.qa), MROCE_QPS_RTS);
+		assert_int_equal(mroce_qp_state(p.qb), MROCE_QPS_RTS);
+		free(w);
+		pair_close(&p);
+	}
+}
+
+/*
+ * A SEND whose first packet names a longer message than its others: the
+ * receive would wait for bytes that never come (its count of bytes never
+ * meets the length). Refused as an invalid request instead: the receive
+ * and the SEND complete with the error, nothing waits.
+ */
+struct rogue_len {
+	__u32	rewritten;
+	__u32	extra;
+};
+
+static void rewrite_len(void *ctx, __u8 *frame, __u32 len)
+{
+	struct rogue_len *r = ctx;
+	struct mroce_bth *b = bth_of(frame);
+	struct mroce_deth *d = ext_of(frame);	/* SEND: the DETH first */
+
+	(void)len;
+	if (b->opcode != MROCE_OP_SEND || !(b->flags & MROCE_F_FIRST) || r->rewritten)
+		return;
+	r->rewritten++;
+	d->msg_len = mroce_be32(mroce_be32(d->msg_len) + r->extra);
+	b->flags &= (__u8)~MROCE_F_LAST;	/* no longer its message's last packet */
+}
+
+static void test_send_length_disagrees(void **state)
+{
+	(void)state;
+	for (int c = 0; c < 2; c++) {
+		struct rogue_len r = { .extra = c ? 1 : 4096 };
+		struct waiter *w = calloc(1, sizeof(*w));
+		struct pair p;
+
+		pair_open(&p, 7400 + (__u64)c, NULL, NULL);
+		pair_connect(&p);
+		p.net->a.link = (struct sim_link){ .delay_us = 10, .rewrite = rewrite_len,
+						   .rewrite_ctx = &r };
+		p.net->b.link = (struct sim_link){ .delay_us = 10 };
+		fill(p.la, 8192, 3);
+		assert_int_equal(post_recv(p.qb, 1, p.lb, 65536, mroce_mr_lkey(p.mb)), 0);
+		assert_int_equal(post(p.qa, MROCE_WR_SEND, 2, p.la, 8192, mroce_mr_lkey(p.ma), 0, 0, 0), 0);
+		w->p = &p;
+		w->want_a = w->want_b = 1;
+		assert_int_equal(sim_run(p.net, p.da, p.db, collected, w, 2000000), 0);
+		printf("  msg_len + %u on the first packet: send %s, receive %s\n", r.extra,
+		       mroce_wc_status_str(w->wa[0].status), mroce_wc_status_str(w->wb[0].status));
+		assert_int_equal(r.rewritten, 1);
+		assert_int_equal(w->wb[0].status, MROCE_WC_REM_INV_REQ_ERR);
+		assert_int_equal(w->wa[0].status, MROCE_WC_REM_INV_REQ_ERR);
+		free(w);
+		pair_close(&p);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_extreme_data_timestamps),
+		cmocka_unit_test(test_owd_baseline_recovers),
+		cmocka_unit_test(test_extreme_ack_fields),
+		cmocka_unit_test(test_extreme_data_fields),
+		cmocka_unit_test(test_send_length_disagrees),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
