@@ -136,15 +136,15 @@ static void one_case(__u64 seed, __u32 mode, __u32 every)
 	       "largest grant heard %u kbit/s\n", mode, every, r.rewritten,
 	       (unsigned long long)p.db->grant.ts_odd, (int)p.qb->owd_base, t->max_hint);
 	assert_true(r.rewritten >= 1);
-	/* counted: each one, and (the first one bogus) the real ones that unseated it */
-	assert_true(p.db->grant.ts_odd >= (mode == TS_ZERO || mode == TS_MAX ? 1 : r.rewritten));
-	assert_true(p.db->grant.ts_odd <= r.rewritten + 4);
-	/* the baseline is the wire's delay (the clocks agree here): 10 us and a path's step */
-	assert_true(p.qb->owd_valid && p.qb->owd_base <= 100);
-	assert_true(t->qb2->owd_valid && t->qb2->owd_base <= 100);
 	/* no queue on this wire: no epoch saw congestion, nobody was granted a share */
 	assert_int_equal(t->max_hint, 0);
 	assert_int_equal(p.db->grant.cap_kbps, 0);
+	/* the baseline is the wire's delay (the clocks agree here): 10 us and a path's step */
+	assert_true(p.qb->owd_valid && p.qb->owd_base <= 100);
+	assert_true(t->qb2->owd_valid && t->qb2->owd_base <= 100);
+	/* counted: each one, and (the first one bogus) the real ones that unseated it */
+	assert_true(p.db->grant.ts_odd >= (mode == TS_ZERO || mode == TS_MAX ? 1 : r.rewritten));
+	assert_true(p.db->grant.ts_odd <= r.rewritten + 4);
 	pthread_mutex_unlock(&p.db->lock);
 	mroce_dereg_mr(mb2);
 	mroce_destroy_qp(t->qa2);
@@ -157,9 +157,9 @@ static void one_case(__u64 seed, __u32 mode, __u32 every)
 static void test_extreme_data_timestamps(void **state)
 {
 	(void)state;
-	one_case(7001, TS_AHEAD, 0);	/* the first stamp: it would be the baseline */
+	one_case(7003, TS_BEHIND, 0);	/* the first stamp: it was the baseline, for ever */
+	one_case(7001, TS_AHEAD, 0);	/* one epoch of 2^31 us of queue */
 	one_case(7002, TS_AHEAD, 97);
-	one_case(7003, TS_BEHIND, 0);
 	one_case(7004, TS_BEHIND, 31);
 	one_case(7005, TS_ZERO, 0);
 	one_case(7006, TS_MAX, 13);
@@ -291,8 +291,14 @@ struct dctcp_view {	/* cc_ecn.c's private area */
 static void test_extreme_ack_fields(void **state)
 {
 	(void)state;
-	for (__u32 kind = 0; kind < A_KINDS; kind++) {
+	/* the ones that did harm first: a future echo, marks past packets */
+	static const __u32 order[A_KINDS] = { A_ECHO_AHEAD, A_MARKS, A_ECHO_FAR, A_ECHO_ZERO,
+					      A_GRANT_MAX, A_GRANT_MIN, A_CUM, A_SACK, A_PSACK_SLOT,
+					      A_PSACK_SEQ };
+
+	for (__u32 i = 0; i < A_KINDS; i++) {
 		MROCE_OPTS(mroce_qp_attr, attr, .cc_ecn = true, .paths = 4, .ack_every = 2);
+		__u32 kind = order[i];
 		struct rogue_ack r = { .kind = kind };
 		struct waiter *w = calloc(1, sizeof(*w));
 		struct pair p;
@@ -317,19 +323,19 @@ static void test_extreme_ack_fields(void **state)
 		       qa->cwnd_x256 / 256, (unsigned long long)p.da->stats.retx_pkts,
 		       (unsigned long long)(p.net->now - 1000000));
 		assert_true(r.rewritten >= 100);
-		/* the echoes that were no time of ours: each counted, none the newest */
+		/* the echoes that were no time of ours: none the newest, each counted */
+		assert_true((__s32)(qa->echo_newest - (__u32)p.net->now) <= 0);
+		/* marks no more than packets: the fraction stays a fraction */
+		assert_true(alpha <= 1024);
 		if (kind == A_ECHO_FAR || kind == A_ECHO_AHEAD)
 			assert_int_equal(p.da->echo_odd, r.rewritten);
 		else
 			assert_int_equal(p.da->echo_odd, 0);
-		assert_true((__s32)(qa->echo_newest - (__u32)p.net->now) <= 0);
 		/* RTTs the wire's: 2 x 10 us, jitter, the queue of a window at most */
 		assert_in_range(qa->srtt_us, 15, 1000);
 		assert_in_range(qa->min_rtt_us, 15, 1000);
-		for (__u32 i = 0; i < qa->attr.paths; i++)
-			assert_true(qa->paths[i].srtt_us < 1000);
-		/* marks no more than packets: the fraction stays a fraction */
-		assert_true(alpha <= 1024);
+		for (__u32 j = 0; j < qa->attr.paths; j++)
+			assert_true(qa->paths[j].srtt_us < 1000);
 		assert_true(qa->cwnd_x256 <= qa->attr.max_inflight * 256);
 		/* nothing left half-counted */
 		assert_int_equal(qa->snd_una, qa->snd_nxt);
