@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <setjmp.h>
 #include <cmocka.h>
+#include <sys/mman.h>
 
 #define BUF	(1 << 20)
 #include "pair.h"
@@ -465,6 +466,55 @@ static void test_send_length_disagrees(void **state)
 }
 
 
+/*
+ * A length near 4 GiB (a peer's READ request of 2^32 - 1 bytes; our own
+ * WRITE of as much over four SGEs) in packets: the count must not wrap to
+ * none, which left a READ job with nothing to send and a WRITE done before
+ * a byte went.
+ */
+static void test_lengths_near_4gib(void **state)
+{
+	struct pair p;
+	struct mroce_rjob j = { .len = UINT32_MAX, .msg_len = UINT32_MAX };
+	size_t span = 1ULL << 32;
+	__u8 *big = mmap(NULL, span, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+			 -1, 0);
+	struct mroce_mr *mr;
+	struct mroce_sge sge[4];
+	struct mroce_send_wr wr = { .wr_id = 1, .opcode = MROCE_WR_RDMA_WRITE, .sg_list = sge,
+				    .num_sge = 4 };
+	__u32 want;
+
+	(void)state;
+	assert_true(big != MAP_FAILED);
+	pair_open(&p, 7500, NULL, NULL);
+	pair_connect(&p);
+	want = (__u32)(((__u64)UINT32_MAX + p.qa->payload_max - 1) / p.qa->payload_max);
+	pthread_mutex_lock(&p.db->lock);
+	assert_int_equal(mroce_rjob_pkts(p.qb, &j), want);
+	pthread_mutex_unlock(&p.db->lock);
+	assert_int_equal(mroce_reg_mr(p.da, big, span, MROCE_ACCESS_LOCAL_WRITE, &mr), 0);
+	for (int i = 0; i < 4; i++)
+		sge[i] = (struct mroce_sge){ .addr = (__u64)(unsigned long)big + (__u64)i * (1ULL << 30),
+					     .length = i < 3 ? 1u << 30 : (1u << 30) - 1,
+					     .lkey = mroce_mr_lkey(mr) };
+	wr.remote_addr = (__u64)(unsigned long)p.lb;
+	wr.rkey = mroce_mr_rkey(p.mb);
+	/* posted, never sent (nothing runs the devices here): only its count is looked at */
+	assert_int_equal(mroce_post_send(p.qa, &wr), 0);
+	pthread_mutex_lock(&p.da->lock);
+	assert_int_equal(SWQE(p.qa, p.qa->sq_tail - 1)->npkts, want);
+	pthread_mutex_unlock(&p.da->lock);
+	pthread_mutex_lock(&p.da->lock);
+	mroce_qp_fail(p.qa, MROCE_WC_WR_FLUSH_ERR);	/* the WRITE goes no further */
+	pthread_mutex_unlock(&p.da->lock);
+	mroce_destroy_qp(p.qa);
+	p.qa = NULL;
+	assert_int_equal(mroce_dereg_mr(mr), 0);
+	pair_close(&p);
+	munmap(big, span);
+}
+
 /* ---- a fuzzer of every field, both ways ------------------------------- */
 
 struct fuzz {
@@ -659,6 +709,7 @@ int main(void)
 		cmocka_unit_test(test_extreme_ack_fields),
 		cmocka_unit_test(test_extreme_data_fields),
 		cmocka_unit_test(test_send_length_disagrees),
+		cmocka_unit_test(test_lengths_near_4gib),
 		cmocka_unit_test(test_fuzz_fields),
 	};
 
