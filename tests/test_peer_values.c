@@ -515,6 +515,37 @@ static void test_lengths_near_4gib(void **state)
 	munmap(big, span);
 }
 
+/*
+ * Congestion control fed the extremes a peer's ACKs may carry: Swift an RTT
+ * of 5 s (its echo may claim up to 10) halves the window, as any RTT far
+ * past the target does (the excess times 1024 wrapped 32 bits and cut by
+ * 16%); DCTCP 65535 marks of one packet is a fraction of 1, not 65535.
+ */
+static void test_cc_extremes(void **state)
+{
+	struct pair p;
+	struct mroce_cc_swift_state sw = { .rtt_max = 5000000, .base_us = 20 };
+	struct mroce_cc_dctcp_state d = {};
+	struct mroce_hdr ack = { .ecn_ce = 0xffff, .ecn_pkts = 1 };
+	__u32 cw = 100 * 256;
+
+	(void)state;
+	pair_open(&p, 7600, NULL, NULL);
+	pair_connect(&p);
+	pthread_mutex_lock(&p.da->lock);
+	assert_true(mroce_cc_swift_cut(p.qa, &sw, &cw, true));
+	assert_int_equal(cw, 50 * 256);
+	pthread_mutex_unlock(&p.da->lock);
+	for (int i = 0; i < 100000; i++)
+		mroce_cc_dctcp_sample(&d, &ack);
+	assert_true(d.ce <= d.pkts);
+	cw = 100 * 256;
+	assert_true(mroce_cc_dctcp_cut(&d, &cw));
+	assert_true(d.alpha_x1024 <= 1024);
+	assert_true(cw < 100 * 256 && cw >= 50 * 256);
+	pair_close(&p);
+}
+
 /* ---- a fuzzer of every field, both ways ------------------------------- */
 
 struct fuzz {
@@ -710,6 +741,7 @@ int main(void)
 		cmocka_unit_test(test_extreme_data_fields),
 		cmocka_unit_test(test_send_length_disagrees),
 		cmocka_unit_test(test_lengths_near_4gib),
+		cmocka_unit_test(test_cc_extremes),
 		cmocka_unit_test(test_fuzz_fields),
 	};
 
