@@ -111,6 +111,7 @@ struct mroce_left_route {
 struct mroce_rxpath {
 	__u16	next;
 	bool	valid;
+	__u8	stale;		/* arrivals in a row too far behind next to record (psack.c) */
 	__u64	bits[MROCE_PSACK_WORDS];
 };
 

@@ -362,15 +362,15 @@ static void rewrite_data(void *ctx, __u8 *frame, __u32 len)
 	struct mroce_bth *b = bth_of(frame);
 
 	(void)len;
-	if (b->opcode != MROCE_OP_WRITE || r->n++ % 11 != 5)
+	if (b->opcode != MROCE_OP_WRITE || r->n++ % 11 != 5 || (r->mode == D_PSEQ && r->n > 600))
 		return;
 	r->rewritten++;
 	switch (r->mode) {
 	case D_PSN:	/* half the sequence space away: the window refuses it, counted */
 		b->psn = mroce_be32(mroce_be32(b->psn) + 0x80000000u + r->n);
 		break;
-	case D_PSEQ:
-		b->pseq = mroce_be16((__u16)(mroce_be16(b->pseq) + 0x7fff + r->n));
+	case D_PSEQ:	/* ahead, past the 256 the record keeps, or half the space */
+		b->pseq = mroce_be16((__u16)(mroce_be16(b->pseq) + (r->n & 1 ? 1000 + r->n : 0x7fff)));
 		break;
 	case D_PATH:
 		b->path = (__u8)(255 - r->n % 3);
@@ -406,6 +406,13 @@ static void test_extreme_data_fields(void **state)
 			assert_true(p.da->stats.retx_pkts >= r.rewritten);
 		assert_int_equal(mroce_qp_state(p.qa), MROCE_QPS_RTS);
 		assert_int_equal(mroce_qp_state(p.qb), MROCE_QPS_RTS);
+		/* the receiver's per-path records follow what each slot really sent, at the end */
+		pthread_mutex_lock(&p.db->lock);
+		for (__u32 i = 0; mode == D_PSEQ && i < attr.paths; i++) {
+			assert_true(p.qb->rxpaths[i].valid);
+			assert_int_equal(p.qb->rxpaths[i].next, p.qa->paths[i].tx_pseq);
+		}
+		pthread_mutex_unlock(&p.db->lock);
 		free(w);
 		pair_close(&p);
 	}
