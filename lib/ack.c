@@ -155,13 +155,18 @@ done:
 	return progress;
 }
 
+/*
+ * An echo further back than this, or ahead of our clock (modulo 2^32 that is
+ * the same test), is no time of ours: a peer's bug or lie, or an echo from
+ * before the clock wrapped. It is no RTT sample and orders no echoes.
+ */
+#define MROCE_ECHO_MAX_US	10000000
+
 /* The RTT the ACK's timestamp echo measures: the QP's estimators and congestion control. */
 static void ack_rtt(struct mroce_qp *qp, const struct mroce_hdr *h, __u64 now)
 {
 	__u32 rtt = (__u32)now - h->ts_echo, dev_us;
 
-	if (rtt >= 10000000)
-		return;
 	dev_us = rtt > qp->srtt_us ? rtt - qp->srtt_us : qp->srtt_us - rtt;
 	qp->rttvar_us = qp->srtt_us ? (3 * qp->rttvar_us + dev_us) / 4 : rtt / 2;
 	qp->rttdev_us = qp->srtt_us ? (3 * qp->rttdev_us + dev_us) / 4 : 0;
@@ -213,6 +218,12 @@ void mroce_handle_ack(struct mroce_qp *qp, const struct mroce_hdr *h, __u64 now)
 	if (qp->nplanes > 1 && h->ts_echo && mroce_planes_echo(qp, h->ts_echo, now)) {
 		untimed = *h;
 		untimed.ts_echo = 0;	/* not a time: no RTT sample, no echo order */
+		h = &untimed;
+	}
+	if (h->ts_echo && (__u32)now - h->ts_echo >= MROCE_ECHO_MAX_US) {
+		qp->dev->echo_odd++;
+		untimed = *h;
+		untimed.ts_echo = 0;
 		h = &untimed;
 	}
 	/* Marks count for the path scoreboard whether or not congestion control is on. */

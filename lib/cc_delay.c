@@ -61,7 +61,8 @@ bool mroce_cc_swift_cut(const struct mroce_qp *qp, struct mroce_cc_swift_state *
 			       3 * base > 50 ? 3 * base : 50;
 
 		if (s->rtt_max > target) {
-			__u32 over = (s->rtt_max - target) * 1024 / s->rtt_max;
+			/* 64-bit: an RTT past 4 s (the peer's echo may claim 10) must not wrap */
+			__u32 over = (__u32)((__u64)(s->rtt_max - target) * 1024 / s->rtt_max);
 
 			/* at most halve per RTT */
 			*cw = (__u32)((__u64)*cw * (1024 - (over > 512 ? 512 : over)) / 1024);

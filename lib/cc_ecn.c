@@ -13,7 +13,16 @@ _Static_assert(sizeof(struct dctcp_priv) <= MROCE_CC_PRIV_SIZE, "fits the QP's p
 
 void mroce_cc_dctcp_sample(struct mroce_cc_dctcp_state *s, const struct mroce_hdr *ack)
 {
-	s->ce += ack->ecn_ce;
+	/*
+	 * The peer's counts: no more marks than packets, whatever it says, and
+	 * an epoch of ACKs that would wrap the sums halves them (the fraction is
+	 * what counts), so the fraction stays within 0 .. 1.
+	 */
+	if (s->pkts > UINT32_MAX - 0xffff) {
+		s->pkts /= 2;
+		s->ce /= 2;
+	}
+	s->ce += ack->ecn_ce < ack->ecn_pkts ? ack->ecn_ce : ack->ecn_pkts;
 	s->pkts += ack->ecn_pkts;
 }
 
@@ -23,7 +32,7 @@ bool mroce_cc_dctcp_cut(struct mroce_cc_dctcp_state *s, __u32 *cw)
 	bool cut = false;
 
 	if (s->pkts) {
-		__u32 frac = s->ce * 1024 / s->pkts;
+		__u32 frac = (__u32)((__u64)s->ce * 1024 / s->pkts);	/* 0 .. 1024 */
 
 		s->alpha_x1024 = s->alpha_x1024 - s->alpha_x1024 / 16 + frac / 16;
 		if (s->ce) {

@@ -48,6 +48,7 @@ struct mroce_grant {
 	__u32	grant_kbps;	/* each active sender's share (0: no grant) */
 	__u32	calm;		/* epochs since the last congested one */
 	bool	off;		/* mroce_dev_opts.no_rate_grants */
+	__u64	ts_odd;		/* data timestamps too far from their QP's baseline: not used */
 };
 
 struct mroce_dev {
@@ -87,6 +88,7 @@ struct mroce_dev {
 	bool			tx_refused;	/* the port had no transmit buffer (this QP's turn) */
 	__u64			test_rng;	/* nonzero: a test's repeatable random stream (testhook.c) */
 	struct mroce_grant	grant;		/* rate grants to the peers sending to us */
+	__u64			echo_odd;	/* ACK echoes that were no time of ours: ignored (ack.c) */
 	__u32			spread_hint_us;	/* the latest spread of any QP's paths' base
 						 * RTTs: a QP's, before it knows its own (loss.c) */
 	__u32			rtt_hint_us;	/* the latest smoothed RTT of any QP: a QP's

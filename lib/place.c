@@ -51,7 +51,8 @@ int mroce_sg_copy(const struct mroce_pd *pd, const struct mroce_sge *sg, __u32 n
  * the copy is of an older attempt than the bytes kept (its sender gave
  * that attempt up, and answers the NACK with a VOID). MROCE_STALE: the
  * message is delivered already; a later attempt was under way before its
- * sender knew. MROCE_NAK_INVALID_REQ: the QP has no such stream.
+ * sender knew. MROCE_NAK_INVALID_REQ: the QP has no such stream, or the
+ * packet's length disagrees with the message's.
  */
 static struct mroce_msgslot *msg_slot(struct mroce_qp *qp, const struct mroce_hdr *h, __u32 psn,
 				      struct mroce_rwqe **rp, int *res)
@@ -86,6 +87,16 @@ static struct mroce_msgslot *msg_slot(struct mroce_qp *qp, const struct mroce_hd
 		*m = (struct mroce_msgslot){ .len = h->msg_len, .max_psn = psn, .imm = h->imm,
 					     .epoch = h->epoch, .opcode = h->opcode,
 					     .state = MSG_ACTIVE };
+	/*
+	 * Every packet of an attempt names the same length, and no more bytes
+	 * than it has left (each has a PSN of its own): a peer's that does not
+	 * would leave the count short of the length or past it for ever.
+	 */
+	if (h->msg_len != m->len || h->payload_len > m->len - m->got) {
+		m->status = MROCE_WC_REM_INV_REQ_ERR;
+		*res = MROCE_NAK_INVALID_REQ;
+		return NULL;
+	}
 	if (mroce_psn_before(m->max_psn, psn))
 		m->max_psn = psn;
 	*rp = r;
@@ -198,8 +209,12 @@ static int place_read_resp(struct mroce_qp *qp, const struct mroce_hdr *h, const
 	struct mroce_swqe *w = mroce_read_of(qp, h->msn);
 	__u64 now = qp->dev->ops->now_us(qp->dev->port);
 
-	/* Must name a READ of ours that is still waiting, and stay inside it. */
-	if (!w || h->msg_len != w->len)
+	/*
+	 * Must name a READ of ours that is still waiting, and stay inside it:
+	 * no more bytes than are still owed (each response packet has a PSN of
+	 * its own), or the count would pass the length and never equal it.
+	 */
+	if (!w || h->msg_len != w->len || h->payload_len > w->len - w->rd_got)
 		return MROCE_NAK_INVALID_REQ;
 	if (mroce_sg_copy(qp->pd, w->sge, w->num_sge, h->offset, (void *)payload,
 			  h->payload_len, true)) {

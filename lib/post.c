@@ -93,7 +93,7 @@ int mroce_post_send_on(struct mroce_qp *qp, __u32 stream, const struct mroce_sen
 		w->npkts = 1;
 		w->msn = qp->sq_tail;	/* the READ's id in its responses */
 	} else {
-		w->npkts = len ? (len + qp->payload_max - 1) / qp->payload_max : 1;
+		w->npkts = len ? (__u32)(((__u64)len + qp->payload_max - 1) / qp->payload_max) : 1;
 		w->msn = qp->streams[stream].ssn;
 		if (info->consumes_recv)
 			qp->streams[stream].ssn++;	/* takes one receive of the stream at the peer */

@@ -38,11 +38,26 @@ static void psack_shift(__u64 bits[MROCE_PSACK_WORDS], __u32 n)
 	}
 }
 
-/* Receiver: a data packet (new or duplicate) with sequence pseq arrived on the peer's slot. */
+/*
+ * Receiver: a data packet (new or duplicate) with sequence pseq arrived on
+ * the peer's slot. pseq is the peer's word: one that jumped ahead (a bug,
+ * a lie) would leave every honest one after it too far behind to record,
+ * and the slot's per-path SACK naming a sequence never sent, for up to
+ * 2^15 packets. MROCE_PSACK_REBASE arrivals in a row too far behind say
+ * the record is what is wrong: it starts again from the latest.
+ */
+#define MROCE_PSACK_REBASE	4
+
 void mroce_psack_mark(struct mroce_rxpath *r, __u16 pseq)
 {
 	__s16 d = (__s16)(pseq - r->next);
 
+	if (r->valid && d < 0 && (__u32)(-d - 1) >= MROCE_PSACK_BITS) {
+		if (++r->stale < MROCE_PSACK_REBASE)
+			return;	/* too old to fit: not wrapped onto another bit */
+		r->valid = false;
+	}
+	r->stale = 0;
 	if (!r->valid || d >= 0) {
 		if (!r->valid || d >= MROCE_PSACK_BITS - 1)
 			memset(r->bits, 0, sizeof(r->bits));
@@ -53,11 +68,7 @@ void mroce_psack_mark(struct mroce_rxpath *r, __u16 pseq)
 		r->valid = true;
 		return;
 	}
-	if ((__u32)(-d - 1) < MROCE_PSACK_BITS) {
-		__u32 i = (__u32)(-d - 1);
-
-		r->bits[i / 64] |= 1ULL << (i % 64);
-	}
+	r->bits[(__u32)(-d - 1) / 64] |= 1ULL << ((__u32)(-d - 1) % 64);
 }
 
 /*

@@ -126,6 +126,7 @@ struct mroce_left_route {
 struct mroce_rxpath {
 	__u16	next;
 	bool	valid;
+	__u8	stale;		/* arrivals in a row too far behind next to record (psack.c) */
 	__u64	bits[MROCE_PSACK_WORDS];
 };
 
@@ -448,8 +449,16 @@ struct mroce_qp {
 	struct mroce_rxpath	*rxpaths;
 	__u32			rxpaths_n;
 	__u64			grant_last_us;	/* receiving: its last data packet (rate.c) */
-	__s32			owd_base;	/* lowest one-way delay seen (clock offset included) */
-	bool			owd_valid;
+	/*
+	 * One-way delays of its data packets (rate.c), the clocks' offset
+	 * included, modulo 2^32 (bth.ts is the peer's word): the baseline is
+	 * the lowest of this window and the last, not of all time.
+	 */
+	__u32			owd_base;	/* lowest of the two windows: no queue */
+	__u32			owd_win_min;	/* lowest of the current window */
+	__u64			owd_win_us;	/* when the current window began */
+	__u8			owd_odd;	/* implausible ones in a row */
+	bool			owd_valid, owd_win_valid;
 	__u32			gbn_nak_psn;	/* go-back-N: gap already reported */
 	bool			gbn_nak_sent;
 	bool			ack_now;

@@ -7,8 +7,8 @@
  * their own would take many round trips of ECN or delay signals to find
  * their share. Per epoch (MROCE_GRANT_EPOCH_US) the device counts the data
  * bytes that arrived, the QPs they came to, their CE marks and their
- * queueing delay (one-way delay above the lowest seen per QP: the clocks'
- * offset cancels). An epoch with a congestion signal and two or more
+ * queueing delay (one-way delay above the QP's recent lowest: the clocks'
+ * offset cancels; grant_queue_sample). An epoch with a congestion signal and two or more
  * senders measured the link at full use: the arrival rate over the
  * episode's last epochs is the link's rate, and each sender is granted an
  * equal share. Calm epochs grow the
@@ -136,21 +136,69 @@ static void grant_epoch_end(struct mroce_dev *dev, __u64 now)
 	g->pkts = g->ce = 0;
 }
 
+/*
+ * The queueing delay a data packet's timestamp measures. bth.ts is the
+ * peer's word: its one-way delay (our clock less its, modulo 2^32: the
+ * clocks' offset included) is only compared with the QP's baseline, in
+ * unsigned arithmetic, and a sample further than MROCE_OWD_MAX_US from it
+ * either way is no queue but a bad timestamp (a clock stepped, a lying or
+ * broken peer): counted (grant.ts_odd) and not used, neither as a delay
+ * nor as a baseline. MROCE_OWD_REBASE of them in a row say the baseline is
+ * what was wrong: it starts again from the latest. The baseline is the
+ * lowest delay of this window of MROCE_OWD_WINDOW_US and the last, as
+ * Swift keeps its base delay: a low one that was plausible (a timestamp
+ * up to MROCE_OWD_MAX_US ahead) stops counting two windows later at most,
+ * as does the clocks' drift. False: no sample.
+ */
+#define MROCE_OWD_MAX_US	100000	/* 100 ms: a queue, or a host's stall, beyond is a bad clock */
+#define MROCE_OWD_REBASE	4
+#define MROCE_OWD_WINDOW_US	1000000
+
+static bool grant_queue_sample(struct mroce_qp *qp, __u32 ts, __u64 now, __u32 *queue_us)
+{
+	__u32 owd = (__u32)now - ts, above, below;
+
+	if (qp->owd_valid && now - qp->owd_win_us >= MROCE_OWD_WINDOW_US) {
+		if (qp->owd_win_valid)
+			qp->owd_base = qp->owd_win_min;	/* the last window's lowest */
+		qp->owd_win_valid = false;
+		qp->owd_win_us = now;
+	}
+	above = owd - qp->owd_base;
+	below = qp->owd_base - owd;
+	if (qp->owd_valid && above > MROCE_OWD_MAX_US && below > MROCE_OWD_MAX_US) {
+		qp->dev->grant.ts_odd++;
+		if (++qp->owd_odd < MROCE_OWD_REBASE)
+			return false;
+		qp->owd_valid = false;	/* the baseline was the odd one */
+	}
+	qp->owd_odd = 0;
+	if (!qp->owd_valid) {
+		qp->owd_valid = true;
+		qp->owd_win_valid = false;
+		qp->owd_win_us = now;
+		qp->owd_base = owd;
+	} else if (above > MROCE_OWD_MAX_US) {	/* below the baseline, plausibly: the new one */
+		qp->owd_base = owd;
+	}
+	if (!qp->owd_win_valid || (__s32)(owd - qp->owd_win_min) < 0)
+		qp->owd_win_min = owd;
+	qp->owd_win_valid = true;
+	*queue_us = owd - qp->owd_base;	/* 0 .. MROCE_OWD_MAX_US */
+	return true;
+}
+
 /* A data packet of bytes payload arrived on qp (placed or a duplicate). */
 void mroce_grant_rx(struct mroce_qp *qp, const struct mroce_hdr *h, __u32 bytes, bool ce, __u64 now)
 {
 	struct mroce_grant *g = &qp->dev->grant;
-	__s32 owd = (__s32)((__u32)now - h->ts);
+	__u32 queue_us;
 
 	if (now - g->epoch_us >= MROCE_GRANT_EPOCH_US)
 		grant_epoch_end(qp->dev, now);
-	if (!(h->flags & MROCE_F_PLANE_PROBE)) {	/* its ts is a nonce, not a time */
-		if (!qp->owd_valid || owd < qp->owd_base) {
-			qp->owd_base = owd;
-			qp->owd_valid = true;
-		}
-		g->queue_sum_us += (__u32)(owd - qp->owd_base);
-	}
+	/* a probe's ts is a nonce, not a time */
+	if (!(h->flags & MROCE_F_PLANE_PROBE) && grant_queue_sample(qp, h->ts, now, &queue_us))
+		g->queue_sum_us += queue_us;
 	g->bytes += bytes;
 	g->pkts++;
 	g->ce += ce;

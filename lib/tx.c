@@ -233,7 +233,8 @@ void mroce_send_probe(struct mroce_qp *qp, __u32 psn, struct mroce_txpkt *rec)
 /* Packets a READ response needs (a zero-length one still sends one). */
 __u32 mroce_rjob_pkts(const struct mroce_qp *qp, const struct mroce_rjob *j)
 {
-	return j->len ? (j->len + qp->payload_max - 1) / qp->payload_max : 1;
+	/* 64-bit: a length near 4 GiB (the peer's rreqeth.length) must not wrap to none */
+	return j->len ? (__u32)(((__u64)j->len + qp->payload_max - 1) / qp->payload_max) : 1;
 }
 
 /* The READ job to packetise next: the oldest with packets not yet sent. */

@@ -49,6 +49,12 @@ struct sim_link {
 	__u32	slow_extra_us;	/* ... this much longer */
 	__u16	mark_sport;	/* a congested path: ECT frames with this source port get CE */
 	__u32	drop_acks;	/* drop this many of the next ACK frames */
+	/*
+	 * A peer that holds the token and says what it likes: each frame this
+	 * port sends is first handed to rewrite (the UDP checksum redone after).
+	 */
+	void	(*rewrite)(void *ctx, __u8 *frame, __u32 len);
+	void	*rewrite_ctx;
 };
 
 struct sim_net;
@@ -165,6 +171,10 @@ static inline void sim_wire(struct sim_port *p, void *data, __u32 len)
 	int copies = 1;
 
 	p->sent++;
+	if (l->rewrite && len > mroce_l2l4_len(AF_INET)) {
+		l->rewrite(l->rewrite_ctx, data, len);
+		mroce_frame_finish(data, len, AF_INET);
+	}
 	if (l->drop_armed && len >= mroce_l2l4_len(AF_INET) + sizeof(struct mroce_bth)) {
 		const struct mroce_bth *bth = (const void *)((const __u8 *)data + mroce_l2l4_len(AF_INET));
 
