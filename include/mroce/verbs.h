@@ -336,6 +336,16 @@ struct mroce_qp_info {
  * version's (protocol.md, "Versions").
  */
 #define MROCE_QP_INFO_WIRE_LEN	208
+/*
+ * Byte 95 of the packed info is the connection manager's handshake revision:
+ * MROCE_CM_REVISION, under which a listener acknowledges the client's
+ * confirmation once it holds the QP and a client returns only on that; 0 from
+ * earlier libraries, whose clients returned on their confirmation. The CM
+ * refuses another revision as another version's (protocol.md, "Connection
+ * setup"); mroce_qp_info_unpack() and other channels ignore it.
+ */
+#define MROCE_QP_INFO_CM_BYTE	95
+#define MROCE_CM_REVISION	1
 MROCE_API int mroce_qp_local_info(struct mroce_qp *qp, const struct in6_addr *local_addr,
 				  int family, struct mroce_qp_info *info);
 /* Serialise for exchange over any channel, and back (-EINVAL if malformed,
