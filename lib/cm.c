@@ -637,8 +637,11 @@ int mroce_connect(struct mroce_dev *dev, const char *addr, __u16 port,
 	 * dropped after answering (a full table, its deadline) is a closed
 	 * connection here, -ECONNRESET, never a success.
 	 */
-	if (!err)
+	if (!err) {
 		err = xfer(fd, &ack, 1, false, deadline);
+		if (err == -ETIMEDOUT && recv(fd, &ack, 1, MSG_DONTWAIT) == 1)
+			err = 0;	/* it came as our time ran out: the server holds the QP */
+	}
 	if (!err && ack != CM_ACK)
 		err = -EPROTO;
 	close(fd);

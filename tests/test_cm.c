@@ -477,6 +477,7 @@ struct fake_server {
 	size_t		answer_len;
 	bool		close_early;	/* close after reading the client's info */
 	bool		no_answer;	/* never answer */
+	__u8		ack;		/* the byte answering a confirmation, 0: none, closed */
 	int		confirm;	/* the byte the client sent last, -1: none (closed) */
 	pthread_t	t;
 };
@@ -494,8 +495,11 @@ static void *fake_run(void *arg)
 		if (f->no_answer)
 			sleep(1);
 		else if (send(fd, f->answer, f->answer_len, MSG_NOSIGNAL) == (ssize_t)f->answer_len &&
-			 f->answer_len == sizeof(msg) && recv(fd, &c, 1, 0) == 1)
+			 f->answer_len == sizeof(msg) && recv(fd, &c, 1, 0) == 1) {
 			f->confirm = c;
+			if (f->ack)
+				send(fd, &f->ack, 1, MSG_NOSIGNAL);
+		}
 	}
 	close(fd);
 	return NULL;
@@ -568,6 +572,33 @@ static void test_connect_malformed_answers(void **state)
 	f.answer_len = MROCE_QP_INFO_WIRE_LEN;
 	f.close_early = true;				/* closed mid-handshake */
 	assert_int_equal(fake_connect(e, &f, 2000), -ECONNRESET);
+	assert_int_equal(nqps(e->dc), 0);
+}
+
+/*
+ * The client returns success on the server's ack alone: confirmed, then
+ * closed, or answered with another byte, is no connection; a server of the
+ * earlier handshake (info byte 95 0, it would never ack) is refused before
+ * the confirmation, clearly.
+ */
+static void test_connect_needs_the_ack(void **state)
+{
+	struct env *e = *state;
+	struct fake_server f = { .answer_len = MROCE_QP_INFO_WIRE_LEN };
+
+	info_wire(f.answer, LOOP);
+	f.ack = 'A';
+	assert_int_equal(fake_connect(e, &f, 2000), 0);
+	assert_int_equal(f.confirm, 'R');
+	f.ack = 0;					/* confirmed, then closed */
+	assert_int_equal(fake_connect(e, &f, 2000), -ECONNRESET);
+	assert_int_equal(f.confirm, 'R');
+	f.ack = 'X';					/* another byte */
+	assert_int_equal(fake_connect(e, &f, 2000), -EPROTO);
+	f.ack = 'A';
+	f.answer[MROCE_QP_INFO_CM_BYTE] = 0;		/* the earlier handshake's server */
+	assert_int_equal(fake_connect(e, &f, 2000), -MROCE_ERR_VERSION);
+	assert_int_equal(f.confirm, -1);		/* never confirmed: it holds no QP either */
 	assert_int_equal(nqps(e->dc), 0);
 }
 
@@ -686,22 +717,31 @@ struct bad {
 	bool		confirm_wrong;	/* read the reply, confirm with 'X' */
 	bool		close_at_confirm; /* read the reply, then close */
 	int		err;		/* last_err expected */
+	bool		confirm_close;	/* read the reply, confirm, close before the ack */
 };
 
 static void test_bad_handshakes(void **state)
 {
 	static const struct bad cases[] = {
-		{ "bad magic", 0, MROCE_QP_INFO_WIRE_LEN, false, false, false, -EPROTO },
-		{ "a version 1 client", 1, MROCE_QP_INFO_WIRE_LEN, false, false, false, -MROCE_ERR_VERSION },
+		{ "bad magic", 0, MROCE_QP_INFO_WIRE_LEN, false, false, false, -EPROTO, false },
+		{ "a version 1 client", 1, MROCE_QP_INFO_WIRE_LEN, false, false, false, -MROCE_ERR_VERSION,
+		  false },
 		/* byte 3 0: an earlier version 2 library's 120 bytes, room for 4 planes */
-		{ "an earlier layout's client", 3, 120, false, false, false, -MROCE_ERR_VERSION },
-		{ "bad family", 2, MROCE_QP_INFO_WIRE_LEN, false, false, false, -EPROTO },
-		{ "qpn 0", 7, MROCE_QP_INFO_WIRE_LEN, false, false, false, -EPROTO },
-		{ "truncated, closed", -1, 30, true, false, false, -ECONNRESET },
-		{ "nothing, closed", -1, 0, true, false, false, -ECONNRESET },
-		{ "oversized", -1, MROCE_QP_INFO_WIRE_LEN + 8, false, false, false, -EPROTO },
-		{ "wrong confirmation", -1, MROCE_QP_INFO_WIRE_LEN, false, true, false, -EPROTO },
-		{ "closed before confirming", -1, MROCE_QP_INFO_WIRE_LEN, false, false, true, -ECONNRESET },
+		{ "an earlier layout's client", 3, 120, false, false, false, -MROCE_ERR_VERSION, false },
+		/* byte 95 0: a client of the earlier handshake, which returns on confirming */
+		{ "an earlier handshake's client", MROCE_QP_INFO_CM_BYTE, MROCE_QP_INFO_WIRE_LEN,
+		  false, false, false, -MROCE_ERR_VERSION, false },
+		{ "bad family", 2, MROCE_QP_INFO_WIRE_LEN, false, false, false, -EPROTO, false },
+		{ "qpn 0", 7, MROCE_QP_INFO_WIRE_LEN, false, false, false, -EPROTO, false },
+		{ "truncated, closed", -1, 30, true, false, false, -ECONNRESET, false },
+		{ "nothing, closed", -1, 0, true, false, false, -ECONNRESET, false },
+		{ "oversized", -1, MROCE_QP_INFO_WIRE_LEN + 8, false, false, false, -EPROTO, false },
+		{ "wrong confirmation", -1, MROCE_QP_INFO_WIRE_LEN, false, true, false, -EPROTO, false },
+		{ "closed before confirming", -1, MROCE_QP_INFO_WIRE_LEN, false, false, true, -ECONNRESET,
+		  false },
+		/* a client that gave up after confirming: it will never read the ack */
+		{ "confirmed, then closed", -1, MROCE_QP_INFO_WIRE_LEN, false, false, false, -ECONNRESET,
+		  true },
 	};
 	struct env *e = *state;
 
@@ -714,18 +754,21 @@ static void test_bad_handshakes(void **state)
 
 		info_wire(msg, LOOP);
 		if (b->mutate >= 0)
-			/* qpn 5 -> 0, version 2 -> 1, layout 8 -> 0 */
+			/* qpn 5 -> 0, version 2 -> 1, layout 8 -> 0, handshake 1 -> 0 */
 			msg[b->mutate] ^= b->mutate == 7 ? 5 : b->mutate == 1 ? 3 :
-					  b->mutate == 3 ? MROCE_MAX_PLANES : 0x55;
+					  b->mutate == 3 ? MROCE_MAX_PLANES :
+					  b->mutate == MROCE_QP_INFO_CM_BYTE ? MROCE_CM_REVISION : 0x55;
 		assert_int_equal(send(fd, msg, b->len, MSG_NOSIGNAL), (ssize_t)b->len);
 		if (b->close_after)
 			close(fd);
 		err = server_accept(e, 300, &qp);
-		if (b->confirm_wrong || b->close_at_confirm) {
+		if (b->confirm_wrong || b->close_at_confirm || b->confirm_close) {
 			assert_int_equal(recv(fd, reply, sizeof(reply), MSG_WAITALL), sizeof(reply));
 			if (b->confirm_wrong)
 				send(fd, "X", 1, MSG_NOSIGNAL);
-			else
+			if (b->confirm_close)
+				send(fd, "R", 1, MSG_NOSIGNAL);
+			if (!b->confirm_wrong)
 				close(fd);
 			err = server_accept(e, 300, &qp);
 		}
@@ -736,14 +779,14 @@ static void test_bad_handshakes(void **state)
 		assert_int_equal(st.last_err, b->err);
 		assert_int_equal(st.pending, 0);
 		assert_int_equal(nqps(e->ds), 0);
-		if (!b->close_after && !b->close_at_confirm) {
+		if (!b->close_after && !b->close_at_confirm && !b->confirm_close) {
 			assert_true(closed_at(fd, 200) >= 0);
 			close(fd);
 		}
 	}
 	assert_int_equal(lstats(e).malformed, 5);
-	assert_int_equal(lstats(e).bad_version, 2);
-	assert_int_equal(lstats(e).closed, 3);
+	assert_int_equal(lstats(e).bad_version, 3);
+	assert_int_equal(lstats(e).closed, 4);
 }
 
 /* ---- success means both ends are connected -------------------------------- */
@@ -1121,6 +1164,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_claimed_mac_ignored, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_connect_refuses_foreign_info, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_connect_malformed_answers, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_connect_needs_the_ack, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_idle_connections_no_lockout, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_idle_deadline_exact, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_slowloris, setup, teardown),
