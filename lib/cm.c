@@ -1,11 +1,17 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * Connection manager over a TCP side channel:
+ * Connection manager over a TCP side channel (docs/protocol.md, "Connection
+ * setup"):
  *   client -> server  its QP info (QPN, first PSN, token half, MAC, address)
  *   server            creates a QP, connects it, and answers with its info
- *   client            connects its QP, then confirms with one byte
- * so both QPs are ready to receive before either side returns. Next-hop
- * MACs come from the kernel's route and neighbour tables.
+ *   client            connects its QP, then confirms with one byte ('R')
+ *   server            takes the QP (mroce_accept() returns it), then acks ('A')
+ *   client            returns on the ack, never before
+ * so both QPs are ready to receive before either side returns, and a client
+ * returns success only once the server holds the QP: a handshake the server
+ * drops at any point before (a full table, its deadline, the listener
+ * closed) is a closed connection to the client. Next-hop MACs come from the
+ * kernel's route and neighbour tables.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -25,17 +31,20 @@
 #define CM_LEN		MROCE_QP_INFO_WIRE_LEN
 #define CM_FOREVER	86400000L
 #define CM_LISTEN_TAG	UINT32_MAX	/* epoll tag of the listening socket */
+#define CM_CONFIRM	'R'		/* client: my QP is connected */
+#define CM_ACK		'A'		/* server: and mine is yours (mroce_accept() returned it) */
+#define CM_BACKLOG	1024		/* the kernel's queue of connections not yet taken */
 
 /* One handshake in progress on the server side. */
-enum hs_stage { HS_FREE, HS_INFO, HS_REPLY, HS_CONFIRM };
+enum hs_stage { HS_FREE, HS_INFO, HS_REPLY, HS_CONFIRM, HS_ACK };
 
 struct hs {
 	enum hs_stage		stage;
 	int			fd;
 	long			deadline;
-	__u32			got, sent;
+	__u32			got, sent, len;		/* len: bytes of out to send */
 	__u8			buf[CM_LEN + 1];	/* one more: a longer message shows */
-	__u8			reply[CM_LEN];
+	__u8			out[CM_LEN];		/* our info, then the ack */
 	int			family;			/* the TCP peer's own address */
 	struct in6_addr		addr;
 	struct mroce_qp		*qp;
@@ -165,6 +174,9 @@ static int connect_peer(struct mroce_qp *qp, const __u8 *wire, int family, const
 
 	if (err)
 		return err == -MROCE_ERR_VERSION ? err : -EPROTO;
+	/* another handshake revision: its client would not wait for our ack, its server not send it */
+	if (wire[MROCE_QP_INFO_CM_BYTE] != MROCE_CM_REVISION)
+		return -MROCE_ERR_VERSION;
 	if (remote.family != family || memcmp(&remote.addr, addr, sizeof(*addr)))
 		return -MROCE_ERR_PEER_ADDR;
 	return mroce_qp_connect(qp, &remote, NULL);
@@ -188,7 +200,7 @@ int mroce_listen(struct mroce_dev *dev, const char *addr, __u16 port, struct mro
 	l->fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (l->epfd < 0 || l->fd < 0 ||
 	    setsockopt(l->fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
-	    bind(l->fd, (struct sockaddr *)&ss, len) || listen(l->fd, 64) ||
+	    bind(l->fd, (struct sockaddr *)&ss, len) || listen(l->fd, CM_BACKLOG) ||
 	    epoll_ctl(l->epfd, EPOLL_CTL_ADD, l->fd, &ev)) {
 		err = -errno;
 		if (l->fd >= 0)
@@ -259,25 +271,64 @@ int mroce_listener_fd(const struct mroce_listener *l)
 	return l ? l->epfd : -EINVAL;
 }
 
-/* A free slot; when all are taken the oldest handshake makes room. */
-static struct hs *hs_slot(struct mroce_listener *l)
+/* Whether the peer has sent what we have not read (1), nothing (0), or closed (-errno). */
+static int hs_peek(const struct hs *h)
 {
-	struct hs *old = &l->hs[0];
+	__u8 c;
+	ssize_t n;
 
-	for (int i = 0; i < MROCE_CM_PENDING; i++) {
-		if (l->hs[i].stage == HS_FREE)
-			return &l->hs[i];
-		if (l->hs[i].deadline < old->deadline)
-			old = &l->hs[i];
-	}
-	hs_fail(l, old, -ECONNABORTED);
-	return old;
+	do
+		n = recv(h->fd, &c, 1, MSG_PEEK | MSG_DONTWAIT);
+	while (n < 0 && errno == EINTR);
+	if (n >= 0)
+		return n ? 1 : -ECONNRESET;
+	return errno == EAGAIN ? 0 : errno == EPIPE ? -ECONNRESET : -errno;
 }
 
-/* Take every connection the kernel has queued into the handshake table. */
+/*
+ * A free slot. When all are taken, the handshakes whose peers have closed
+ * end now; if none has, the one that has come least far makes room, the
+ * oldest of those: one that has sent nothing, else one whose info is on its
+ * way, and only if every one has been answered (each holds a QP) the oldest
+ * of those. Its client learns: the connection closes before our ack.
+ */
+static struct hs *hs_slot(struct mroce_listener *l)
+{
+	struct hs *victim = NULL, *free_slot = NULL;
+	int vrank = 3;
+
+	for (int i = 0; i < MROCE_CM_PENDING; i++)
+		if (l->hs[i].stage == HS_FREE)
+			return &l->hs[i];
+	for (int i = 0; i < MROCE_CM_PENDING; i++) {
+		struct hs *h = &l->hs[i];
+		int p = hs_peek(h), rank;
+
+		if (p < 0) {
+			hs_fail(l, h, p);
+			free_slot = h;
+			continue;
+		}
+		rank = h->stage != HS_INFO ? 2 : h->got || p ? 1 : 0;
+		if (rank < vrank || (rank == vrank && h->deadline < victim->deadline)) {
+			victim = h;
+			vrank = rank;
+		}
+	}
+	if (free_slot)
+		return free_slot;
+	hs_fail(l, victim, -ECONNABORTED);
+	return victim;
+}
+
+/*
+ * Take the connections the kernel has queued into the handshake table, at
+ * most a table's worth at a time: those taken get their turn to advance
+ * before the next ones may push them out.
+ */
 static int admit(struct mroce_listener *l)
 {
-	for (;;) {
+	for (int k = 0; k < MROCE_CM_PENDING; k++) {
 		struct sockaddr_storage ss;
 		socklen_t sl = sizeof(ss);
 		struct epoll_event ev = { .events = EPOLLIN };
@@ -301,6 +352,7 @@ static int admit(struct mroce_listener *l)
 		h->deadline = now_ms() + MROCE_CM_HANDSHAKE_MS;
 		l->st.pending++;
 	}
+	return 0;
 }
 
 /* Read what has arrived, up to want bytes in all; 0, -EAGAIN, or the error. */
@@ -323,13 +375,13 @@ static int hs_read(struct hs *h, __u32 want)
 	}
 }
 
-/* Send what is left of the reply; 0 when all is out, -EAGAIN, or the error. */
+/* Send what is left of out; 0 when all is out, -EAGAIN, or the error. */
 static int hs_write(struct mroce_listener *l, struct hs *h)
 {
 	struct epoll_event ev = { .events = EPOLLIN, .data.u32 = (__u32)(h - l->hs) };
 
-	while (h->sent < CM_LEN) {
-		ssize_t n = send(h->fd, h->reply + h->sent, CM_LEN - h->sent, MSG_NOSIGNAL | MSG_DONTWAIT);
+	while (h->sent < h->len) {
+		ssize_t n = send(h->fd, h->out + h->sent, h->len - h->sent, MSG_NOSIGNAL | MSG_DONTWAIT);
 
 		if (n > 0) {
 			h->sent += (__u32)n;
@@ -370,13 +422,19 @@ static int hs_serve(struct mroce_listener *l, struct hs *h, const struct mroce_q
 	else if (err)
 		return err;
 	local_info(h->qp, &info);
-	mroce_qp_info_pack(&info, h->reply);
+	mroce_qp_info_pack(&info, h->out);
+	h->len = CM_LEN;
+	h->sent = 0;
 	h->stage = HS_REPLY;
 	h->got = 0;
 	return 0;
 }
 
-/* Advance one handshake as far as its socket allows; the QP once confirmed. */
+/*
+ * Advance one handshake as far as its socket allows; the QP once confirmed
+ * and acknowledged. The ack goes out only here, right before the QP is
+ * handed over, so nothing can take the QP from the client's peer after it.
+ */
 static struct mroce_qp *hs_step(struct mroce_listener *l, struct hs *h, const struct mroce_qp_attr *attr)
 {
 	struct mroce_qp *qp;
@@ -406,12 +464,21 @@ static struct mroce_qp *hs_step(struct mroce_listener *l, struct hs *h, const st
 	if (!err && h->stage == HS_CONFIRM) {
 		err = hs_read(h, 2);	/* a second byte would be a protocol error */
 		if (err == -EAGAIN && h->got == 1)
-			err = h->buf[0] == 'R' ? 0 : -EPROTO;
+			err = h->buf[0] == CM_CONFIRM ? 0 : -EPROTO;
 		else if (!err)
 			err = -EPROTO;
-		if (err == -ECONNRESET && h->got == 1)
-			err = h->buf[0] == 'R' ? 0 : -EPROTO;	/* confirmed, then closed */
+		/* confirmed, then closed: the client gave up before our ack, -ECONNRESET */
+		if (err == -ECONNRESET && h->got == 1 && h->buf[0] != CM_CONFIRM)
+			err = -EPROTO;
+		if (!err) {
+			h->out[0] = CM_ACK;
+			h->len = 1;
+			h->sent = 0;
+			h->stage = HS_ACK;
+		}
 	}
+	if (!err && h->stage == HS_ACK)
+		err = hs_write(l, h);
 	if (err) {
 		if (err != -EAGAIN)
 			hs_fail(l, h, err);
@@ -529,7 +596,7 @@ static int nothing_more(int fd)
 int mroce_connect(struct mroce_dev *dev, const char *addr, __u16 port,
 		  const struct mroce_qp_attr *attr, int timeout_ms, struct mroce_qp **qpp)
 {
-	__u8 peer[CM_LEN], mine[CM_LEN], ok = 'R';
+	__u8 peer[CM_LEN], mine[CM_LEN], ok = CM_CONFIRM, ack = 0;
 	long deadline = now_ms() + (timeout_ms < 0 ? CM_FOREVER : timeout_ms);
 	struct sockaddr_storage ss;
 	struct mroce_qp_info info;
@@ -541,15 +608,18 @@ int mroce_connect(struct mroce_dev *dev, const char *addr, __u16 port,
 	if (!dev || !attr || !qpp || parse_addr(addr, port, &ss, &len))
 		return -EINVAL;
 	sock_addr(&ss, &family, &a);
-	fd = tcp_open(&ss, len, deadline);
-	if (fd < 0)
-		return fd;
+	/* the QP first: our info goes out the moment the connection is up */
 	err = mroce_create_qp(dev, attr, &qp);
-	if (!err) {
-		local_info(qp, &info);
-		mroce_qp_info_pack(&info, mine);
-		err = xfer(fd, mine, sizeof(mine), true, deadline);
+	if (err)
+		return err;
+	fd = tcp_open(&ss, len, deadline);
+	if (fd < 0) {
+		mroce_destroy_qp(qp);
+		return fd;
 	}
+	local_info(qp, &info);
+	mroce_qp_info_pack(&info, mine);
+	err = xfer(fd, mine, sizeof(mine), true, deadline);
 	/* the version and layout first: another's answer may be shorter than ours */
 	if (!err)
 		err = xfer(fd, peer, 4, false, deadline);
@@ -563,10 +633,21 @@ int mroce_connect(struct mroce_dev *dev, const char *addr, __u16 port,
 		err = connect_peer(qp, peer, family, &a);	/* the server we dialled, only */
 	if (!err)
 		err = xfer(fd, &ok, 1, true, deadline);
+	/*
+	 * Connected only once the server says it holds its QP: a handshake it
+	 * dropped after answering (a full table, its deadline) is a closed
+	 * connection here, -ECONNRESET, never a success.
+	 */
+	if (!err) {
+		err = xfer(fd, &ack, 1, false, deadline);
+		if (err == -ETIMEDOUT && recv(fd, &ack, 1, MSG_DONTWAIT) == 1)
+			err = 0;	/* it came as our time ran out: the server holds the QP */
+	}
+	if (!err && ack != CM_ACK)
+		err = -EPROTO;
 	close(fd);
 	if (err) {
-		if (qp)
-			mroce_destroy_qp(qp);
+		mroce_destroy_qp(qp);
 		return err;
 	}
 	*qpp = qp;

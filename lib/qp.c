@@ -402,6 +402,7 @@ void mroce_qp_info_pack(const struct mroce_qp_info *in, __u8 out[MROCE_QP_INFO_W
 	v16 = mroce_be16(in->streams); memcpy(out + 50, &v16, 2);
 	out[52] = in->planes;
 	memcpy(out + 53, in->plane_mac, sizeof(in->plane_mac));	/* 53..94 */
+	out[MROCE_QP_INFO_CM_BYTE] = MROCE_CM_REVISION;			/* 95 */
 	memcpy(out + 96, in->plane_addr, sizeof(in->plane_addr));	/* 96..207 */
 }
 

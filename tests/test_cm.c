@@ -18,8 +18,10 @@
 #include <setjmp.h>
 #include <cmocka.h>
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
+#include <semaphore.h>
 #include <sys/epoll.h>
 #include <unistd.h>
 
@@ -91,9 +93,23 @@ ssize_t recv(int fd, void *buf, size_t len, int flags)
 	return real(fd, buf, len, flags);
 }
 
+/*
+ * A client thread that set hold_confirm stops before its one-byte
+ * confirmation: it posts confirm_reached (the server's answer is in and
+ * taken) and goes on only once the test posts confirm_gate.
+ */
+static __thread bool hold_confirm;
+static sem_t confirm_reached, confirm_gate;
+
 ssize_t send(int fd, const void *buf, size_t len, int flags)
 {
 	REAL(1, ssize_t, send, int, const void *, size_t, int);
+	if (hold_confirm && len == 1) {
+		hold_confirm = false;
+		sem_post(&confirm_reached);
+		while (sem_wait(&confirm_gate) && errno == EINTR)
+			;
+	}
 	return real(fd, buf, len, flags);
 }
 
@@ -172,6 +188,8 @@ static int setup(void **state)
 	pthread_mutex_lock(&asked_lock);
 	nasked = 0;
 	pthread_mutex_unlock(&asked_lock);
+	sem_init(&confirm_reached, 0, 0);
+	sem_init(&confirm_gate, 0, 0);
 	*state = e;
 	return 0;
 }
@@ -270,6 +288,7 @@ struct client {
 	int			timeout_ms, err, delay_ms;
 	__u32			streams;	/* attr.streams of the client's QP (0: 1) */
 	bool			eintr;
+	bool			hold_confirm;	/* stop before confirming: confirm_gate */
 	unsigned int		eintr_hits;
 	struct mroce_qp		*qp;
 	pthread_t		t;
@@ -284,6 +303,7 @@ static void *client_run(void *arg)
 	if (c->delay_ms)
 		usleep((useconds_t)c->delay_ms * 1000);
 	eintr_on = c->eintr;
+	hold_confirm = c->hold_confirm;
 	c->err = mroce_connect(c->e->dc, "127.0.0.1", c->e->port, &a, c->timeout_ms, &c->qp);
 	eintr_on = false;
 	c->eintr_hits = eintr_hits;
@@ -457,6 +477,7 @@ struct fake_server {
 	size_t		answer_len;
 	bool		close_early;	/* close after reading the client's info */
 	bool		no_answer;	/* never answer */
+	__u8		ack;		/* the byte answering a confirmation, 0: none, closed */
 	int		confirm;	/* the byte the client sent last, -1: none (closed) */
 	pthread_t	t;
 };
@@ -474,8 +495,11 @@ static void *fake_run(void *arg)
 		if (f->no_answer)
 			sleep(1);
 		else if (send(fd, f->answer, f->answer_len, MSG_NOSIGNAL) == (ssize_t)f->answer_len &&
-			 f->answer_len == sizeof(msg) && recv(fd, &c, 1, 0) == 1)
+			 f->answer_len == sizeof(msg) && recv(fd, &c, 1, 0) == 1) {
 			f->confirm = c;
+			if (f->ack)
+				send(fd, &f->ack, 1, MSG_NOSIGNAL);
+		}
 	}
 	close(fd);
 	return NULL;
@@ -553,6 +577,33 @@ static void test_connect_malformed_answers(void **state)
 	f.answer_len = MROCE_QP_INFO_WIRE_LEN;
 	f.close_early = true;				/* closed mid-handshake */
 	assert_int_equal(fake_connect(e, &f, 2000), -ECONNRESET);
+	assert_int_equal(nqps(e->dc), 0);
+}
+
+/*
+ * The client returns success on the server's ack alone: confirmed, then
+ * closed, or answered with another byte, is no connection; a server of the
+ * earlier handshake (info byte 95 0, it would never ack) is refused before
+ * the confirmation, clearly.
+ */
+static void test_connect_needs_the_ack(void **state)
+{
+	struct env *e = *state;
+	struct fake_server f = { .answer_len = MROCE_QP_INFO_WIRE_LEN };
+
+	info_wire(f.answer, LOOP);
+	f.ack = 'A';
+	assert_int_equal(fake_connect(e, &f, 2000), 0);
+	assert_int_equal(f.confirm, 'R');
+	f.ack = 0;					/* confirmed, then closed */
+	assert_int_equal(fake_connect(e, &f, 2000), -ECONNRESET);
+	assert_int_equal(f.confirm, 'R');
+	f.ack = 'X';					/* another byte */
+	assert_int_equal(fake_connect(e, &f, 2000), -EPROTO);
+	f.ack = 'A';
+	f.answer[MROCE_QP_INFO_CM_BYTE] = 0;		/* the earlier handshake's server */
+	assert_int_equal(fake_connect(e, &f, 2000), -MROCE_ERR_VERSION);
+	assert_int_equal(f.confirm, -1);		/* never confirmed: it holds no QP either */
 	assert_int_equal(nqps(e->dc), 0);
 }
 
@@ -671,22 +722,31 @@ struct bad {
 	bool		confirm_wrong;	/* read the reply, confirm with 'X' */
 	bool		close_at_confirm; /* read the reply, then close */
 	int		err;		/* last_err expected */
+	bool		confirm_close;	/* read the reply, confirm, close before the ack */
 };
 
 static void test_bad_handshakes(void **state)
 {
 	static const struct bad cases[] = {
-		{ "bad magic", 0, MROCE_QP_INFO_WIRE_LEN, false, false, false, -EPROTO },
-		{ "a version 1 client", 1, MROCE_QP_INFO_WIRE_LEN, false, false, false, -MROCE_ERR_VERSION },
+		{ "bad magic", 0, MROCE_QP_INFO_WIRE_LEN, false, false, false, -EPROTO, false },
+		{ "a version 1 client", 1, MROCE_QP_INFO_WIRE_LEN, false, false, false, -MROCE_ERR_VERSION,
+		  false },
 		/* byte 3 0: an earlier version 2 library's 120 bytes, room for 4 planes */
-		{ "an earlier layout's client", 3, 120, false, false, false, -MROCE_ERR_VERSION },
-		{ "bad family", 2, MROCE_QP_INFO_WIRE_LEN, false, false, false, -EPROTO },
-		{ "qpn 0", 7, MROCE_QP_INFO_WIRE_LEN, false, false, false, -EPROTO },
-		{ "truncated, closed", -1, 30, true, false, false, -ECONNRESET },
-		{ "nothing, closed", -1, 0, true, false, false, -ECONNRESET },
-		{ "oversized", -1, MROCE_QP_INFO_WIRE_LEN + 8, false, false, false, -EPROTO },
-		{ "wrong confirmation", -1, MROCE_QP_INFO_WIRE_LEN, false, true, false, -EPROTO },
-		{ "closed before confirming", -1, MROCE_QP_INFO_WIRE_LEN, false, false, true, -ECONNRESET },
+		{ "an earlier layout's client", 3, 120, false, false, false, -MROCE_ERR_VERSION, false },
+		/* byte 95 0: a client of the earlier handshake, which returns on confirming */
+		{ "an earlier handshake's client", MROCE_QP_INFO_CM_BYTE, MROCE_QP_INFO_WIRE_LEN,
+		  false, false, false, -MROCE_ERR_VERSION, false },
+		{ "bad family", 2, MROCE_QP_INFO_WIRE_LEN, false, false, false, -EPROTO, false },
+		{ "qpn 0", 7, MROCE_QP_INFO_WIRE_LEN, false, false, false, -EPROTO, false },
+		{ "truncated, closed", -1, 30, true, false, false, -ECONNRESET, false },
+		{ "nothing, closed", -1, 0, true, false, false, -ECONNRESET, false },
+		{ "oversized", -1, MROCE_QP_INFO_WIRE_LEN + 8, false, false, false, -EPROTO, false },
+		{ "wrong confirmation", -1, MROCE_QP_INFO_WIRE_LEN, false, true, false, -EPROTO, false },
+		{ "closed before confirming", -1, MROCE_QP_INFO_WIRE_LEN, false, false, true, -ECONNRESET,
+		  false },
+		/* a client that gave up after confirming: it will never read the ack */
+		{ "confirmed, then closed", -1, MROCE_QP_INFO_WIRE_LEN, false, false, false, -ECONNRESET,
+		  true },
 	};
 	struct env *e = *state;
 
@@ -699,18 +759,21 @@ static void test_bad_handshakes(void **state)
 
 		info_wire(msg, LOOP);
 		if (b->mutate >= 0)
-			/* qpn 5 -> 0, version 2 -> 1, layout 8 -> 0 */
+			/* qpn 5 -> 0, version 2 -> 1, layout 8 -> 0, handshake 1 -> 0 */
 			msg[b->mutate] ^= b->mutate == 7 ? 5 : b->mutate == 1 ? 3 :
-					  b->mutate == 3 ? MROCE_MAX_PLANES : 0x55;
+					  b->mutate == 3 ? MROCE_MAX_PLANES :
+					  b->mutate == MROCE_QP_INFO_CM_BYTE ? MROCE_CM_REVISION : 0x55;
 		assert_int_equal(send(fd, msg, b->len, MSG_NOSIGNAL), (ssize_t)b->len);
 		if (b->close_after)
 			close(fd);
 		err = server_accept(e, 300, &qp);
-		if (b->confirm_wrong || b->close_at_confirm) {
+		if (b->confirm_wrong || b->close_at_confirm || b->confirm_close) {
 			assert_int_equal(recv(fd, reply, sizeof(reply), MSG_WAITALL), sizeof(reply));
 			if (b->confirm_wrong)
 				send(fd, "X", 1, MSG_NOSIGNAL);
-			else
+			if (b->confirm_close)
+				send(fd, "R", 1, MSG_NOSIGNAL);
+			if (!b->confirm_wrong)
 				close(fd);
 			err = server_accept(e, 300, &qp);
 		}
@@ -721,14 +784,298 @@ static void test_bad_handshakes(void **state)
 		assert_int_equal(st.last_err, b->err);
 		assert_int_equal(st.pending, 0);
 		assert_int_equal(nqps(e->ds), 0);
-		if (!b->close_after && !b->close_at_confirm) {
+		if (!b->close_after && !b->close_at_confirm && !b->confirm_close) {
 			assert_true(closed_at(fd, 200) >= 0);
 			close(fd);
 		}
 	}
 	assert_int_equal(lstats(e).malformed, 5);
-	assert_int_equal(lstats(e).bad_version, 2);
-	assert_int_equal(lstats(e).closed, 3);
+	assert_int_equal(lstats(e).bad_version, 3);
+	assert_int_equal(lstats(e).closed, 4);
+}
+
+/* ---- success means both ends are connected -------------------------------- */
+
+/* Run the listener until the held client has taken the server's answer. */
+static void answer_held_client(struct env *e)
+{
+	struct mroce_qp *qp;
+
+	for (int i = 0; i < 100 && sem_trywait(&confirm_reached); i++)
+		assert_int_equal(server_accept(e, 30, &qp), -ETIMEDOUT);
+	assert_int_equal(lstats(e).pending, 1);
+	assert_int_equal(nqps(e->ds), 1);	/* answered: the server made its QP */
+}
+
+/* A peer that sends a good info, takes the answer and never confirms. */
+static int rogue_answered(struct env *e)
+{
+	__u8 msg[MROCE_QP_INFO_WIRE_LEN];
+	int fd = raw_connect(e->port);
+
+	info_wire(msg, LOOP);
+	assert_int_equal(send(fd, msg, sizeof(msg), MSG_NOSIGNAL), sizeof(msg));
+	return fd;
+}
+
+static void rogue_take_answer(int fd)
+{
+	__u8 reply[MROCE_QP_INFO_WIRE_LEN];
+
+	assert_int_equal(recv(fd, reply, sizeof(reply), MSG_WAITALL), sizeof(reply));
+}
+
+/* The client of a handshake the listener dropped after answering must not report success. */
+static void held_client_fails(struct env *e, struct client *c)
+{
+	sem_post(&confirm_gate);
+	pthread_join(c->t, NULL);
+	print_message("connect %d, evicted %llu, timed out %llu\n", c->err,
+		      (unsigned long long)(e->l ? lstats(e).evicted : 0),
+		      (unsigned long long)(e->l ? lstats(e).timed_out : 0));
+	assert_int_equal(c->err, -ECONNRESET);
+	assert_null(c->qp);
+	assert_int_equal(nqps(e->dc), 0);
+}
+
+/*
+ * A full table of answered handshakes (each peer holds our answer and never
+ * confirms): a newcomer pushes out the oldest, a real client's, after our
+ * answer reached it. It learns: no success without the server's QP.
+ */
+static void test_answered_then_evicted(void **state)
+{
+	struct env *e = *state;
+	struct client c = { .hold_confirm = true };
+	int fds[MROCE_CM_PENDING];
+	struct mroce_qp *qp;
+
+	client_start(&c, e, 3000);
+	answer_held_client(e);
+	for (int i = 0; i < MROCE_CM_PENDING - 1; i++)
+		fds[i] = rogue_answered(e);
+	for (int i = 0; i < 5; i++)
+		assert_int_equal(server_accept(e, 30, &qp), -ETIMEDOUT);
+	for (int i = 0; i < MROCE_CM_PENDING - 1; i++)
+		rogue_take_answer(fds[i]);
+	assert_int_equal(lstats(e).pending, MROCE_CM_PENDING);
+	assert_int_equal(lstats(e).evicted, 0);
+	/* one more: every handshake holds a QP, the client's is the oldest */
+	fds[MROCE_CM_PENDING - 1] = rogue_answered(e);
+	for (int i = 0; i < 5; i++)
+		assert_int_equal(server_accept(e, 30, &qp), -ETIMEDOUT);
+	rogue_take_answer(fds[MROCE_CM_PENDING - 1]);
+	assert_int_equal(lstats(e).evicted, 1);
+	assert_int_equal(nqps(e->ds), MROCE_CM_PENDING);	/* the rogues' */
+	held_client_fails(e, &c);
+	/* the bounds held: never more than the table, and the rogues get nothing */
+	assert_int_equal(server_accept(e, 200, &qp), -ETIMEDOUT);
+	assert_true(lstats(e).pending <= MROCE_CM_PENDING);
+	assert_int_equal(lstats(e).accepted, 0);
+	for (int i = 0; i < MROCE_CM_PENDING; i++)
+		close(fds[i]);
+}
+
+/* Answered, then the listener closes before the confirmation is read. */
+static void test_answered_then_listener_closed(void **state)
+{
+	struct env *e = *state;
+	struct client c = { .hold_confirm = true };
+
+	client_start(&c, e, 3000);
+	answer_held_client(e);
+	mroce_listener_close(e->l);
+	e->l = NULL;
+	assert_int_equal(nqps(e->ds), 0);
+	held_client_fails(e, &c);
+}
+
+/*
+ * Answered and confirmed in time, but the application calls mroce_accept()
+ * again only after the handshake's deadline: the listener closes it unread.
+ */
+static void test_answered_then_expired(void **state)
+{
+	struct env *e = *state;
+	struct client c = { .hold_confirm = true };
+	struct mroce_qp *qp;
+
+	client_start(&c, e, MROCE_CM_HANDSHAKE_MS + 2000);
+	answer_held_client(e);
+	sem_post(&confirm_gate);	/* the confirmation goes out, nobody reads it yet */
+	usleep(MROCE_CM_HANDSHAKE_MS * 1000);
+	assert_int_equal(server_accept(e, 200, &qp), -ETIMEDOUT);
+	assert_int_equal(lstats(e).timed_out, 1);
+	assert_int_equal(nqps(e->ds), 0);
+	pthread_join(c.t, NULL);
+	print_message("connect %d\n", c.err);
+	assert_int_equal(c.err, -ECONNRESET);
+	assert_null(c.qp);
+	assert_int_equal(nqps(e->dc), 0);
+}
+
+/*
+ * A second thread floods the listener, FLOOD_RATE connections a second, while
+ * real clients connect; every client must connect, within its timeout,
+ * to a QP the server holds. FLOOD_CLOSE: each flood connection is closed at
+ * once (half of them reset); FLOOD_IDLE: it stays open, sending nothing,
+ * until FLOOD_KEEP newer ones are open.
+ */
+enum flood_kind { FLOOD_CLOSE, FLOOD_IDLE };
+#define FLOOD_KEEP	(2 * MROCE_CM_PENDING)
+#define FLOOD_RATE	8000	/* connections a second at most */
+
+struct flood {
+	__u16			port;
+	enum flood_kind		kind;
+	volatile bool		stop;
+	unsigned long		conns;
+	pthread_t		t;
+};
+
+/* Connect, waiting at most 10 ms: a full backlog must not stop the flood for a SYN's retry. */
+static bool flood_open(int fd, const struct sockaddr_in *sin)
+{
+	struct pollfd p = { .fd = fd, .events = POLLOUT };
+	int soerr = 0;
+	socklen_t sl = sizeof(soerr);
+
+	fcntl(fd, F_SETFL, O_NONBLOCK);
+	if (!connect(fd, (const struct sockaddr *)sin, sizeof(*sin)))
+		return true;
+	if (errno != EINPROGRESS || poll(&p, 1, 10) != 1)
+		return false;
+	return !getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &sl) && !soerr;
+}
+
+static void *flood_run(void *arg)
+{
+	struct flood *f = arg;
+	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_port = htons(f->port),
+				   .sin_addr.s_addr = htonl(LOOP) };
+	int keep[FLOOD_KEEP];
+
+	unsigned long n0 = f->conns;
+	long t0 = ms();
+
+	for (int i = 0; i < FLOOD_KEEP; i++)
+		keep[i] = -1;
+	while (!f->stop) {
+		struct linger lg = { .l_onoff = 1, .l_linger = 0 };
+		int fd;
+
+		if ((long)(f->conns - n0) > (ms() - t0) * FLOOD_RATE / 1000) {
+			usleep(100);	/* paced: the local ports must last the whole test */
+			continue;
+		}
+		fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		if (fd < 0)
+			break;
+		if (!flood_open(fd, &sin)) {
+			close(fd);
+			continue;
+		}
+		if (f->kind == FLOOD_IDLE) {
+			int *slot = &keep[f->conns % FLOOD_KEEP];
+
+			if (*slot >= 0)
+				close(*slot);
+			*slot = fd;
+		} else {
+			if (f->conns % 2)	/* a reset, not a close: no TIME_WAIT either */
+				setsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
+			close(fd);
+		}
+		f->conns++;
+	}
+	for (int i = 0; i < FLOOD_KEEP; i++)
+		if (keep[i] >= 0)
+			close(keep[i]);
+	return NULL;
+}
+
+/*
+ * ROUNDS times: a flood for at least FLOOD_MS, and within it CLIENTS real
+ * clients, one every GAP_MS, while the server accepts all along, busy
+ * BUSY_MS between its calls. Every
+ * client must connect within TIMEOUT, each to a QP the server handed out.
+ */
+static void connects_under_flood(struct env *e, enum flood_kind kind)
+{
+	enum { ROUNDS = 6, CLIENTS = 5, GAP_MS = 40, FLOOD_MS = 300, TIMEOUT = 2000, BUSY_MS = 5 };
+	struct flood f = { .port = e->port, .kind = kind };
+	int ok = 0, bad = 0;
+
+	for (int r = 0; r < ROUNDS; r++) {
+		struct client c[CLIENTS] = {};
+		struct mroce_qp *sqp[CLIENTS] = {};
+		unsigned long c0 = f.conns;
+		int accepted = 0;
+		long t0 = ms(), rate;
+
+		f.stop = false;
+		assert_int_equal(pthread_create(&f.t, NULL, flood_run, &f), 0);
+		for (int i = 0; i < CLIENTS; i++) {
+			c[i].delay_ms = 20 + GAP_MS * i;
+			client_start(&c[i], e, TIMEOUT);
+		}
+		/*
+		 * A server that has other work too: between its calls of
+		 * mroce_accept() the kernel queues what arrives.
+		 */
+		while (ms() - t0 < FLOOD_MS || (accepted < CLIENTS && ms() - t0 < TIMEOUT + 500)) {
+			struct mroce_qp *qp;
+
+			if (!server_accept(e, 2, &qp)) {
+				assert_true(accepted < CLIENTS);
+				sqp[accepted++] = qp;
+			}
+			usleep(BUSY_MS * 1000);
+		}
+		f.stop = true;
+		pthread_join(f.t, NULL);
+		rate = (long)(f.conns - c0) * 1000 / (ms() - t0);
+		for (int i = 0; i < CLIENTS; i++) {
+			bool paired = false;
+
+			pthread_join(c[i].t, NULL);
+			if (c[i].err) {
+				print_message("round %d client %d: connect %d\n", r, i, c[i].err);
+				bad++;
+				continue;
+			}
+			ok++;
+			/* success at the client means a QP at the server, its peer */
+			for (int k = 0; k < accepted; k++)
+				paired |= c[i].qp->rqpn == mroce_qp_num(sqp[k]) &&
+					  sqp[k]->rqpn == mroce_qp_num(c[i].qp);
+			assert_true(paired);
+			mroce_destroy_qp(c[i].qp);
+		}
+		print_message("round %d: %ld flood connections a second for %ld ms; %d accepted; "
+			      "evicted %llu, closed %llu, pending %u\n", r, rate, ms() - t0, accepted,
+			      (unsigned long long)lstats(e).evicted,
+			      (unsigned long long)lstats(e).closed, lstats(e).pending);
+		for (int k = 0; k < accepted; k++)
+			mroce_destroy_qp(sqp[k]);
+		/* the flood really ran beside the clients, faster than the one reported */
+		assert_true(rate >= 1000);
+	}
+	assert_int_equal(bad, 0);
+	assert_int_equal(ok, ROUNDS * CLIENTS);
+	assert_int_equal(lstats(e).accepted, ROUNDS * CLIENTS);
+	assert_true(lstats(e).pending <= MROCE_CM_PENDING);
+	assert_int_equal(nqps(e->ds), 0);
+}
+
+static void test_connect_close_flood(void **state)
+{
+	connects_under_flood(*state, FLOOD_CLOSE);
+}
+
+static void test_idle_flood(void **state)
+{
+	connects_under_flood(*state, FLOOD_IDLE);
 }
 
 /* ---- EINTR on every socket call ------------------------------------------- */
@@ -822,10 +1169,16 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_claimed_mac_ignored, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_connect_refuses_foreign_info, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_connect_malformed_answers, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_connect_needs_the_ack, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_idle_connections_no_lockout, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_idle_deadline_exact, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_slowloris, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_handshakes, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_answered_then_evicted, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_answered_then_listener_closed, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_answered_then_expired, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_connect_close_flood, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_idle_flood, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_eintr_everywhere, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_connect_refused_port, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_timeouts_exact, setup, teardown),

@@ -340,6 +340,16 @@ struct mroce_qp_info {
  * version's (protocol.md, "Versions").
  */
 #define MROCE_QP_INFO_WIRE_LEN	208
+/*
+ * Byte 95 of the packed info is the connection manager's handshake revision:
+ * MROCE_CM_REVISION, under which a listener acknowledges the client's
+ * confirmation once it holds the QP and a client returns only on that; 0 from
+ * earlier libraries, whose clients returned on their confirmation. The CM
+ * refuses another revision as another version's (protocol.md, "Connection
+ * setup"); mroce_qp_info_unpack() and other channels ignore it.
+ */
+#define MROCE_QP_INFO_CM_BYTE	95
+#define MROCE_CM_REVISION	1
 MROCE_API int mroce_qp_local_info(struct mroce_qp *qp, const struct in6_addr *local_addr,
 				  int family, struct mroce_qp_info *info);
 /* Serialise for exchange over any channel, and back (-EINVAL if malformed,
@@ -451,12 +461,16 @@ struct mroce_listener_stats {
 	__u64	malformed;	/*   bad magic or field; too long; wrong confirmation */
 	__u64	timed_out;	/*   not finished MROCE_CM_HANDSHAKE_MS after arrival */
 	__u64	closed;		/*   the peer closed or reset mid-handshake */
-	__u64	evicted;	/*   dropped, the oldest, for a newer one beyond MROCE_CM_PENDING */
+	__u64	evicted;	/*   dropped for a newer one beyond MROCE_CM_PENDING: the least far, oldest */
 	int	last_err;	/* negative errno of the latest failure, 0 if none */
 	__u32	pending;	/* handshakes in progress now */
 	__u64	bad_version;	/*   (failed) the peer speaks another wire version (MROCE_ERR_VERSION) */
 };
 MROCE_API int mroce_listener_stats(const struct mroce_listener *l, struct mroce_listener_stats *st);
+/*
+ * Connect to a listener: 0 only once the server has taken its QP (its final
+ * ack); a handshake the server dropped before is -ECONNRESET, never success.
+ */
 MROCE_API int mroce_connect(struct mroce_dev *dev, const char *addr, __u16 port,
 			    const struct mroce_qp_attr *attr, int timeout_ms, struct mroce_qp **qp);
 
