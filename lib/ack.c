@@ -351,7 +351,11 @@ static void stream_restart(struct mroce_qp *qp, __u32 stream, __u32 from, __u64 
  * not the QP (protocol.md, "Streams"). The request carries the error; the
  * stream's later requests not yet started are flushed (a WRITE or READ
  * already on the wire finishes and reports its own outcome, so that no
- * record points at a recycled entry); the stream's send half stays in error
+ * record points at a recycled entry), and so are later ones that failed
+ * before it and wait for their turn (a later message out of retries first:
+ * in the stream's order the first failure carries the error, as in a QP's
+ * error flush); earlier requests of the stream go on to their own outcome,
+ * RNR waits included. The stream's send half stays in error
  * (posting on it: -EIO) for the QP's life: its peer may keep bytes of the
  * attempt given up, in the receive its next message would take, and no
  * message renumbers the stream. Earlier requests of the stream, the other
@@ -376,7 +380,8 @@ static void stream_fail(struct mroce_qp *qp, __u32 seq, enum mroce_wc_status why
 	for (__u32 i = seq + 1; i != qp->sq_tail; i++) {
 		struct mroce_swqe *x = SWQE(qp, i);
 
-		if (x->stream != w->stream || x->done || x->emitted)
+		if (x->stream != w->stream || x->reported ||
+		    (x->done ? !x->stream_err : x->emitted != 0))
 			continue;
 		x->done = 1;
 		x->status = MROCE_WC_WR_FLUSH_ERR;
