@@ -361,14 +361,57 @@ static void stream_restart(struct mroce_qp *qp, __u32 stream, __u32 from, __u64 
 }
 
 /*
+ * The request at SQ sequence seq ran out of RNR retries: its stream fails,
+ * not the QP (protocol.md, "Streams"). The request carries the error; the
+ * stream's later requests not yet started are flushed (a WRITE or READ
+ * already on the wire finishes and reports its own outcome, so that no
+ * record points at a recycled entry), and so are later ones that failed
+ * before it and wait for their turn (a later message out of retries first:
+ * in the stream's order the first failure carries the error, as in a QP's
+ * error flush); earlier requests of the stream go on to their own outcome,
+ * RNR waits included. The stream's send half stays in error
+ * (posting on it: -EIO) for the QP's life: its peer may keep bytes of the
+ * attempt given up, in the receive its next message would take, and no
+ * message renumbers the stream. Earlier requests of the stream, the other
+ * streams, its receive half (the peer's messages) and the QP go on. A QP
+ * of one stream is an ibverbs RC QP: it fails, as there.
+ */
+static void stream_fail(struct mroce_qp *qp, __u32 seq, enum mroce_wc_status why)
+{
+	struct mroce_swqe *w = SWQE(qp, seq);
+	struct mroce_stream *st = &qp->streams[w->stream];
+
+	if (qp->attr.streams == 1) {
+		fail_request(qp, w, why);
+		return;
+	}
+	w->done = 1;
+	w->status = (__u8)why;
+	w->stream_err = 1;
+	st->failed = true;
+	st->probing = st->probe_sent = false;
+	st->hold_until_us = 0;
+	for (__u32 i = seq + 1; i != qp->sq_tail; i++) {
+		struct mroce_swqe *x = SWQE(qp, i);
+
+		if (x->stream != w->stream || x->reported ||
+		    (x->done ? !x->stream_err : x->emitted != 0))
+			continue;
+		x->done = 1;
+		x->status = MROCE_WC_WR_FLUSH_ERR;
+		x->stream_err = 1;
+	}
+}
+
+/*
  * An RNR NACK. Of an attempt given up already (a PKT_VOID record): the
  * PSN is resent as a VOID. Of the current attempt at a message: its stream
  * restarts from it, and that is one RNR wait. rnr_retry counts waits per
  * request, as verbs has it: every packet of the stream in flight when the
  * receiver ran out of receives is NACKed, and that is one wait (only the
  * first NACK finds its record live). The request refused more than
- * rnr_retry times carries the error and the rest is flushed; rnr_retry 7
- * waits for ever, as in ibverbs.
+ * rnr_retry times fails its stream (stream_fail); rnr_retry 7 waits for
+ * ever, as in ibverbs.
  */
 static void nack_rnr(struct mroce_qp *qp, struct mroce_txpkt *rec, const struct mroce_hdr *h,
 		     __u64 now)
@@ -381,8 +424,9 @@ static void nack_rnr(struct mroce_qp *qp, struct mroce_txpkt *rec, const struct 
 			return;	/* not about this record's message as it is now */
 		stream_restart(qp, w->stream, w->msn, now);
 		if (qp->attr.rnr_retry != 7 && ++w->rnr_waits > qp->attr.rnr_retry) {
-			fail_request(qp, w, MROCE_WC_RNR_RETRY_EXC_ERR);
-			return;
+			stream_fail(qp, rec->wqe, MROCE_WC_RNR_RETRY_EXC_ERR);
+			if (qp->state != MROCE_QPS_RTS)
+				return;
 		}
 	}
 	if (rec->kind == PKT_VOID && rec->state == PKT_INFLIGHT) {

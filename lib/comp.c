@@ -25,7 +25,9 @@ static void cum_acked_done(struct mroce_qp *qp, struct mroce_swqe *w)
  * each stream (a stream held for want of receives at the peer holds no other
  * stream's completions back). Every posted entry is looked at (one fully
  * sent stays at sq_next until the next transmit round). A failed one fails
- * the QP once all before it are reported.
+ * the QP once all before it are reported, unless the failure is its
+ * stream's alone (stream_err, ack.c stream_fail): that one is reported in
+ * its stream's order like any other completion, and the QP goes on.
  */
 static void complete_sq_done(struct mroce_qp *qp)
 {
@@ -48,14 +50,14 @@ static void complete_sq_done(struct mroce_qp *qp)
 		}
 		if (w->reported)
 			continue;
-		if (w->status) {
+		if (w->status && !w->stream_err) {
 			if (all_before)	/* else it fails in its turn */
 				mroce_qp_fail(qp, (enum mroce_wc_status)w->status);
 			return;
 		}
-		wc.status = MROCE_WC_SUCCESS;
+		wc.status = (enum mroce_wc_status)w->status;
 		wc.opcode = mroce_send_wc_opcode(w->opcode);
-		wc.byte_len = w->len;
+		wc.byte_len = w->status ? 0 : w->len;
 		mroce_cq_push(qp->send_cq, &wc);
 		w->reported = 1;
 	}
@@ -63,10 +65,13 @@ static void complete_sq_done(struct mroce_qp *qp)
 
 /*
  * The oldest entry is a held stream's, and nothing of that stream is in
- * flight: every unfinished request of the stream moves to the tail, in
- * order, leaving empty entries behind, so that a stream whose peer posts no
- * receives cannot fill the send queue behind it and stop the others. (With
- * streams the ring grows to twice sq_depth, qp.c.)
+ * flight: every request of the stream not yet reported moves to the tail,
+ * in order, leaving empty entries behind, so that a stream whose peer posts
+ * no receives cannot fill the send queue behind it and stop the others.
+ * That includes requests done but waiting for their turn in the stream's
+ * order (a WRITE posted after the refused SEND, sent before the refusal):
+ * every packet of theirs is acknowledged, no record names them any more.
+ * (With streams the ring grows to twice sq_depth, qp.c.)
  */
 static void sq_rotate_held(struct mroce_qp *qp, __u64 now)
 {
@@ -83,7 +88,7 @@ static void sq_rotate_held(struct mroce_qp *qp, __u64 now)
 
 		if (w->stream != s || w->reported)
 			continue;
-		if (w->emitted || w->done || (w->flags & MROCE_SEND_FENCE))
+		if ((w->emitted && !w->done) || (w->flags & MROCE_SEND_FENCE))
 			return;	/* something of it is in flight, or must stay in place */
 		n++;
 	}
@@ -123,7 +128,7 @@ void mroce_complete_sq(struct mroce_qp *qp)
 	while (qp->state == MROCE_QPS_RTS && qp->sq_head != qp->sq_tail) {
 		struct mroce_swqe *w = SWQE(qp, qp->sq_head);
 
-		if (!(w->done && w->status && qp->sq_head == qp->sq_next))
+		if (!(w->done && w->status && !w->stream_err && qp->sq_head == qp->sq_next))
 			break;
 		mroce_qp_fail(qp, (enum mroce_wc_status)w->status);
 	}

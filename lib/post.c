@@ -52,6 +52,8 @@ int mroce_post_send_on(struct mroce_qp *qp, __u32 stream, const struct mroce_sen
 	info = mroce_op_info(op);
 	pthread_mutex_lock(&qp->dev->lock);
 	err = qp->state == MROCE_QPS_RTS ? 0 : qp->state == MROCE_QPS_INIT ? -ENOTCONN : -EIO;
+	if (!err && qp->streams[stream].failed)
+		err = -EIO;	/* the stream's send half is in error for good (ack.c stream_fail) */
 	if (!err && (qp->sq_tail - qp->sq_head - qp->sq_moved >= qp->attr.sq_depth ||
 		     qp->sq_tail - qp->sq_head > qp->sq_max_mask))
 		err = -EAGAIN;

@@ -233,7 +233,9 @@ __u32 mroce_qp_num(const struct mroce_qp *qp)
  * one keep their success; the failing one (the first that finished with an
  * error, or else the first unfinished, which gets `why`) reports its
  * status; everything after it is flushed, even if its bytes already landed
- * (placement in any order cannot take them back: docs/transport.md).
+ * (placement in any order cannot take them back: docs/transport.md). A
+ * request that failed with its stream alone (stream_err, ack.c stream_fail)
+ * is not the QP's failure: it reports its own status.
  */
 static void flush_sq(struct mroce_qp *qp, enum mroce_wc_status why)
 {
@@ -244,7 +246,7 @@ static void flush_sq(struct mroce_qp *qp, enum mroce_wc_status why)
 	for (__u32 i = qp->sq_head; i != qp->sq_tail; i++) {
 		const struct mroce_swqe *w = SWQE(qp, i);
 
-		if (w->done && w->status) {
+		if (w->done && w->status && !w->stream_err) {
 			fail = i;
 			break;
 		}
@@ -253,9 +255,11 @@ static void flush_sq(struct mroce_qp *qp, enum mroce_wc_status why)
 	}
 	for (; qp->sq_head != qp->sq_tail; qp->sq_head++) {
 		struct mroce_swqe *w = SWQE(qp, qp->sq_head);
-		bool ok = w->done && !w->status;
+		bool ok = w->done && (!w->status || w->stream_err);
 
-		if (qp->sq_head == fail)
+		if (w->stream_err)
+			wc.status = (enum mroce_wc_status)w->status;
+		else if (qp->sq_head == fail)
 			wc.status = w->done ? (enum mroce_wc_status)w->status : why;
 		else
 			wc.status = before && ok ? MROCE_WC_SUCCESS : MROCE_WC_WR_FLUSH_ERR;

@@ -207,6 +207,7 @@ struct mroce_swqe {
 	__u8		moved;		/* moved to the tail: an empty entry (comp.c) */
 	__u8		rd_seen;	/* READ: a response arrived */
 	__u8		rnr_waits;	/* RNR waits this request was NACKed in */
+	__u8		stream_err;	/* its status is its stream's failure, not the QP's (ack.c) */
 	__u16		stream;		/* its ordered stream (mroce_post_send_on) */
 	__u16		epoch;		/* its attempt, sent as deth.epoch (restarts: ack.c) */
 	__u32		num_sge;
@@ -256,6 +257,7 @@ struct mroce_stream {
 	bool			probe_sent;	/* ... and it is out, at probe_psn */
 	__u32			probe_psn;
 	__u64			hold_until_us;	/* refused: nothing of it goes out before */
+	bool			failed;		/* its send half failed (RNR retries exceeded, ack.c) */
 };
 
 /*

@@ -86,6 +86,12 @@ run grants-healthy   ok  ltl:healthy  -DWL=6 -DEARLY=0 -DGRANTS=2
 run rnr              ok  ltl:healthy  -DCFG_RNR -DRNR_INTIME -DEARLY=0
 run rnr-early-u      ok  ltl:healthy  -DWL=8 -DORDERED=0 -DRNR_INTIME
 run rnrwrite         ok  ltl:rnrwrite -DCFG_RNRWRITE -DNOPOST -DRNR_RETRY=7 -DHOLDS=1
+# The stream-failure rule: out of RNR retries (rnr_retry 1), a SEND fails its
+# stream alone: the stream's later SEND is flushed, the WRITE on the other
+# stream succeeds and the QPs stay up (receives never posted); with them
+# posted late, at any time, every safety property holds.
+run streamfail       ok  ltl:streamfail -DCFG_STREAMFAIL -DNOPOST
+run streamfail-late  ok  safety       -DCFG_STREAMFAIL
 
 # The C rules before each fix: SPIN must find a counterexample.
 run bug2-read-no-timer      cex safety      -DWL=6 -DDEAD=2 -DBUG_READ_NO_TIMER
@@ -96,6 +102,7 @@ run bug-rnr-no-epoch        cex safety      -DWL=2 -DBUG_NO_EPOCH
 run bug-rnr-void-not-sent   cex safety      -DWL=2 -DBUG_VOID_NOT_SENT
 run bug-rnr-stale           cex ltl:healthy -DWL=2 -DRNR_INTIME -DEARLY=0 -DBUG_STALE_RNR
 run bug-rnr-holds-qp        cex ltl:rnrwrite -DCFG_RNRWRITE -DNOPOST -DRNR_RETRY=7 -DHOLDS=1 -DBUG_RNR_HOLDS_QP
+run bug-rnr-fails-qp         cex ltl:streamfail -DCFG_STREAMFAIL -DNOPOST -DBUG_RNR_FAILS_QP
 run bug5-read-slots         cex ltl:healthy -DWL=5 -DBUG_READ_SLOTS
 run bug8-send-done-on-sack  cex safety      -DWL=4 -DBUG_SEND_DONE_ON_SACK
 run bug8-recv-err-early     cex safety      -DWL=3 -DBUG_RECV_ERR_EARLY

@@ -156,6 +156,17 @@ bool sprobing, sprobe_sent;	/* st->probing, st->probe_sent */
 byte sprobe_psn;		/* st->probe_psn */
 byte rnrwaits;			/* ghost: RNR timer periods (stream 0's holds ended) so far */
 /*
+ * The stream-failure rule (ack.c stream_fail): a request out of RNR retries
+ * fails its stream alone when the QP has more than one (nstr, attr.streams:
+ * 2 in wl 2 and 10, else 1, an ibverbs RC QP, which fails whole). The
+ * request carries the error, the stream's later requests not yet started
+ * are flushed (wserr: a status of the stream's, not the QP's), the stream
+ * is held no more, and the QP goes on.
+ */
+byte nstr = 1;			/* attr.streams */
+bool wserr[NWMAX];		/* the request's status is its stream's failure (swqe stream_err) */
+byte serr_str;			/* ghost: streams with a failure of their own reported */
+/*
  * rec_retx: the record's resends after a timer declared it lost, which
  * retry_cnt bounds (qp.h's rec->tmo). rec_early: its current LOST was
  * declared early (a path's sequence or RACK: loss.c), not by a timer, so
@@ -304,8 +315,13 @@ inline spush(i, st)
 	:: s_err -> assert(st == ST_FLUSH || (st == ST_OK && wdone[i]))	/* P4 */
 	:: else -> skip
 	fi;
+	/* P12: ordered, after its stream's failure a request of that stream is flushed,
+	 * or was already on the wire and done; a stream fails alone only in a QP of several */
+	assert(!ordered || !((serr_str >> wstr[i]) & 1) || st == ST_FLUSH || (st == ST_OK && wdone[i]));
+	assert(!wserr[i] || (nstr > 1 && st != ST_OK));
 	if
-	:: st != ST_OK && st != ST_FLUSH -> s_err = 1
+	:: st != ST_OK && st != ST_FLUSH && !wserr[i] -> s_err = 1
+	:: st != ST_OK && st != ST_FLUSH && wserr[i] -> serr_str = serr_str | (1 << wstr[i])
 	:: else -> skip
 	fi;
 	if
@@ -344,7 +360,7 @@ inline flush_all(q, why)
 		h_why = why;
 		h_i = sq_head;
 		do
-		:: h_i < NW -> if :: wdone[h_i] && wst[h_i] != ST_OK -> h_why = ST_FLUSH :: else -> skip fi; h_i++
+		:: h_i < NW -> if :: wdone[h_i] && wst[h_i] != ST_OK && !wserr[h_i] -> h_why = ST_FLUSH :: else -> skip fi; h_i++
 		:: else -> break
 		od;
 		do
@@ -691,7 +707,9 @@ inline complete_sq()
 			if
 			:: !wdone[h_i] -> h_b = h_b | (1 << wstr[h_i])
 			:: wdone[h_i] && wrep[h_i] -> skip
-			:: wdone[h_i] && !wrep[h_i] && wst[h_i] != ST_OK -> qp_fail(0, wst[h_i]); break
+			:: wdone[h_i] && !wrep[h_i] && wst[h_i] != ST_OK && !wserr[h_i] -> qp_fail(0, wst[h_i]); break
+			/* its stream's failure: reported in the stream's order, the QP goes on */
+			:: wdone[h_i] && !wrep[h_i] && wst[h_i] != ST_OK && wserr[h_i] -> spush(h_i, wst[h_i]); wrep[h_i] = 1
 			:: wdone[h_i] && !wrep[h_i] && wst[h_i] == ST_OK -> spush(h_i, ST_OK); wrep[h_i] = 1
 			fi
 		fi;
@@ -1007,8 +1025,38 @@ inline stream_restart(from)
 }
 
 /*
+ * ack.c: stream_fail. Request i (already carrying ST_RNR) fails its stream
+ * alone: the stream's later requests not yet started, or failed already
+ * with it and not yet reported (a later message out of retries first), are
+ * flushed; the stream is held no more. BUG_RNR_FAILS_QP: the old rule, the
+ * QP fails.
+ */
+#ifdef BUG_RNR_FAILS_QP
+#define STREAM_ALONE	0
+#else
+#define STREAM_ALONE	(nstr > 1)
+#endif
+inline stream_fail(i)
+{
+	wserr[i] = 1;
+	shold = 0; sprobing = 0; sprobe_sent = 0; sprobe_psn = 0;
+	h_j = i + 1;
+	do
+	:: h_j < NW ->
+		if
+		:: wstr[h_j] == wstr[i] && !wrep[h_j] && ((!wdone[h_j] && !wemit[h_j]) || (wdone[h_j] && wserr[h_j])) ->
+			wdone[h_j] = 1; wst[h_j] = ST_FLUSH; wserr[h_j] = 1
+		:: else -> skip
+		fi;
+		h_j++
+	:: else -> break
+	od
+}
+
+/*
  * A request charged with an RNR wait (swqe rnr_waits); past rnr_retry (7:
- * never) it fails with RNR retries exceeded.
+ * never) it fails with RNR retries exceeded: its stream (stream_fail), or
+ * the QP if it has one stream.
  */
 inline rnr_charge(i)
 {
@@ -1020,7 +1068,11 @@ inline rnr_charge(i)
 		:: wrnr[i] > RNR_RETRY ->
 			/* P8: rnr_retry RNR timer periods passed since its first wait */
 			assert(rnrwaits - wrnr0[i] >= RNR_RETRY);
-			wdone[i] = 1; wst[i] = ST_RNR; qp_fail(0, ST_RNR)
+			wdone[i] = 1; wst[i] = ST_RNR;
+			if
+			:: STREAM_ALONE -> stream_fail(i)
+			:: else -> qp_fail(0, ST_RNR)
+			fi
 		:: else -> skip
 		fi
 	:: else -> skip
@@ -1368,7 +1420,7 @@ inline wr(i, op, n, msn, bad)
 }
 
 #ifdef NOPOST
-#define NRPOST2	0	/* wl 2: the receive is never posted */
+#define NRPOST2	0	/* wl 2 and 10: the receives are never posted */
 #else
 #define NRPOST2	1
 #endif
@@ -1383,6 +1435,11 @@ inline wr(i, op, n, msn, bad)
 #endif
 /* wl 2: the WRITE of the other stream completed successfully */
 #define WRITE_OK	(scomp[1] && scst[1] == ST_OK)
+/* wl 10, receives never posted: the first SEND fails with RNR retries exceeded,
+ * the second, of its stream, is flushed (unordered, it may have run out of
+ * retries first and reported so), the WRITE of the other stream succeeds */
+#define STREAMFAIL_OK	(scomp[0] && scst[0] == ST_RNR && WRITE_OK && scomp[2] && \
+			 (scst[2] == ST_FLUSH || (!ordered && scst[2] == ST_RNR)))
 #define ALL_OK		(ALL_DONE && scst[0] == ST_OK && (NW < 2 || scst[1] == ST_OK) && \
 			 (NW < 3 || scst[2] == ST_OK) && \
 			 (NR < 1 || (rcomp[0] && rcst[0] == ST_OK)) && (NR < 2 || (rcomp[1] && rcst[1] == ST_OK)))
@@ -1415,6 +1472,10 @@ init
 		wl = 2;
 		if :: ordered = 1 :: ordered = 0 fi;
 		dead = 0;
+#elif defined(CFG_STREAMFAIL)	/* wl 10 (with NOPOST: its receives are never posted) */
+		wl = 10;
+		if :: ordered = 1 :: ordered = 0 fi;
+		dead = 0;
 #else				/* CFG_SAFETY: every workload and mode, and dying responders */
 		if
 		:: wl = 1 :: wl = 2 :: wl = 3 :: wl = 4 :: wl = 5 :: wl = 6 :: wl = 7 :: wl = 8 :: wl = 9
@@ -1432,7 +1493,7 @@ init
 			NR = 1; NRPOST = 1; rq_tail = 1
 		:: wl == 2 ->	/* the receive is posted late: RNR; the WRITE on another stream */
 			NW = 2; wr(0, OP_SEND, 2, 0, 0); wr(1, OP_WRITE, 1, 1, 0); wstr[1] = 1;
-			NR = 1; NRPOST = NRPOST2; rq_tail = 0
+			NR = 1; NRPOST = NRPOST2; rq_tail = 0; nstr = 2
 		:: wl == 3 ->	/* two SENDs, the second's receive too small */
 			NW = 2; wr(0, OP_SEND, 2, 0, 0); wr(1, OP_SEND, 1, 1, 0);
 			NR = 2; NRPOST = 2; rq_tail = 2; rlen[1] = 0
@@ -1454,6 +1515,10 @@ init
 		:: wl == 9 ->	/* the same, the second receive too small (an error NACK of a given-up PSN) */
 			NW = 2; wr(0, OP_SEND, 1, 0, 0); wr(1, OP_SEND, 1, 1, 0);
 			NR = 2; NRPOST = 2; rq_tail = 0; rlen[1] = 0
+		:: wl == 10 ->	/* SEND, WRITE on another stream, SEND; receives late or (NOPOST) never */
+			NW = 3; wr(0, OP_SEND, 1, 0, 0); wr(1, OP_WRITE, 1, 1, 0); wstr[1] = 1;
+			wr(2, OP_SEND, 1, 1, 0);
+			NR = 2; NRPOST = 2 * NRPOST2; rq_tail = 0; nstr = 2
 		fi;
 		/* initial PSNs just before the 4-bit wrap, so that every run crosses it */
 		una[0] = PSN0; nxt[0] = PSN0; rbase[1] = PSN0;
@@ -1482,3 +1547,5 @@ ltl dead { <> ALL_DONE }
 ltl deadfail { <> (ALL_DONE && NONE_OK) }
 /* wl 2 with the receive never posted: the WRITE of another stream completes all the same */
 ltl rnrwrite { <> [] (WRITE_OK && up[0] && up[1]) }
+/* wl 10 with the receives never posted, rnr_retry 1: the stream fails alone, the QPs stay up */
+ltl streamfail { <> [] (STREAMFAIL_OK && up[0] && up[1]) }

@@ -174,6 +174,259 @@ static void test_stalled_stream_costs_others_little(void **state)
 	free(stalled);
 }
 
+/*
+ * The stream-failure rule (protocol.md, "Streams"): with any rnr_retry, a
+ * stream whose receiver posts nothing fails alone. 64 streams, STALLED's
+ * receiver posts nothing; on STALLED the requester posts, in order, a
+ * WRITE (W0), two SENDs (S0, S1), a WRITE (W1), and once the stream is held
+ * another WRITE (W2). rnr_retry 1-6: S0 fails with RNR retries exceeded, no
+ * sooner than rnr_retry RNR timers after it was posted; S1 and W2, not
+ * started, are flushed (W2's target untouched); W0 and W1, on the wire
+ * before the stream was held, complete with their bytes in place; the
+ * stream takes no more requests (-EIO) while its receive half still takes
+ * the peer's messages. rnr_retry 7 (and 0, which means 7): the stream waits,
+ * nothing of it fails. Either way every other stream's completions are
+ * successes with the right bytes, and both QPs stay connected.
+ */
+enum { W0, S0, S1, W1, W2, NTAGS };
+
+struct fail_run {
+	struct streams_run	r;
+	bool			got[NTAGS];
+	enum mroce_wc_status	status[NTAGS];
+	__u32			byte_len[NTAGS];
+	__u64			at[NTAGS];
+	int			order[NTAGS], n;	/* tags in completion order */
+	__u64			t_s0;			/* when S0 was posted */
+	bool			w2_posted;
+};
+
+static __u8 *stalled_target(struct pair *p, int tag)
+{
+	return recv_buf(p, STALLED, tag == W0 ? 0 : tag == W1 ? 1 : 2);	/* never posted as receives */
+}
+
+static void post_stalled(struct fail_run *f, int tag)
+{
+	struct pair *p = f->r.p;
+	__u8 *src = send_buf(p, STALLED);
+	struct mroce_sge sge = { .addr = (__u64)(unsigned long)src, .length = MSG,
+				 .lkey = mroce_mr_lkey(p->ma) };
+	struct mroce_send_wr wr = { .wr_id = (__u64)STALLED << 32 | 0x80000000u | (__u32)tag,
+				    .opcode = tag == S0 || tag == S1 ? MROCE_WR_SEND : MROCE_WR_RDMA_WRITE,
+				    .sg_list = &sge, .num_sge = 1,
+				    .remote_addr = (__u64)(unsigned long)stalled_target(p, tag),
+				    .rkey = mroce_mr_rkey(p->mb) };
+
+	assert_int_equal(mroce_post_send_on(p->qa, STALLED, &wr), 0);
+}
+
+static bool fail_step(void *ctx)
+{
+	struct fail_run *f = ctx;
+	struct streams_run *r = &f->r;
+	struct mroce_wc wc[64];
+	int n;
+
+	if (!f->w2_posted && r->p->qa->streams[STALLED].epoch > 0) {
+		post_stalled(f, W2);	/* the stream is held: W2 waits with it */
+		f->w2_posted = true;
+	}
+	while ((n = mroce_poll_cq(r->p->cqa, 64, wc)) > 0)
+		for (int i = 0; i < n; i++) {
+			__u32 s = (__u32)(wc[i].wr_id >> 32), tag = (__u32)wc[i].wr_id & 0xffff;
+
+			if (s == STALLED && ((__u32)wc[i].wr_id & 0x80000000u) && tag < NTAGS &&
+			    !f->got[tag]) {
+				f->got[tag] = true;
+				f->status[tag] = wc[i].status;
+				f->byte_len[tag] = wc[i].byte_len;
+				f->at[tag] = r->p->net->now;
+				f->order[f->n++] = (int)tag;
+			} else if (wc[i].status != MROCE_WC_SUCCESS || s >= NSTREAMS || s == STALLED) {
+				r->bad++;
+			} else {
+				post_send_on(r, s);
+			}
+		}
+	while ((n = mroce_poll_cq(r->p->cqb, 64, wc)) > 0)
+		for (int i = 0; i < n; i++) {
+			__u32 s = (__u32)(wc[i].wr_id >> 32), k = (__u32)wc[i].wr_id;
+
+			if (wc[i].status != MROCE_WC_SUCCESS || s >= NSTREAMS || s == STALLED ||
+			    k != r->next_recv[s] || wc[i].byte_len != MSG ||
+			    memcmp(recv_buf(r->p, s, k), send_buf(r->p, s), MSG)) {
+				r->bad++;
+				continue;
+			}
+			r->bytes[s] += MSG;
+			r->next_recv[s] = (k + 1) % RECVS;
+			post_recv_on(r, s, k);
+		}
+	return r->p->net->now >= r->end;
+}
+
+/* The peer's SEND on STALLED, the other way: the stream's receive half works. */
+struct half_run {
+	struct pair		*p;
+	enum mroce_wc_status	recv, send;
+	bool			got_recv, got_send;
+};
+
+static bool half_step(void *ctx)
+{
+	struct half_run *h = ctx;
+	struct mroce_wc wc[64];
+	int n;
+
+	while ((n = mroce_poll_cq(h->p->cqa, 64, wc)) > 0)
+		for (int i = 0; i < n; i++)
+			if (wc[i].wr_id == 77) {
+				h->got_recv = true;
+				h->recv = wc[i].status;
+			}
+	while ((n = mroce_poll_cq(h->p->cqb, 64, wc)) > 0)
+		for (int i = 0; i < n; i++)
+			if (wc[i].wr_id == 78) {
+				h->got_send = true;
+				h->send = wc[i].status;
+			}
+	return h->got_recv && h->got_send;
+}
+
+static void stalled_receive_half(struct pair *p)
+{
+	struct half_run h = { .p = p };
+	__u8 *dst = p->la + BUF / 2, *src = recv_buf(p, STALLED, 3);	/* both unused */
+	struct mroce_sge rs = { .addr = (__u64)(unsigned long)dst, .length = MSG,
+				.lkey = mroce_mr_lkey(p->ma) };
+	struct mroce_sge ss = { .addr = (__u64)(unsigned long)src, .length = MSG,
+				.lkey = mroce_mr_lkey(p->mb) };
+	struct mroce_recv_wr rw = { .wr_id = 77, .sg_list = &rs, .num_sge = 1 };
+	struct mroce_send_wr sw = { .wr_id = 78, .opcode = MROCE_WR_SEND, .sg_list = &ss, .num_sge = 1 };
+
+	fill(src, MSG, 99);
+	memset(dst, 0, MSG);
+	assert_int_equal(mroce_post_recv_on(p->qa, STALLED, &rw), 0);
+	assert_int_equal(mroce_post_send_on(p->qb, STALLED, &sw), 0);
+	assert_int_equal(sim_run(p->net, p->da, p->db, half_step, &h, 100000), 0);
+	assert_int_equal(h.recv, MROCE_WC_SUCCESS);
+	assert_int_equal(h.send, MROCE_WC_SUCCESS);
+	assert_memory_equal(dst, src, MSG);
+}
+
+static void stalled_stream_fails_alone(__u32 rnr_retry, enum mroce_order order)
+{
+	MROCE_OPTS(mroce_qp_attr, attr, .streams = NSTREAMS, .rq_depth = RECVS, .paths = 4,
+		   .rnr_timer_us = 500, .rnr_retry = rnr_retry, .order = order);
+	struct fail_run *f = calloc(1, sizeof(*f));
+	struct streams_run *r = &f->r;
+	bool waits = rnr_retry == 0 || rnr_retry == 7;	/* 0: the default, 7 */
+	__u32 budget = waits ? 7 : rnr_retry;
+	__u64 min = ~0ull, max = 0;
+	struct mroce_sge sge;
+	struct mroce_send_wr wr = { .opcode = MROCE_WR_SEND, .sg_list = &sge, .num_sge = 1 };
+	struct pair p;
+
+	pair_open(&p, 40 + rnr_retry, &attr, NULL);
+	p.net->a.link = (struct sim_link){ .delay_us = 10, .path_step_us = 5, .rate_mbps = 1000,
+					   .queue_bytes = 1 << 20, .ecn_bytes = 64 << 10 };
+	p.net->b.link = (struct sim_link){ .delay_us = 10 };
+	pair_connect(&p);
+	for (__u32 s = 0; s < NSTREAMS; s++)
+		fill(send_buf(&p, s), MSG, s + 1);
+	r->p = &p;
+	r->end = p.net->now + 60000;	/* RNR waits here take ~4.4 ms each: the probe queues */
+	for (__u32 s = 0; s < NSTREAMS; s++) {
+		if (s == STALLED) {
+			post_stalled(f, W0);
+			f->t_s0 = p.net->now;
+			post_stalled(f, S0);
+			post_stalled(f, S1);
+			post_stalled(f, W1);
+			continue;
+		}
+		for (__u32 k = 0; k < RECVS; k++)
+			post_recv_on(r, s, k);
+		for (__u32 i = 0; i < SENDS; i++)
+			post_send_on(r, s);
+	}
+	assert_int_equal(sim_run(p.net, p.da, p.db, fail_step, f, 70000), 0);
+
+	/* every other stream: only successes, each whole and in its order (fail_step) */
+	assert_int_equal(r->bad, 0);
+	for (__u32 s = 0; s < NSTREAMS; s++) {
+		if (s == STALLED)
+			continue;
+		min = r->bytes[s] < min ? r->bytes[s] : min;
+		max = r->bytes[s] > max ? r->bytes[s] : max;
+	}
+	assert_true(min >= 16 * MSG);			/* every one went on all along */
+	assert_true(min * 2 >= max);
+	assert_int_equal(mroce_qp_state(p.qa), MROCE_QPS_RTS);
+	assert_int_equal(mroce_qp_state(p.qb), MROCE_QPS_RTS);
+	assert_true(f->w2_posted);
+
+	/* W0, on the wire before the stream was refused: done, its bytes in place */
+	assert_true(f->got[W0]);
+	assert_int_equal(f->status[W0], MROCE_WC_SUCCESS);
+	assert_memory_equal(stalled_target(&p, W0), send_buf(&p, STALLED), MSG);
+	/* W1 too; in ordered mode it reports after S0 and S1 (its stream's order) */
+	assert_memory_equal(stalled_target(&p, W1), send_buf(&p, STALLED), MSG);
+	/* W2 never went out */
+	for (__u32 i = 0; i < MSG; i++)
+		assert_int_equal(stalled_target(&p, W2)[i], 0);
+	if (waits) {
+		/* it waits for ever, as in ibverbs: nothing of it fails */
+		assert_false(f->got[S0] || f->got[S1] || f->got[W2]);
+		assert_int_equal(f->got[W1], order == MROCE_UNORDERED);
+		assert_true(!f->got[W1] || f->status[W1] == MROCE_WC_SUCCESS);
+		assert_false(p.qa->streams[STALLED].failed);
+		assert_true(p.qa->streams[STALLED].epoch > 1);
+	} else {
+		assert_true(f->got[S0] && f->got[S1] && f->got[W1] && f->got[W2]);
+		assert_int_equal(f->status[S0], MROCE_WC_RNR_RETRY_EXC_ERR);
+		assert_int_equal(f->byte_len[S0], 0);
+		/* not before rnr_retry RNR timers passed */
+		assert_true(f->at[S0] >= f->t_s0 + (__u64)budget * attr.rnr_timer_us);
+		assert_int_equal(f->status[S1], MROCE_WC_WR_FLUSH_ERR);
+		assert_int_equal(f->status[W1], MROCE_WC_SUCCESS);
+		assert_int_equal(f->byte_len[W1], MSG);
+		assert_int_equal(f->status[W2], MROCE_WC_WR_FLUSH_ERR);
+		if (order == MROCE_ORDERED) {	/* the stream's posting order */
+			int want[NTAGS] = { W0, S0, S1, W1, W2 };
+
+			assert_int_equal(f->n, NTAGS);
+			assert_memory_equal(f->order, want, sizeof(want));
+		}
+		/* the stream's send half stays in error; the others take requests */
+		sge = (struct mroce_sge){ .addr = (__u64)(unsigned long)send_buf(&p, STALLED),
+					  .length = MSG, .lkey = mroce_mr_lkey(p.ma) };
+		assert_int_equal(mroce_post_send_on(p.qa, STALLED, &wr), -EIO);
+		assert_int_equal(mroce_post_send_on(p.qa, STALLED + 1, &wr), 0);
+		r->sent[STALLED + 1]++;
+	}
+	print_message("rnr_retry %u, %s: others %llu..%llu bytes each, stalled stream %s at %llu us\n",
+		      rnr_retry, order == MROCE_ORDERED ? "ordered" : "unordered",
+		      (unsigned long long)min, (unsigned long long)max,
+		      waits ? "waiting" : "failed",
+		      waits ? 0ull : (unsigned long long)(f->at[S0] - f->t_s0));
+	stalled_receive_half(&p);
+	assert_int_equal(mroce_qp_state(p.qa), MROCE_QPS_RTS);
+	assert_int_equal(mroce_qp_state(p.qb), MROCE_QPS_RTS);
+	pair_close(&p);
+	free(f);
+}
+
+static void test_stalled_stream_fails_alone(void **state)
+{
+	(void)state;
+	for (__u32 rnr = 0; rnr <= 7; rnr++) {
+		stalled_stream_fails_alone(rnr, MROCE_ORDERED);
+		stalled_stream_fails_alone(rnr, MROCE_UNORDERED);
+	}
+}
+
 /* A message on a stream the QP does not have is refused at posting. */
 static void test_stream_out_of_range(void **state)
 {
@@ -345,6 +598,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_stalled_stream_costs_others_little),
+		cmocka_unit_test(test_stalled_stream_fails_alone),
 		cmocka_unit_test(test_stream_out_of_range),
 		cmocka_unit_test(test_refused_stream_nack_names_it),
 		cmocka_unit_test(test_streams_must_match),

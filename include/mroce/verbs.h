@@ -420,7 +420,13 @@ MROCE_API int mroce_post_recv(struct mroce_qp *qp, const struct mroce_recv_wr *w
  * order within a stream, and so do sends (across streams, as they finish).
  * A stream whose receiver posts nothing (RNR) waits alone: the others go on.
  * Every request posted on a stream, WRITE and READ too, waits while it is
- * held. mroce_post_send() and mroce_post_recv() post on stream 0.
+ * held. Past rnr_retry RNR waits (never with 7, the default) the stream
+ * fails alone: the refused request completes with MROCE_WC_RNR_RETRY_EXC_ERR,
+ * the stream's later requests not yet started with MROCE_WC_WR_FLUSH_ERR,
+ * and mroce_post_send_on() on that stream returns -EIO for the rest of the
+ * QP's life (open a new QP to use it again); the other streams, its receives
+ * and the QP go on. A QP with one stream fails whole, as in ibverbs.
+ * mroce_post_send() and mroce_post_recv() post on stream 0.
  * -EINVAL for a stream >= attr.streams.
  */
 #define MROCE_MAX_STREAMS	1024
