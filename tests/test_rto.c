@@ -8,6 +8,7 @@
  * rises to what was seen: the next stalls of that length fire no RTO.
  */
 #include <stdarg.h>
+#include "../lib/eng_int.h"
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -402,6 +403,87 @@ static void test_black_holed_psn_fails_bounded(void **state)
 	pair_close(&p);
 }
 
+/*
+ * A ping-pong of 8-byte WRITEs, A to B then B to A, on a clean link of a
+ * few microseconds, while B's host takes its CPU away PEER_NAP_US of every
+ * PEER_NAP_PERIOD_US (tests/sim.h): B's ACKs to the WRITEs caught by a nap
+ * come a nap late. Nothing is lost, so nothing should be resent. Before
+ * the tail probe waited for the stalls seen (loss.c, "Scheduling stalls"),
+ * A probed every nap at 2 RTTs, doubling, and the head's own timer resent
+ * the lone packet between the probes: hundreds of resends. Now the first
+ * naps, before any evidence, may cost a few probes and a timeout; once a
+ * probe answered only after the nap (or an RTT sample that waited one)
+ * showed the stall, no more: none at all in the second half.
+ */
+#define PEER_NAP_US		200
+#define PEER_NAP_PERIOD_US	1000
+#define PINGS			2000
+
+static bool wrote(void *ctx)
+{
+	struct waiter *w = ctx;
+	struct mroce_wc wc;
+
+	while (w->na < w->want_a && mroce_poll_cq(w->p->cqa, 1, &wc) > 0)
+		w->na += wc.opcode == MROCE_WC_RDMA_WRITE && wc.status == MROCE_WC_SUCCESS;
+	while (w->nb < w->want_b && mroce_poll_cq(w->p->cqb, 1, &wc) > 0)
+		w->nb += wc.opcode == MROCE_WC_RDMA_WRITE && wc.status == MROCE_WC_SUCCESS;
+	return w->na >= w->want_a && w->nb >= w->want_b;
+}
+
+static void test_descheduled_peer_no_resends(void **state)
+{
+	struct waiter *w = calloc(1, sizeof(*w));
+	__u64 retx_half = 0, rto_half = 0, retx, rto, naps;
+	struct pair p;
+
+	(void)state;
+	pair_open(&p, 1710, NULL, NULL);
+	pair_connect(&p);
+	p.net->a.link = (struct sim_link){ .delay_us = 2 };
+	p.net->b.link = (struct sim_link){ .delay_us = 2 };
+	p.net->nap_period_us = PEER_NAP_PERIOD_US;
+	p.net->nap_us = PEER_NAP_US;
+	w->p = &p;
+	for (int i = 0; i < PINGS; i++) {
+		if (i == PINGS / 2) {
+			retx_half = p.da->stats.retx_pkts + p.db->stats.retx_pkts;
+			rto_half = p.da->stats.rto_events + p.db->stats.rto_events;
+		}
+		w->na = w->nb = 0;
+		w->want_a = 1;
+		w->want_b = 0;
+		p.la[0] = (__u8)i;
+		assert_int_equal(post(p.qa, MROCE_WR_RDMA_WRITE, (__u64)i, p.la, 8, mroce_mr_lkey(p.ma),
+				      (__u64)(unsigned long)p.lb, mroce_mr_rkey(p.mb), 0), 0);
+		assert_int_equal(sim_run(p.net, p.da, p.db, wrote, w, 1000000), 0);
+		assert_int_equal(p.lb[0], (__u8)i);
+		w->want_a = 0;
+		w->want_b = 1;
+		assert_int_equal(post(p.qb, MROCE_WR_RDMA_WRITE, (__u64)i, p.lb + 64, 8, mroce_mr_lkey(p.mb),
+				      (__u64)(unsigned long)p.la + 64, mroce_mr_rkey(p.ma), 0), 0);
+		assert_int_equal(sim_run(p.net, p.da, p.db, wrote, w, 1000000), 0);
+	}
+	retx = p.da->stats.retx_pkts + p.db->stats.retx_pkts;
+	rto = p.da->stats.rto_events + p.db->stats.rto_events;
+	naps = p.net->now / PEER_NAP_PERIOD_US;
+	printf("  %d 8-byte round trips, peer off the CPU %u us of every %u (%llu naps): "
+	       "%llu resent (%llu in the second half), %llu RTOs (%llu), dups at B %llu, srtt %u us, "
+	       "stall allowance %u us\n", PINGS, PEER_NAP_US, PEER_NAP_PERIOD_US,
+	       (unsigned long long)naps, (unsigned long long)retx,
+	       (unsigned long long)(retx - retx_half), (unsigned long long)rto,
+	       (unsigned long long)(rto - rto_half),
+	       (unsigned long long)p.db->stats.dup_pkts, p.qa->srtt_us, mroce_stall_allow(p.qa));
+	assert_true(naps >= 20);		/* the naps did catch the ping-pong, many times */
+	/* the first nap cannot be told from a loss: its probes and an RTO, at most */
+	assert_true(rto <= 1);
+	assert_true(retx <= 8);
+	assert_int_equal(rto - rto_half, 0);
+	assert_int_equal(retx - retx_half, 0);
+	free(w);
+	pair_close(&p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -411,6 +493,7 @@ int main(void)
 		cmocka_unit_test(test_hole_behind_last_asked_again),
 		cmocka_unit_test(test_hole_reports_bounded),
 		cmocka_unit_test(test_black_holed_psn_fails_bounded),
+		cmocka_unit_test(test_descheduled_peer_no_resends),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
