@@ -89,7 +89,17 @@ __u32 mroce_stall_allow(const struct mroce_qp *qp)
 
 __u64 mroce_rto_due(const struct mroce_qp *qp)
 {
-	__u64 rto = qp->rto_us;
+	/*
+	 * Never below the timeout for what is in flight now: rto_us is set by
+	 * the last ACK, for what was in flight then. A window refilled after
+	 * an ACK that left 2 packets out kept the low timeout (3 RTTs, some
+	 * 300 us) over 256 packets that take a millisecond to drain through a
+	 * software bridge: a spurious timeout in 1 of 2 16 MiB WRITEs.
+	 */
+	__u64 rto = qp->rto_us, now_base = mroce_rto_base(qp, qp->snd_nxt - qp->snd_una);
+
+	if (rto < now_base)
+		rto = now_base;
 
 	if (!qp->srtt_us) {
 		__u64 first = (__u64)MROCE_RTO_FIRST * qp->attr.rto_high_us;
@@ -396,7 +406,9 @@ static void rto_mark(struct mroce_qp *qp, __u64 now)
 /* When the response timer of our outstanding READs next fires. */
 __u64 mroce_read_due(const struct mroce_qp *qp)
 {
-	return qp->rd_progress_us + mroce_backoff(qp, mroce_rto_base(qp, 3), qp->rd_timeouts);
+	/* a responder off the CPU is not gone (mroce_stall_allow) */
+	return qp->rd_progress_us + mroce_backoff(qp, mroce_rto_base(qp, 3), qp->rd_timeouts) +
+	       mroce_stall_allow(qp);
 }
 
 /*
