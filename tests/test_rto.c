@@ -484,6 +484,50 @@ static void test_descheduled_peer_no_resends(void **state)
 	pair_close(&p);
 }
 
+/*
+ * The RTO for what is in flight when it would expire, not for what was in
+ * flight when the last ACK set it. A one-packet WRITE leaves the low
+ * timeout (3 RTTs, at least rto_low_us: 200 us) set; then a 1 MiB WRITE
+ * fills the window, and its first ACKs take ACK_LATE_US (a receiver, or a
+ * software bridge, slow for a moment): the high timeout (1 ms) covers that,
+ * the low one fired over a full window.
+ */
+#define ACK_LATE_US	600
+
+static void test_rto_for_what_is_in_flight(void **state)
+{
+	struct waiter *w = calloc(1, sizeof(*w));
+	struct pair p;
+	__u64 rto0;
+
+	(void)state;
+	pair_open(&p, 1720, NULL, NULL);
+	pair_connect(&p);
+	pair_link(&p);
+	fill(p.la, BUF, 20);
+	write_one(&p, w, 8);
+	printf("  after one packet: rto %u us, srtt %u us\n", p.qa->rto_us, p.qa->srtt_us);
+	assert_true(p.qa->rto_us < p.qa->attr.rto_high_us);	/* the low one is armed */
+	rto0 = p.da->stats.rto_events;
+	memset(w, 0, sizeof(*w));
+	w->p = &p;
+	w->want_a = 1;
+	assert_int_equal(post(p.qa, MROCE_WR_RDMA_WRITE, 2, p.la, BUF, mroce_mr_lkey(p.ma),
+			      (__u64)(unsigned long)p.lb, mroce_mr_rkey(p.mb), 0), 0);
+	/* every ACK sent meanwhile arrives after it, none overtakes the others */
+	p.net->b.link.delay_us = ACK_LATE_US;
+	sim_run(p.net, p.da, p.db, never, NULL, ACK_LATE_US);
+	p.net->b.link.delay_us = 10;
+	assert_int_equal(sim_run(p.net, p.da, p.db, one_each, w, 10000000), 0);
+	assert_int_equal(w->wa[0].status, MROCE_WC_SUCCESS);
+	assert_memory_equal(p.la, p.lb, BUF);
+	printf("  1 MiB whose first ACKs came %u us late: %llu RTOs\n", ACK_LATE_US,
+	       (unsigned long long)(p.da->stats.rto_events - rto0));
+	assert_int_equal(p.da->stats.rto_events, rto0);
+	free(w);
+	pair_close(&p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -494,6 +538,7 @@ int main(void)
 		cmocka_unit_test(test_hole_reports_bounded),
 		cmocka_unit_test(test_black_holed_psn_fails_bounded),
 		cmocka_unit_test(test_descheduled_peer_no_resends),
+		cmocka_unit_test(test_rto_for_what_is_in_flight),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
