@@ -163,11 +163,10 @@ __u32 mroce_backoff(const struct mroce_qp *qp, __u32 base, __u32 expiries)
 __u64 mroce_head_due(const struct mroce_qp *qp, const struct mroce_txpkt *rec)
 {
 	/* with no RTT measured yet, two RTTs are unknown: wait an RTO instead */
-	__u32 base = qp->srtt_us ? 2 * qp->srtt_us + mroce_qp_reo_allow(qp) : qp->rto_us;
+	__u64 base = qp->srtt_us ? 2ull * qp->srtt_us + mroce_qp_reo_allow(qp) : qp->rto_us;
 
 	base += mroce_stall_allow(qp);	/* the peer may be waiting for a CPU */
-
-	return rec->sent_us + ((__u64)base << (rec->retx > 10 ? 10 : rec->retx - 1));
+	return rec->sent_us + (base << (rec->retx > 10 ? 10 : rec->retx - 1));
 }
 
 /* True if it declared the head lost. */
@@ -499,7 +498,8 @@ __u64 mroce_tlp_due(const struct mroce_qp *qp)
 {
 	__u64 from = qp->last_tx_us > qp->last_progress_us ? qp->last_tx_us : qp->last_progress_us;
 	__u32 srtt = qp->srtt_us, var = qp->rttvar_us, dev = qp->rttdev_us;
-	__u32 base = mroce_qp_base_rtt(qp), pto;
+	__u32 base = mroce_qp_base_rtt(qp);
+	__u64 pto;
 
 	if (!srtt) {	/* nothing measured yet: the device's other QPs have */
 		srtt = base = qp->dev->rtt_hint_us;
@@ -507,12 +507,12 @@ __u64 mroce_tlp_due(const struct mroce_qp *qp)
 		dev = 0;
 	}
 	/* a probe is one packet: a spread not measured yet is not waited for */
-	pto = 2 * srtt + mroce_reo_allow(base, var, dev, qp->path_spread_us ? qp->path_spread_us : 1);
+	pto = 2ull * srtt + mroce_reo_allow(base, var, dev, qp->path_spread_us ? qp->path_spread_us : 1);
 	pto += mroce_stall_allow(qp);	/* the peer may be waiting for a CPU: no evidence of loss */
 	if (qp->tlp_out >= MROCE_TLP_MAX || qp->snd_nxt == qp->snd_una || !srtt || qp->nlost ||
 	    qp->attr.go_back_n)
 		return 0;
-	from += (__u64)pto << (qp->tlp_out ? qp->tlp_out - 1 : 0);
+	from += pto << (qp->tlp_out ? qp->tlp_out - 1 : 0);
 	return from < mroce_rto_due(qp) ? from : 0;
 }
 
