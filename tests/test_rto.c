@@ -528,6 +528,40 @@ static void test_rto_for_what_is_in_flight(void **state)
 	pair_close(&p);
 }
 
+/*
+ * A connection's first request, before any RTT is known, to a peer that
+ * has just accepted and does not run its transport yet for SETUP_US (its
+ * application registering memory, posting receives, or waiting for a
+ * CPU): nothing is lost, nothing is resent. The first RTO was one high
+ * RTO (1 ms) after it.
+ */
+#define SETUP_US	5000
+
+static void test_first_request_waits_for_a_peer_setting_up(void **state)
+{
+	struct waiter *w = calloc(1, sizeof(*w));
+	struct pair p;
+
+	(void)state;
+	pair_open(&p, 1730, NULL, NULL);
+	pair_connect(&p);
+	p.net->a.link = (struct sim_link){ .delay_us = 2 };
+	p.net->b.link = (struct sim_link){ .delay_us = 2 };
+	/* B is not run from now for SETUP_US */
+	p.net->nap_period_us = (__u32)p.net->now;
+	p.net->nap_us = SETUP_US;
+	assert_int_equal(p.qa->srtt_us, 0);
+	write_one(&p, w, 8);
+	printf("  first WRITE, peer setting up %u us: done after %llu us, %llu RTOs, %llu resent\n",
+	       SETUP_US, (unsigned long long)(p.net->now % p.net->nap_period_us),
+	       (unsigned long long)p.da->stats.rto_events, (unsigned long long)p.da->stats.retx_pkts);
+	assert_true(p.net->now % p.net->nap_period_us >= SETUP_US);	/* it did wait for B */
+	assert_int_equal(p.da->stats.rto_events, 0);
+	assert_int_equal(p.da->stats.retx_pkts, 0);
+	free(w);
+	pair_close(&p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -539,6 +573,7 @@ int main(void)
 		cmocka_unit_test(test_black_holed_psn_fails_bounded),
 		cmocka_unit_test(test_descheduled_peer_no_resends),
 		cmocka_unit_test(test_rto_for_what_is_in_flight),
+		cmocka_unit_test(test_first_request_waits_for_a_peer_setting_up),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
