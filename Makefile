@@ -59,7 +59,7 @@ LIB_SO  := $(BUILD)/libmroce.so
 COLL_A  := $(BUILD)/libmroce-coll.a
 COLL_SO := $(BUILD)/libmroce-coll.so
 
-.PHONY: all lib cli examples tests selftests asan ubsan-clang headers api-check test check test-fabric test-coll sim sim-studies bench bench-targets bench-loss bench-incast bench-failure bench-streams bench-planes bench-coll demo model deps install uninstall clean
+.PHONY: all lib cli examples tests selftests asan ubsan-clang headers api-check test check test-fabric test-coll sim sim-studies bench bench-targets bench-loss bench-incast bench-failure bench-streams bench-planes bench-latency bench-coll demo model deps install uninstall clean
 .DELETE_ON_ERROR:
 .PRECIOUS: $(BUILD)/%/.dir
 
@@ -239,6 +239,7 @@ bench: deps
 	selftests/bench/failure_targets.py $(if $(RUNS),--rounds $(RUNS)) --out docs/benchmarks.md
 	selftests/bench/streams_targets.py $(if $(RUNS),--rounds $(RUNS)) --out docs/benchmarks.md
 	selftests/bench/planes_targets.py $(if $(RUNS),--rounds $(RUNS)) --out docs/benchmarks.md
+	selftests/bench/latency_targets.py $(if $(RUNS),--rounds $(RUNS)) --out docs/benchmarks.md
 	selftests/bench/coll_bench.py $(if $(RUNS),--runs $(RUNS))
 	BUILD=$(abspath $(BUILD)) $(TORCH_PY) selftests/bench/torch_bench.py $(if $(RUNS),--rounds $(RUNS))
 
@@ -264,6 +265,11 @@ bench-streams: all
 
 bench-planes: all
 	selftests/bench/planes_targets.py $(if $(RUNS),--rounds $(RUNS)) --out docs/benchmarks.md
+
+# Small messages on a clean link alone (~2 min): 10^4 8-byte round trips, no resend, no
+# RTO, the p99.9 against sockperf's TCP ping-pong, interleaved.
+bench-latency: all
+	selftests/bench/latency_targets.py $(if $(RUNS),--rounds $(RUNS)) --out docs/benchmarks.md
 
 # Issue 12's point-to-point targets alone (~4 min): mroce against kernel TCP, interleaved,
 # at MTU 3498 and at MTU 9000 (jumbo frames).

@@ -48,6 +48,8 @@ void mroce_pkt_acked(struct mroce_qp *qp, struct mroce_txpkt *rec, __u32 psn, __
 			if (!p->min_rtt_us || rtt < p->min_rtt_us)
 				p->min_rtt_us = rtt;
 		}
+		if (!p->samples || rtt < p->epoch_min_us)
+			p->epoch_min_us = rtt;
 		p->samples++;
 		p->acked++;
 		mroce_path_acked(qp, p);
@@ -168,6 +170,8 @@ static void ack_rtt(struct mroce_qp *qp, const struct mroce_hdr *h, __u64 now)
 	__u32 rtt = (__u32)now - h->ts_echo, dev_us;
 
 	dev_us = rtt > qp->srtt_us ? rtt - qp->srtt_us : qp->srtt_us - rtt;
+	/* far beyond the spread: a peer (or we) waiting for a CPU (loss.c, "Scheduling stalls") */
+	mroce_peer_stall(qp, qp->srtt_us && rtt > qp->srtt_us + 4 * qp->rttvar_us ? dev_us : 0, now);
 	qp->rttvar_us = qp->srtt_us ? (3 * qp->rttvar_us + dev_us) / 4 : rtt / 2;
 	qp->rttdev_us = qp->srtt_us ? (3 * qp->rttdev_us + dev_us) / 4 : 0;
 	qp->srtt_us = qp->srtt_us ? (7 * qp->srtt_us + rtt) / 8 : rtt;
@@ -202,6 +206,7 @@ static void rto_floor_update(struct mroce_qp *qp, const struct mroce_hdr *h, boo
 	floor = took < cap / 3 * 2 ? took + took / 2 : cap;
 	if (floor > qp->rto_floor_us)
 		qp->rto_floor_us = floor;
+	mroce_peer_stall(qp, took, now);	/* the timers before the RTO wait for it too */
 }
 
 void mroce_handle_ack(struct mroce_qp *qp, const struct mroce_hdr *h, __u64 now)
@@ -252,6 +257,15 @@ void mroce_handle_ack(struct mroce_qp *qp, const struct mroce_hdr *h, __u64 now)
 		qp->echo_newest = h->ts_echo;
 	inflight = qp->snd_nxt - qp->snd_una;
 	if (progress) {
+		/*
+		 * Two tail probes or more went unanswered, then the peer answered:
+		 * it was gone that long, waiting for a CPU (or a route died under
+		 * the probes: rarer, and it only makes the next probe wait longer).
+		 * One probe answered is a loss repaired: no evidence.
+		 */
+		if (qp->tlp_out >= 2 && now > qp->last_progress_us)
+			mroce_peer_stall(qp, (__u32)(now - qp->last_progress_us < UINT32_MAX ?
+					      now - qp->last_progress_us : UINT32_MAX), now);
 		rto_floor_update(qp, h, una != qp->snd_una && !sacked, now);
 		qp->last_progress_us = now;
 		qp->rto_us = mroce_rto_base(qp, inflight);

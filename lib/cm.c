@@ -604,6 +604,7 @@ int mroce_connect(struct mroce_dev *dev, const char *addr, __u16 port,
 	struct in6_addr a;
 	socklen_t len;
 	int fd, err, family;
+	__u64 sent_us = 0;
 
 	if (!dev || !attr || !qpp || parse_addr(addr, port, &ss, &len))
 		return -EINVAL;
@@ -619,10 +620,13 @@ int mroce_connect(struct mroce_dev *dev, const char *addr, __u16 port,
 	}
 	local_info(qp, &info);
 	mroce_qp_info_pack(&info, mine);
+	sent_us = dev->ops->now_us(dev->port);
 	err = xfer(fd, mine, sizeof(mine), true, deadline);
 	/* the version and layout first: another's answer may be shorter than ours */
 	if (!err)
 		err = xfer(fd, peer, 4, false, deadline);
+	if (!err)
+		mroce_qp_handshake_rtt(qp, dev->ops->now_us(dev->port) - sent_us);
 	if (!err && peer[0] == 'M' && (peer[1] != MROCE_VERSION || peer[3] != MROCE_MAX_PLANES))
 		err = -MROCE_ERR_VERSION;
 	if (!err)

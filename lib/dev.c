@@ -81,11 +81,13 @@ void mroce_dev_post_kick(struct mroce_dev *dev, struct mroce_qp *qp)
 	 * QP with nothing outstanding (a ping-pong's, a first request's) sends
 	 * inline.
 	 */
+	now = dev->ops->now_us(dev->port);
 	if (!dev->sleep_on_timer || dev->ops == &mroce_port_fault_ops || qp->snd_nxt != qp->snd_una) {
+		if (now < dev->round_due_us)
+			dev->round_due_us = now;	/* the woken thread's lateness is a stall */
 		mroce_dev_kick(dev);
 		return;
 	}
-	now = dev->ops->now_us(dev->port);
 	dev->tx_refused = false;
 	mroce_qp_tx(qp, now);
 	dev->ops->tx_flush(dev->port);
@@ -104,6 +106,8 @@ void mroce_dev_post_kick(struct mroce_dev *dev, struct mroce_qp *qp)
 		mroce_dev_kick(dev);
 	else
 		dev->sleep_until = next;
+	if (next < dev->round_due_us)
+		dev->round_due_us = next;
 }
 
 /*
@@ -221,9 +225,26 @@ int mroce_dev_progress(struct mroce_dev *dev, int timeout_ms)
 	if (!dev)
 		return -EINVAL;
 	pthread_mutex_lock(&dev->lock);
+	/*
+	 * This round comes this late after the time the last one wanted the
+	 * next: the transport had no CPU, or its application did not call
+	 * (loss.c, "Scheduling stalls"). The gaps of a polling application
+	 * (timeout 0) count whole: it means to run the transport all the time.
+	 */
+	now = dev->ops->now_us(dev->port);
+	mroce_stall_note(&dev->stall_us, &dev->stall_at_us,
+			 dev->round_due_us && now > dev->round_due_us ?
+			 (__u32)(now - dev->round_due_us < UINT32_MAX ? now - dev->round_due_us : UINT32_MAX) : 0,
+			 now);
 	work = mroce_engine_run(dev, mroce_engine_rx);
 	next = mroce_engine_next_timer(dev);
 	now = dev->ops->now_us(dev->port);
+	/*
+	 * A caller that polls (no wait) wants the next round at once, one that
+	 * waits, at the timer; so does a simulation's, whose clock jumps to
+	 * the next event.
+	 */
+	dev->round_due_us = (timeout_ms > 0 || !dev->wall_clock) && next > now ? next : now;
 	/*
 	 * Posts made from now on must wake us: they see `sleeping` under the
 	 * lock. It is only ever read and written under the lock, so it is

@@ -63,6 +63,10 @@ void mroce_pkt_acked(struct mroce_qp *qp, struct mroce_txpkt *rec, __u32 psn, __
 
 /* loss.c: loss detection (RACK, head timer) and the retransmission timer */
 __u32 mroce_rto_base(const struct mroce_qp *qp, __u32 inflight);
+void mroce_stall_note(__u32 *stall, __u64 *at, __u32 seen, __u64 now);
+void mroce_peer_stall(struct mroce_qp *qp, __u32 seen, __u64 now);
+__u32 mroce_stall_allow(const struct mroce_qp *qp);
+__u64 mroce_rto_due(const struct mroce_qp *qp);
 __u32 mroce_backoff(const struct mroce_qp *qp, __u32 base, __u32 expiries);
 __u64 mroce_head_due(const struct mroce_qp *qp, const struct mroce_txpkt *rec);
 /* When the tail loss probe is due (loss.c); 0: none. */

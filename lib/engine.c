@@ -65,8 +65,14 @@ int mroce_engine_run(struct mroce_dev *dev, mroce_rx_cb rx)
 	__u64 now;
 	int work;
 
-	work = dev->ops->rx_burst(dev->port, rx, dev, RX_BUDGET);
+	/*
+	 * The clock is read before the receive ring, and the round's timers
+	 * judge by it: what arrived by then has been seen. Read after, a round
+	 * preempted between the two (milliseconds, on a loaded host) fired
+	 * timers for ACKs that came in meanwhile and sat unread in the ring.
+	 */
 	now = dev->ops->now_us(dev->port);
+	work = dev->ops->rx_burst(dev->port, rx, dev, RX_BUDGET);
 	/*
 	 * Each round starts at the first QP the round before refused every
 	 * transmit buffer (data or an ACK), else just after the last QP that
@@ -145,8 +151,8 @@ static bool qp_next_timer(struct mroce_qp *qp, __u64 now, __u64 *next)
 		*next = qp->rnr_until_us;	/* a stream's RNR wait ends */
 	if (qp->rd_outstanding && mroce_read_due(qp) < *next)
 		*next = mroce_read_due(qp);
-	if (qp->snd_nxt != qp->snd_una && qp->last_progress_us + qp->rto_us < *next)
-		*next = qp->last_progress_us + qp->rto_us;
+	if (qp->snd_nxt != qp->snd_una && mroce_rto_due(qp) < *next)
+		*next = mroce_rto_due(qp);
 	tlp = mroce_tlp_due(qp);
 	if (tlp && tlp < *next)
 		*next = tlp;

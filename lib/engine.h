@@ -91,6 +91,20 @@ struct mroce_dev {
 	__u64			echo_odd;	/* ACK echoes that were no time of ours: ignored (ack.c) */
 	__u32			spread_hint_us;	/* the latest spread of any QP's paths' base
 						 * RTTs: a QP's, before it knows its own (loss.c) */
+	/*
+	 * Scheduling stalls this host's transport was seen to suffer: a round
+	 * that ran this long after the one before wanted to run again (the
+	 * thread or the application was given no CPU). A decaying maximum
+	 * (loss.c mroce_stall_note); every "nothing heard" timer waits at
+	 * least that long on top of the round trip.
+	 */
+	__u32			stall_us;
+	__u64			stall_at_us;
+	__u32			peer_stall_us;	/* ... and the latest a QP's peer showed: a new QP's */
+	__u64			peer_stall_at_us;
+	__u64			round_due_us;	/* when the last round wanted the next (0: none yet) */
+	bool			wall_clock;	/* the port's clock is real time (not a simulation's,
+						 * which jumps between events) */
 	__u32			rtt_hint_us;	/* the latest smoothed RTT of any QP: a QP's
 						 * tail probe before it has a sample (loss.c) */
 	/*

@@ -8,6 +8,114 @@
 #include "eng_int.h"
 
 /*
+ * Scheduling stalls. A software transport runs when its host gives it a
+ * CPU: on a loaded host (2 cores, more runnable threads than that, a VM
+ * whose vCPU is preempted) a progress thread or a polling application
+ * waits milliseconds for one, against round trips of microseconds. A peer
+ * in such a stall sends its ACK that much later, and a probe or a timeout
+ * judged by the round trip alone resends what was never lost: 1000 8-byte
+ * round trips on a clean veth pair, both ends busy-polling on 2 shared
+ * cores, made 82 resends and 7 timeouts, and every resend also cost the
+ * peer a duplicate. So every timer that resends because nothing was heard
+ * (the tail probe, the resent head's timer, the RTO) waits, on top of its
+ * round trips, twice the longest stall seen lately (mroce_stall_allow).
+ * The evidence: our own rounds running late (dev.c: a round came this long
+ * after the time the round before wanted the next, or, for an application
+ * that polls, after the round before; the peer shares the host's lot, or a
+ * host like it), and the peer's (ack.c): an RTT sample beyond the smoothed
+ * RTT by more than four deviations, tail probes answered only after the
+ * second (the peer took that long since the last progress), a timeout
+ * proven spurious (rto_floor_update). Each is a maximum that halves every
+ * MROCE_STALL_HALF_US without new evidence that large, so a quiet host's
+ * timers come back to its round trips; the allowance is at most
+ * MROCE_STALL_CAP high RTOs (128 ms with the defaults). A simulation's
+ * clock, which jumps from event to event, shows no stall unless a device
+ * is not run (tests/sim.h's naps). RACK is not held back: it judges by
+ * packets the peer did receive later, proof that it ran.
+ */
+#define MROCE_STALL_HALF_US	1000000
+
+void mroce_stall_note(__u32 *stall, __u64 *at, __u32 seen, __u64 now)
+{
+	if (*stall && now > *at) {
+		__u64 halves = (now - *at) / MROCE_STALL_HALF_US;
+
+		if (halves) {
+			*stall = halves < 32 ? *stall >> halves : 0;
+			*at += halves * MROCE_STALL_HALF_US;
+		}
+	}
+	if (seen > *stall || !*stall) {
+		*stall = seen;
+		*at = now;
+	}
+}
+
+/* Evidence of the peer's: the QP's, and the device's latest for its new QPs. */
+void mroce_peer_stall(struct mroce_qp *qp, __u32 seen, __u64 now)
+{
+	mroce_stall_note(&qp->stall_us, &qp->stall_at_us, seen, now);
+	if (seen)
+		mroce_stall_note(&qp->dev->peer_stall_us, &qp->dev->peer_stall_at_us, seen, now);
+}
+
+/* What the timers add: twice the longest stall seen lately, within MROCE_STALL_CAP high RTOs. */
+#define MROCE_STALL_CAP		128
+
+__u32 mroce_stall_allow(const struct mroce_qp *qp)
+{
+	__u64 s = qp->dev->stall_us > qp->stall_us ? qp->dev->stall_us : qp->stall_us;
+	__u64 cap = (__u64)MROCE_STALL_CAP * qp->attr.rto_high_us;
+
+	s *= 2;
+	return (__u32)(s < cap ? s : cap < UINT32_MAX ? cap : UINT32_MAX);
+}
+
+/*
+ * When the RTO expires: the allowance on top of it. Before the first RTT
+ * sample nothing is known of the peer, and a peer that has only just
+ * accepted may still be setting up (registering memory, posting receives)
+ * with nobody running its transport, or be one of many threads starting
+ * at once: a first request of a few packets waits MROCE_RTO_FIRST high
+ * RTOs (16 ms with the defaults; TCP's first is 1 s, RFC 6298), and two of
+ * the connection manager's round trips if longer (the exchange needed the
+ * peer's application to run, as the first ACK needs its transport to).
+ * Measured: the first 8-byte WRITE of a busy-polling pair on 2 loaded
+ * cores was timed out twice, at 1 and 2 ms, its peer silent 3 ms. A tail
+ * probe, from the device's other QPs' RTT, still resends a lost first
+ * packet sooner. Not a first window of 3 packets or more: at an incast
+ * its losses are a full queue's, and 8 senders into one link shared it
+ * unfairly (Jain 0.83 against 0.99, tests/test_grant.c) when the senders
+ * whose first windows were dropped waited 16 ms.
+ */
+#define MROCE_RTO_FIRST		16
+
+__u64 mroce_rto_due(const struct mroce_qp *qp)
+{
+	/*
+	 * Never below the timeout for what is in flight now: rto_us is set by
+	 * the last ACK, for what was in flight then. A window refilled after
+	 * an ACK that left 2 packets out kept the low timeout (3 RTTs, some
+	 * 300 us) over 256 packets that take a millisecond to drain through a
+	 * software bridge: a spurious timeout in 1 of 2 16 MiB WRITEs.
+	 */
+	__u64 rto = qp->rto_us, now_base = mroce_rto_base(qp, qp->snd_nxt - qp->snd_una);
+
+	if (rto < now_base)
+		rto = now_base;
+
+	if (!qp->srtt_us && qp->snd_nxt - qp->snd_una < 3) {
+		__u64 first = (__u64)MROCE_RTO_FIRST * qp->attr.rto_high_us;
+
+		if (first < 2ull * qp->hs_rtt_us)
+			first = 2ull * qp->hs_rtt_us;
+		if (rto < first)
+			rto = first;
+	}
+	return qp->last_progress_us + rto + mroce_stall_allow(qp);
+}
+
+/*
  * IRN's two timeouts: a low one while few packets are in flight (a tail loss
  * has nothing behind it to reveal it), a high one otherwise; never below a
  * few measured RTTs, since a software path's RTT varies far more than a NIC's,
@@ -58,9 +166,10 @@ __u32 mroce_backoff(const struct mroce_qp *qp, __u32 base, __u32 expiries)
 __u64 mroce_head_due(const struct mroce_qp *qp, const struct mroce_txpkt *rec)
 {
 	/* with no RTT measured yet, two RTTs are unknown: wait an RTO instead */
-	__u32 base = qp->srtt_us ? 2 * qp->srtt_us + mroce_qp_reo_allow(qp) : qp->rto_us;
+	__u64 base = qp->srtt_us ? 2ull * qp->srtt_us + mroce_qp_reo_allow(qp) : qp->rto_us;
 
-	return rec->sent_us + ((__u64)base << (rec->retx > 10 ? 10 : rec->retx - 1));
+	base += mroce_stall_allow(qp);	/* the peer may be waiting for a CPU */
+	return rec->sent_us + (base << (rec->retx > 10 ? 10 : rec->retx - 1));
 }
 
 /* True if it declared the head lost. */
@@ -300,7 +409,9 @@ static void rto_mark(struct mroce_qp *qp, __u64 now)
 /* When the response timer of our outstanding READs next fires. */
 __u64 mroce_read_due(const struct mroce_qp *qp)
 {
-	return qp->rd_progress_us + mroce_backoff(qp, mroce_rto_base(qp, 3), qp->rd_timeouts);
+	/* a responder off the CPU is not gone (mroce_stall_allow) */
+	return qp->rd_progress_us + mroce_backoff(qp, mroce_rto_base(qp, 3), qp->rd_timeouts) +
+	       mroce_stall_allow(qp);
 }
 
 /*
@@ -391,7 +502,8 @@ __u64 mroce_tlp_due(const struct mroce_qp *qp)
 {
 	__u64 from = qp->last_tx_us > qp->last_progress_us ? qp->last_tx_us : qp->last_progress_us;
 	__u32 srtt = qp->srtt_us, var = qp->rttvar_us, dev = qp->rttdev_us;
-	__u32 base = mroce_qp_base_rtt(qp), pto;
+	__u32 base = mroce_qp_base_rtt(qp);
+	__u64 pto;
 
 	if (!srtt) {	/* nothing measured yet: the device's other QPs have */
 		srtt = base = qp->dev->rtt_hint_us;
@@ -399,12 +511,13 @@ __u64 mroce_tlp_due(const struct mroce_qp *qp)
 		dev = 0;
 	}
 	/* a probe is one packet: a spread not measured yet is not waited for */
-	pto = 2 * srtt + mroce_reo_allow(base, var, dev, qp->path_spread_us ? qp->path_spread_us : 1);
+	pto = 2ull * srtt + mroce_reo_allow(base, var, dev, qp->path_spread_us ? qp->path_spread_us : 1);
+	pto += mroce_stall_allow(qp);	/* the peer may be waiting for a CPU: no evidence of loss */
 	if (qp->tlp_out >= MROCE_TLP_MAX || qp->snd_nxt == qp->snd_una || !srtt || qp->nlost ||
 	    qp->attr.go_back_n)
 		return 0;
-	from += (__u64)pto << (qp->tlp_out ? qp->tlp_out - 1 : 0);
-	return from < qp->last_progress_us + qp->rto_us ? from : 0;
+	from += pto << (qp->tlp_out ? qp->tlp_out - 1 : 0);
+	return from < mroce_rto_due(qp) ? from : 0;
 }
 
 static void tlp_fire(struct mroce_qp *qp, __u64 now)
@@ -456,7 +569,7 @@ void mroce_qp_timers(struct mroce_qp *qp, __u64 now)
 	tlp = mroce_tlp_due(qp);
 	if (tlp && now >= tlp)
 		tlp_fire(qp, now);
-	if (qp->snd_nxt != qp->snd_una && now - qp->last_progress_us >= qp->rto_us)
+	if (qp->snd_nxt != qp->snd_una && now >= mroce_rto_due(qp))
 		rto_fire(qp, now);
 	if (qp->state == MROCE_QPS_RTS)
 		read_timer(qp, now);

@@ -523,10 +523,18 @@ static bool path_lossy(const struct mroce_path *p, const struct path_totals *t)
 	return (__u64)p->lost * t->good_sent > 2ULL * t->good_lost * p->sent + 8ULL * t->good_sent;
 }
 
-/* At an epoch's end: slow (delay rule) or marked far more than the QP (marks rule). */
+/*
+ * At an epoch's end: slow (delay rule) or marked far more than the QP (marks
+ * rule). Slow is every sample of the epoch slow, not the smoothed RTT: one
+ * sample that waited out a scheduling stall (the peer's or ours, ms on a
+ * loaded host) lifts the smoothed RTT by an eighth of it, and retired one
+ * path slot after another on a clean veth pair (30 to 100 in 10^4 8-byte
+ * round trips), while a route with a queue is slow in all of them.
+ */
 static bool path_congested(const struct mroce_path *p, const struct path_totals *t)
 {
-	return (t->best_srtt && p->samples >= 4 && p->srtt_us > 2 * t->best_srtt + 100) ||
+	return (t->best_srtt && p->samples >= 4 && p->srtt_us > 2 * t->best_srtt + 100 &&
+		p->epoch_min_us > 2 * t->best_srtt + 100) ||
 	       (p->marks >= 4 && (__u64)p->marks * t->sent > 2ULL * t->marks * p->sent);
 }
 

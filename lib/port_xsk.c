@@ -628,6 +628,7 @@ int mroce_port_xsk_open(const char *ifname, const struct mroce_dev_opts *opts,
 	dev->attr.mtu = mtu;
 	dev->attr.zero_copy = fx[0].zc;
 	dev->attr.need_wakeup = true;
+	dev->wall_clock = true;
 	dev->attr.planes = (__u8)n;
 	dev->nplanes = (__u8)n;
 	for (__u32 i = 0; i < n; i++) {

@@ -207,6 +207,9 @@ int mroce_create_qp(struct mroce_dev *dev, const struct mroce_qp_attr *attr, str
 	qp->next_entropy = (__u16)(a.paths - 1);
 	pthread_mutex_lock(&dev->lock);
 	err = qp_take_qpn(dev, qp);
+	/* the stalls the device's other QPs' peers showed, till its own say (loss.c) */
+	qp->stall_us = dev->peer_stall_us;
+	qp->stall_at_us = dev->peer_stall_at_us;
 	pthread_mutex_unlock(&dev->lock);
 	if (err) {
 		qp_free(qp);
@@ -579,6 +582,13 @@ int mroce_qp_connect(struct mroce_qp *qp, const struct mroce_qp_info *remote, co
 	err = mroce_qp_connect_locked(qp, remote, mac, (const __u8 (*)[6])pmac, np);
 	pthread_mutex_unlock(&qp->dev->lock);
 	return err;
+}
+
+void mroce_qp_handshake_rtt(struct mroce_qp *qp, __u64 took_us)
+{
+	pthread_mutex_lock(&qp->dev->lock);
+	qp->hs_rtt_us = took_us < UINT32_MAX ? (__u32)took_us : UINT32_MAX;
+	pthread_mutex_unlock(&qp->dev->lock);
 }
 
 int mroce_qp_query_stats(struct mroce_qp *qp, struct mroce_qp_stats *stats)

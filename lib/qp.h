@@ -44,6 +44,7 @@ struct mroce_path {
 	__u32	srtt_us;	/* smoothed RTT of first transmissions on this entropy value */
 	__u32	min_rtt_us;	/* and the lowest of them: the route's delay with no queue */
 	__u32	samples;	/* RTT samples this epoch */
+	__u32	epoch_min_us;	/* ... the lowest of them (0: none) */
 	__u32	samples_prev;	/* ... and in the epoch before */
 	__u32	marks;		/* CE marks echoed for it this epoch */
 	__u32	echoes;		/* ACKs that echoed it this echo round: its way back works */
@@ -361,6 +362,9 @@ struct mroce_qp {
 	__u8			tlp_out;	/* tail probes sent since the last progress (loss.c) */
 	__u32			rto_us;		/* current, with backoff */
 	__u32			rto_floor_us;	/* raised by timeouts proven spurious (ack.c) */
+	__u32			stall_us;	/* the peer's stalls its RTT samples showed (ack.c) */
+	__u32			hs_rtt_us;	/* the connection manager's exchange (cm.c; 0: none) */
+	__u64			stall_at_us;
 	__u32			timeouts;	/* RTO expiries since the last progress */
 	__u32			srtt_us;
 	__u32			rttvar_us;	/* mean deviation of RTT samples */
@@ -499,6 +503,8 @@ size_t mroce_qp_heap_bytes(const struct mroce_qp *qp);
  * Connect; pmac[i - 1] is the next hop on plane i, for the first np planes
  * both ends have (np 0 or 1: one plane).
  */
+/* The connection manager's exchange for qp took this long, the peer's application in it (loss.c). */
+void mroce_qp_handshake_rtt(struct mroce_qp *qp, __u64 took_us);
 int mroce_qp_connect_locked(struct mroce_qp *qp, const struct mroce_qp_info *remote,
 			    const __u8 *mac, const __u8 (*pmac)[6], __u8 np);
 

@@ -141,6 +141,9 @@ for s in "${VETH_TESTS[@]}"; do
 	run_script "$s" veth "$PWD/build"
 done
 
+echo "== 10^4 small round trips on a clean veth pair: no resend, no timeout (root)"
+run_script selftests/test_latency.sh latency "$PWD/build"
+
 echo "== the verbs selftests again, every region in device memory: XDP places the WRITEs (root)"
 export MROCE_TEST_DM=1
 run_script selftests/test_verbs.sh veth-dm "$PWD/build"

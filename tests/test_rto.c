@@ -8,6 +8,7 @@
  * rises to what was seen: the next stalls of that length fire no RTO.
  */
 #include <stdarg.h>
+#include "../lib/eng_int.h"
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -402,6 +403,165 @@ static void test_black_holed_psn_fails_bounded(void **state)
 	pair_close(&p);
 }
 
+/*
+ * A ping-pong of 8-byte WRITEs, A to B then B to A, on a clean link of a
+ * few microseconds, while B's host takes its CPU away PEER_NAP_US of every
+ * PEER_NAP_PERIOD_US (tests/sim.h): B's ACKs to the WRITEs caught by a nap
+ * come a nap late. Nothing is lost, so nothing should be resent. Before
+ * the tail probe waited for the stalls seen (loss.c, "Scheduling stalls"),
+ * A probed every nap at 2 RTTs, doubling, and the head's own timer resent
+ * the lone packet between the probes: hundreds of resends. Now the first
+ * naps, before any evidence, may cost a few probes and a timeout; once a
+ * probe answered only after the nap (or an RTT sample that waited one)
+ * showed the stall, no more: none at all in the second half.
+ */
+#define PEER_NAP_US		200
+#define PEER_NAP_PERIOD_US	1000
+#define PINGS			2000
+
+static bool wrote(void *ctx)
+{
+	struct waiter *w = ctx;
+	struct mroce_wc wc;
+
+	while (w->na < w->want_a && mroce_poll_cq(w->p->cqa, 1, &wc) > 0)
+		w->na += wc.opcode == MROCE_WC_RDMA_WRITE && wc.status == MROCE_WC_SUCCESS;
+	while (w->nb < w->want_b && mroce_poll_cq(w->p->cqb, 1, &wc) > 0)
+		w->nb += wc.opcode == MROCE_WC_RDMA_WRITE && wc.status == MROCE_WC_SUCCESS;
+	return w->na >= w->want_a && w->nb >= w->want_b;
+}
+
+static void test_descheduled_peer_no_resends(void **state)
+{
+	struct waiter *w = calloc(1, sizeof(*w));
+	__u64 retx_half = 0, rto_half = 0, retx, rto, naps;
+	struct pair p;
+
+	(void)state;
+	pair_open(&p, 1710, NULL, NULL);
+	pair_connect(&p);
+	p.net->a.link = (struct sim_link){ .delay_us = 2 };
+	p.net->b.link = (struct sim_link){ .delay_us = 2 };
+	p.net->nap_period_us = PEER_NAP_PERIOD_US;
+	p.net->nap_us = PEER_NAP_US;
+	w->p = &p;
+	for (int i = 0; i < PINGS; i++) {
+		if (i == PINGS / 2) {
+			retx_half = p.da->stats.retx_pkts + p.db->stats.retx_pkts;
+			rto_half = p.da->stats.rto_events + p.db->stats.rto_events;
+		}
+		w->na = w->nb = 0;
+		w->want_a = 1;
+		w->want_b = 0;
+		p.la[0] = (__u8)i;
+		assert_int_equal(post(p.qa, MROCE_WR_RDMA_WRITE, (__u64)i, p.la, 8, mroce_mr_lkey(p.ma),
+				      (__u64)(unsigned long)p.lb, mroce_mr_rkey(p.mb), 0), 0);
+		assert_int_equal(sim_run(p.net, p.da, p.db, wrote, w, 1000000), 0);
+		assert_int_equal(p.lb[0], (__u8)i);
+		w->want_a = 0;
+		w->want_b = 1;
+		assert_int_equal(post(p.qb, MROCE_WR_RDMA_WRITE, (__u64)i, p.lb + 64, 8, mroce_mr_lkey(p.mb),
+				      (__u64)(unsigned long)p.la + 64, mroce_mr_rkey(p.ma), 0), 0);
+		assert_int_equal(sim_run(p.net, p.da, p.db, wrote, w, 1000000), 0);
+	}
+	retx = p.da->stats.retx_pkts + p.db->stats.retx_pkts;
+	rto = p.da->stats.rto_events + p.db->stats.rto_events;
+	naps = p.net->now / PEER_NAP_PERIOD_US;
+	printf("  %d 8-byte round trips, peer off the CPU %u us of every %u (%llu naps): "
+	       "%llu resent (%llu in the second half), %llu RTOs (%llu), dups at B %llu, srtt %u us, "
+	       "stall allowance %u us\n", PINGS, PEER_NAP_US, PEER_NAP_PERIOD_US,
+	       (unsigned long long)naps, (unsigned long long)retx,
+	       (unsigned long long)(retx - retx_half), (unsigned long long)rto,
+	       (unsigned long long)(rto - rto_half),
+	       (unsigned long long)p.db->stats.dup_pkts, p.qa->srtt_us, mroce_stall_allow(p.qa));
+	assert_true(naps >= 20);		/* the naps did catch the ping-pong, many times */
+	/* the first nap cannot be told from a loss: its probes and an RTO, at most */
+	assert_true(rto <= 1);
+	assert_true(retx <= 8);
+	assert_int_equal(rto - rto_half, 0);
+	assert_int_equal(retx - retx_half, 0);
+	free(w);
+	pair_close(&p);
+}
+
+/*
+ * The RTO for what is in flight when it would expire, not for what was in
+ * flight when the last ACK set it. A one-packet WRITE leaves the low
+ * timeout (3 RTTs, at least rto_low_us: 200 us) set; then a 1 MiB WRITE
+ * fills the window, and its first ACKs take ACK_LATE_US (a receiver, or a
+ * software bridge, slow for a moment): the high timeout (1 ms) covers that,
+ * the low one fired over a full window.
+ */
+#define ACK_LATE_US	600
+
+static void test_rto_for_what_is_in_flight(void **state)
+{
+	struct waiter *w = calloc(1, sizeof(*w));
+	struct pair p;
+	__u64 rto0;
+
+	(void)state;
+	pair_open(&p, 1720, NULL, NULL);
+	pair_connect(&p);
+	pair_link(&p);
+	fill(p.la, BUF, 20);
+	write_one(&p, w, 8);
+	printf("  after one packet: rto %u us, srtt %u us\n", p.qa->rto_us, p.qa->srtt_us);
+	assert_true(p.qa->rto_us < p.qa->attr.rto_high_us);	/* the low one is armed */
+	rto0 = p.da->stats.rto_events;
+	memset(w, 0, sizeof(*w));
+	w->p = &p;
+	w->want_a = 1;
+	assert_int_equal(post(p.qa, MROCE_WR_RDMA_WRITE, 2, p.la, BUF, mroce_mr_lkey(p.ma),
+			      (__u64)(unsigned long)p.lb, mroce_mr_rkey(p.mb), 0), 0);
+	/* every ACK sent meanwhile arrives after it, none overtakes the others */
+	p.net->b.link.delay_us = ACK_LATE_US;
+	sim_run(p.net, p.da, p.db, never, NULL, ACK_LATE_US);
+	p.net->b.link.delay_us = 10;
+	assert_int_equal(sim_run(p.net, p.da, p.db, one_each, w, 10000000), 0);
+	assert_int_equal(w->wa[0].status, MROCE_WC_SUCCESS);
+	assert_memory_equal(p.la, p.lb, BUF);
+	printf("  1 MiB whose first ACKs came %u us late: %llu RTOs\n", ACK_LATE_US,
+	       (unsigned long long)(p.da->stats.rto_events - rto0));
+	assert_int_equal(p.da->stats.rto_events, rto0);
+	free(w);
+	pair_close(&p);
+}
+
+/*
+ * A connection's first request, before any RTT is known, to a peer that
+ * has just accepted and does not run its transport yet for SETUP_US (its
+ * application registering memory, posting receives, or waiting for a
+ * CPU): nothing is lost, nothing is resent. The first RTO was one high
+ * RTO (1 ms) after it.
+ */
+#define SETUP_US	5000
+
+static void test_first_request_waits_for_a_peer_setting_up(void **state)
+{
+	struct waiter *w = calloc(1, sizeof(*w));
+	struct pair p;
+
+	(void)state;
+	pair_open(&p, 1730, NULL, NULL);
+	pair_connect(&p);
+	p.net->a.link = (struct sim_link){ .delay_us = 2 };
+	p.net->b.link = (struct sim_link){ .delay_us = 2 };
+	/* B is not run from now for SETUP_US */
+	p.net->nap_period_us = (__u32)p.net->now;
+	p.net->nap_us = SETUP_US;
+	assert_int_equal(p.qa->srtt_us, 0);
+	write_one(&p, w, 8);
+	printf("  first WRITE, peer setting up %u us: done after %llu us, %llu RTOs, %llu resent\n",
+	       SETUP_US, (unsigned long long)(p.net->now % p.net->nap_period_us),
+	       (unsigned long long)p.da->stats.rto_events, (unsigned long long)p.da->stats.retx_pkts);
+	assert_true(p.net->now % p.net->nap_period_us >= SETUP_US);	/* it did wait for B */
+	assert_int_equal(p.da->stats.rto_events, 0);
+	assert_int_equal(p.da->stats.retx_pkts, 0);
+	free(w);
+	pair_close(&p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -411,6 +571,9 @@ int main(void)
 		cmocka_unit_test(test_hole_behind_last_asked_again),
 		cmocka_unit_test(test_hole_reports_bounded),
 		cmocka_unit_test(test_black_holed_psn_fails_bounded),
+		cmocka_unit_test(test_descheduled_peer_no_resends),
+		cmocka_unit_test(test_rto_for_what_is_in_flight),
+		cmocka_unit_test(test_first_request_waits_for_a_peer_setting_up),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
