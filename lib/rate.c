@@ -8,8 +8,8 @@
  * their share. Per epoch (MROCE_GRANT_EPOCH_US) the device counts the data
  * bytes that arrived, the QPs they came to, their CE marks and their
  * queueing delay (one-way delay above the QP's recent lowest: the clocks'
- * offset cancels; grant_queue_sample). An epoch with a congestion signal and two or more
- * senders measured the link at full use: the arrival rate over the
+ * offset cancels; grant_queue_sample). An epoch with a congestion signal
+ * and two or more senders measured the link at full use: the arrival rate over the
  * episode's last epochs is the link's rate, and each sender is granted an
  * equal share. Calm epochs grow the
  * grant by a quarter (a sender that used less left room; a window grows
