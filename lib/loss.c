@@ -28,12 +28,17 @@
  * proven spurious (rto_floor_update). Each is a maximum that halves every
  * MROCE_STALL_HALF_US without new evidence that large, so a quiet host's
  * timers come back to its round trips; the allowance is at most
- * MROCE_STALL_CAP high RTOs (128 ms with the defaults). A simulation's
+ * MROCE_STALL_CAP high RTOs (512 ms with the defaults, as the RTO's own
+ * backoff: a peer can be silent that long and alive). A host loaded once
+ * stays loaded: with evidence halving every second, 10^4 round trips met
+ * a 90-200 ms stall a few seconds after the last one, the allowance had
+ * decayed below it, and 1 to 10 packets went again; halving every 5 s and
+ * capped at 512 ms, none in 3 runs with stalls up to 150 ms. A simulation's
  * clock, which jumps from event to event, shows no stall unless a device
  * is not run (tests/sim.h's naps). RACK is not held back: it judges by
  * packets the peer did receive later, proof that it ran.
  */
-#define MROCE_STALL_HALF_US	1000000
+#define MROCE_STALL_HALF_US	5000000
 
 void mroce_stall_note(__u32 *stall, __u64 *at, __u32 seen, __u64 now)
 {
@@ -60,7 +65,7 @@ void mroce_peer_stall(struct mroce_qp *qp, __u32 seen, __u64 now)
 }
 
 /* What the timers add: twice the longest stall seen lately, within MROCE_STALL_CAP high RTOs. */
-#define MROCE_STALL_CAP		128
+#define MROCE_STALL_CAP		512
 
 __u32 mroce_stall_allow(const struct mroce_qp *qp)
 {
