@@ -1006,7 +1006,7 @@ static void connects_under_flood(struct env *e, enum flood_kind kind)
 		struct mroce_qp *sqp[CLIENTS] = {};
 		unsigned long c0 = f.conns;
 		int accepted = 0;
-		long t0 = ms(), rate;
+		long t0 = ms(), rate, longest = 0;
 
 		f.stop = false;
 		assert_int_equal(pthread_create(&f.t, NULL, flood_run, &f), 0);
@@ -1020,11 +1020,14 @@ static void connects_under_flood(struct env *e, enum flood_kind kind)
 		 */
 		while (ms() - t0 < FLOOD_MS || (accepted < CLIENTS && ms() - t0 < TIMEOUT + 500)) {
 			struct mroce_qp *qp;
+			long ta = ms();
 
 			if (!server_accept(e, 2, &qp)) {
 				assert_true(accepted < CLIENTS);
 				sqp[accepted++] = qp;
 			}
+			if (ms() - ta > longest)
+				longest = ms() - ta;
 			usleep(BUSY_MS * 1000);
 		}
 		f.stop = true;
@@ -1048,7 +1051,8 @@ static void connects_under_flood(struct env *e, enum flood_kind kind)
 			mroce_destroy_qp(c[i].qp);
 		}
 		print_message("round %d: %ld flood connections a second for %ld ms; %d accepted; "
-			      "evicted %llu, closed %llu, pending %u\n", r, rate, ms() - t0, accepted,
+			      "the longest mroce_accept(2 ms) %ld ms; evicted %llu, closed %llu, "
+			      "pending %u\n", r, rate, ms() - t0, accepted, longest,
 			      (unsigned long long)lstats(e).evicted,
 			      (unsigned long long)lstats(e).closed, lstats(e).pending);
 		for (int k = 0; k < accepted; k++)
