@@ -3,8 +3,10 @@
  * The connection manager over real TCP on 127.0.0.1 (no root), with devices
  * on a simulated wire: a legitimate handshake, a peer naming another host
  * (reflection), idle and slow peers (lock-out), malformed, truncated and
- * oversized messages, peers that close mid-handshake, EINTR on every socket
- * call, refused and silent ports, and timeouts.
+ * oversized messages, peers that close mid-handshake, handshakes the
+ * listener drops after answering (the client must not report success),
+ * connect-and-close and idle floods beside real clients, EINTR on every
+ * socket call, refused and silent ports, and timeouts.
  *
  * Next-hop resolution is replaced at link time (this file defines
  * mroce_resolve_mac_on, so lib/neigh.c is not linked in): it records which
