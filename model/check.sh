@@ -92,6 +92,13 @@ run rnrwrite         ok  ltl:rnrwrite -DCFG_RNRWRITE -DNOPOST -DRNR_RETRY=7 -DHO
 # posted late, at any time, every safety property holds.
 run streamfail       ok  ltl:streamfail -DCFG_STREAMFAIL -DNOPOST
 run streamfail-late  ok  safety       -DCFG_STREAMFAIL
+# The learned reordering window (-DREO): early losses only with evidence
+# beyond the window, which grows when an ACK's per-path SACK shows the copy
+# declared lost arrived. Safety (R1: a loss is proven spurious only if the
+# declared copy did arrive) with two early losses, and liveness: the window
+# never keeps a real loss from being recovered.
+run reo              ok  safety       -DREO -DWL=1 -DEARLY=2
+run reo-healthy      ok  ltl:healthy  -DREO -DWL=1 -DORDERED=1
 
 # The C rules before each fix: SPIN must find a counterexample.
 run bug2-read-no-timer      cex safety      -DWL=6 -DDEAD=2 -DBUG_READ_NO_TIMER
@@ -107,6 +114,7 @@ run bug5-read-slots         cex ltl:healthy -DWL=5 -DBUG_READ_SLOTS
 run bug8-send-done-on-sack  cex safety      -DWL=4 -DBUG_SEND_DONE_ON_SACK
 run bug8-recv-err-early     cex safety      -DWL=3 -DBUG_RECV_ERR_EARLY
 run bug-early-counts        cex ltl:healthy -DWL=6 -DRETRY=1 -DBUG_EARLY_COUNTS
+run bug-reo-any-copy        cex safety      -DREO -DWL=1 -DEARLY=2 -DBUG_REO_ANY_COPY
 wait
 
 pass=0 fail=0 states=0

@@ -242,6 +242,22 @@ byte nq[2];
 byte loss_left = LOSS, dup_left = DUPS, early_left = EARLY, grant_left = GRANTS;
 byte pipe[2] = PIPE;		/* the window: PIPE, or less while a rate grant caps it */
 hidden Pkt tp, rp;		/* scratch: packet being built / being received */
+#ifdef REO
+/*
+ * The learned reordering window (lib/reorder.c), in packets: an early loss
+ * needs more than reo_win later records already acknowledged (overtaken by
+ * more than the window). rec_cp: the record's copies sent so far (a data
+ * packet carries its copy + 1 in `code`: the per-path SACK's pseq names the
+ * exact copy); rec_sp: the copy an early loss declared lost, + 1 (0: none).
+ * The receiver echoes, in each ACK's `g` and `code`, the newest data packet
+ * that arrived and its copy (the per-path SACK of that packet's slot, which
+ * marks duplicates too). garr: ghost, the copies of each record that arrived.
+ */
+byte reo_win[2];
+byte rec_cp[16], rec_sp[16];
+byte last_g[2], last_cp[2];
+byte garr[16];
+#endif
 hidden byte h_i, h_j, h_k, h_p, h_res, h_why, h_q;
 hidden byte h_b, h_prog;
 
@@ -498,6 +514,9 @@ inline send_psn(q, p)
 {
 	h_q = R(q, p);
 	tp.psn = WIRE(p); tp.g = p;
+#ifdef REO
+	tp.code = rec_cp[h_q] + 1; rec_cp[h_q]++
+#endif
 	if
 	:: rec_wqe[h_q] >= JOB ->
 		h_j = rec_wqe[h_q] - JOB;
@@ -676,6 +695,9 @@ inline qp_tx(q)
 inline send_ack(q)
 {
 	tp.op = OP_ACK; tp.cum = WIRE(rbase[q]); tp.gc = rbase[q];
+#ifdef REO
+	tp.g = last_g[q]; tp.code = last_cp[q];
+#endif
 	tp.sack = ((rbits[q] >> WIRE(rbase[q] + 1)) & 1) |
 		  (((rbits[q] >> WIRE(rbase[q] + 2)) & 1) << 1) |
 		  (((rbits[q] >> WIRE(rbase[q] + 3)) & 1) << 2);
@@ -921,11 +943,40 @@ inline place_read_resp(q)
 
 /* ---- receive: acknowledgements (ack.c) ---------------------------------- */
 
+#ifdef REO
+/*
+ * reorder.c: mroce_reo_check. The ACK's per-path SACK shows the copy an
+ * early loss declared lost arrived after all: the window grows (to at most
+ * PIPE - 1 packets, all that can overtake one in flight). BUG_REO_ANY_COPY:
+ * any copy of the record counts, as an acknowledgement of its PSN would
+ * (a resend's copy may be the one that arrived).
+ */
+#ifdef BUG_REO_ANY_COPY
+#define REO_PROVEN(r)	(rec_sp[r] && rp.code)
+#else
+#define REO_PROVEN(r)	(rec_sp[r] && rp.code == rec_sp[r])
+#endif
+inline reo_check(q)
+{
+	if
+	:: !BEFORE(rp.g, una[q]) && BEFORE(rp.g, nxt[q]) && REO_PROVEN(R(q, rp.g)) ->
+		/* R1: a loss is proven spurious only if the copy declared lost did arrive */
+		assert((garr[R(q, rp.g)] >> (rec_sp[R(q, rp.g)] - 1)) & 1);
+		rec_sp[R(q, rp.g)] = 0;
+		if :: reo_win[q] < PIPE - 1 -> reo_win[q]++ :: else -> skip fi
+	:: else -> skip
+	fi
+}
+#endif
+
 inline handle_ack(q)
 {
 	if
 	:: BEFORE(nxt[q], rp.cum) -> skip	/* acknowledges PSNs never sent */
 	:: else ->
+#ifdef REO
+		reo_check(q);
+#endif
 		h_prog = 0;
 		do
 		:: BEFORE(una[q], rp.cum) ->
@@ -946,6 +997,9 @@ inline handle_ack(q)
 #endif
 			rec_st[h_q] = FREE; rec_wqe[h_q] = 0; rec_off[h_q] = 0; rec_retx[h_q] = 0;
 			rec_gbn[h_q] = 0; rec_early[h_q] = 0;
+#ifdef REO
+			rec_cp[h_q] = 0; rec_sp[h_q] = 0; garr[h_q] = 0;
+#endif
 			if :: q == 0 -> rec_ga[h_q] = 0 :: else -> skip fi;
 			una[q]++; h_prog = 1
 		:: else -> break
@@ -1158,6 +1212,14 @@ inline engine_rx(q)
 	:: rp.op == OP_ACK -> handle_ack(q)
 	:: rp.op == OP_NAK -> handle_nack(q)
 	:: else ->
+#ifdef REO
+		last_g[q] = rp.g; last_cp[q] = rp.code;
+		if	/* ghost: that copy of the sender's record arrived */
+		:: !BEFORE(rp.g, una[1 - q]) && BEFORE(rp.g, nxt[1 - q]) ->
+			garr[R(1 - q, rp.g)] = garr[R(1 - q, rp.g)] | (1 << (rp.code - 1))
+		:: else -> skip
+		fi;
+#endif
 		h_p = (rp.psn - WIRE(rbase[q])) & 15;
 		if
 		:: h_p >= 8 || (h_p < WIN && (rbits[q] >> rp.psn) & 1) ->
@@ -1293,6 +1355,7 @@ inline rto_fire(q)
  */
 #define EARLY_DUE(q)	(up[q] && alive[q] && early_left > 0 && ANYREC(q, INFL))
 
+#ifndef REO
 inline early_loss(q)
 {
 	early_left--;
@@ -1308,6 +1371,41 @@ inline early_loss(q)
 	od;
 	dirty[q] = 1
 }
+#else
+/*
+ * With the learned window (-DREO): only a record overtaken by more than
+ * reo_win later ones already acknowledged may be declared lost early (the
+ * per-path rule, lib/loss.c path_gap and lib/psack.c, whose reordering
+ * allowance is at least the window); the declared copy is remembered
+ * (reorder.c mroce_reo_declared).
+ */
+inline early_loss(q)
+{
+	early_left--;
+	h_p = una[q];
+	do
+	:: h_p != nxt[q] && rec_st[R(q, h_p)] == INFL ->
+		h_k = 0; h_j = h_p + 1;
+		do
+		:: h_j != nxt[q] -> if :: rec_st[R(q, h_j)] == SACKD -> h_k++ :: else -> skip fi; h_j++
+		:: else -> break
+		od;
+		if
+		:: h_k > reo_win[q] ->
+			if
+			:: true -> rec_st[R(q, h_p)] = LOST; rec_early[R(q, h_p)] = 1;
+				rec_sp[R(q, h_p)] = rec_cp[R(q, h_p)]; break
+			:: true -> h_p++
+			fi
+		:: else -> h_p++
+		fi
+	:: h_p != nxt[q] && rec_st[R(q, h_p)] != INFL -> h_p++
+	:: h_p == nxt[q] -> break
+	od;
+	h_j = 0; h_k = 0;
+	dirty[q] = 1
+}
+#endif
 
 /*
  * The response-progress timer (fix of defect 2): a READ whose request is
