@@ -469,6 +469,108 @@ static void test_stalled_stream_fails_alone_lossy(void **state)
 					   seed % 2 ? MROCE_ORDERED : MROCE_UNORDERED, seed, 5000);
 }
 
+/*
+ * A later message of a stream may run out of RNR retries first: S0's
+ * packet is lost, S1 (same stream) is refused, and once the short RNR
+ * timer ends S1 is the probe, refused again: S1 fails the stream while S0
+ * is still in loss recovery. S0's resend is refused in turn and S0 runs out
+ * of retries too. In the stream's order the first failure carries the
+ * error: ordered, S0 reports RNR retries exceeded and S1, which failed
+ * first, is flushed; unordered, each reports its own failure as it
+ * happened. The QP stays up and the other stream's SEND completes.
+ */
+struct later_run {
+	struct pair		*p;
+	enum mroce_wc_status	st[3];
+	int			got[3], order[3], n;
+	bool			s1_failed_first;
+};
+
+static bool later_step(void *ctx)
+{
+	struct later_run *l = ctx;
+	struct mroce_qp *q = l->p->qa;
+	struct mroce_wc wc[8];
+	int n;
+
+	for (__u32 i = q->sq_head; i != q->sq_tail; i++) {
+		const struct mroce_swqe *w = SWQE(q, i), *w0 = NULL;
+
+		for (__u32 j = q->sq_head; j != q->sq_tail; j++)
+			if (SWQE(q, j)->wr_id == 0 && !SWQE(q, j)->moved)
+				w0 = SWQE(q, j);
+		if (w->wr_id == 1 && !w->moved && w->done && w->status && w0 && !w0->done)
+			l->s1_failed_first = true;
+	}
+	while ((n = mroce_poll_cq(l->p->cqa, 8, wc)) > 0)
+		for (int i = 0; i < n; i++)
+			if (wc[i].wr_id < 3 && !l->got[wc[i].wr_id]++) {
+				l->st[wc[i].wr_id] = wc[i].status;
+				l->order[l->n++] = (int)wc[i].wr_id;
+			}
+	while (mroce_poll_cq(l->p->cqb, 8, wc) > 0)
+		;
+	return l->got[0] && l->got[1] && l->got[2];
+}
+
+static void later_fails_first(enum mroce_order order)
+{
+	MROCE_OPTS(mroce_qp_attr, attr, .streams = 2, .rnr_timer_us = 30, .rnr_retry = 1,
+		   .order = order);
+	struct later_run l = { 0 };
+	struct pair p;
+	__u32 psn;
+
+	pair_open(&p, 3, &attr, NULL);
+	p.net->a.link = (struct sim_link){ .delay_us = 10 };
+	p.net->b.link = (struct sim_link){ .delay_us = 10 };
+	pair_connect(&p);
+	l.p = &p;
+	fill(p.la, 64, 1);
+	assert_int_equal(post_recv(p.qb, 9, p.lb + 4096, 64, mroce_mr_lkey(p.mb)), 0);	/* stream 0 */
+	psn = p.qa->snd_nxt;
+	p.net->a.link.drop_psn = psn;	/* S0's first copy */
+	p.net->a.link.drop_armed = true;
+	p.net->a.link.drop_copies = 3;	/* S0 stays lost past two RNR timers */
+	{
+		struct mroce_sge sge = { .addr = (__u64)(unsigned long)p.la, .length = 64,
+					 .lkey = mroce_mr_lkey(p.ma) };
+		struct mroce_send_wr wr = { .opcode = MROCE_WR_SEND, .sg_list = &sge, .num_sge = 1 };
+
+		wr.wr_id = 0;
+		assert_int_equal(mroce_post_send_on(p.qa, 1, &wr), 0);	/* S0 */
+		wr.wr_id = 1;
+		assert_int_equal(mroce_post_send_on(p.qa, 1, &wr), 0);	/* S1 */
+		wr.wr_id = 2;
+		assert_int_equal(mroce_post_send_on(p.qa, 0, &wr), 0);	/* the other stream's */
+	}
+	assert_int_equal(sim_run(p.net, p.da, p.db, later_step, &l, 200000), 0);
+	print_message("%s: S1 failed first %d; S0 %s, S1 %s\n",
+		      order == MROCE_ORDERED ? "ordered" : "unordered", l.s1_failed_first,
+		      mroce_wc_status_str(l.st[0]), mroce_wc_status_str(l.st[1]));
+	assert_true(l.s1_failed_first);
+	assert_int_equal(l.st[2], MROCE_WC_SUCCESS);
+	assert_memory_equal(p.lb + 4096, p.la, 64);
+	assert_int_equal(l.st[0], MROCE_WC_RNR_RETRY_EXC_ERR);
+	if (order == MROCE_ORDERED) {
+		assert_int_equal(l.st[1], MROCE_WC_WR_FLUSH_ERR);
+		assert_true(l.order[0] == 0 || l.order[1] == 0);	/* S0 before S1 */
+		assert_true(l.order[2] == 1);
+	} else {
+		assert_int_equal(l.st[1], MROCE_WC_RNR_RETRY_EXC_ERR);
+	}
+	assert_int_equal(mroce_qp_state(p.qa), MROCE_QPS_RTS);
+	assert_int_equal(mroce_qp_state(p.qb), MROCE_QPS_RTS);
+	pair_close(&p);
+}
+
+static void test_stream_later_fails_first(void **state)
+{
+	(void)state;
+	later_fails_first(MROCE_ORDERED);
+	later_fails_first(MROCE_UNORDERED);
+}
+
 /* A message on a stream the QP does not have is refused at posting. */
 static void test_stream_out_of_range(void **state)
 {
@@ -563,6 +665,7 @@ int main(void)
 		cmocka_unit_test(test_stalled_stream_costs_others_little),
 		cmocka_unit_test(test_stalled_stream_fails_alone),
 		cmocka_unit_test(test_stalled_stream_fails_alone_lossy),
+		cmocka_unit_test(test_stream_later_fails_first),
 		cmocka_unit_test(test_stream_out_of_range),
 		cmocka_unit_test(test_streams_must_match),
 		cmocka_unit_test(test_streams_attr_bounds),
