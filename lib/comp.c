@@ -60,6 +60,7 @@ static void complete_sq_done(struct mroce_qp *qp)
 		wc.byte_len = w->status ? 0 : w->len;
 		mroce_cq_push(qp->send_cq, &wc);
 		w->reported = 1;
+		qp->sq_reported++;
 	}
 }
 
@@ -92,7 +93,7 @@ static void sq_rotate_held(struct mroce_qp *qp, __u64 now)
 			return;	/* something of it is in flight, or must stay in place */
 		n++;
 	}
-	if (n == end - qp->sq_head - qp->sq_moved ||
+	if (n == end - qp->sq_head - qp->sq_moved - qp->sq_reported ||
 	    mroce_ring_reserve((void **)&qp->sq, &qp->sq_mask, qp->sq_max_mask, sizeof(*qp->sq),
 			       qp->sq_head, end, end - qp->sq_head + n))
 		return;	/* nothing else queued, or no room */
@@ -118,8 +119,12 @@ void mroce_complete_sq(struct mroce_qp *qp)
 	complete_sq_done(qp);
 	if (qp->state != MROCE_QPS_RTS)
 		return;
-	while (qp->sq_head != qp->sq_tail && SWQE(qp, qp->sq_head)->reported)
-		qp->sq_moved -= SWQE(qp, qp->sq_head++)->moved;
+	while (qp->sq_head != qp->sq_tail && SWQE(qp, qp->sq_head)->reported) {
+		const struct mroce_swqe *h = SWQE(qp, qp->sq_head++);
+
+		qp->sq_moved -= h->moved;
+		qp->sq_reported -= !h->moved;
+	}
 	if (qp->sq_head != qp->sq_tail)
 		sq_rotate_held(qp, qp->dev->ops->now_us(qp->dev->port));
 	if (mroce_psn_before(qp->sq_next, qp->sq_head))

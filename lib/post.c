@@ -54,7 +54,12 @@ int mroce_post_send_on(struct mroce_qp *qp, __u32 stream, const struct mroce_sen
 	err = qp->state == MROCE_QPS_RTS ? 0 : qp->state == MROCE_QPS_INIT ? -ENOTCONN : -EIO;
 	if (!err && qp->streams[stream].failed)
 		err = -EIO;	/* the stream's send half is in error for good (ack.c stream_fail) */
-	if (!err && (qp->sq_tail - qp->sq_head - qp->sq_moved >= qp->attr.sq_depth ||
+	/*
+	 * sq_depth requests outstanding: entries already reported but behind an
+	 * older one still going (another stream's, or a held stream's probe in
+	 * flight) are not, as far as the ring (2 x sq_depth with streams) holds.
+	 */
+	if (!err && (qp->sq_tail - qp->sq_head - qp->sq_moved - qp->sq_reported >= qp->attr.sq_depth ||
 		     qp->sq_tail - qp->sq_head > qp->sq_max_mask))
 		err = -EAGAIN;
 	if (!err)

@@ -277,6 +277,7 @@ static void flush_sq(struct mroce_qp *qp, enum mroce_wc_status why)
 	}
 	qp->sq_next = qp->sq_tail;
 	qp->sq_moved = 0;	/* the empty entries moved past went with the rest */
+	qp->sq_reported = 0;
 }
 
 static void flush_rq(struct mroce_qp *qp)

@@ -344,6 +344,8 @@ struct mroce_qp {
 	__u32			sq_next;	/* next to packetise */
 	__u32			sq_tail;	/* next free */
 	__u32			sq_moved;	/* entries in [sq_head, sq_tail) moved on, empty */
+	__u32			sq_reported;	/* ... reported, waiting for the head to pass
+						 * (no longer outstanding: post.c) */
 	struct mroce_stream	*streams;	/* attr.streams of them, both directions */
 	struct mroce_txpkt	*pkts;		/* pkt_mask + 1 records, grown as the window opens (ring.c) */
 	__u32			pkt_mask;

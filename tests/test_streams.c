@@ -199,7 +199,27 @@ struct fail_run {
 	int			order[NTAGS], n;	/* tags in completion order */
 	__u64			t_s0;			/* when S0 was posted */
 	bool			w2_posted;
+	/* receives to post again: unordered, one may complete before an earlier one frees its entry */
+	__u32			pend[NSTREAMS][RECVS], npend[NSTREAMS];
 };
+
+/* Post again what completed, as far as the receive queue has room. */
+static void fail_repost(struct fail_run *f)
+{
+	for (__u32 s = 0; s < NSTREAMS; s++)
+		while (f->npend[s]) {
+			__u32 k = f->pend[s][0];
+			struct mroce_sge sge = { .addr = (__u64)(unsigned long)recv_buf(f->r.p, s, k),
+						 .length = MSG, .lkey = mroce_mr_lkey(f->r.p->mb) };
+			struct mroce_recv_wr wr = { .wr_id = (__u64)s << 32 | k, .sg_list = &sge,
+						    .num_sge = 1 };
+
+			memset(recv_buf(f->r.p, s, k), 0, MSG);
+			if (mroce_post_recv_on(f->r.p->qb, s, &wr) == -EAGAIN)
+				break;
+			memmove(f->pend[s], f->pend[s] + 1, --f->npend[s] * sizeof(f->pend[s][0]));
+		}
+}
 
 static __u8 *stalled_target(struct pair *p, int tag)
 {
@@ -253,16 +273,19 @@ static bool fail_step(void *ctx)
 		for (int i = 0; i < n; i++) {
 			__u32 s = (__u32)(wc[i].wr_id >> 32), k = (__u32)wc[i].wr_id;
 
+			/* whole, from its own stream, and (ordered) in the order its receives were posted */
 			if (wc[i].status != MROCE_WC_SUCCESS || s >= NSTREAMS || s == STALLED ||
-			    k != r->next_recv[s] || wc[i].byte_len != MSG ||
+			    (k != r->next_recv[s] && r->p->qb->attr.order == MROCE_ORDERED) ||
+			    k >= RECVS || wc[i].byte_len != MSG ||
 			    memcmp(recv_buf(r->p, s, k), send_buf(r->p, s), MSG)) {
 				r->bad++;
 				continue;
 			}
 			r->bytes[s] += MSG;
 			r->next_recv[s] = (k + 1) % RECVS;
-			post_recv_on(r, s, k);
+			f->pend[s][f->npend[s]++] = k;
 		}
+	fail_repost(f);
 	return r->p->net->now >= r->end;
 }
 
@@ -315,7 +338,8 @@ static void stalled_receive_half(struct pair *p)
 	assert_memory_equal(dst, src, MSG);
 }
 
-static void stalled_stream_fails_alone(__u32 rnr_retry, enum mroce_order order)
+static void stalled_stream_fails_alone(__u32 rnr_retry, enum mroce_order order, __u64 seed,
+				       __u32 loss_ppm)
 {
 	MROCE_OPTS(mroce_qp_attr, attr, .streams = NSTREAMS, .rq_depth = RECVS, .paths = 4,
 		   .rnr_timer_us = 500, .rnr_retry = rnr_retry, .order = order);
@@ -328,10 +352,13 @@ static void stalled_stream_fails_alone(__u32 rnr_retry, enum mroce_order order)
 	struct mroce_send_wr wr = { .opcode = MROCE_WR_SEND, .sg_list = &sge, .num_sge = 1 };
 	struct pair p;
 
-	pair_open(&p, 40 + rnr_retry, &attr, NULL);
+	pair_open(&p, seed, &attr, NULL);
 	p.net->a.link = (struct sim_link){ .delay_us = 10, .path_step_us = 5, .rate_mbps = 1000,
-					   .queue_bytes = 1 << 20, .ecn_bytes = 64 << 10 };
-	p.net->b.link = (struct sim_link){ .delay_us = 10 };
+					   .queue_bytes = 1 << 20, .ecn_bytes = 64 << 10,
+					   .loss_ppm = loss_ppm, .dup_ppm = loss_ppm / 2,
+					   .jitter_us = loss_ppm ? 5 : 0 };
+	p.net->b.link = (struct sim_link){ .delay_us = 10, .loss_ppm = loss_ppm,
+					   .dup_ppm = loss_ppm / 2, .jitter_us = loss_ppm ? 5 : 0 };
 	pair_connect(&p);
 	for (__u32 s = 0; s < NSTREAMS; s++)
 		fill(send_buf(&p, s), MSG, s + 1);
@@ -389,7 +416,12 @@ static void stalled_stream_fails_alone(__u32 rnr_retry, enum mroce_order order)
 		assert_int_equal(f->byte_len[S0], 0);
 		/* not before rnr_retry RNR timers passed */
 		assert_true(f->at[S0] >= f->t_s0 + (__u64)budget * attr.rnr_timer_us);
-		assert_int_equal(f->status[S1], MROCE_WC_WR_FLUSH_ERR);
+		/*
+		 * Flushed; unordered, S1 may have run out of retries first (S0's
+		 * packet lost, S1 the probe) and have been reported so.
+		 */
+		assert_true(f->status[S1] == MROCE_WC_WR_FLUSH_ERR ||
+			    (order == MROCE_UNORDERED && f->status[S1] == MROCE_WC_RNR_RETRY_EXC_ERR));
 		assert_int_equal(f->status[W1], MROCE_WC_SUCCESS);
 		assert_int_equal(f->byte_len[W1], MSG);
 		assert_int_equal(f->status[W2], MROCE_WC_WR_FLUSH_ERR);
@@ -406,8 +438,9 @@ static void stalled_stream_fails_alone(__u32 rnr_retry, enum mroce_order order)
 		assert_int_equal(mroce_post_send_on(p.qa, STALLED + 1, &wr), 0);
 		r->sent[STALLED + 1]++;
 	}
-	print_message("rnr_retry %u, %s: others %llu..%llu bytes each, stalled stream %s at %llu us\n",
-		      rnr_retry, order == MROCE_ORDERED ? "ordered" : "unordered",
+	print_message("seed %llu, loss %u ppm, rnr_retry %u, %s: others %llu..%llu bytes each, stalled stream %s at %llu us\n",
+		      (unsigned long long)seed, loss_ppm, rnr_retry,
+		      order == MROCE_ORDERED ? "ordered" : "unordered",
 		      (unsigned long long)min, (unsigned long long)max,
 		      waits ? "waiting" : "failed",
 		      waits ? 0ull : (unsigned long long)(f->at[S0] - f->t_s0));
@@ -422,9 +455,120 @@ static void test_stalled_stream_fails_alone(void **state)
 {
 	(void)state;
 	for (__u32 rnr = 0; rnr <= 7; rnr++) {
-		stalled_stream_fails_alone(rnr, MROCE_ORDERED);
-		stalled_stream_fails_alone(rnr, MROCE_UNORDERED);
+		stalled_stream_fails_alone(rnr, MROCE_ORDERED, 40 + rnr, 0);
+		stalled_stream_fails_alone(rnr, MROCE_UNORDERED, 40 + rnr, 0);
 	}
+}
+
+/* The same with 0.5% loss, 0.25% duplication and jitter both ways: NACKs, VOIDs and probes lost. */
+static void test_stalled_stream_fails_alone_lossy(void **state)
+{
+	(void)state;
+	for (__u64 seed = 1; seed <= 12; seed++)
+		stalled_stream_fails_alone((__u32)(seed % 8),
+					   seed % 2 ? MROCE_ORDERED : MROCE_UNORDERED, seed, 5000);
+}
+
+/*
+ * A later message of a stream may run out of RNR retries first: S0's
+ * packet is lost, S1 (same stream) is refused, and once the short RNR
+ * timer ends S1 is the probe, refused again: S1 fails the stream while S0
+ * is still in loss recovery. S0's resend is refused in turn and S0 runs out
+ * of retries too. In the stream's order the first failure carries the
+ * error: ordered, S0 reports RNR retries exceeded and S1, which failed
+ * first, is flushed; unordered, each reports its own failure as it
+ * happened. The QP stays up and the other stream's SEND completes.
+ */
+struct later_run {
+	struct pair		*p;
+	enum mroce_wc_status	st[3];
+	int			got[3], order[3], n;
+	bool			s1_failed_first;
+};
+
+static bool later_step(void *ctx)
+{
+	struct later_run *l = ctx;
+	struct mroce_qp *q = l->p->qa;
+	struct mroce_wc wc[8];
+	int n;
+
+	for (__u32 i = q->sq_head; i != q->sq_tail; i++) {
+		const struct mroce_swqe *w = SWQE(q, i), *w0 = NULL;
+
+		for (__u32 j = q->sq_head; j != q->sq_tail; j++)
+			if (SWQE(q, j)->wr_id == 0 && !SWQE(q, j)->moved)
+				w0 = SWQE(q, j);
+		if (w->wr_id == 1 && !w->moved && w->done && w->status && w0 && !w0->done)
+			l->s1_failed_first = true;
+	}
+	while ((n = mroce_poll_cq(l->p->cqa, 8, wc)) > 0)
+		for (int i = 0; i < n; i++)
+			if (wc[i].wr_id < 3 && !l->got[wc[i].wr_id]++) {
+				l->st[wc[i].wr_id] = wc[i].status;
+				l->order[l->n++] = (int)wc[i].wr_id;
+			}
+	while (mroce_poll_cq(l->p->cqb, 8, wc) > 0)
+		;
+	return l->got[0] && l->got[1] && l->got[2];
+}
+
+static void later_fails_first(enum mroce_order order)
+{
+	MROCE_OPTS(mroce_qp_attr, attr, .streams = 2, .rnr_timer_us = 30, .rnr_retry = 1,
+		   .order = order);
+	struct later_run l = { 0 };
+	struct pair p;
+	__u32 psn;
+
+	pair_open(&p, 3, &attr, NULL);
+	p.net->a.link = (struct sim_link){ .delay_us = 10 };
+	p.net->b.link = (struct sim_link){ .delay_us = 10 };
+	pair_connect(&p);
+	l.p = &p;
+	fill(p.la, 64, 1);
+	assert_int_equal(post_recv(p.qb, 9, p.lb + 4096, 64, mroce_mr_lkey(p.mb)), 0);	/* stream 0 */
+	psn = p.qa->snd_nxt;
+	p.net->a.link.drop_psn = psn;	/* S0's first copy */
+	p.net->a.link.drop_armed = true;
+	p.net->a.link.drop_copies = 3;	/* S0 stays lost past two RNR timers */
+	{
+		struct mroce_sge sge = { .addr = (__u64)(unsigned long)p.la, .length = 64,
+					 .lkey = mroce_mr_lkey(p.ma) };
+		struct mroce_send_wr wr = { .opcode = MROCE_WR_SEND, .sg_list = &sge, .num_sge = 1 };
+
+		wr.wr_id = 0;
+		assert_int_equal(mroce_post_send_on(p.qa, 1, &wr), 0);	/* S0 */
+		wr.wr_id = 1;
+		assert_int_equal(mroce_post_send_on(p.qa, 1, &wr), 0);	/* S1 */
+		wr.wr_id = 2;
+		assert_int_equal(mroce_post_send_on(p.qa, 0, &wr), 0);	/* the other stream's */
+	}
+	assert_int_equal(sim_run(p.net, p.da, p.db, later_step, &l, 200000), 0);
+	print_message("%s: S1 failed first %d; S0 %s, S1 %s\n",
+		      order == MROCE_ORDERED ? "ordered" : "unordered", l.s1_failed_first,
+		      mroce_wc_status_str(l.st[0]), mroce_wc_status_str(l.st[1]));
+	assert_true(l.s1_failed_first);
+	assert_int_equal(l.st[2], MROCE_WC_SUCCESS);
+	assert_memory_equal(p.lb + 4096, p.la, 64);
+	assert_int_equal(l.st[0], MROCE_WC_RNR_RETRY_EXC_ERR);
+	if (order == MROCE_ORDERED) {
+		assert_int_equal(l.st[1], MROCE_WC_WR_FLUSH_ERR);
+		assert_true(l.order[0] == 0 || l.order[1] == 0);	/* S0 before S1 */
+		assert_true(l.order[2] == 1);
+	} else {
+		assert_int_equal(l.st[1], MROCE_WC_RNR_RETRY_EXC_ERR);
+	}
+	assert_int_equal(mroce_qp_state(p.qa), MROCE_QPS_RTS);
+	assert_int_equal(mroce_qp_state(p.qb), MROCE_QPS_RTS);
+	pair_close(&p);
+}
+
+static void test_stream_later_fails_first(void **state)
+{
+	(void)state;
+	later_fails_first(MROCE_ORDERED);
+	later_fails_first(MROCE_UNORDERED);
 }
 
 /* A message on a stream the QP does not have is refused at posting. */
@@ -599,6 +743,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_stalled_stream_costs_others_little),
 		cmocka_unit_test(test_stalled_stream_fails_alone),
+		cmocka_unit_test(test_stalled_stream_fails_alone_lossy),
+		cmocka_unit_test(test_stream_later_fails_first),
 		cmocka_unit_test(test_stream_out_of_range),
 		cmocka_unit_test(test_refused_stream_nack_names_it),
 		cmocka_unit_test(test_streams_must_match),

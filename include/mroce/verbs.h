@@ -405,9 +405,13 @@ struct mroce_recv_wr {
 	int			num_sge;
 };
 
-/* Queue one request. -EAGAIN when the queue is full (never blocks), -EINVAL
- * for a malformed request, -ENOTCONN before connect, -EIO in error state,
- * -ENOMEM if the queue, which grows as it fills up to its depth, could not. */
+/* Queue one request. -EAGAIN when the queue is full (never blocks): sq_depth
+ * requests outstanding, that is, posted and not yet reported (with several
+ * streams the queue also holds up to sq_depth more entries already reported
+ * behind an older one), -EINVAL for a malformed request, -ENOTCONN before
+ * connect, -EIO in error state (of the QP, or of the stream for
+ * mroce_post_send_on()), -ENOMEM if the queue, which grows as it fills up to
+ * its depth, could not. */
 MROCE_API int mroce_post_send(struct mroce_qp *qp, const struct mroce_send_wr *wr);
 MROCE_API int mroce_post_recv(struct mroce_qp *qp, const struct mroce_recv_wr *wr);
 
