@@ -360,6 +360,14 @@ static __always_inline __u8 *dm_target(const struct mroce_flow *flow, const stru
 }
 
 #define PLACE_NO_META	(-1)	/* no metadata could be written: nothing placed */
+
+/*
+ * Set by the loader before the program loads (read-only data, so the
+ * verifier prunes the branch) where the kernel refuses bpf_xdp_adjust_meta
+ * to XDP programs: frames then go up without metadata, nothing placed by
+ * XDP, and user space places everything (as for metadata that did not fit).
+ */
+const volatile __u32 mroce_no_meta = 0;
 #define PLACE_BAD_CSUM	(-2)	/* drop it: the UDP checksum is wrong */
 
 /*
@@ -382,6 +390,8 @@ __attribute__((noinline)) int mroce_xdp_place(struct xdp_md *ctx, __u32 qpn, __u
 	__u8 *dst = NULL;
 	int layout;
 
+	if (mroce_no_meta)
+		return PLACE_NO_META;
 	asm volatile("" : "+r"(off));
 	if (try_place && qpn && off <= ETH_HLEN + 8 + 40) {
 		bth = data + off + sizeof(struct udphdr);

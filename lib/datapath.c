@@ -357,6 +357,70 @@ static struct bpf_object *open_object(const char *path)
 	return bpf_object__open_mem(elf, sz, &o);
 }
 
+/*
+ * Whether the kernel lets an XDP program call bpf_xdp_adjust_meta: a program
+ * of four instructions that does, loaded. (libbpf_probe_bpf_helper takes a
+ * refusal worded "cannot use helper" for support.) Anything but a clean
+ * refusal (no memory, no permission) says yes: the load proper then fails
+ * or not as before.
+ */
+static bool adjust_meta_allowed(void)
+{
+	const struct bpf_insn insns[] = {
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_2, .imm = -8 },
+		{ .code = BPF_JMP | BPF_CALL, .imm = BPF_FUNC_xdp_adjust_meta },
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = XDP_PASS },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+	int fd = bpf_prog_load(BPF_PROG_TYPE_XDP, NULL, "GPL", insns, 4, NULL);
+
+	if (fd >= 0)
+		close(fd);
+	return fd >= 0 || errno != EINVAL;
+}
+
+/*
+ * A kernel that refuses bpf_xdp_adjust_meta to XDP programs would refuse the
+ * whole program: tell it (mroce_no_meta in its read-only data) to write no
+ * metadata, so it loads and user space places every payload. An object
+ * without the variable (an older one, by obj_path) is left as it is.
+ */
+static void no_meta_if_refused(struct bpf_object *obj)
+{
+	const struct btf *btf = bpf_object__btf(obj);
+	struct bpf_map *m = NULL, *pos;
+	const struct btf_type *t;
+	const struct btf_var_secinfo *v;
+	__u8 *data;
+	size_t sz;
+	__s32 id;
+
+	bpf_object__for_each_map(pos, obj) {	/* libbpf names it "<object>.rodata" */
+		size_t n = strlen(bpf_map__name(pos));
+
+		if (bpf_map__is_internal(pos) && n >= 7 && !strcmp(bpf_map__name(pos) + n - 7, ".rodata"))
+			m = pos;
+	}
+	if (!m || !btf || adjust_meta_allowed())
+		return;
+	id = btf__find_by_name_kind(btf, ".rodata", BTF_KIND_DATASEC);
+	data = (__u8 *)(uintptr_t)bpf_map__initial_value(m, &sz);	/* ours until it loads */
+	if (id < 0 || !data)
+		return;
+	t = btf__type_by_id(btf, (__u32)id);
+	v = btf_var_secinfos(t);
+	for (__u16 i = 0; i < btf_vlen(t); i++, v++) {
+		const struct btf_type *var = btf__type_by_id(btf, v->type);
+
+		if (!strcmp(btf__name_by_offset(btf, var->name_off), "mroce_no_meta") &&
+		    v->size == sizeof(__u32) && v->offset + sizeof(__u32) <= sz) {
+			__u32 one = 1;
+
+			memcpy(data + v->offset, &one, sizeof(one));
+		}
+	}
+}
+
 int mroce_dp_attach(const char *ifname, const struct mroce_attach_opts *opts)
 {
 	enum mroce_xdp_mode mode;
@@ -406,6 +470,8 @@ int mroce_dp_attach(const char *ifname, const struct mroce_attach_opts *opts)
 						  (__u32)chunks))
 			err = -MROCE_ERR_BAD_OBJ;
 	}
+	if (!err)
+		no_meta_if_refused(obj);
 	if (!err)
 		err = host_addrs(ifname, &cfg);
 	if (!err)
