@@ -209,11 +209,13 @@ sys.exit(0 if agg >= 0.8 * 0.5 and jain >= 0.9 else 1)"
 
 # A marking path (wire v2's path states): path 2 serialises at 1 Gbit/s and
 # marks ECN above 16 KiB, the others are unlimited; a QP sprays 64 MiB over 4
-# slots, the first of them starting on path 2, library defaults otherwise (no
-# congestion control). Marks make a slot SKIP new
-# packets for its RTT, then the scoreboard moves it: path 2 must carry well
-# under its even share (1/4) of the data, the client must report skips, and
-# the data must be intact.
+# slots, the first of them starting on path 2, library defaults otherwise.
+# Marks make a slot SKIP new packets for its RTT, and the scoreboard moves a
+# slot whose marks go on: what a user relies on is the outcome, path 2
+# carrying well under its even share (1/4) of the data, and the data intact.
+# Which of the two mechanisms took the slot off path 2 depends on timing
+# (a slot moved before its first skip has nothing left to skip), so the
+# skips and retirements are printed, not judged.
 t_marked_path() {
 	local s=67108864 clog=$TMP/client.log spid port
 	f path 2 rate=1g buffer=1m ecn=16k >/dev/null || return 1
@@ -225,7 +227,7 @@ t_marked_path() {
 	rm -f "$TMP/srv.log"
 	bg h 1 "$RT" server --dev eth0 --addr "$(fab_ip 1)" --region $((s + 4096)) >"$TMP/srv.log" 2>&1
 	spid=$!
-	wait_for "$TMP/srv.log" listening 30 || return 1
+	wait_for "$TMP/srv.log" listening 30 || { cat "$TMP/srv.log"; return 1; }
 	h 0 "$RT" client --dev eth0 --addr "$(fab_ip 1)" --paths 4 --sports $port --stream $s --region $s \
 		>"$clog" 2>&1 ||
 		{ cat "$clog"; return 1; }
@@ -238,12 +240,13 @@ import json, re, sys
 paths = json.load(sys.stdin)['paths']
 log = open('$clog').read()
 skipped = int(re.search(r'skipped (\d+)', log).group(1))
+retired = int(re.search(r'paths retired (\d+)', log).group(1))
 data = sum(p['fwd_bytes'] for p in paths)
 share = paths[2]['fwd_bytes'] / data
 marked = paths[2]['ecn_marked']
 print(f'marking path: path 2 carried {share:.1%} of the bytes (an even share is 25%; < 12.5% wanted), '
-      f'{marked} packets marked; the client skipped a marked slot {skipped} times')
-sys.exit(0 if share < 0.125 and skipped > 0 else 1)"
+      f'{marked} packets marked; the client skipped a marked slot {skipped} times, retired {retired} slots')
+sys.exit(0 if share < 0.125 and marked > 0 else 1)"
 }
 
 # Incast 8 to 1 (wire v2's receiver rate grants): hosts 1-8 WRITE 8 MiB each
