@@ -37,7 +37,7 @@ extern const struct mroce_cc_ops mroce_cc_none, mroce_cc_dctcp, mroce_cc_swift,
  * nor no_cc): MetaRoCE's sender ECN AIMD; with the receiver's rate grants
  * (rate.c, on unless the device turns them off) as MetaRoCE runs both.
  */
-#define MROCE_CC_DEFAULT	mroce_cc_dctcp
+#define MROCE_CC_DEFAULT	mroce_cc_default
 
 /* Pick the QP's algorithm from its attributes and initialise it. */
 void mroce_cc_init(struct mroce_qp *qp);

@@ -168,35 +168,3 @@ const struct mroce_cc_ops mroce_cc_dctcp_swift = {
 	.on_path_retired = both_on_path_retired,
 	.window = mroce_cc_clamp_window,
 };
-
-/*
- * The default (cc.h, MROCE_CC_DEFAULT): both signals, and no cut for loss.
- * A loss is repaired, not taken for congestion (as IRN and MetaRoCE do): a
- * lossy link with a standing queue cannot tell its random losses from a
- * queue's, and halving for them cost 5% of the goodput at 0.1% loss. A
- * tail-drop queue that never marks is found by its delay instead.
- */
-static void default_on_ack(struct mroce_qp *qp, const struct mroce_hdr *ack, __u32 rtt_us,
-			   __u64 now)
-{
-	struct both_priv *p = mroce_cc_priv(qp);
-	__u32 cw = qp->cwnd_x256;
-	bool cut;
-
-	mroce_cc_dctcp_sample(&p->d, ack);
-	mroce_cc_swift_sample(qp, &p->s, rtt_us, now);
-	if (!mroce_cc_epoch_over(qp, &p->e, rtt_us, now))
-		return;
-	cut = mroce_cc_dctcp_cut(&p->d, &cw);
-	cut |= mroce_cc_swift_cut(qp, &p->s, &cw, false);
-	mroce_cc_epoch_end(qp, &p->e, cw, cut, now);
-}
-
-const struct mroce_cc_ops mroce_cc_default = {
-	.name = "default",
-	.priv_size = sizeof(struct both_priv),
-	.init = both_init,
-	.on_ack = default_on_ack,
-	.on_path_retired = both_on_path_retired,
-	.window = mroce_cc_clamp_window,
-};
