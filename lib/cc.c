@@ -85,11 +85,13 @@ static void cc_set(struct mroce_qp *qp, __u32 cw, bool cut)
  * it leaves is the threshold); otherwise the window doubles below the
  * threshold (at most to it), or grows by one packet per RTT above it. cw
  * is the window the algorithm's own rules left (they may grow it too).
- * Slow start also ends once the epoch's RTT shows a queue (over twice the
- * lowest, the rule of mroce_path_queued; HyStart's delay exit): the
- * bottleneck is full, and doubling into a queue that marks nothing (a
+ * The first slow start also ends once the epoch's RTT shows a queue (over
+ * twice the lowest, the rule of mroce_path_queued; HyStart's delay exit):
+ * the bottleneck is full, and doubling into a queue that marks nothing (a
  * tail-drop one) would only overflow it by a window before the losses
- * came back.
+ * came back. (After a timeout, slow start climbs back to half the old
+ * window whatever the RTT: a path spread over routes of different delays
+ * always shows RTTs over twice the lowest, and would stay at 2 packets.)
  */
 void mroce_cc_epoch_end(struct mroce_qp *qp, struct mroce_cc_epoch *e, __u32 cw, bool cut,
 			__u64 now)
@@ -133,7 +135,7 @@ void mroce_cc_loss_cut(struct mroce_qp *qp, struct mroce_cc_epoch *e, __u64 now)
 	if (qp->cc_loss_sent_us <= e->loss_cut_us)
 		return;
 	e->loss_cut_us = now;
-	cc_set(qp, qp->cwnd_x256 - qp->cwnd_x256 / 4, true);
+	cc_set(qp, qp->cwnd_x256 / 2, true);
 	e->ssthresh_x256 = qp->cwnd_x256;
 }
 

@@ -153,7 +153,7 @@ static inline bool mroce_window_fills(const struct mroce_qp *qp)
 /* Helpers the window-based algorithms share (cc.c). */
 struct mroce_cc_epoch {
 	__u64	epoch_us;	/* start of the current epoch (about one RTT) */
-	__u64	loss_cut_us;	/* last cut for loss (at most one per RTT) */
+	__u64	loss_cut_us;	/* last cut for loss (or timeout): one per window sent */
 	__u32	ssthresh_x256;	/* below it the window doubles per RTT (slow start) */
 	__u32	rtt_max;	/* the epoch's largest RTT sample */
 };

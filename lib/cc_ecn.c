@@ -79,7 +79,7 @@ const struct mroce_cc_ops mroce_cc_dctcp = {
  * The default (cc.h, MROCE_CC_DEFAULT): the same, but a retransmission
  * timeout leaves the window alone. On a software path most timeouts are
  * the host's (a process off the CPU, an ACK held in a ring), not the
- * network's: on a clean veth pair, 1 GiB of WRITEs saw up to 12 of them,
+ * network's: on a clean veth pair, 256 MiB of WRITEs saw up to 12 of them,
  * and each took the window to 2 packets. Congestion is what ECN and runs
  * of losses on a queued path say; a dead route is the scoreboard's.
  */
