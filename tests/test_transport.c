@@ -768,19 +768,31 @@ struct congested {
 	__u64	retx, pkts, cuts, peak, us, drops, marked;
 };
 
-static void congested_write_attr(const struct mroce_qp_attr *attr, bool mark, struct congested *c)
+/*
+ * read: A READs the 4 MiB instead, so the data is B's READ responses,
+ * through the same bottleneck on B's side (the responder's window).
+ */
+static void congested_attr(const struct mroce_qp_attr *attr, bool mark, bool read,
+			   struct congested *c)
 {
 	struct pair p;
 	struct waiter *w = calloc(1, sizeof(*w));
+	struct sim_port *link;
+	struct mroce_dev *sender;
 
 	pair_open(&p, 1000, attr, NULL);
 	pair_connect(&p);
 	w->p = &p;
-	p.net->a.link = (struct sim_link){ .delay_us = 10, .rate_mbps = 1000, .queue_bytes = 65536,
-					   .ecn_bytes = mark ? 16384 : 0 };
-	fill(p.la, BUF, 31);
+	link = read ? &p.net->b : &p.net->a;
+	sender = read ? p.db : p.da;
+	link->link = (struct sim_link){ .delay_us = 10, .rate_mbps = 1000, .queue_bytes = 65536,
+					.ecn_bytes = mark ? 16384 : 0 };
+	fill(read ? p.lb : p.la, BUF, 31);
 	for (int i = 0; i < 4; i++)
-		assert_int_equal(post(p.qa, MROCE_WR_RDMA_WRITE, (__u64)i, p.la, BUF, mroce_mr_lkey(p.ma),
+		assert_int_equal(read ?
+				 post(p.qa, MROCE_WR_RDMA_READ, (__u64)i, p.la, BUF, mroce_mr_lkey(p.ma),
+				      (__u64)(unsigned long)p.lb, mroce_mr_rkey(p.mb), 0) :
+				 post(p.qa, MROCE_WR_RDMA_WRITE, (__u64)i, p.la, BUF, mroce_mr_lkey(p.ma),
 				      (__u64)(unsigned long)p.lb, mroce_mr_rkey(p.mb), 0), 0);
 	w->want_a = 4;
 	c->us = p.net->now;
@@ -789,15 +801,20 @@ static void congested_write_attr(const struct mroce_qp_attr *attr, bool mark, st
 	for (int i = 0; i < 4; i++)
 		assert_int_equal(w->wa[i].status, MROCE_WC_SUCCESS);
 	assert_memory_equal(p.lb, p.la, BUF);
-	c->retx = p.da->stats.retx_pkts;
-	c->pkts = p.da->stats.tx_pkts;
-	c->cuts = p.da->stats.cc_cuts;
-	c->peak = p.net->a.queue_peak;
-	c->drops = p.net->a.dropped;
-	c->marked = p.db->stats.ecn_ce_rx;
+	c->retx = sender->stats.retx_pkts;
+	c->pkts = sender->stats.tx_pkts;
+	c->cuts = sender->stats.cc_cuts;
+	c->peak = link->queue_peak;
+	c->drops = link->dropped;
+	c->marked = (read ? p.da : p.db)->stats.ecn_ce_rx;
 	assert_true(mark ? c->marked > 0 : c->marked == 0);
 	free(w);
 	pair_close(&p);
+}
+
+static void congested_write_attr(const struct mroce_qp_attr *attr, bool mark, struct congested *c)
+{
+	congested_attr(attr, mark, false, c);
 }
 
 static __u64 congested_write(bool ecn, bool delay, __u64 *cuts, __u64 *peak, __u64 *us)
@@ -876,6 +893,20 @@ static void test_congestion_control_default(void **state)
 	assert_true(n.retx * 20 > n.pkts);	/* the queue does overflow without CC */
 	/* and no slower for it: the link is used (within 5% of what no_cc took) */
 	assert_true(m.us * 100 <= n.us * 105 && t.us * 100 <= n.us * 105);
+	/* the same for READ responses: the responder's window is the QP's too */
+	congested_attr(&dflt, true, true, &m);
+	congested_attr(&dflt, false, true, &t);
+	congested_attr(&off, false, true, &n);
+	printf("  the same as READ responses: ECN marking: resent %llu of %llu, %llu us; tail drop: "
+	       "resent %llu of %llu, %llu us; no_cc: resent %llu of %llu, %llu us\n",
+	       (unsigned long long)m.retx, (unsigned long long)m.pkts, (unsigned long long)m.us,
+	       (unsigned long long)t.retx, (unsigned long long)t.pkts, (unsigned long long)t.us,
+	       (unsigned long long)n.retx, (unsigned long long)n.pkts, (unsigned long long)n.us);
+	assert_true(m.retx * 20 < m.pkts);
+	assert_true(t.retx * 20 < t.pkts);
+	assert_true(n.retx * 20 > n.pkts);
+	/* (tail drop: 6% slower than no_cc here, its losses' repair waits on the responder) */
+	assert_true(m.us * 100 <= n.us * 105 && t.us * 100 <= n.us * 110);
 }
 
 /*
