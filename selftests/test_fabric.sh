@@ -269,6 +269,8 @@ t_queue64k() {
 			fi
 		done
 		for cc in default none; do
+			local drops0
+			drops0=$(f stats json | python3 -c "import json, sys; print(sum(p['drop_buffer'] for p in json.load(sys.stdin)['paths']))")
 			rm -f "$TMP/srv.log"
 			bg h 1 "$RT" server --dev eth0 --addr "$(fab_ip 1)" --region $((s + 4096)) >"$TMP/srv.log" 2>&1
 			local spid=$!
@@ -277,18 +279,22 @@ t_queue64k() {
 				>"$TMP/$mode-$cc.log" 2>&1 || { cat "$TMP/$mode-$cc.log"; return 1; }
 			wait "$spid" || { cat "$TMP/srv.log"; return 1; }
 			grep -q "stream verified" "$TMP/$mode-$cc.log" || { cat "$TMP/$mode-$cc.log"; return 1; }
+			f stats json | python3 -c "import json, sys
+print('tail-dropped', sum(p['drop_buffer'] for p in json.load(sys.stdin)['paths']) - $drops0)" >>"$TMP/$mode-$cc.log"
 		done
 	done
 	cat "$TMP"/taildrop-*.log "$TMP"/ecn-*.log | python3 -c "
 import re, sys
-runs = re.findall(r'([0-9.]+) Gbit/s; sent (\d+) resent (\d+).*?window cuts (\d+)', sys.stdin.read())
+runs = re.findall(r'([0-9.]+) Gbit/s; sent (\d+) resent (\d+).*?window cuts (\d+).*?timeouts (\d+).*?tail-dropped (\d+)',
+                  sys.stdin.read(), re.S)
 assert len(runs) == 4, runs
 ok = True
-for name, (gbps, sent, resent, cuts) in zip(('tail drop, defaults', 'tail drop, --cc none',
+for name, (gbps, sent, resent, cuts, rtos, drops) in zip(('tail drop, defaults', 'tail drop, --cc none',
                                              'ECN above 16 KiB, defaults', 'ECN above 16 KiB, --cc none'), runs):
     sent, resent = int(sent), int(resent)
     print(f'queue 64k: {name}: {gbps} Gbit/s, resent {resent} of {sent} ({100 * resent / sent:.2f}%), '
-          f'{cuts} window cuts' + (' (< 5% wanted)' if 'defaults' in name else ''))
+          f'{cuts} window cuts, {rtos} timeouts, {drops} tail-dropped by the fabric' +
+          (' (< 5% wanted)' if 'defaults' in name else ''))
     if 'defaults' in name and resent * 20 >= sent:
         ok = False
 sys.exit(0 if ok else 1)"
