@@ -59,7 +59,7 @@ LIB_SO  := $(BUILD)/libmroce.so
 COLL_A  := $(BUILD)/libmroce-coll.a
 COLL_SO := $(BUILD)/libmroce-coll.so
 
-.PHONY: all lib cli examples tests selftests asan ubsan-clang headers api-check test check test-fabric test-coll sim sim-studies bench bench-targets bench-loss bench-incast bench-failure bench-streams bench-planes bench-latency bench-coll demo model deps install uninstall clean
+.PHONY: all lib cli examples tests selftests asan ubsan-clang headers api-check test check test-fabric test-coll sim sim-studies bench bench-targets bench-loss bench-incast bench-failure bench-streams bench-planes bench-latency bench-cc bench-coll demo model deps install uninstall clean
 .DELETE_ON_ERROR:
 .PRECIOUS: $(BUILD)/%/.dir
 
@@ -240,6 +240,7 @@ bench: deps
 	selftests/bench/streams_targets.py $(if $(RUNS),--rounds $(RUNS)) --out docs/benchmarks.md
 	selftests/bench/planes_targets.py $(if $(RUNS),--rounds $(RUNS)) --out docs/benchmarks.md
 	selftests/bench/latency_targets.py $(if $(RUNS),--rounds $(RUNS)) --out docs/benchmarks.md
+	selftests/bench/cc_targets.py $(if $(RUNS),--rounds $(RUNS)) --out docs/benchmarks.md
 	selftests/bench/coll_bench.py $(if $(RUNS),--runs $(RUNS))
 	BUILD=$(abspath $(BUILD)) $(TORCH_PY) selftests/bench/torch_bench.py $(if $(RUNS),--rounds $(RUNS))
 
@@ -270,6 +271,11 @@ bench-planes: all
 # RTO, the p99.9 against sockperf's TCP ping-pong, interleaved.
 bench-latency: all
 	selftests/bench/latency_targets.py $(if $(RUNS),--rounds $(RUNS)) --out docs/benchmarks.md
+
+# Congestion control on by default (~2 min): WRITE 1 MiB on a clean veth pair, the library's
+# defaults against --cc none, interleaved; >= 0.97x wanted.
+bench-cc: all
+	selftests/bench/cc_targets.py $(if $(RUNS),--rounds $(RUNS)) --out docs/benchmarks.md
 
 # Issue 12's point-to-point targets alone (~4 min): mroce against kernel TCP, interleaved,
 # at MTU 3498 and at MTU 9000 (jumbo frames).

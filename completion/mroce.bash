@@ -76,6 +76,7 @@ _mroce_perf() {
 	--order) _mroce_reply ordered unordered; return ;;
 	--progress) _mroce_reply thread poll; return ;;
 	--memory) _mroce_reply heap dm; return ;;
+	--cc) _mroce_reply default none ecn delay both; return ;;
 	--connection | -c) _mroce_reply RC; return ;;
 	--addr | --port | --size | --qps | --qp | --paths | --depth | --tx-depth | --window | \
 	--duration | --iters | --gid-index | -s | -D | -n | -q | -x | -p | -t) return ;;
@@ -85,10 +86,10 @@ _mroce_perf() {
 		return
 	fi
 	case ${COMP_WORDS[1]} in
-	server) _mroce_reply --dev --addr --port --qps --paths --window --order --gbn \
+	server) _mroce_reply --dev --addr --port --qps --paths --window --cc --order --gbn \
 		--progress --memory --json ;;
 	client) _mroce_reply --dev --addr --port --test --size --all --sweep --qps --paths --depth \
-		--window --order --gbn --duration --iters --progress --memory --report_gbits --json \
+		--window --cc --order --gbn --duration --iters --progress --memory --report_gbits --json \
 		--gid-index --CPU-freq --rdma_cm --connection ;;
 	esac
 }

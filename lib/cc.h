@@ -30,7 +30,14 @@ struct mroce_cc_ops {
 };
 
 extern const struct mroce_cc_ops mroce_cc_none, mroce_cc_dctcp, mroce_cc_swift,
-				 mroce_cc_dctcp_swift;
+				 mroce_cc_dctcp_swift, mroce_cc_default;
+
+/*
+ * The algorithm of a QP whose attributes name none (neither cc_ecn, cc_delay
+ * nor no_cc): MetaRoCE's sender ECN AIMD; with the receiver's rate grants
+ * (rate.c, on unless the device turns them off) as MetaRoCE runs both.
+ */
+#define MROCE_CC_DEFAULT	mroce_cc_default
 
 /* Pick the QP's algorithm from its attributes and initialise it. */
 void mroce_cc_init(struct mroce_qp *qp);
@@ -146,14 +153,20 @@ static inline bool mroce_window_fills(const struct mroce_qp *qp)
 /* Helpers the window-based algorithms share (cc.c). */
 struct mroce_cc_epoch {
 	__u64	epoch_us;	/* start of the current epoch (about one RTT) */
-	__u64	loss_cut_us;	/* last cut for loss (at most one per RTT) */
+	__u64	loss_cut_us;	/* last cut for loss (or timeout): one per window sent */
+	__u32	ssthresh_x256;	/* below it the window doubles per RTT (slow start) */
+	__u32	rtt_max;	/* the epoch's largest RTT sample */
 };
-bool mroce_cc_epoch_over(const struct mroce_qp *qp, const struct mroce_cc_epoch *e, __u64 now);
+/* The window a QP starts with, in packets (at most max_inflight): slow start doubles it. */
+#define MROCE_CC_INIT_PKTS	16
+bool mroce_cc_epoch_over(const struct mroce_qp *qp, struct mroce_cc_epoch *e, __u32 rtt_us,
+			 __u64 now);
 void mroce_cc_epoch_end(struct mroce_qp *qp, struct mroce_cc_epoch *e, __u32 cw, bool cut,
 			__u64 now);
 __u32 mroce_cc_clamp_window(const struct mroce_qp *qp);
 void mroce_cc_init_window(struct mroce_qp *qp);
 void mroce_cc_init_none(struct mroce_qp *qp);
+void mroce_cc_init_slow_start(struct mroce_qp *qp);
 void mroce_cc_loss_cut(struct mroce_qp *qp, struct mroce_cc_epoch *e, __u64 now);
 void mroce_cc_rto_floor(struct mroce_qp *qp, struct mroce_cc_epoch *e, __u64 now);
 

@@ -83,7 +83,7 @@ static void swift_on_ack(struct mroce_qp *qp, const struct mroce_hdr *ack, __u32
 
 	(void)ack;
 	mroce_cc_swift_sample(qp, &p->s, rtt_us, now);
-	if (!mroce_cc_epoch_over(qp, &p->e, now))
+	if (!mroce_cc_epoch_over(qp, &p->e, rtt_us, now))
 		return;
 	cut = mroce_cc_swift_cut(qp, &p->s, &cw, true);
 	mroce_cc_epoch_end(qp, &p->e, cw, cut, now);
@@ -107,7 +107,7 @@ static void swift_on_path_retired(struct mroce_qp *qp)
 const struct mroce_cc_ops mroce_cc_swift = {
 	.name = "swift",
 	.priv_size = sizeof(struct swift_priv),
-	.init = mroce_cc_init_none,
+	.init = mroce_cc_init_slow_start,
 	.on_ack = swift_on_ack,
 	.on_loss = swift_on_loss,
 	.on_rto = swift_on_rto,
@@ -131,7 +131,7 @@ static void both_on_ack(struct mroce_qp *qp, const struct mroce_hdr *ack, __u32 
 
 	mroce_cc_dctcp_sample(&p->d, ack);
 	mroce_cc_swift_sample(qp, &p->s, rtt_us, now);
-	if (!mroce_cc_epoch_over(qp, &p->e, now))
+	if (!mroce_cc_epoch_over(qp, &p->e, rtt_us, now))
 		return;
 	cut = mroce_cc_dctcp_cut(&p->d, &cw);
 	cut |= mroce_cc_swift_cut(qp, &p->s, &cw, !cut);
@@ -153,10 +153,16 @@ static void both_on_path_retired(struct mroce_qp *qp)
 	mroce_cc_swift_reset(&((struct both_priv *)mroce_cc_priv(qp))->s);
 }
 
+static void both_init(struct mroce_qp *qp)
+{
+	mroce_cc_init_slow_start(qp);
+	((struct both_priv *)mroce_cc_priv(qp))->d.alpha_x1024 = 1024;
+}
+
 const struct mroce_cc_ops mroce_cc_dctcp_swift = {
 	.name = "dctcp+swift",
 	.priv_size = sizeof(struct both_priv),
-	.init = mroce_cc_init_none,
+	.init = both_init,
 	.on_ack = both_on_ack,
 	.on_loss = both_on_loss,
 	.on_rto = both_on_rto,

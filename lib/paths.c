@@ -198,6 +198,18 @@ void mroce_path_suspect(struct mroce_qp *qp, const struct mroce_txpkt *rec, __u3
  */
 void mroce_path_copy_lost(struct mroce_qp *qp, const struct mroce_txpkt *rec)
 {
+	/*
+	 * Congestion loss (cc.c, mroce_cc_loss_cut): a run of
+	 * MROCE_CC_LOSS_RUN packets sent one after the other all lost, the
+	 * last on a path showing a queue. A full tail-drop queue drops
+	 * whatever arrives while it is full, so a burst loses a run; random
+	 * loss, even behind a standing queue, almost never does.
+	 */
+	qp->cc_loss_run = rec->tx_seq == qp->cc_loss_seq + 1 ? qp->cc_loss_run + 1 : 1;
+	qp->cc_loss_seq = rec->tx_seq;
+	if (qp->cc_loss_run >= MROCE_CC_LOSS_RUN && rec->path < qp->attr.paths &&
+	    mroce_path_queued(&qp->paths[rec->path]) && rec->sent_us > qp->cc_loss_sent_us)
+		qp->cc_loss_sent_us = rec->sent_us;
 	if (qp->good_known && rec->path == qp->good_path && rec->entropy == qp->good_entropy &&
 	    rec->sent_us >= qp->good_sent_us)
 		qp->good_known = false;

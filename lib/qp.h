@@ -25,6 +25,7 @@ struct mroce_cc_ops;
 #define MROCE_READ_JOBS		64	/* READ responses being sent at once, per QP */
 #define MROCE_READ_ADVERTISED	(MROCE_READ_JOBS / 2)	/* what a responder offers a requester */
 #define MROCE_CC_PRIV_SIZE	64	/* bytes of per-QP congestion control state */
+#define MROCE_CC_LOSS_RUN	2	/* lost packets in a row that are congestion (paths.c) */
 
 _Static_assert(MROCE_PKT_RING >= MROCE_RXWIN_PSNS, "records for a full window");
 _Static_assert((MROCE_PKT_RING & (MROCE_PKT_RING - 1)) == 0, "ring is a mask");
@@ -380,6 +381,13 @@ struct mroce_qp {
 	/* congestion control (lib/cc.h); window in 1/256 packets */
 	const struct mroce_cc_ops *cc;
 	__u32			cwnd_x256;
+	/*
+	 * The send time of the newest packet declared lost on a path showing a
+	 * queue (mroce_path_queued): congestion loss, which cuts the window
+	 * once per window sent (cc.c); random loss builds no queue and does not.
+	 */
+	__u64			cc_loss_sent_us;
+	__u32			cc_loss_seq, cc_loss_run;	/* the last lost tx_seq, and its run */
 	__u64			cc_priv[MROCE_CC_PRIV_SIZE / 8];	/* the algorithm's state */
 	__u64			rnr_until_us;	/* the first held stream's hold ends (0: none held) */
 	struct mroce_rjob	rjobs[MROCE_READ_JOBS];

@@ -31,6 +31,8 @@ const char perf_usage[] =
 "      --paths N        UDP source ports each QP sprays over, 1..256 (default 4)\n"
 "  -t, --depth N        bandwidth tests: requests in flight per QP, 1..256 (default 16)\n"
 "      --window N       packets in flight per QP, 16..896 (default: the library's)\n"
+"      --cc ALG         congestion control of the QPs that send: default (the library's:\n"
+"                       ECN), none, ecn, delay or both\n"
 "      --order ordered|unordered\n"
 "      --gbn            go-back-N (RoCEv2-like) instead of selective repeat\n"
 "  -D, --duration S     seconds per size, up to 3600 (default 2), or\n"
@@ -127,7 +129,7 @@ static int test_of(const char *s)
 
 enum {	/* long options without a short one */
 	O_ADDR = 256, O_SWEEP, O_PATHS, O_ORDER, O_GBN, O_JSON, O_PROGRESS, O_WINDOW, O_MEMORY,
-	O_GBITS, O_TEST,
+	O_GBITS, O_TEST, O_CC,
 };
 
 int perf_parse_args(int argc, char **argv, struct perf_args *a, char *err, size_t errlen)
@@ -140,7 +142,7 @@ int perf_parse_args(int argc, char **argv, struct perf_args *a, char *err, size_
 		{ "tx-depth", 1, 0, 't' }, { "order", 1, 0, O_ORDER }, { "gbn", 0, 0, O_GBN },
 		{ "duration", 1, 0, 'D' }, { "iters", 1, 0, 'n' }, { "json", 0, 0, O_JSON },
 		{ "help", 0, 0, 'h' }, { "version", 0, 0, 'V' }, { "progress", 1, 0, O_PROGRESS },
-		{ "window", 1, 0, O_WINDOW }, { "memory", 1, 0, O_MEMORY },
+		{ "window", 1, 0, O_WINDOW }, { "memory", 1, 0, O_MEMORY }, { "cc", 1, 0, O_CC },
 		{ "report_gbits", 0, 0, O_GBITS }, { "gid-index", 1, 0, 'x' },
 		{ "CPU-freq", 0, 0, 'F' }, { "rdma_cm", 0, 0, 'R' }, { "connection", 1, 0, 'c' },
 		{ 0, 0, 0, 0 },
@@ -227,6 +229,15 @@ int perf_parse_args(int argc, char **argv, struct perf_args *a, char *err, size_
 			a->unordered = !strcmp(optarg, "unordered");
 			break;
 		case O_GBN: a->go_back_n = true; break;
+		case O_CC:
+			if (strcmp(optarg, "default") && strcmp(optarg, "none") && strcmp(optarg, "ecn") &&
+			    strcmp(optarg, "delay") && strcmp(optarg, "both"))
+				return perf_bad(err, errlen, "--cc: '%s' (default, none, ecn, delay or both)",
+						optarg);
+			a->no_cc = !strcmp(optarg, "none");
+			a->cc_ecn = !strcmp(optarg, "ecn") || !strcmp(optarg, "both");
+			a->cc_delay = !strcmp(optarg, "delay") || !strcmp(optarg, "both");
+			break;
 		case O_WINDOW:
 			if (number(optarg, 16, 896, false, &v))
 				return perf_bad(err, errlen, "--window: '%s' is not 16..896", optarg);

@@ -29,6 +29,7 @@ struct perf_args {
 	__u32		paths;
 	__u32		depth;		/* bandwidth tests: requests in flight per QP */
 	__u32		window;		/* packets in flight per QP (max_inflight); 0: library default */
+	bool		no_cc, cc_ecn, cc_delay;	/* --cc; all false: the library's default */
 	bool		unordered;
 	bool		go_back_n;
 	double		duration_s;	/* per size, unless iters is set */

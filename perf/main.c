@@ -258,7 +258,8 @@ static void conn_bufs(struct perf *p, struct conn *c, __u32 i)
 static int server(struct perf *p)
 {
 	MROCE_OPTS(mroce_qp_attr, attr, .send_cq = p->cq, .recv_cq = p->cq, .sq_depth = 256,
-		   .rq_depth = 256, .paths = 4);
+		   .rq_depth = 256, .paths = 4, .no_cc = p->a.no_cc, .cc_ecn = p->a.cc_ecn,
+		   .cc_delay = p->a.cc_delay);
 	struct msg hello = { .type = MSG_HELLO, .addr = (__u64)(unsigned long)p->region,
 			     .len = REGION, .rkey = mroce_mr_rkey(p->mr) };
 	double closing[PERF_MAX_QPS] = {}, greeted[PERF_MAX_QPS] = {}, last_work = now_s();
@@ -606,7 +607,8 @@ static int client(struct perf *p)
 	const struct perf_args *a = &p->a;
 	MROCE_OPTS(mroce_qp_attr, attr, .send_cq = p->cq, .recv_cq = p->cq, .sq_depth = 256,
 		   .rq_depth = 256, .paths = a->paths, .go_back_n = a->go_back_n, .max_inflight = a->window,
-		   .order = a->unordered ? MROCE_UNORDERED : MROCE_ORDERED);
+		   .order = a->unordered ? MROCE_UNORDERED : MROCE_ORDERED, .no_cc = a->no_cc,
+		   .cc_ecn = a->cc_ecn, .cc_delay = a->cc_delay);
 	int err;
 
 	p->lat = calloc(LAT_MAX, sizeof(double));

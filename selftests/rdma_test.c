@@ -97,7 +97,7 @@ static struct {
 	int		nplanes;
 	int		port, qps, paths, umem, linger_ms, window, retry;
 	size_t		region, stream, roff;
-	bool		cc_ecn, cc_delay, static_paths;
+	bool		cc_ecn, cc_delay, no_cc, static_paths;
 	bool		server, unordered, gbn, bad_keys, until_killed, dm, no_grants;
 	int		timeline_us;	/* the server's --timeline period */
 	int		streams, stall, rounds, phase_ms;	/* --streams */
@@ -1070,6 +1070,7 @@ static int client(void)
 	MROCE_OPTS(mroce_qp_attr, attr, .send_cq = cq, .recv_cq = cq, .sq_depth = 64, .rq_depth = 64,
 		   .order = o.unordered ? MROCE_UNORDERED : MROCE_ORDERED, .go_back_n = o.gbn,
 		   .paths = (__u32)o.paths, .cc_ecn = o.cc_ecn, .cc_delay = o.cc_delay,
+		   .no_cc = o.no_cc,
 		   .max_inflight = (__u32)o.window, .static_paths = o.static_paths,
 		   .retry_cnt = (__u32)o.retry);
 	size_t sizes[32];
@@ -1235,8 +1236,9 @@ int main(int argc, char **argv)
 		case 'c':
 			o.cc_ecn = !strcmp(optarg, "ecn") || !strcmp(optarg, "both");
 			o.cc_delay = !strcmp(optarg, "delay") || !strcmp(optarg, "both");
-			if (!o.cc_ecn && !o.cc_delay) {
-				fprintf(stderr, "rdma_test: --cc ecn|delay|both\n");
+			o.no_cc = !strcmp(optarg, "none");
+			if (!o.cc_ecn && !o.cc_delay && !o.no_cc && strcmp(optarg, "default")) {
+				fprintf(stderr, "rdma_test: --cc default|none|ecn|delay|both\n");
 				return 2;
 			}
 			break;

@@ -25,7 +25,7 @@ static int qp_new(struct sim *s, struct sim_host *h, struct mroce_qp **qp)
 {
 	const struct sim_cfg *c = &s->cfg;
 	MROCE_OPTS(mroce_qp_attr, a, .send_cq = h->cq, .recv_cq = h->cq, .mtu = c->mtu,
-		   .cc_ecn = c->cc_ecn, .cc_delay = c->cc_delay, .rto_low_us = c->rto_low_us,
+		   .cc_ecn = c->cc_ecn, .cc_delay = c->cc_delay, .no_cc = c->no_cc, .rto_low_us = c->rto_low_us,
 		   .rto_high_us = c->rto_high_us);
 
 	if (c->mode == SIM_SPRAY) {

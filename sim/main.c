@@ -49,7 +49,7 @@ static void usage(FILE *f)
 "Transport:\n"
 "  --mode M             sprayed (mroce), ecmp (one static path), gbn (static, go-back-N)\n"
 "  --paths N            entropy values a sprayed connection uses (default 16)\n"
-"  --cc C               none (the library's default), ecn, delay, both\n"
+"  --cc C               default (the library's: ECN), none, ecn, delay, both\n"
 "  --no-grants          receivers grant senders no rates (default: they do)\n"
 "  --mtu N              (default 4096)\n"
 "  --rto-low-us N --rto-high-us N   the QPs' timeouts (default: the library's, 200 and 1000)\n"
@@ -257,7 +257,8 @@ static int parse(int argc, char **argv, struct sim_cfg *c)
 		case O_CC:
 			c->cc_ecn = !strcmp(a, "ecn") || !strcmp(a, "both");
 			c->cc_delay = !strcmp(a, "delay") || !strcmp(a, "both");
-			err = c->cc_ecn || c->cc_delay || !strcmp(a, "none") ? 0 : -EINVAL;
+			c->no_cc = !strcmp(a, "none");
+			err = c->cc_ecn || c->cc_delay || c->no_cc || !strcmp(a, "default") ? 0 : -EINVAL;
 			break;
 		case O_MTU: err = parse_u32(a, &c->mtu); break;
 		case O_RTOL: err = parse_u32(a, &c->rto_low_us); break;

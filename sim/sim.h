@@ -68,7 +68,8 @@ struct sim_cfg {
 	__u64	seed;
 	enum sim_mode mode;
 	__u32	paths;		/* sprayed: entropy values per connection */
-	bool	cc_ecn, cc_delay;	/* the QPs' congestion control (library default: neither) */
+	bool	cc_ecn, cc_delay;	/* the QPs' congestion control (neither: the library's default) */
+	bool	no_cc;		/* ... or none (mroce_qp_attr.no_cc) */
 	bool	no_grants;	/* receivers grant no rates (mroce_dev_opts.no_rate_grants) */
 	__u32	rto_low_us, rto_high_us;	/* the QPs' timeouts (0: the library's defaults) */
 	enum sim_workload work;

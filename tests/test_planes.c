@@ -18,6 +18,7 @@
 
 #define BUF	(4 << 20)
 #include "pair.h"
+#include "../lib/cc.h"
 #include "../lib/eng_int.h"
 
 struct planes {
@@ -796,6 +797,16 @@ static void planes_warm(struct planes *pl, struct watch *c, __u64 seed)
 {
 	planes_open(pl, seed, 8);
 	planes_connect(pl);
+	/*
+	 * The scenarios after it are built packet by packet on the slots a
+	 * full window leaves (which plane the newest packet is on): A's QP
+	 * sends without congestion control, whose slow start would send the
+	 * warm-up in other rounds.
+	 */
+	pthread_mutex_lock(&pl->p.da->lock);
+	pl->p.qa->attr.no_cc = true;
+	mroce_cc_init(pl->p.qa);
+	pthread_mutex_unlock(&pl->p.da->lock);
 	pl->p.net->a.link = pl->p.net->b.link = (struct sim_link){ .delay_us = 10 };
 	pl->a1.link = pl->b1.link = pl->p.net->a.link;
 	write_n(pl, c, 1, (__u32)seed);

@@ -760,40 +760,74 @@ static void test_small_window_asks_for_acks(void **state)
 /*
  * A 1 Gbit/s bottleneck with a 64 KiB buffer, far below what a 512-packet
  * window puts in flight: without congestion control the queue overflows
- * and packets are resent; with ECN (marks above 16 KiB) or delay control
- * the window shrinks to fit, and far fewer packets are lost.
+ * and packets are resent; with ECN (marks above 16 KiB, or none: a plain
+ * tail-drop queue) or delay control the window shrinks to fit, and far
+ * fewer packets are lost. Returns the packets resent; *pkts the packets sent.
  */
-static __u64 congested_write(bool ecn, bool delay, __u64 *cuts, __u64 *peak, __u64 *us)
+struct congested {
+	__u64	retx, pkts, cuts, peak, us, drops, marked;
+};
+
+/*
+ * read: A READs the 4 MiB instead, so the data is B's READ responses,
+ * through the same bottleneck on B's side (the responder's window).
+ */
+static void congested_attr(const struct mroce_qp_attr *attr, bool mark, bool read,
+			   struct congested *c)
 {
-	MROCE_OPTS(mroce_qp_attr, attr, .max_inflight = 512, .cc_ecn = ecn, .cc_delay = delay);
 	struct pair p;
 	struct waiter *w = calloc(1, sizeof(*w));
-	__u64 retx;
+	struct sim_port *link;
+	struct mroce_dev *sender;
 
-	pair_open(&p, 1000, &attr, NULL);
+	pair_open(&p, 1000, attr, NULL);
 	pair_connect(&p);
 	w->p = &p;
-	p.net->a.link = (struct sim_link){ .delay_us = 10, .rate_mbps = 1000, .queue_bytes = 65536,
-					   .ecn_bytes = 16384 };
-	fill(p.la, BUF, 31);
+	link = read ? &p.net->b : &p.net->a;
+	sender = read ? p.db : p.da;
+	link->link = (struct sim_link){ .delay_us = 10, .rate_mbps = 1000, .queue_bytes = 65536,
+					.ecn_bytes = mark ? 16384 : 0 };
+	fill(read ? p.lb : p.la, BUF, 31);
 	for (int i = 0; i < 4; i++)
-		assert_int_equal(post(p.qa, MROCE_WR_RDMA_WRITE, (__u64)i, p.la, BUF, mroce_mr_lkey(p.ma),
+		assert_int_equal(read ?
+				 post(p.qa, MROCE_WR_RDMA_READ, (__u64)i, p.la, BUF, mroce_mr_lkey(p.ma),
+				      (__u64)(unsigned long)p.lb, mroce_mr_rkey(p.mb), 0) :
+				 post(p.qa, MROCE_WR_RDMA_WRITE, (__u64)i, p.la, BUF, mroce_mr_lkey(p.ma),
 				      (__u64)(unsigned long)p.lb, mroce_mr_rkey(p.mb), 0), 0);
 	w->want_a = 4;
-	*us = p.net->now;
+	c->us = p.net->now;
 	assert_int_equal(sim_run(p.net, p.da, p.db, one_each, w, 60000000), 0);
-	*us = p.net->now - *us;
+	c->us = p.net->now - c->us;
 	for (int i = 0; i < 4; i++)
 		assert_int_equal(w->wa[i].status, MROCE_WC_SUCCESS);
 	assert_memory_equal(p.lb, p.la, BUF);
-	retx = p.da->stats.retx_pkts;
-	*cuts = p.da->stats.cc_cuts;
-	*peak = p.net->a.queue_peak;
-	if (ecn)
-		assert_true(p.db->stats.ecn_ce_rx > 0);
+	c->retx = sender->stats.retx_pkts;
+	c->pkts = sender->stats.tx_pkts;
+	c->cuts = sender->stats.cc_cuts;
+	c->peak = link->queue_peak;
+	c->drops = link->dropped;
+	c->marked = (read ? p.da : p.db)->stats.ecn_ce_rx;
+	assert_true(mark ? c->marked > 0 : c->marked == 0);
 	free(w);
 	pair_close(&p);
-	return retx;
+}
+
+static void congested_write_attr(const struct mroce_qp_attr *attr, bool mark, struct congested *c)
+{
+	congested_attr(attr, mark, false, c);
+}
+
+static __u64 congested_write(bool ecn, bool delay, __u64 *cuts, __u64 *peak, __u64 *us)
+{
+	MROCE_OPTS(mroce_qp_attr, attr, .max_inflight = 512, .cc_ecn = ecn, .cc_delay = delay,
+		   .no_cc = !ecn && !delay);
+	struct congested c;
+
+	congested_write_attr(&attr, true, &c);
+	*cuts = c.cuts;
+	*peak = c.peak;
+	*us = c.us;
+	return c.retx;
 }
 
 static void test_congestion_control(void **state)
@@ -824,6 +858,55 @@ static void test_congestion_control(void **state)
 	 */
 	assert_true(ecn * 2 < none);
 	assert_true(delay * 2 < none);
+}
+
+/*
+ * Congestion control is on by default: a 4 MiB WRITE with the library's
+ * defaults through the same 1 Gbit/s bottleneck and 64 KiB queue resends
+ * under 5% of its packets, whether the queue marks ECN above 16 KiB or is a
+ * plain tail-drop queue that never marks (then the loss response acts,
+ * since the lost packets' path shows the queue). The same with no_cc
+ * resends more than it delivers.
+ */
+static void test_congestion_control_default(void **state)
+{
+	MROCE_OPTS(mroce_qp_attr, dflt);
+	MROCE_OPTS(mroce_qp_attr, off, .no_cc = true);
+	struct congested m, t, n;
+
+	(void)state;
+	congested_write_attr(&dflt, true, &m);
+	congested_write_attr(&dflt, false, &t);
+	congested_write_attr(&off, false, &n);
+	printf("  4 MiB through 1 Gbit/s, 64 KiB queue, defaults: ECN marking: resent %llu of %llu "
+	       "(%.2f%%), %llu cuts, %llu us; tail drop: resent %llu of %llu (%.2f%%), %llu cuts, "
+	       "%llu us; no_cc, tail drop: resent %llu of %llu, %llu us\n",
+	       (unsigned long long)m.retx, (unsigned long long)m.pkts, 100.0 * (double)m.retx / (double)m.pkts,
+	       (unsigned long long)m.cuts, (unsigned long long)m.us,
+	       (unsigned long long)t.retx, (unsigned long long)t.pkts, 100.0 * (double)t.retx / (double)t.pkts,
+	       (unsigned long long)t.cuts, (unsigned long long)t.us,
+	       (unsigned long long)n.retx, (unsigned long long)n.pkts, (unsigned long long)n.us);
+	assert_true(m.retx * 20 < m.pkts);
+	assert_true(t.retx * 20 < t.pkts);
+	assert_true(m.cuts > 0 && t.cuts > 0);
+	assert_int_equal(n.cuts, 0);
+	assert_true(n.retx * 20 > n.pkts);	/* the queue does overflow without CC */
+	/* and no slower for it: the link is used (within 5% of what no_cc took) */
+	assert_true(m.us * 100 <= n.us * 105 && t.us * 100 <= n.us * 105);
+	/* the same for READ responses: the responder's window is the QP's too */
+	congested_attr(&dflt, true, true, &m);
+	congested_attr(&dflt, false, true, &t);
+	congested_attr(&off, false, true, &n);
+	printf("  the same as READ responses: ECN marking: resent %llu of %llu, %llu us; tail drop: "
+	       "resent %llu of %llu, %llu us; no_cc: resent %llu of %llu, %llu us\n",
+	       (unsigned long long)m.retx, (unsigned long long)m.pkts, (unsigned long long)m.us,
+	       (unsigned long long)t.retx, (unsigned long long)t.pkts, (unsigned long long)t.us,
+	       (unsigned long long)n.retx, (unsigned long long)n.pkts, (unsigned long long)n.us);
+	assert_true(m.retx * 20 < m.pkts);
+	assert_true(t.retx * 20 < t.pkts);
+	assert_true(n.retx * 20 > n.pkts);
+	/* (tail drop: 6% slower than no_cc here, its losses' repair waits on the responder) */
+	assert_true(m.us * 100 <= n.us * 105 && t.us * 100 <= n.us * 110);
 }
 
 /*
@@ -1201,6 +1284,7 @@ int main(void)
 		cmocka_unit_test(test_many_qps),
 		cmocka_unit_test(test_scatter_gather),
 		cmocka_unit_test(test_congestion_control),
+		cmocka_unit_test(test_congestion_control_default),
 		cmocka_unit_test(test_small_window_asks_for_acks),
 		cmocka_unit_test(test_dead_path_retired),
 		cmocka_unit_test(test_slow_then_dead_path_retired),

@@ -258,6 +258,10 @@ struct mroce_qp_attr {
 	__u32		streams;	/* ordered streams of receive-consuming messages, each
 					 * with its own receive queue of rq_depth (both ends
 					 * alike); 0: 1, at most MROCE_MAX_STREAMS */
+	bool		no_cc;		/* no congestion control: the window stays at
+					 * max_inflight (receiver grants still hold it).
+					 * Without it, and with neither cc_ecn nor cc_delay,
+					 * the QP runs the default: cc_ecn's algorithm */
 	size_t		:0;
 };
 
