@@ -1519,6 +1519,11 @@ static void unread_answer(int nplanes, int plane, __u64 seed, bool *failed, __u6
 
 	planes_open_n(&pl, seed, 9, nplanes);
 	planes_connect(&pl);
+	/* built on a full first window, as planes_warm's scenarios are */
+	pthread_mutex_lock(&p->da->lock);
+	p->qa->attr.no_cc = true;
+	mroce_cc_init(p->qa);
+	pthread_mutex_unlock(&p->da->lock);
 	p->net->a.link = p->net->b.link = (struct sim_link){ .delay_us = 10 };
 	pl.a1.link = pl.b1.link = p->net->a.link;
 	pl.a2.link = pl.b2.link = p->net->a.link;
