@@ -110,9 +110,10 @@ static void spurious(struct mroce_qp *qp, struct mroce_suspect *s, __u32 base, _
  */
 void mroce_reo_acked(struct mroce_qp *qp, const struct mroce_txpkt *rec, __u32 psn, __u64 now)
 {
+	struct mroce_suspect *s = NULL;
+
 	if (rec->state != PKT_LOST)
 		return;
-	struct mroce_suspect *s = NULL;
 
 	/* of its copies declared lost, the newest: what delivered is at least that late */
 	for (__u32 i = 0; i < MROCE_SUSPECTS; i++) {
