@@ -141,7 +141,7 @@ for s in "${VETH_TESTS[@]}"; do
 	run_script "$s" veth "$PWD/build"
 done
 
-echo "== the verbs selftests again, every region in device memory: XDP places the WRITEs (root)"
+echo "== the verbs selftests again, every region in device memory: XDP places the WRITEs (user space where the kernel refuses bpf_xdp_adjust_meta) (root)"
 export MROCE_TEST_DM=1
 run_script selftests/test_verbs.sh veth-dm "$PWD/build"
 unset MROCE_TEST_DM
