@@ -144,7 +144,7 @@ done
 echo "== 10^4 small round trips on a clean veth pair: no resend, no timeout (root)"
 run_script selftests/test_latency.sh latency "$PWD/build"
 
-echo "== the verbs selftests again, every region in device memory: XDP places the WRITEs (root)"
+echo "== the verbs selftests again, every region in device memory: XDP places the WRITEs (user space where the kernel refuses bpf_xdp_adjust_meta) (root)"
 export MROCE_TEST_DM=1
 run_script selftests/test_verbs.sh veth-dm "$PWD/build"
 unset MROCE_TEST_DM

@@ -169,6 +169,8 @@ t_detach_leaves_link_clean() {
 t_attach_with_ip_link() {
 	b ip link set dev "$IF_B" xdp obj "$BUILD/mroce.bpf.o" sec xdp.frags || return 1
 	b "$MROCE" status "$IF_B" | grep -q "mroce_xdp, native mode" || { echo "mroce status cannot find it"; return 1; }
+	# The object as built has placement in XDP off (any kernel loads it).
+	[ "$(counter "$IF_B" xdp_places)" = 0 ] || { echo "xdp_places: '$(counter "$IF_B" xdp_places)', want 0 for ip link's load"; return 1; }
 	normal_traffic_ok 5204 || return 1
 	# Standalone, no flows: MetaRoCE is dropped as unknown QP, nothing else touched.
 	a "$PEER" send --dev "$IF_A" --dst-mac "$MAC_B" --count 3 --qpn 99 || return 1
@@ -193,6 +195,7 @@ t_attach_with_libxdp() {
 	command -v xdp-loader >/dev/null || { echo "xdp-loader (xdp-tools) not installed"; return $SKIP; }
 	b xdp-loader load -m native "$IF_B" "$BUILD/mroce.bpf.o" || return 1
 	b "$MROCE" status "$IF_B" | grep -q "mroce_xdp, native mode" || { echo "mroce status cannot find it"; return 1; }
+	[ "$(counter "$IF_B" xdp_places)" = 0 ] || { echo "xdp_places: '$(counter "$IF_B" xdp_places)', want 0 for xdp-loader's load"; return 1; }
 	crafted_suite || return 1
 	b xdp-loader unload "$IF_B" --all || return 1
 	! b ip link show "$IF_B" | grep -q xdp
