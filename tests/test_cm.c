@@ -481,6 +481,7 @@ struct fake_server {
 	bool		no_answer;	/* never answer */
 	__u8		ack;		/* the byte answering a confirmation, 0: none, closed */
 	int		confirm;	/* the byte the client sent last, -1: none (closed) */
+	long		took_ms;	/* how long mroce_connect took (fake_connect) */
 	pthread_t	t;
 };
 
@@ -526,8 +527,10 @@ static int fake_connect(struct env *e, struct fake_server *f, int timeout_ms)
 	struct mroce_qp *qp = NULL;
 	__u16 port = fake_start(f);
 	char addr[] = "127.0.0.1";
+	long t0 = ms();
 	int err = mroce_connect(e->dc, addr, port, &a, timeout_ms, &qp);
 
+	f->took_ms = ms() - t0;
 	pthread_join(f->t, NULL);
 	close(f->lfd);
 	if (!err) {
@@ -1144,13 +1147,12 @@ static void test_timeouts_exact(void **state)
 
 	assert_int_equal(server_accept(e, 300, &qp), -ETIMEDOUT);
 	t = ms() - t0;
-	assert_true(t >= 290 && t <= 450);
+	assert_true(t >= 290 && t <= 600);	/* slack for a loaded 2-core host */
 	assert_int_equal(server_accept(e, 0, &qp), -ETIMEDOUT);
-	t0 = ms();
 	err = fake_connect(e, &f, 300);	/* accepted by TCP, never answered */
-	t = ms() - t0;
 	assert_int_equal(err, -ETIMEDOUT);
-	assert_true(t >= 290 && t <= 1200);	/* the fake server holds the join for 1 s */
+	/* its own timeout, not the fake server's 1 s silence (timed without the join) */
+	assert_true(f.took_ms >= 290 && f.took_ms <= 800);
 	assert_int_equal(nqps(e->dc), 0);
 }
 
