@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+# Root selftests of planes under a flood of frames without the token: two
+# hosts on two veth pairs (plane 0: va/vb, 198.18.0.0/24; plane 1: va1/vb1,
+# 198.18.11.0/24), the client WRITEs a stream to the server over both
+# planes while a third party blasts MetaRoCE WRITEs with a wrong token at
+# the live QPs on one plane of one end for 1.2 s. Each must die in XDP as a
+# bad token (counted there, never handed to user space), and nothing
+# without the token may move plane state: the stream is verified at the
+# server and the flooded end takes no plane down.
+#
+#   RUNS=N (default 1): each test N times in a row.
+. "$(dirname "$0")/lib.sh"
+
+RT=$BUILD/selftests/rdma_test
+RUNS=${RUNS:-1}
+IF_A1=va1
+IF_B1=vb1
+IP_A1=198.18.11.1
+IP_B1=198.18.11.2
+STREAM=${STREAM:-536870912}
+BLAST_MS=${BLAST_MS:-1200}
+
+setup_planes() {
+	setup_pair "$@" || return 1
+	ip link add "$IF_A1" netns "$NS_A" numtxqueues 1 numrxqueues 1 type veth \
+		peer name "$IF_B1" netns "$NS_B" numtxqueues 1 numrxqueues 1 || return 1
+	a ip link set "$IF_A1" mtu "${1:-1500}" up && b ip link set "$IF_B1" mtu "${1:-1500}" up &&
+	a ip addr add "$IP_A1/24" dev "$IF_A1" && b ip addr add "$IP_B1/24" dev "$IF_B1" || return 1
+	MAC_A1=$(mac_of a "$IF_A1")
+	MAC_B1=$(mac_of b "$IF_B1")
+}
+
+# stat NS DEV NAME: one drop counter of the device's XDP program.
+stat_of() {
+	"$1" "$MROCE" status "$2" --json | sed -n "s/.*\"$3\":\([0-9]*\).*/\1/p"
+}
+
+# flood VICTIM: the stream over two planes while plane 1 of VICTIM (client
+# or server) is blasted with bad-token frames for $BLAST_MS ms.
+flood() {
+	local victim=$1 clog=$TMP/client.log slog=$TMP/srv.log cpid spid rc
+	local vns vdev vip vmac sns sdev sip qpns line bt0 bt1 bt rx0 rx1
+	if [ "$victim" = client ]; then
+		vns=a vdev=$IF_A1 vip=$IP_A1 vmac=$MAC_A1 sns=b sdev=$IF_B1 sip=$IP_B1
+	else
+		vns=b vdev=$IF_B1 vip=$IP_B1 vmac=$MAC_B1 sns=a sdev=$IF_A1 sip=$IP_A1
+	fi
+	rm -f "$slog" "$clog" "$TMP/go"
+	bg b "$RT" server --dev "$IF_B" --plane "$IF_B1" --addr "$IP_B" --region "$STREAM" >"$slog" 2>&1
+	spid=$!
+	wait_for "$slog" listening 30 || { cat "$slog"; return 1; }
+	bg a "$RT" client --dev "$IF_A" --plane "$IF_A1" --addr "$IP_B" --paths 8 --stream "$STREAM" \
+		--region "$STREAM" --go-file "$TMP/go" >"$clog" 2>&1
+	cpid=$!
+	wait_for "$clog" "streaming, ready" 30 || { cat "$clog" "$slog"; return 1; }
+	# The victim's live QPs on the flooded plane: every frame is aimed at one.
+	qpns=$("$vns" "$MROCE" flows "$vdev" --json | grep -o '"qpn":[0-9]*' | cut -d: -f2)
+	[ -n "$qpns" ] || { echo "no flows on $vdev"; "$vns" "$MROCE" flows "$vdev"; return 1; }
+	bt0=$(stat_of "$vns" "$vdev" bad_token)
+	rx0=$(stat_of "$vns" "$vdev" rx)
+	touch "$TMP/go"
+	rm -f "$TMP/blast.log"
+	# The token is the fixtures' (a real one is random: 2^-64 to be right).
+	[ "$BLAST_MS" -gt 0 ] && bg "$sns" "$PEER" send --dev "$sdev" --dst-mac "$vmac" \
+		--blast-ms "$BLAST_MS" --qpn "$(echo $qpns | tr ' ' ,)" --src-ip "$sip" --dst-ip "$vip" \
+		>"$TMP/blast.log" 2>&1
+	wait "$cpid"
+	rc=$?
+	wait "$spid"
+	bt1=$(stat_of "$vns" "$vdev" bad_token)
+	rx1=$(stat_of "$vns" "$vdev" rx)
+	cat "$TMP/blast.log" 2>/dev/null
+	bt=$((bt1 - bt0))
+	echo "victim $victim ($vdev): qpns $(echo $qpns), bad_token +$bt, rx +$((rx1 - rx0))"
+	grep -E "stream qp|verified|FAIL" "$clog"
+	grep -E "planes down|FAIL" "$slog"
+	[ $rc -eq 0 ] && grep -q "stream verified" "$clog" || { cat "$clog" "$slog"; return 1; }
+	[ "$BLAST_MS" = 0 ] || [ "$bt" -gt 1000 ] || { echo "the flood did not reach XDP as bad tokens"; return 1; }
+	line=$(grep -o "planes down [0-9]* rejoined [0-9]*" "$clog" | head -n 1)
+	set -- $line
+	[ "${3:-x}" = 0 ] || { echo "client: a plane went down under the flood: '$line'"; return 1; }
+	line=$(grep -o "planes down [0-9]* rejoined [0-9]*" "$slog" | head -n 1)
+	set -- $line
+	[ "${3:-x}" = 0 ] || { echo "server: a plane went down under the flood: '$line'"; return 1; }
+}
+
+t_flood_client() { flood client; }
+t_flood_server() { flood server; }
+
+[ "$(id -u)" = 0 ] || { echo "SKIP: needs root"; exit 0; }
+TEST_SETUP=setup_planes
+FIGURES='^victim|planes down'
+for ((r = 1; r <= RUNS; r++)); do
+	run_test "2 planes, the client's plane 1 flooded with bad tokens for ${BLAST_MS} ms: no plane down" t_flood_client
+	run_test "2 planes, the server's plane 1 flooded with bad tokens for ${BLAST_MS} ms: no plane down" t_flood_server
+done
+summary test_planes_load
+[ $FAILED -eq 0 ]
