@@ -9,7 +9,12 @@
 # without the token may move plane state: the stream is verified at the
 # server and the flooded end takes no plane down.
 #
-#   RUNS=N (default 1): each test N times in a row.
+#   RUNS=N (default 1): each test N times in a row; VICTIMS="client server"
+#   (default): the ends to flood; PIN_APP=CPU, PIN_BLAST=CPU: taskset for
+#   both rdma_test ends and for the blaster (on veth every interface's
+#   receive runs in the softirq of the CPU that scheduled it, so where the
+#   flood's CPU is decides which plane's packets wait: see the report).
+#   Not in scripts/run-tests.sh: it does not pass 10/10 yet.
 . "$(dirname "$0")/lib.sh"
 
 RT=$BUILD/selftests/rdma_test
@@ -47,10 +52,10 @@ flood() {
 		vns=b vdev=$IF_B1 vip=$IP_B1 vmac=$MAC_B1 sns=a sdev=$IF_A1 sip=$IP_A1
 	fi
 	rm -f "$slog" "$clog" "$TMP/go"
-	bg b "$RT" server --dev "$IF_B" --plane "$IF_B1" --addr "$IP_B" --region "$STREAM" >"$slog" 2>&1
+	bg b ${PIN_APP:+taskset -c $PIN_APP} "$RT" server --dev "$IF_B" --plane "$IF_B1" --addr "$IP_B" --region "$STREAM" >"$slog" 2>&1
 	spid=$!
 	wait_for "$slog" listening 30 || { cat "$slog"; return 1; }
-	bg a "$RT" client --dev "$IF_A" --plane "$IF_A1" --addr "$IP_B" --paths 8 --stream "$STREAM" \
+	bg a ${PIN_APP:+taskset -c $PIN_APP} "$RT" client --dev "$IF_A" --plane "$IF_A1" --addr "$IP_B" --paths 8 --stream "$STREAM" \
 		--region "$STREAM" --go-file "$TMP/go" >"$clog" 2>&1
 	cpid=$!
 	wait_for "$clog" "streaming, ready" 30 || { cat "$clog" "$slog"; return 1; }
@@ -62,7 +67,7 @@ flood() {
 	touch "$TMP/go"
 	rm -f "$TMP/blast.log"
 	# The token is the fixtures' (a real one is random: 2^-64 to be right).
-	[ "$BLAST_MS" -gt 0 ] && bg "$sns" "$PEER" send --dev "$sdev" --dst-mac "$vmac" \
+	[ "$BLAST_MS" -gt 0 ] && bg "$sns" ${PIN_BLAST:+taskset -c $PIN_BLAST} "$PEER" send --dev "$sdev" --dst-mac "$vmac" \
 		--blast-ms "$BLAST_MS" --qpn "$(echo $qpns | tr ' ' ,)" --src-ip "$sip" --dst-ip "$vip" \
 		>"$TMP/blast.log" 2>&1
 	wait "$cpid"
@@ -92,8 +97,9 @@ t_flood_server() { flood server; }
 TEST_SETUP=setup_planes
 FIGURES='^victim|planes down'
 for ((r = 1; r <= RUNS; r++)); do
-	run_test "2 planes, the client's plane 1 flooded with bad tokens for ${BLAST_MS} ms: no plane down" t_flood_client
-	run_test "2 planes, the server's plane 1 flooded with bad tokens for ${BLAST_MS} ms: no plane down" t_flood_server
+	for v in ${VICTIMS:-client server}; do
+		run_test "2 planes, the $v's plane 1 flooded with bad tokens for ${BLAST_MS} ms: no plane down" t_flood_$v
+	done
 done
 summary test_planes_load
 [ $FAILED -eq 0 ]
