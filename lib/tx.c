@@ -634,8 +634,16 @@ void mroce_send_ack(struct mroce_qp *qp, __u64 now)
 						       : qp->ts_echo;
 	while (echo < MROCE_MAX_PLANES && !qp->probe_echo[echo])
 		echo++;
-	if (echo < MROCE_MAX_PLANES)	/* a plane's probe came in: its nonce instead, held as long */
-		h.ts_echo = qp->probe_nonce[echo] + (__u32)(now - qp->probe_nonce_at[echo]);
+	/*
+	 * A plane's probe came in: its nonce instead, held as long. The probe
+	 * was stamped when read, the round's clock (now) before the rings were:
+	 * a round that read a busy ring first finds it stamped later than now.
+	 * The hold is 0 then, never negative: the nonce less a little is no
+	 * echo of it, and the probe, acknowledged without it, fails.
+	 */
+	if (echo < MROCE_MAX_PLANES)
+		h.ts_echo = qp->probe_nonce[echo] + (now > qp->probe_nonce_at[echo] ?
+						     (__u32)(now - qp->probe_nonce_at[echo]) : 0);
 	h.ecn_ce = qp->ecn_ce;
 	h.ecn_pkts = qp->ecn_pkts;
 	if (qp->ecn_ce)

@@ -141,6 +141,9 @@ for s in "${VETH_TESTS[@]}"; do
 	run_script "$s" veth "$PWD/build"
 done
 
+echo "== 2 planes on veth under a flood of bad-token frames: it dies in XDP, nothing lost, planes come back (root)"
+run_script selftests/test_planes_load.sh planes-load "$PWD/build"
+
 echo "== 10^4 small round trips on a clean veth pair: no resend, no timeout (root)"
 run_script selftests/test_latency.sh latency "$PWD/build"
 

@@ -52,6 +52,10 @@ struct opts {
 	__u32		starve;
 	__u32		block;		/* send: shuffle within blocks of this many PSNs */
 	__u32		dup_pct;	/* send: re-send this % of the previous block */
+	__u32		blast_ms;	/* send: the count frames over and over, this long */
+	struct in_addr	src_ip, dst_ip;	/* send --blast-ms: IPv4 addresses instead of the fixtures' */
+	__u32		qpns[16];	/* --blast-ms: --qpn Q1,Q2,... in turn */
+	__u32		nqpns;
 	unsigned int	seed;
 	int		family;
 	int		timeout_ms;
@@ -268,6 +272,58 @@ static int send_shuffled(const struct opts *o, int fd, const struct sockaddr_ll 
 
 /* ---- send -------------------------------------------------------------- */
 
+/*
+ * --blast-ms: WRITEs to --qpn (a list Q1,Q2,... in turn; with --qpn 0 every
+ * QPN in turn, so the live ones meet them too) sent over and over for that
+ * long: a flood of frames the victim's XDP program must drop.
+ */
+static int send_blast(const struct opts *o, int fd, const struct sockaddr_ll *sll, const __u8 *src)
+{
+	struct fx_frame *f = calloc(MROCE_MAX_QPS, sizeof(*f));
+	struct timespec t;
+	__u64 end, sent = 0;
+	__u32 n = o->nqpns ? o->nqpns : MROCE_MAX_QPS - 1;
+
+	if (!f)
+		return -ENOMEM;
+	for (__u32 i = 0; i < n; i++) {
+		struct mroce_route rt;
+		struct mroce_hdr h;
+		__u8 payload[FX_FRAME_MAX] = { 0 };
+
+		fx_hdr(&h, MROCE_OP_WRITE, o->psn);
+		h.dqpn = o->nqpns ? o->qpns[i] : i + 1;
+		h.token = o->token;
+		fx_route(&rt, AF_INET);
+		if (o->src_ip.s_addr)
+			rt.src.v4 = o->src_ip;
+		if (o->dst_ip.s_addr)
+			rt.dst.v4 = o->dst_ip;
+		f[i].family = AF_INET;
+		f[i].len = mroce_frame_build(f[i].buf, sizeof(f[i].buf), &rt, &h, payload);
+		if (f[i].len < 0) {
+			free(f);
+			return f[i].len;
+		}
+		memcpy(f[i].buf, o->dst_mac, 6);
+		memcpy(f[i].buf + 6, src, 6);
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	end = (__u64)t.tv_sec * 1000 + (__u64)t.tv_nsec / 1000000 + o->blast_ms;
+	for (;;) {
+		for (__u32 i = 0; i < n; i++)
+			if (sendto(fd, f[i].buf, (size_t)f[i].len, 0, (const struct sockaddr *)sll,
+				   sizeof(*sll)) == f[i].len)
+				sent++;
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		if ((__u64)t.tv_sec * 1000 + (__u64)t.tv_nsec / 1000000 >= end)
+			break;
+	}
+	printf("send: blasted=%llu\n", (unsigned long long)sent);
+	free(f);
+	return 0;
+}
+
 static int do_send(const struct opts *o)
 {
 	struct suite_frame *s = calloc(SUITE_MAX, sizeof(*s));
@@ -291,6 +347,12 @@ static int do_send(const struct opts *o)
 	sll.sll_halen = 6;
 	memcpy(sll.sll_addr, o->dst_mac, 6);
 
+	if (o->blast_ms) {
+		err = send_blast(o, fd, &sll, (const __u8 *)ifr.ifr_hwaddr.sa_data);
+		close(fd);
+		free(s);
+		return err ? 1 : 0;
+	}
 	if (o->block) {
 		err = send_shuffled(o, fd, &sll, (const __u8 *)ifr.ifr_hwaddr.sa_data);
 		if (err)
@@ -567,7 +629,9 @@ static void usage(void)
 	fprintf(stderr,
 		"usage: peer send --dev DEV --dst-mac MAC (--suite [--sync FILE] | --count N [--psn P]\n"
 		"                 [--qpn Q] [--token HEX] [--family 4|6]\n"
-		"                 [--shuffle-block N --sync FILE [--dup-pct P] [--seed S]])\n"
+		"                 [--shuffle-block N --sync FILE [--dup-pct P] [--seed S]]\n"
+		"                 | --blast-ms MS [--qpn Q[,Q...] (0: every QPN)] [--token HEX]\n"
+		"                   [--src-ip A] [--dst-ip A])   (IPv4 frames to those addresses)\n"
 		"       peer recv --dev DEV (--suite | --count N) [--qpn Q] [--token HEX] [--psn P]\n"
 		"                 [--queue N] [--starve N] [--sync FILE] [--timeout-ms T]\n");
 	exit(2);
@@ -583,7 +647,8 @@ int main(int argc, char **argv)
 		{ "starve", required_argument, 0, 'S' }, { "sync", required_argument, 0, 'y' },
 		{ "family", required_argument, 0, 'f' }, { "timeout-ms", required_argument, 0, 'T' },
 		{ "shuffle-block", required_argument, 0, 'b' }, { "dup-pct", required_argument, 0, 'D' },
-		{ "seed", required_argument, 0, 'e' },
+		{ "seed", required_argument, 0, 'e' }, { "blast-ms", required_argument, 0, 'B' },
+		{ "src-ip", required_argument, 0, 'I' }, { "dst-ip", required_argument, 0, 'J' },
 		{ 0, 0, 0, 0 },
 	};
 	struct opts o = { .qpn = FX_QPN, .token = FX_TOKEN, .psn = FX_PSN, .family = AF_INET,
@@ -601,7 +666,14 @@ int main(int argc, char **argv)
 		case 'm': if (parse_mac(optarg, o.dst_mac)) usage(); o.have_dst = true; break;
 		case 's': o.suite = true; break;
 		case 'c': o.count = (__u32)strtoul(optarg, NULL, 0); break;
-		case 'q': o.qpn = (__u32)strtoul(optarg, NULL, 0); break;
+		case 'q': {
+			char *p = optarg;
+
+			o.qpn = (__u32)strtoul(optarg, NULL, 0);
+			for (o.nqpns = 0; o.qpn && *p && o.nqpns < 16; p += *p == ',')
+				o.qpns[o.nqpns++] = (__u32)strtoul(p, &p, 0);
+			break;
+		}
 		case 't': o.token = strtoull(optarg, NULL, 16); break;
 		case 'p': o.psn = (__u32)strtoul(optarg, NULL, 0); break;
 		case 'Q': o.queue = (__u32)strtoul(optarg, NULL, 0); break;
@@ -612,10 +684,13 @@ int main(int argc, char **argv)
 		case 'b': o.block = (__u32)strtoul(optarg, NULL, 0); break;
 		case 'D': o.dup_pct = (__u32)strtoul(optarg, NULL, 0); break;
 		case 'e': o.seed = (unsigned int)strtoul(optarg, NULL, 0); break;
+		case 'B': o.blast_ms = (__u32)strtoul(optarg, NULL, 0); break;
+		case 'I': if (inet_pton(AF_INET, optarg, &o.src_ip) != 1) usage(); break;
+		case 'J': if (inet_pton(AF_INET, optarg, &o.dst_ip) != 1) usage(); break;
 		default: usage();
 		}
 	}
-	if (!o.dev || (send && !o.have_dst) || (!o.suite && !o.count) ||
+	if (!o.dev || (send && !o.have_dst) || (!o.suite && !o.count && !o.blast_ms) ||
 	    (o.block && (!o.sync || o.block > MROCE_RXWIN_PSNS / 2)))
 		usage();
 	libbpf_set_print(NULL);

@@ -525,6 +525,15 @@ static int server(void)
 			}
 			c->bye = true;
 			done++;
+			{
+				struct mroce_qp_stats qs = { .sz = sizeof(qs) };
+
+				if (!mroce_qp_query_stats(c->qp, &qs))
+					printf("server: qp %u: planes down %llu rejoined %llu\n",
+					       mroce_qp_num(c->qp), (unsigned long long)qs.plane_downs,
+					       (unsigned long long)qs.plane_rejoins);
+				fflush(stdout);
+			}
 			continue;
 		default:
 			continue;

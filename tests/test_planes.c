@@ -1764,6 +1764,61 @@ static void test_busy_host_keeps_planes(void **state)
 }
 
 /*
+ * The peer reads a probe late in its round: a flood that costs it CPU a
+ * frame sits in its first plane's ring, and that ring is read before the
+ * one the probe came in on. The round's timers (and the ACK echoing the
+ * probe) run on the clock read before the rings; the probe was stamped on
+ * arrival, later. The echo's hold must never be negative: were it, the
+ * echo is no echo of the nonce, the probe's packet acknowledged without it
+ * fails the probe, and every probe after it while the peer is that busy:
+ * a plane kept down (or never joined) for the peer's own scheduling.
+ */
+static void test_echo_read_late_proves(void **state)
+{
+	/* fewer frames than a round's receive budget: the probe's ring is read in the same round */
+	static const __u32 floods[][2] = { { 8, 40000 }, { 16, 20000 }, { 32, 10000 } };
+	struct mroce_hdr h = { .opcode = MROCE_OP_ACK, .ts = 0x40000001u };
+
+	(void)state;
+	for (__u32 k = 0; k < sizeof(floods) / sizeof(floods[0]); k++)
+		for (__u64 seed = 0; seed < 4; seed++) {
+			struct unread *c = calloc(1, sizeof(*c));
+			struct planes pl;
+			struct pair *p = &pl.p;
+
+			planes_open(&pl, 4570 + 10 * k + seed, 8);
+			planes_connect(&pl);
+			p->net->a.link = p->net->b.link = (struct sim_link){ .delay_us = 10 };
+			pl.a1.link = pl.b1.link = p->net->a.link;
+			charged[0] = &p->net->b;	/* B's first plane: each frame read costs it */
+			rx_cost_ns = floods[k][1];
+			c->pl = &pl;
+			c->plane = 1;
+			c->w.p = p;
+			c->w.want_a = 1;
+			fill(p->la, BUF, 53);
+			assert_int_equal(post(p->qa, MROCE_WR_RDMA_WRITE, 1, p->la, BUF, mroce_mr_lkey(p->ma),
+					      (__u64)(unsigned long)p->lb, mroce_mr_rkey(p->mb), 0), 0);
+			/* frames without the token at B's first plane, landing with A's first probe */
+			h.cum_psn = p->qa->rqpn;
+			forge(&pl, p->qa, 0, 0x0badbadbadull, &h, (int)floods[k][0]);
+			assert_int_equal(sim_run(p->net, p->da, p->db, watch_unread, c, 60000000), 0);
+			printf("  B reads %u frames of %u ns ahead of A's probe (seed %llu): probe %s, "
+			       "plane downs %llu, rejoins %llu\n", floods[k][0], floods[k][1],
+			       (unsigned long long)seed, c->failed ? "given up" : "kept",
+			       (unsigned long long)p->qa->st.plane_downs,
+			       (unsigned long long)p->qa->st.plane_rejoins);
+			assert_int_equal(c->w.wa[0].status, MROCE_WC_SUCCESS);
+			assert_memory_equal(p->lb, p->la, BUF);
+			assert_true(rx_charged >= floods[k][0]);
+			assert_false(c->failed);
+			assert_int_equal(p->qa->st.plane_rejoins, 1);
+			free(c);
+			planes_close(&pl);
+		}
+}
+
+/*
  * The QP info carries every plane, 8 in all; an info naming more planes
  * than there can be is refused, and one of the earlier layout (room for 4:
  * byte 3 0) is another version's.
@@ -1817,6 +1872,7 @@ int main(void)
 		cmocka_unit_test(test_info_planes_round_trip),
 		cmocka_unit_test(test_busy_host_keeps_planes),
 		cmocka_unit_test(test_peer_busy_on_one_plane),
+		cmocka_unit_test(test_echo_read_late_proves),
 		cmocka_unit_test(test_sibling_echo_read_first),
 		cmocka_unit_test(test_unread_answer_decides_nothing),
 		cmocka_unit_test(test_sender_stall_mid_burst),
