@@ -881,7 +881,7 @@ static int stream(void)
 		       "sent %llu resent %llu, paths retired %llu, ECN echoed %llu, window cuts %llu, "
 		       "srtt %u us, slowest path %u us; per-path SACK losses %llu, paths suspected %llu, "
 		       "skipped %llu, rate grant %u kbit/s, timeouts %llu, min rtt %u us; "
-		       "planes down %llu rejoined %llu\n",
+		       "planes down %llu rejoined %llu; spurious losses %llu, reordering window %u us\n",
 		       mroce_qp_num(conns[i].qp), s,
 		       (unsigned long long)t0, (unsigned long long)t_end[i], (double)(t_end[i] - t0) / 1e6,
 		       (double)s * 8 / (double)(t_end[i] - t0), (unsigned long long)qs.tx_pkts,
@@ -890,7 +890,8 @@ static int stream(void)
 		       qs.worst_path_srtt_us, (unsigned long long)qs.psack_lost,
 		       (unsigned long long)qs.paths_suspected, (unsigned long long)qs.paths_skipped,
 		       qs.rate_hint_kbps, (unsigned long long)qs.rto_events, qs.min_rtt_us,
-		       (unsigned long long)qs.plane_downs, (unsigned long long)qs.plane_rejoins);
+		       (unsigned long long)qs.plane_downs, (unsigned long long)qs.plane_rejoins,
+		       (unsigned long long)qs.spurious_losses, qs.reorder_window_us);
 		snprintf(what, sizeof(what), "stream on QP %u", mroce_qp_num(conns[i].qp));
 		if (check(&conns[i], 7000 + (__u32)i, o.roff + i * s, s, what))
 			return 1;
