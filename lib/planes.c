@@ -315,7 +315,7 @@ void mroce_plane_heard(struct mroce_qp *qp, __u8 pl, __u64 sent_us, __u64 now)
 /* ts_echo is the echo of a nonce sent at at_us (with the peer's hold added), and not too late. */
 static bool echoes(bool nonced, __u32 nonce, __u64 at_us, __u32 ts_echo, __u64 now)
 {
-	return nonced && now - at_us <= MROCE_PLANE_ECHO_TTL_US &&
+	return nonced && mroce_since(now, at_us) <= MROCE_PLANE_ECHO_TTL_US &&
 	       ts_echo - nonce <= MROCE_PLANE_ECHO_HOLD_US;
 }
 
@@ -339,7 +339,7 @@ bool mroce_planes_echo(struct mroce_qp *qp, __u32 ts_echo, __u64 now)
 		nonce = true;
 		if (p->echo_of_us != p->nonce_at_us) {
 			p->echo_of_us = p->nonce_at_us;
-			p->echo_rtt_us = (__u32)(now - p->nonce_at_us);
+			p->echo_rtt_us = (__u32)mroce_since(now, p->nonce_at_us);
 		}
 		if (p->down && p->trial_armed)
 			proven(qp, i, now);
@@ -678,13 +678,13 @@ void mroce_planes_timer(struct mroce_qp *qp, __u64 now)
 			plane_down(qp, i, now);
 			continue;
 		}
-		if (p->wait_since_us && now - p->wait_since_us > margin && !wait) {
+		if (p->wait_since_us && mroce_since(now, p->wait_since_us) > margin && !wait) {
 			slack = slack_us(qp);
 			wait = slack + 2 * answer_us(qp);
 		}
 		/* Not before its own answers are due: a plane with a longer queue is not dead. */
-		if (!p->wait_since_us || now - p->wait_since_us <= margin ||
-		    now - p->wait_since_us <= wait) {
+		if (!p->wait_since_us || mroce_since(now, p->wait_since_us) <= margin ||
+		    mroce_since(now, p->wait_since_us) <= wait) {
 			if (p->down && !p->trial && now >= p->probe_at_us)
 				probe_start(qp, i, now);
 			continue;
