@@ -107,6 +107,49 @@ static bool first_plane_shunned(const struct mroce_qp *qp, __u8 n, __u64 now)
 	return false;	/* every plane held for dead, or none to probe: the first is as good as any */
 }
 
+/*
+ * A silence on a plane whose own interface dropped this many frames since
+ * the last verdict proves nothing, this many times in a row (the count
+ * restarts when the plane is heard from).
+ */
+#define MROCE_PLANE_BUSY_DROPS		128
+#define MROCE_PLANE_BUSY_WAITS		8
+
+static __u64 plane_drops(const struct mroce_qp *qp, __u8 pl)
+{
+	const struct mroce_dev *dev = qp->dev;
+
+	return dev->ops->plane_drops ? dev->ops->plane_drops(dev->port, pl) : 0;
+}
+
+/*
+ * Plane pl is silent long enough to be found dead: unless its own host is
+ * busy. A host flooded on a plane's interface (frames without the token,
+ * which our XDP program drops) spends its receive CPU there, and the real
+ * answers on that plane wait in its own backlog for milliseconds while the
+ * other plane's flow: a busy host, not a dead plane. The datapath's drops
+ * on that interface since the last verdict say so (read here only, at a
+ * verdict: it may cost a system call). The silence so far is then no
+ * evidence, and the wait starts again; at most MROCE_PLANE_BUSY_WAITS
+ * times before the plane is heard from again, so a plane that dies under
+ * a flood is still found, a few waits later. Without drops, the verdict
+ * is what it was.
+ */
+static bool plane_busy(struct mroce_qp *qp, __u8 pl, __u64 now)
+{
+	struct mroce_plane *p = &qp->planes[pl];
+	__u64 drops = plane_drops(qp, pl);
+	bool busy = drops - p->drops_seen >= MROCE_PLANE_BUSY_DROPS &&
+		    p->busy_waits < MROCE_PLANE_BUSY_WAITS;
+
+	p->drops_seen = drops;
+	if (!busy)
+		return false;
+	p->busy_waits++;
+	p->wait_since_us = now;
+	return true;
+}
+
 void mroce_planes_connect(struct mroce_qp *qp, __u8 n, __u64 now)
 {
 	bool first_down = first_plane_shunned(qp, n, now);
@@ -118,6 +161,7 @@ void mroce_planes_connect(struct mroce_qp *qp, __u8 n, __u64 now)
 		qp->planes[i] = (struct mroce_plane){
 			.down = i > 0 || first_down, .probe_at_us = shun > now ? shun : now,
 			.probe_gap_us = MROCE_PLANE_PROBE_MIN_US,
+			.drops_seen = i < qp->nplanes && qp->nplanes > 1 ? plane_drops(qp, (__u8)i) : 0,
 		};
 	}
 	for (__u32 s = 0; s < qp->attr.paths; s++) {
@@ -286,6 +330,7 @@ void mroce_plane_heard(struct mroce_qp *qp, __u8 pl, __u64 sent_us, __u64 now)
 		return;
 	}
 	p->heard_us = now;
+	p->busy_waits = 0;
 	/*
 	 * The wait ends with a packet sent since it began, or later than any
 	 * delivered before. One sent earlier than both says only that the
@@ -675,7 +720,8 @@ void mroce_planes_timer(struct mroce_qp *qp, __u64 now)
 			continue;
 		}
 		if (now >= unheard_due(qp, i)) {
-			plane_down(qp, i, now);
+			if (!plane_busy(qp, i, now))
+				plane_down(qp, i, now);
 			continue;
 		}
 		if (p->wait_since_us && mroce_since(now, p->wait_since_us) > margin && !wait) {
@@ -697,7 +743,7 @@ void mroce_planes_timer(struct mroce_qp *qp, __u64 now)
 			continue;	/* everything is silent: the peer, or our CPU, not the plane */
 		if (p->down && p->trial)
 			probe_failed(qp, i, now, true);
-		else if (!p->down)
+		else if (!p->down && !plane_busy(qp, i, now))
 			plane_down(qp, i, now);
 	}
 }
