@@ -108,60 +108,73 @@ static bool first_plane_shunned(const struct mroce_qp *qp, __u8 n, __u64 now)
 }
 
 /*
- * A silence on a plane whose own interface dropped this many frames since
- * the last verdict proves nothing, this many times in a row (the count
- * restarts when the plane is heard from).
+ * A silence on a plane while the connection's interfaces dropped this many
+ * frames since the last verdict proves nothing, this many times in a row
+ * (the count restarts when the plane is heard from).
  */
 #define MROCE_PLANE_BUSY_DROPS		128
 #define MROCE_PLANE_BUSY_WAITS		8
 
-static __u64 plane_drops(const struct mroce_qp *qp, __u8 pl)
+/* The datapath's drops so far on every interface of the connection's planes. */
+static __u64 planes_drops(const struct mroce_qp *qp)
 {
 	const struct mroce_dev *dev = qp->dev;
+	__u64 n = 0;
 
-	return dev->ops->plane_drops ? dev->ops->plane_drops(dev->port, pl) : 0;
+	if (!dev->ops->plane_drops)
+		return 0;
+	for (__u8 i = 0; i < qp->nplanes; i++)
+		n += dev->ops->plane_drops(dev->port, i);
+	return n;
 }
 
 /*
  * Plane pl is silent long enough to be found dead: unless its own host is
  * busy. A host flooded on a plane's interface (frames without the token,
- * which our XDP program drops) spends its receive CPU there, and the real
- * answers on that plane wait in its own backlog for milliseconds while the
- * other plane's flow: a busy host, not a dead plane. The datapath's drops
- * on that interface since the last verdict say so (read here only, at a
- * verdict: it may cost a system call). The silence so far is then no
- * evidence, and the wait starts again; at most MROCE_PLANE_BUSY_WAITS
- * times before the plane is heard from again, so a plane that dies under
- * a flood is still found, a few waits later. Without drops, the verdict
- * is what it was.
+ * which our XDP program drops) spends its receive CPU there, and real
+ * packets wait in its own backlog for milliseconds while others go (on
+ * veth, the backlog is a CPU's, whatever the interface: the flooded
+ * plane's or another's): a busy host, not a dead plane. The datapath's
+ * drops on the planes' interfaces since the last verdict say so (read here
+ * only, at a verdict: it may cost a system call per plane); a dead plane's
+ * own interface receives nothing to drop. The verdict then waits the
+ * longest slack of a plane in use more (1 ms), and is taken again; at most
+ * MROCE_PLANE_BUSY_WAITS times before the plane is heard from again, so a
+ * plane that dies under a flood is still found, some 8 ms later. Without
+ * drops, the verdict is what it was.
  */
 static bool plane_busy(struct mroce_qp *qp, __u8 pl, __u64 now)
 {
 	struct mroce_plane *p = &qp->planes[pl];
-	__u64 drops = plane_drops(qp, pl);
-	bool busy = drops - p->drops_seen >= MROCE_PLANE_BUSY_DROPS &&
-		    p->busy_waits < MROCE_PLANE_BUSY_WAITS;
+	__u64 drops;
+	bool busy;
 
+	if (now < p->busy_until_us)
+		return true;
+	drops = planes_drops(qp);
+	busy = drops - p->drops_seen >= MROCE_PLANE_BUSY_DROPS && p->busy_waits < MROCE_PLANE_BUSY_WAITS;
 	p->drops_seen = drops;
 	if (!busy)
 		return false;
 	p->busy_waits++;
-	p->wait_since_us = now;
+	p->busy_until_us = now + MROCE_PLANE_SLACK_US;
 	return true;
 }
 
 void mroce_planes_connect(struct mroce_qp *qp, __u8 n, __u64 now)
 {
 	bool first_down = first_plane_shunned(qp, n, now);
+	__u64 drops;
 
 	qp->nplanes = n ? n : 1;
+	drops = qp->nplanes > 1 ? planes_drops(qp) : 0;
 	for (__u32 i = 0; i < MROCE_MAX_PLANES; i++) {
 		__u64 shun = qp->dev->plane_shun_until_us[i];
 
 		qp->planes[i] = (struct mroce_plane){
 			.down = i > 0 || first_down, .probe_at_us = shun > now ? shun : now,
 			.probe_gap_us = MROCE_PLANE_PROBE_MIN_US,
-			.drops_seen = i < qp->nplanes && qp->nplanes > 1 ? plane_drops(qp, (__u8)i) : 0,
+			.drops_seen = drops,
 		};
 	}
 	for (__u32 s = 0; s < qp->attr.paths; s++) {
@@ -331,6 +344,7 @@ void mroce_plane_heard(struct mroce_qp *qp, __u8 pl, __u64 sent_us, __u64 now)
 	}
 	p->heard_us = now;
 	p->busy_waits = 0;
+	p->busy_until_us = 0;
 	/*
 	 * The wait ends with a packet sent since it began, or later than any
 	 * delivered before. One sent earlier than both says only that the
@@ -562,7 +576,7 @@ static __u64 unheard_due(const struct mroce_qp *qp, __u8 pl)
 		if (j != pl && !o->down && o->echo_of_us && o->heard_us > p->wait_since_us && t < due)
 			due = t;
 	}
-	return due;
+	return due != UINT64_MAX && due < p->busy_until_us ? p->busy_until_us : due;
 }
 
 /* A down plane's probe slot whose one packet has not gone yet; -1 if none. */

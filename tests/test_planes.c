@@ -1446,7 +1446,8 @@ static void test_busy_receiver_keeps_planes(void **state)
 }
 
 /*
- * A host flooded on one plane's interface: its own kernel's work there is
+ * A host flooded on one plane's interface (or the other's: on veth the
+ * backlog is a CPU's): its own kernel's work there is
  * so far behind that its real packets on that plane, both ways, wait 3 ms
  * in its backlog, while the other plane's flow (on veth, one kernel: the
  * frames a host sends on the plane wait too). The flood shows as drops in its datapath on that
@@ -1459,6 +1460,8 @@ struct busy_host {
 	struct watch	c;	/* first: watch() takes it */
 	__u64		from, until;
 	__u32		per_us;	/* flood frames dropped a microsecond (0: no flood seen) */
+	struct sim_port	*flooded;	/* ... on this port of A's */
+	bool		no_delay;	/* a flood only: no backlog */
 };
 
 static bool watch_busy_host(void *ctx)
@@ -1467,13 +1470,14 @@ static bool watch_busy_host(void *ctx)
 	struct sim_net *net = b->c.pl->p.net;
 	bool on = net->now >= b->from && net->now < b->until;
 
-	net->a.link.delay_us = net->b.link.delay_us = on ? 3000 : 10;	/* A's backlog on plane 0 */
+	if (!b->no_delay)
+		net->a.link.delay_us = net->b.link.delay_us = on ? 3000 : 10;	/* A's backlog on plane 0 */
 	if (on)
-		net->a.xdp_drops = (net->now - b->from) * b->per_us;
+		b->flooded->xdp_drops = (net->now - b->from) * b->per_us;
 	return watch(ctx);
 }
 
-static __u64 busy_host_run(__u64 seed, __u32 per_us)
+static __u64 busy_host_run(__u64 seed, __u32 per_us, bool other)
 {
 	struct busy_host *b = calloc(1, sizeof(*b));
 	struct planes pl;
@@ -1490,6 +1494,7 @@ static __u64 busy_host_run(__u64 seed, __u32 per_us)
 	b->from = p->net->now + 100;
 	b->until = b->from + 5000;
 	b->per_us = per_us;
+	b->flooded = other ? &pl.a1 : &p->net->a;
 	memset(&b->c.w, 0, sizeof(b->c.w));
 	b->c.w.p = p;
 	b->c.pl = &pl;
@@ -1504,20 +1509,71 @@ static __u64 busy_host_run(__u64 seed, __u32 per_us)
 	assert_memory_equal(p->lb, p->la, BUF);
 	assert_true(p->net->now > b->until);	/* the transfer lasted through the flood */
 	downs = p->qa->st.plane_downs;
-	printf("  seed %llu, A's plane 0 answers 3 ms late for 5 ms, %u drops a us there: plane downs %llu, "
-	       "resent %llu, done at %llu us\n", (unsigned long long)seed, per_us, (unsigned long long)downs,
+	printf("  seed %llu, A's plane 0 answers 3 ms late for 5 ms, %u drops a us on plane %d: plane downs %llu, "
+	       "resent %llu, done at %llu us\n", (unsigned long long)seed, per_us, other, (unsigned long long)downs,
 	       (unsigned long long)p->da->stats.retx_pkts, (unsigned long long)(p->net->now - b->from));
 	free(b);
 	planes_close(&pl);
 	return downs;
 }
 
+/*
+ * Plane 0 dies in the middle of a WRITE while A is flooded on plane 1: the
+ * busy host waits a few more times, then finds it dead all the same.
+ */
+static __u64 busy_dead_run(__u64 seed, __u32 per_us)
+{
+	struct busy_host *b = calloc(1, sizeof(*b));
+	struct planes pl;
+	struct pair *p = &pl.p;
+	__u64 took;
+
+	planes_open(&pl, seed, 8);
+	planes_connect(&pl);
+	p->net->a.link = p->net->b.link = (struct sim_link){ .delay_us = 10, .path_step_us = 5 };
+	pl.a1.link = pl.b1.link = p->net->a.link;
+	write_n(&pl, &b->c, 1, 41);
+	assert_int_equal(p->qa->st.plane_rejoins, 1);
+	b->from = p->net->now;
+	b->until = UINT64_MAX;
+	b->per_us = per_us;
+	b->flooded = &pl.a1;
+	b->no_delay = true;
+	b->c.fail_at_bytes = p->qa->st.acked_bytes + BUF / 2;
+	b->c.fail_first = true;
+	b->c.failed = false;
+	memset(&b->c.w, 0, sizeof(b->c.w));
+	b->c.w.p = p;
+	b->c.pl = &pl;
+	fill(p->la, BUF, 44);
+	for (int i = 0; i < 8; i++)
+		assert_int_equal(post(p->qa, MROCE_WR_RDMA_WRITE, (__u64)i, p->la, BUF, mroce_mr_lkey(p->ma),
+				      (__u64)(unsigned long)p->lb, mroce_mr_rkey(p->mb), 0), 0);
+	b->c.w.want_a = 8;
+	assert_int_equal(sim_run(p->net, p->da, p->db, watch_busy_host, b, 60000000), 0);
+	for (int i = 0; i < 8; i++)
+		assert_int_equal(b->c.w.wa[i].status, MROCE_WC_SUCCESS);
+	assert_memory_equal(p->lb, p->la, BUF);
+	took = b->c.moved_at_us - b->c.failed_at_us;
+	printf("  seed %llu, plane 0 dies, %u drops a us on plane 1: plane downs %llu, found in %llu us\n",
+	       (unsigned long long)seed, per_us, (unsigned long long)p->qa->st.plane_downs,
+	       (unsigned long long)took);
+	assert_true(b->c.failed);
+	assert_int_equal(p->qa->st.plane_downs, 1);
+	free(b);
+	planes_close(&pl);
+	return took;
+}
+
 static void test_busy_host_keeps_plane(void **state)
 {
 	(void)state;
 	for (__u64 seed = 5100; seed < 5104; seed++) {
-		assert_int_equal(busy_host_run(seed, 4), 0);	/* flooded: busy, not dead */
-		assert_true(busy_host_run(seed, 0) >= 1);	/* no flood seen: dead, as before */
+		assert_int_equal(busy_host_run(seed, 4, false), 0);	/* flooded: busy, not dead */
+		assert_int_equal(busy_host_run(seed, 4, true), 0);	/* ... on the other plane: as busy */
+		assert_true(busy_host_run(seed, 0, false) >= 1);	/* no flood seen: dead, as before */
+		/* a plane that dies under a flood is found, at most some 10 ms later */
+		assert_true(busy_dead_run(seed, 4) <= busy_dead_run(seed, 0) + 10000);
 	}
 }
 
