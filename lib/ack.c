@@ -264,8 +264,8 @@ void mroce_handle_ack(struct mroce_qp *qp, const struct mroce_hdr *h, __u64 now)
 		 * One probe answered is a loss repaired: no evidence.
 		 */
 		if (qp->tlp_out >= 2 && now > qp->last_progress_us)
-			mroce_peer_stall(qp, (__u32)(now - qp->last_progress_us < UINT32_MAX ?
-					      now - qp->last_progress_us : UINT32_MAX), now);
+			mroce_peer_stall(qp, (__u32)(mroce_since(now, qp->last_progress_us) < UINT32_MAX ?
+					      mroce_since(now, qp->last_progress_us) : UINT32_MAX), now);
 		rto_floor_update(qp, h, una != qp->snd_una && !sacked, now);
 		qp->last_progress_us = now;
 		qp->rto_us = mroce_rto_base(qp, inflight);

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cc.h"
+#include "eng_int.h"
 
 void mroce_cc_init_window(struct mroce_qp *qp)
 {
@@ -63,7 +64,7 @@ bool mroce_cc_epoch_over(const struct mroce_qp *qp, struct mroce_cc_epoch *e, __
 {
 	if (rtt_us > e->rtt_max)
 		e->rtt_max = rtt_us;
-	return now - e->epoch_us >= (qp->srtt_us > 20 ? qp->srtt_us : 20);
+	return mroce_since(now, e->epoch_us) >= (qp->srtt_us > 20 ? qp->srtt_us : 20);
 }
 
 #define CC_FLOOR_X256	(2 * 256)	/* the window never goes below 2 packets */

@@ -5,6 +5,7 @@
  * Also the combination of both signals (cc_ecn and cc_delay together).
  */
 #include "cc.h"
+#include "eng_int.h"
 
 struct swift_priv {
 	struct mroce_cc_epoch		e;
@@ -24,7 +25,7 @@ void mroce_cc_swift_sample(const struct mroce_qp *qp, struct mroce_cc_swift_stat
 {
 	__u32 win = 10 * qp->srtt_us > 1000 ? 10 * qp->srtt_us : 1000;
 
-	if (now - s->win_us >= win) {
+	if (mroce_since(now, s->win_us) >= win) {
 		s->base_us = s->win_min;
 		s->win_min = 0;
 		s->win_us = now;

@@ -22,6 +22,16 @@ enum mroce_place_result {
 
 static inline bool mroce_psn_before(__u32 a, __u32 b) { return (__s32)(a - b) < 0; }
 
+/*
+ * The time since at, by now; 0 when at is later. A round's clock (now) is
+ * read before its receive rings (engine.c), and what a frame moves is
+ * stamped when it is read, later: a round that read a busy ring first finds
+ * those stamps ahead of its own now. Every age of a stamp is taken here:
+ * a bare now - at would wrap to some 2^64 and fire whatever it guards (a
+ * grant dropped as stale, a timeout, a plane's silence, an epoch's end).
+ */
+static inline __u64 mroce_since(__u64 now, __u64 at) { return now > at ? now - at : 0; }
+
 /* A record's copy leaves the network (acknowledged, declared lost): its slot's window frees. */
 static inline void mroce_rec_landed(struct mroce_qp *qp, const struct mroce_txpkt *rec)
 {

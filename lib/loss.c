@@ -396,7 +396,7 @@ static void rto_mark(struct mroce_qp *qp, __u64 now)
 	for (__u32 psn = qp->snd_una; psn != qp->snd_nxt; psn++) {
 		struct mroce_txpkt *rec = PKT(qp, psn);
 
-		if (rec->state != PKT_INFLIGHT || now - rec->sent_us < qp->rto_us)
+		if (rec->state != PKT_INFLIGHT || mroce_since(now, rec->sent_us) < qp->rto_us)
 			continue;
 		/* not charged to the path: a timeout says nothing about which one */
 		mroce_rec_landed(qp, rec);
@@ -563,7 +563,7 @@ void mroce_qp_timers(struct mroce_qp *qp, __u64 now)
 	if (qp->nplanes > 1)
 		mroce_planes_timer(qp, now);
 	/* Tools read the flows map at human speed: once a millisecond is plenty. */
-	if (now - qp->stats_at_us >= 1000) {
+	if (mroce_since(now, qp->stats_at_us) >= 1000) {
 		mroce_qp_stats_update(qp);
 		qp->stats_at_us = now;
 	}

@@ -621,7 +621,7 @@ void mroce_path_scoreboard(struct mroce_qp *qp, __u64 now)
 
 	if (qp->attr.paths < 2 || qp->attr.static_paths)
 		return;
-	new_epoch = now - qp->path_epoch_us >= epoch;
+	new_epoch = mroce_since(now, qp->path_epoch_us) >= epoch;
 	news = qp->st.tx_pkts - qp->st.retx_pkts != qp->path_epoch_pkts;
 	path_totals(qp, &t);
 	/*

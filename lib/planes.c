@@ -107,17 +107,74 @@ static bool first_plane_shunned(const struct mroce_qp *qp, __u8 n, __u64 now)
 	return false;	/* every plane held for dead, or none to probe: the first is as good as any */
 }
 
+/*
+ * A silence on a plane while the connection's interfaces dropped this many
+ * frames since the last verdict proves nothing, this many times in a row
+ * (the count restarts when the plane is heard from).
+ */
+#define MROCE_PLANE_BUSY_DROPS		128
+#define MROCE_PLANE_BUSY_WAITS		8
+
+/* The datapath's drops so far on every interface of the connection's planes. */
+static __u64 planes_drops(const struct mroce_qp *qp)
+{
+	const struct mroce_dev *dev = qp->dev;
+	__u64 n = 0;
+
+	if (!dev->ops->plane_drops)
+		return 0;
+	for (__u8 i = 0; i < qp->nplanes; i++)
+		n += dev->ops->plane_drops(dev->port, i);
+	return n;
+}
+
+/*
+ * Plane pl is silent long enough to be found dead: unless its own host is
+ * busy. A host flooded on a plane's interface (frames without the token,
+ * which our XDP program drops) spends its receive CPU there, and real
+ * packets wait in its own backlog for milliseconds while others go (on
+ * veth, the backlog is a CPU's, whatever the interface: the flooded
+ * plane's or another's): a busy host, not a dead plane. The datapath's
+ * drops on the planes' interfaces since the last verdict say so (read here
+ * only, at a verdict: it may cost a system call per plane); a dead plane's
+ * own interface receives nothing to drop. The verdict then waits the
+ * longest slack of a plane in use more (1 ms), and is taken again; at most
+ * MROCE_PLANE_BUSY_WAITS times before the plane is heard from again, so a
+ * plane that dies under a flood is still found, some 8 ms later. Without
+ * drops, the verdict is what it was.
+ */
+static bool plane_busy(struct mroce_qp *qp, __u8 pl, __u64 now)
+{
+	struct mroce_plane *p = &qp->planes[pl];
+	__u64 drops;
+	bool busy;
+
+	if (now < p->busy_until_us)
+		return true;
+	drops = planes_drops(qp);
+	busy = drops - p->drops_seen >= MROCE_PLANE_BUSY_DROPS && p->busy_waits < MROCE_PLANE_BUSY_WAITS;
+	p->drops_seen = drops;
+	if (!busy)
+		return false;
+	p->busy_waits++;
+	p->busy_until_us = now + MROCE_PLANE_SLACK_US;
+	return true;
+}
+
 void mroce_planes_connect(struct mroce_qp *qp, __u8 n, __u64 now)
 {
 	bool first_down = first_plane_shunned(qp, n, now);
+	__u64 drops;
 
 	qp->nplanes = n ? n : 1;
+	drops = qp->nplanes > 1 ? planes_drops(qp) : 0;
 	for (__u32 i = 0; i < MROCE_MAX_PLANES; i++) {
 		__u64 shun = qp->dev->plane_shun_until_us[i];
 
 		qp->planes[i] = (struct mroce_plane){
 			.down = i > 0 || first_down, .probe_at_us = shun > now ? shun : now,
 			.probe_gap_us = MROCE_PLANE_PROBE_MIN_US,
+			.drops_seen = drops,
 		};
 	}
 	for (__u32 s = 0; s < qp->attr.paths; s++) {
@@ -286,6 +343,8 @@ void mroce_plane_heard(struct mroce_qp *qp, __u8 pl, __u64 sent_us, __u64 now)
 		return;
 	}
 	p->heard_us = now;
+	p->busy_waits = 0;
+	p->busy_until_us = 0;
 	/*
 	 * The wait ends with a packet sent since it began, or later than any
 	 * delivered before. One sent earlier than both says only that the
@@ -315,7 +374,7 @@ void mroce_plane_heard(struct mroce_qp *qp, __u8 pl, __u64 sent_us, __u64 now)
 /* ts_echo is the echo of a nonce sent at at_us (with the peer's hold added), and not too late. */
 static bool echoes(bool nonced, __u32 nonce, __u64 at_us, __u32 ts_echo, __u64 now)
 {
-	return nonced && now - at_us <= MROCE_PLANE_ECHO_TTL_US &&
+	return nonced && mroce_since(now, at_us) <= MROCE_PLANE_ECHO_TTL_US &&
 	       ts_echo - nonce <= MROCE_PLANE_ECHO_HOLD_US;
 }
 
@@ -339,7 +398,7 @@ bool mroce_planes_echo(struct mroce_qp *qp, __u32 ts_echo, __u64 now)
 		nonce = true;
 		if (p->echo_of_us != p->nonce_at_us) {
 			p->echo_of_us = p->nonce_at_us;
-			p->echo_rtt_us = (__u32)(now - p->nonce_at_us);
+			p->echo_rtt_us = (__u32)mroce_since(now, p->nonce_at_us);
 		}
 		if (p->down && p->trial_armed)
 			proven(qp, i, now);
@@ -517,7 +576,7 @@ static __u64 unheard_due(const struct mroce_qp *qp, __u8 pl)
 		if (j != pl && !o->down && o->echo_of_us && o->heard_us > p->wait_since_us && t < due)
 			due = t;
 	}
-	return due;
+	return due != UINT64_MAX && due < p->busy_until_us ? p->busy_until_us : due;
 }
 
 /* A down plane's probe slot whose one packet has not gone yet; -1 if none. */
@@ -675,16 +734,17 @@ void mroce_planes_timer(struct mroce_qp *qp, __u64 now)
 			continue;
 		}
 		if (now >= unheard_due(qp, i)) {
-			plane_down(qp, i, now);
+			if (!plane_busy(qp, i, now))
+				plane_down(qp, i, now);
 			continue;
 		}
-		if (p->wait_since_us && now - p->wait_since_us > margin && !wait) {
+		if (p->wait_since_us && mroce_since(now, p->wait_since_us) > margin && !wait) {
 			slack = slack_us(qp);
 			wait = slack + 2 * answer_us(qp);
 		}
 		/* Not before its own answers are due: a plane with a longer queue is not dead. */
-		if (!p->wait_since_us || now - p->wait_since_us <= margin ||
-		    now - p->wait_since_us <= wait) {
+		if (!p->wait_since_us || mroce_since(now, p->wait_since_us) <= margin ||
+		    mroce_since(now, p->wait_since_us) <= wait) {
 			if (p->down && !p->trial && now >= p->probe_at_us)
 				probe_start(qp, i, now);
 			continue;
@@ -697,7 +757,7 @@ void mroce_planes_timer(struct mroce_qp *qp, __u64 now)
 			continue;	/* everything is silent: the peer, or our CPU, not the plane */
 		if (p->down && p->trial)
 			probe_failed(qp, i, now, true);
-		else if (!p->down)
+		else if (!p->down && !plane_busy(qp, i, now))
 			plane_down(qp, i, now);
 	}
 }

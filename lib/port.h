@@ -38,6 +38,13 @@ struct mroce_port_ops {
 	void	(*select_plane)(void *port, __u32 plane);
 	/* Optional: a descriptor readable when frames arrive (port_planes.c polls them all). */
 	int	(*poll_fd)(void *port);
+	/*
+	 * Optional: how many frames the datapath has dropped so far on plane's
+	 * interface (a wrong token, malformed, unknown QP ...; a single-plane
+	 * port: its own, whatever plane says). Read only when a plane's silence
+	 * is judged (planes.c plane_busy): it may cost a system call.
+	 */
+	__u64	(*plane_drops)(void *port, __u32 plane);
 	/* Optional: frames wait for the kernel to take them (kick again in MROCE_TX_RETRY_US). */
 	bool	(*tx_pending)(void *port);
 	/*

@@ -123,6 +123,15 @@ static void pl_stats(void *port, struct mroce_dev_stats *s)
 	}
 }
 
+static __u64 pl_plane_drops(void *port, __u32 plane)
+{
+	struct planes_port *pp = port;
+
+	if (plane >= pp->n || !pp->ops[plane]->plane_drops)
+		return 0;
+	return pp->ops[plane]->plane_drops(pp->port[plane], 0);
+}
+
 static void pl_close(void *port)
 {
 	struct planes_port *pp = port;
@@ -136,7 +145,7 @@ static void pl_close(void *port)
 static const struct mroce_port_ops planes_ops = {
 	.tx_buf = pl_tx_buf, .tx_send = pl_tx_send, .tx_flush = pl_tx_flush,
 	.rx_burst = pl_rx_burst, .wait = pl_wait, .now_us = pl_now, .close = pl_close,
-	.stats = pl_stats, .select_plane = pl_select,
+	.stats = pl_stats, .select_plane = pl_select, .plane_drops = pl_plane_drops,
 };
 
 int mroce_port_planes_new(__u32 n, const struct mroce_port_ops *const *ops, void *const *ports,

@@ -322,6 +322,27 @@ static void xp_stats(void *port, struct mroce_dev_stats *s)
 	s->xsk_tx_ring_empty = k.xsk_tx_ring_empty;
 }
 
+/* Every frame our XDP program dropped on this interface (stats.h's "drop:" counters). */
+static __u64 xp_plane_drops(void *port, __u32 plane)
+{
+	static const enum mroce_stat drops[] = {
+		MROCE_STAT_TRUNCATED, MROCE_STAT_FRAGMENT, MROCE_STAT_BAD_LENGTH,
+		MROCE_STAT_BAD_VERSION, MROCE_STAT_BAD_OPCODE, MROCE_STAT_BAD_FLAGS,
+		MROCE_STAT_UNKNOWN_QP, MROCE_STAT_BAD_TOKEN, MROCE_STAT_DUPLICATE,
+		MROCE_STAT_DUP_RETX_LIMIT, MROCE_STAT_OUT_OF_WINDOW, MROCE_STAT_OUT_OF_ORDER,
+		MROCE_STAT_NO_XSK, MROCE_STAT_BAD_CSUM,
+	};
+	struct xsk_port *p = port;
+	__u64 c[MROCE_STAT_MAX], n = 0;
+
+	(void)plane;
+	if (!p->dp || mroce_dp_stats(p->dp, c))
+		return 0;
+	for (size_t i = 0; i < sizeof(drops) / sizeof(drops[0]); i++)
+		n += c[drops[i]];
+	return n;
+}
+
 /* Sum the AF_XDP sockets among one process's descriptors. */
 static int scan_process(int pid, struct mroce_dev_stats *s)
 {
@@ -404,6 +425,7 @@ static const struct mroce_port_ops xsk_ops = {
 	.tx_buf = xp_tx_buf, .tx_send = xp_tx_send, .tx_flush = xp_tx_flush,
 	.rx_burst = xp_rx_burst, .wait = xp_wait, .now_us = xp_now, .close = xp_close,
 	.stats = xp_stats, .poll_fd = xp_poll_fd, .tx_pending = xp_tx_pending,
+	.plane_drops = xp_plane_drops,
 };
 
 /* The interface's MAC, MTU and first address (IPv4 preferred). */

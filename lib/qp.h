@@ -184,6 +184,9 @@ struct mroce_plane {
 	__u64	ack_probe_at_us;	/* the next one not before */
 	__u32	ack_probe_gap_us;	/* ... doubling like probe_gap_us (0: the first not sent) */
 	__u64	answer_at_us;	/* not proven here: the next probe's answer sent on it not before */
+	__u64	drops_seen;	/* the datapath's drops on the planes' interfaces, at its last verdict (plane_busy) */
+	__u8	busy_waits;	/* silences taken for a busy host since it was last heard from */
+	__u64	busy_until_us;	/* ... the latest: no verdict before */
 };
 
 /* Send queue entry. */

@@ -46,7 +46,7 @@ bool mroce_grant_counts(const struct mroce_qp *qp, __u64 queue_us, __u64 now)
 
 	if (rtt && 4 * rtt + 2 * queue_us < span)
 		span = 4 * rtt + 2 * queue_us;
-	return qp->state == MROCE_QPS_RTS && qp->grant_last_us && now - qp->grant_last_us <= span;
+	return qp->state == MROCE_QPS_RTS && qp->grant_last_us && mroce_since(now, qp->grant_last_us) <= span;
 }
 
 static __u32 grant_senders(const struct mroce_dev *dev, __u64 queue_us, __u64 now)
@@ -93,7 +93,7 @@ static __u64 grant_link_kbps(struct mroce_grant *g, __u64 bytes, __u64 len)
 static void grant_epoch_end(struct mroce_dev *dev, __u64 now)
 {
 	struct mroce_grant *g = &dev->grant;
-	__u64 len = now - g->epoch_us, queue_us = g->pkts ? g->queue_sum_us / g->pkts : 0;
+	__u64 len = mroce_since(now, g->epoch_us), queue_us = g->pkts ? g->queue_sum_us / g->pkts : 0;
 	bool congested = g->ce || queue_us > MROCE_GRANT_QUEUE_US;
 	__u32 n = congested && g->pkts && !g->off ? grant_senders(dev, queue_us, now) : 0;
 	__u64 kbps = 0, share;
@@ -158,7 +158,7 @@ static bool grant_queue_sample(struct mroce_qp *qp, __u32 ts, __u64 now, __u32 *
 {
 	__u32 owd = (__u32)now - ts, above, below;
 
-	if (qp->owd_valid && now - qp->owd_win_us >= MROCE_OWD_WINDOW_US) {
+	if (qp->owd_valid && mroce_since(now, qp->owd_win_us) >= MROCE_OWD_WINDOW_US) {
 		if (qp->owd_win_valid)
 			qp->owd_base = qp->owd_win_min;	/* the last window's lowest */
 		qp->owd_win_valid = false;
@@ -194,7 +194,7 @@ void mroce_grant_rx(struct mroce_qp *qp, const struct mroce_hdr *h, __u32 bytes,
 	struct mroce_grant *g = &qp->dev->grant;
 	__u32 queue_us;
 
-	if (now - g->epoch_us >= MROCE_GRANT_EPOCH_US)
+	if (mroce_since(now, g->epoch_us) >= MROCE_GRANT_EPOCH_US)
 		grant_epoch_end(qp->dev, now);
 	/* a probe's ts is a nonce, not a time */
 	if (!(h->flags & MROCE_F_PLANE_PROBE) && grant_queue_sample(qp, h->ts, now, &queue_us))
@@ -241,6 +241,6 @@ void mroce_grant_resume(struct mroce_qp *qp, __u64 now)
 
 	if (rtt && 4 * rtt < quiet)
 		quiet = 4 * rtt;
-	if (qp->st.rate_hint_kbps && now - qp->last_progress_us > quiet)
+	if (qp->st.rate_hint_kbps && mroce_since(now, qp->last_progress_us) > quiet)
 		qp->st.rate_hint_kbps = 0;
 }

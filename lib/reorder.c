@@ -93,11 +93,11 @@ static void spurious(struct mroce_qp *qp, struct mroce_suspect *s, __u32 base, _
 	struct mroce_path *p = &qp->paths[s->path];
 
 	s->valid = false;
-	reo_seen(qp, now > s->sent_us + base ? now - s->sent_us - base : 0);
+	reo_seen(qp, mroce_since(now, s->sent_us + base));
 	qp->st.spurious_losses++;
 	uncharge(qp, s);
 	if (p->entropy == s->entropy && !p->srtt_us && now > s->sent_us)
-		p->srtt_us = (__u32)(now - s->sent_us);
+		p->srtt_us = (__u32)mroce_since(now, s->sent_us);
 }
 
 /*

@@ -630,20 +630,18 @@ void mroce_send_ack(struct mroce_qp *qp, __u64 now)
 	for (int w = 0; qp->ret_slots > 1 && w < MROCE_SACK_WORDS; w++)
 		hole |= h.sack[w] != 0;
 	report = hole && !qp->ack_now;	/* a delayed ACK's timer sends it, and it shows a hole */
-	h.ts_echo = qp->ts_echo && now > qp->ts_echo_at ? qp->ts_echo + (__u32)(now - qp->ts_echo_at)
-						       : qp->ts_echo;
+	h.ts_echo = qp->ts_echo ? qp->ts_echo + (__u32)mroce_since(now, qp->ts_echo_at) : 0;
 	while (echo < MROCE_MAX_PLANES && !qp->probe_echo[echo])
 		echo++;
 	/*
 	 * A plane's probe came in: its nonce instead, held as long. The probe
 	 * was stamped when read, the round's clock (now) before the rings were:
 	 * a round that read a busy ring first finds it stamped later than now.
-	 * The hold is 0 then, never negative: the nonce less a little is no
-	 * echo of it, and the probe, acknowledged without it, fails.
+	 * The hold is 0 then, never negative (mroce_since): the nonce less a
+	 * little is no echo of it, and the probe, acknowledged without it, fails.
 	 */
 	if (echo < MROCE_MAX_PLANES)
-		h.ts_echo = qp->probe_nonce[echo] + (now > qp->probe_nonce_at[echo] ?
-						     (__u32)(now - qp->probe_nonce_at[echo]) : 0);
+		h.ts_echo = qp->probe_nonce[echo] + (__u32)mroce_since(now, qp->probe_nonce_at[echo]);
 	h.ecn_ce = qp->ecn_ce;
 	h.ecn_pkts = qp->ecn_pkts;
 	if (qp->ecn_ce)

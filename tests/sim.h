@@ -67,6 +67,7 @@ struct sim_port {
 	__u8			txbuf[MROCE_FRAME_MAX];
 	struct sim_link		link;		/* of frames this port sends */
 	__u64			sent, dropped, marked, queue_peak, dead_drops, slow_frames;
+	__u64			xdp_drops;	/* frames a datapath would have dropped here (a flood) */
 	__u64			free_at_ns;	/* when the bottleneck has sent what is queued */
 	__u64			route_free_at_ns[SIM_ROUTES_MAX];	/* ... each route's link */
 };
@@ -342,9 +343,16 @@ static void sim_wait(void *port, int us, int wake_fd) { (void)port; (void)us; (v
 
 static __u64 sim_now(void *port) { return ((struct sim_port *)port)->net->now; }
 
+static __u64 sim_plane_drops(void *port, __u32 plane)
+{
+	(void)plane;
+	return ((struct sim_port *)port)->xdp_drops;
+}
+
 static const struct mroce_port_ops sim_ops = {
 	.tx_buf = sim_tx_buf, .tx_send = sim_tx_send, .tx_flush = sim_tx_flush,
 	.rx_burst = sim_rx_burst, .wait = sim_wait, .now_us = sim_now,
+	.plane_drops = sim_plane_drops,
 };
 
 /* An empty wire from a seed, keeping the frame pool and heaps it already has. */

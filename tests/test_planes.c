@@ -111,6 +111,7 @@ static int charged_rx_burst(void *port, mroce_rx_cb cb, void *ctx, int budget)
 static const struct mroce_port_ops a0_ops = {
 	.tx_buf = starved_tx_buf, .tx_send = deferring_tx_send, .tx_flush = deferring_tx_flush,
 	.rx_burst = charged_rx_burst, .wait = sim_wait, .now_us = sim_now,
+	.plane_drops = sim_plane_drops,
 };
 
 /* Put each device on a port over n wires (2 or 3), before the QPs connect. */
@@ -1445,6 +1446,138 @@ static void test_busy_receiver_keeps_planes(void **state)
 }
 
 /*
+ * A host flooded on one plane's interface (or the other's: on veth the
+ * backlog is a CPU's): its own kernel's work there is
+ * so far behind that its real packets on that plane, both ways, wait 3 ms
+ * in its backlog, while the other plane's flow (on veth, one kernel: the
+ * frames a host sends on the plane wait too). The flood shows as drops in its datapath on that
+ * interface (frames without the token), and the silence is a busy host,
+ * not a dead plane: no plane goes down. The same delay with no drops
+ * counted is what a dying plane looks like, and the plane goes down as it
+ * always did.
+ */
+struct busy_host {
+	struct watch	c;	/* first: watch() takes it */
+	__u64		from, until;
+	__u32		per_us;	/* flood frames dropped a microsecond (0: no flood seen) */
+	struct sim_port	*flooded;	/* ... on this port of A's */
+	bool		no_delay;	/* a flood only: no backlog */
+};
+
+static bool watch_busy_host(void *ctx)
+{
+	struct busy_host *b = ctx;
+	struct sim_net *net = b->c.pl->p.net;
+	bool on = net->now >= b->from && net->now < b->until;
+
+	if (!b->no_delay)
+		net->a.link.delay_us = net->b.link.delay_us = on ? 3000 : 10;	/* A's backlog on plane 0 */
+	if (on)
+		b->flooded->xdp_drops = (net->now - b->from) * b->per_us;
+	return watch(ctx);
+}
+
+static __u64 busy_host_run(__u64 seed, __u32 per_us, bool other)
+{
+	struct busy_host *b = calloc(1, sizeof(*b));
+	struct planes pl;
+	struct pair *p = &pl.p;
+	__u64 downs;
+
+	planes_open(&pl, seed, 8);
+	planes_connect(&pl);
+	p->net->a.link = p->net->b.link = (struct sim_link){ .delay_us = 10, .path_step_us = 5,
+								.jitter_us = 3 };
+	pl.a1.link = pl.b1.link = p->net->a.link;
+	write_n(&pl, &b->c, 1, 41);
+	assert_int_equal(p->qa->st.plane_rejoins, 1);	/* both planes up */
+	b->from = p->net->now + 100;
+	b->until = b->from + 5000;
+	b->per_us = per_us;
+	b->flooded = other ? &pl.a1 : &p->net->a;
+	memset(&b->c.w, 0, sizeof(b->c.w));
+	b->c.w.p = p;
+	b->c.pl = &pl;
+	fill(p->la, BUF, 43);
+	for (int i = 0; i < 8; i++)
+		assert_int_equal(post(p->qa, MROCE_WR_RDMA_WRITE, (__u64)i, p->la, BUF, mroce_mr_lkey(p->ma),
+				      (__u64)(unsigned long)p->lb, mroce_mr_rkey(p->mb), 0), 0);
+	b->c.w.want_a = 8;
+	assert_int_equal(sim_run(p->net, p->da, p->db, watch_busy_host, b, 60000000), 0);
+	for (int i = 0; i < 8; i++)
+		assert_int_equal(b->c.w.wa[i].status, MROCE_WC_SUCCESS);
+	assert_memory_equal(p->lb, p->la, BUF);
+	assert_true(p->net->now > b->until);	/* the transfer lasted through the flood */
+	downs = p->qa->st.plane_downs;
+	printf("  seed %llu, A's plane 0 answers 3 ms late for 5 ms, %u drops a us on plane %d: plane downs %llu, "
+	       "resent %llu, done at %llu us\n", (unsigned long long)seed, per_us, other, (unsigned long long)downs,
+	       (unsigned long long)p->da->stats.retx_pkts, (unsigned long long)(p->net->now - b->from));
+	free(b);
+	planes_close(&pl);
+	return downs;
+}
+
+/*
+ * Plane 0 dies in the middle of a WRITE while A is flooded on plane 1: the
+ * busy host waits a few more times, then finds it dead all the same.
+ */
+static __u64 busy_dead_run(__u64 seed, __u32 per_us)
+{
+	struct busy_host *b = calloc(1, sizeof(*b));
+	struct planes pl;
+	struct pair *p = &pl.p;
+	__u64 took;
+
+	planes_open(&pl, seed, 8);
+	planes_connect(&pl);
+	p->net->a.link = p->net->b.link = (struct sim_link){ .delay_us = 10, .path_step_us = 5 };
+	pl.a1.link = pl.b1.link = p->net->a.link;
+	write_n(&pl, &b->c, 1, 41);
+	assert_int_equal(p->qa->st.plane_rejoins, 1);
+	b->from = p->net->now;
+	b->until = UINT64_MAX;
+	b->per_us = per_us;
+	b->flooded = &pl.a1;
+	b->no_delay = true;
+	b->c.fail_at_bytes = p->qa->st.acked_bytes + BUF / 2;
+	b->c.fail_first = true;
+	b->c.failed = false;
+	memset(&b->c.w, 0, sizeof(b->c.w));
+	b->c.w.p = p;
+	b->c.pl = &pl;
+	fill(p->la, BUF, 44);
+	for (int i = 0; i < 8; i++)
+		assert_int_equal(post(p->qa, MROCE_WR_RDMA_WRITE, (__u64)i, p->la, BUF, mroce_mr_lkey(p->ma),
+				      (__u64)(unsigned long)p->lb, mroce_mr_rkey(p->mb), 0), 0);
+	b->c.w.want_a = 8;
+	assert_int_equal(sim_run(p->net, p->da, p->db, watch_busy_host, b, 60000000), 0);
+	for (int i = 0; i < 8; i++)
+		assert_int_equal(b->c.w.wa[i].status, MROCE_WC_SUCCESS);
+	assert_memory_equal(p->lb, p->la, BUF);
+	took = b->c.moved_at_us - b->c.failed_at_us;
+	printf("  seed %llu, plane 0 dies, %u drops a us on plane 1: plane downs %llu, found in %llu us\n",
+	       (unsigned long long)seed, per_us, (unsigned long long)p->qa->st.plane_downs,
+	       (unsigned long long)took);
+	assert_true(b->c.failed);
+	assert_int_equal(p->qa->st.plane_downs, 1);
+	free(b);
+	planes_close(&pl);
+	return took;
+}
+
+static void test_busy_host_keeps_plane(void **state)
+{
+	(void)state;
+	for (__u64 seed = 5100; seed < 5104; seed++) {
+		assert_int_equal(busy_host_run(seed, 4, false), 0);	/* flooded: busy, not dead */
+		assert_int_equal(busy_host_run(seed, 4, true), 0);	/* ... on the other plane: as busy */
+		assert_true(busy_host_run(seed, 0, false) >= 1);	/* no flood seen: dead, as before */
+		/* a plane that dies under a flood is found, at most some 10 ms later */
+		assert_true(busy_dead_run(seed, 4) <= busy_dead_run(seed, 0) + 10000);
+	}
+}
+
+/*
  * The sender's progress thread descheduled in the middle of a burst, after
  * it stamped plane 0's packets and before plane 1's; all of them leave
  * together when it runs again and kicks its rings. Plane 0's packets are
@@ -1877,6 +2010,7 @@ int main(void)
 		cmocka_unit_test(test_unread_answer_decides_nothing),
 		cmocka_unit_test(test_sender_stall_mid_burst),
 		cmocka_unit_test(test_busy_receiver_keeps_planes),
+		cmocka_unit_test(test_busy_host_keeps_plane),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
