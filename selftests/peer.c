@@ -302,8 +302,10 @@ static int send_blast(const struct opts *o, int fd, const struct sockaddr_ll *sl
 		f[i].family = AF_INET;
 		f[i].len = mroce_frame_build(f[i].buf, sizeof(f[i].buf), &rt, &h, payload);
 		if (f[i].len < 0) {
+			int err = f[i].len;
+
 			free(f);
-			return f[i].len;
+			return err;
 		}
 		memcpy(f[i].buf, o->dst_mac, 6);
 		memcpy(f[i].buf + 6, src, 6);
