@@ -431,6 +431,7 @@ struct mroce_qp {
 	/* How much its routes reorder, learned from spurious losses (reorder.c). */
 	struct mroce_suspect	suspects[MROCE_SUSPECTS];
 	__u32			suspect_next;
+	__u32			nsuspects;	/* of those, valid: none, nothing to scan */
 	__u32			reo_seen_us;	/* the learned window: 0 till a loss proved spurious */
 	__u32			reo_real;	/* remembered losses proven real since */
 	__u64			stats_at_us;	/* last published to the flows map */

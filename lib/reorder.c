@@ -64,9 +64,18 @@ void mroce_reo_declared(struct mroce_qp *qp, const struct mroce_txpkt *rec, __u3
 	if (rec->path >= qp->attr.paths || p->entropy != rec->entropy || rec->gbn)
 		return;
 	s = &qp->suspects[qp->suspect_next++ % MROCE_SUSPECTS];
+	if (!s->valid)
+		qp->nsuspects++;
 	*s = (struct mroce_suspect){ .sent_us = rec->sent_us, .psn = psn, .pseq = rec->pseq,
 				     .path = rec->path, .entropy = rec->entropy,
 				     .charged = !rec->retx, .valid = true };
+}
+
+/* A remembered loss judged (or out of reach): forgotten. */
+static void forget(struct mroce_qp *qp, struct mroce_suspect *s)
+{
+	s->valid = false;
+	qp->nsuspects--;
 }
 
 /* The loss was spurious: take back what it charged to its route. */
@@ -92,7 +101,7 @@ static void spurious(struct mroce_qp *qp, struct mroce_suspect *s, __u32 base, _
 {
 	struct mroce_path *p = &qp->paths[s->path];
 
-	s->valid = false;
+	forget(qp, s);
 	reo_seen(qp, mroce_since(now, s->sent_us + base));
 	qp->st.spurious_losses++;
 	uncharge(qp, s);
@@ -112,7 +121,7 @@ void mroce_reo_acked(struct mroce_qp *qp, const struct mroce_txpkt *rec, __u32 p
 {
 	struct mroce_suspect *s = NULL;
 
-	if (rec->state != PKT_LOST)
+	if (rec->state != PKT_LOST || !qp->nsuspects)
 		return;
 
 	/* of its copies declared lost, the newest: what delivered is at least that late */
@@ -141,19 +150,19 @@ void mroce_reo_check(struct mroce_qp *qp, const struct mroce_hdr *h, __u64 now)
 	const struct mroce_path *p = &qp->paths[h->ppath];
 	__u32 base = p->min_rtt_us ? p->min_rtt_us : qp->min_rtt_us;
 
-	for (__u32 i = 0; i < MROCE_SUSPECTS; i++) {
+	for (__u32 i = 0; qp->nsuspects && i < MROCE_SUSPECTS; i++) {
 		struct mroce_suspect *s = &qp->suspects[i];
 		__u16 d = (__u16)(newest - s->pseq);
 
 		if (!s->valid || s->path != h->ppath || d >= 0x8000)
 			continue;
 		if (d >= MROCE_PSACK_BITS) {
-			s->valid = false;	/* out of the record's reach: nothing learned */
+			forget(qp, s);	/* out of the record's reach: nothing learned */
 		} else if (mroce_psack_has(h, d)) {
 			spurious(qp, s, base, now);
 		} else if (now > s->sent_us + qp->srtt_us + 2ULL * qp->reo_seen_us) {
 			/* still missing an RTT and twice the window after it went: really lost */
-			s->valid = false;
+			forget(qp, s);
 			if (qp->reo_seen_us && ++qp->reo_real >= MROCE_REO_DECAY) {
 				qp->reo_seen_us /= 2;
 				qp->reo_real = 0;
