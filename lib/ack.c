@@ -219,6 +219,7 @@ void mroce_handle_ack(struct mroce_qp *qp, const struct mroce_hdr *h, __u64 now)
 	/* Ignore what acknowledges PSNs we never sent. */
 	if (mroce_psn_before(qp->snd_nxt, h->cum_psn))
 		return;
+	qp->peer_asks = h->pflags & MROCE_PF_ASKS;	/* whether our timers may ask (loss.c) */
 	/* A plane probe's nonce echoed (before the ACK's news: it may acknowledge the probe) */
 	if (qp->nplanes > 1 && h->ts_echo && mroce_planes_echo(qp, h->ts_echo, now)) {
 		untimed = *h;
@@ -274,6 +275,7 @@ void mroce_handle_ack(struct mroce_qp *qp, const struct mroce_hdr *h, __u64 now)
 	}
 	if (mroce_psack_holes(qp, h, now))
 		mroce_cc_on_loss(qp, now);
+	mroce_ask_heard(qp, h, now);
 	mroce_rack_detect(qp, now);
 }
 

@@ -81,6 +81,9 @@ __u32 mroce_backoff(const struct mroce_qp *qp, __u32 base, __u32 expiries);
 __u64 mroce_head_due(const struct mroce_qp *qp, const struct mroce_txpkt *rec);
 /* When the tail loss probe is due (loss.c); 0: none. */
 __u64 mroce_tlp_due(const struct mroce_qp *qp);
+/* Asks (loss.c): one went, with bth.ts ts; an ACK came that may answer it. */
+void mroce_ask_sent(struct mroce_qp *qp, __u32 ts, __u64 now);
+void mroce_ask_heard(struct mroce_qp *qp, const struct mroce_hdr *h, __u64 now);
 void mroce_rack_detect(struct mroce_qp *qp, __u64 now);
 void mroce_qp_timers(struct mroce_qp *qp, __u64 now);
 __u64 mroce_read_due(const struct mroce_qp *qp);

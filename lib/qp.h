@@ -366,6 +366,14 @@ struct mroce_qp {
 	__u64			last_progress_us;
 	__u64			last_tx_us;	/* the newest transmission, first copy or resend */
 	__u8			tlp_out;	/* tail probes sent since the last progress (loss.c) */
+	/* Asking before resending (loss.c "Asks"): */
+	bool			peer_asks;	/* the peer's latest ACK said it answers asks */
+	bool			ask_due;	/* an ask is owed: the next ACK carries it */
+	bool			ask_live;	/* an ask went out, not answered yet */
+	__u32			ask_ts;		/* its bth.ts: an ACK echoing this or later answers it */
+	__u64			ask_sent_us;	/* when it went */
+	__u32			ask_nxt;	/* snd_nxt then: what it asks about is before */
+	__u64			resent_at_us;	/* the newest resend (0: none) */
 	__u32			rto_us;		/* current, with backoff */
 	__u32			rto_floor_us;	/* raised by timeouts proven spurious (ack.c) */
 	__u32			stall_us;	/* the peer's stalls its RTT samples showed (ack.c) */

@@ -285,6 +285,17 @@ void mroce_engine_rx(void *ctx, const void *frame, __u32 len, __u32 placed_len)
 		if ((h.flags & MROCE_F_PLANE_PROBE) && qp->nplanes > 1)
 			probe_in(qp, in_plane(qp, frame), &h, now);
 		mroce_handle_ack(qp, &h, now);
+		/*
+		 * An ask (loss.c "Asks"): our ACK goes at once, echoing it, so
+		 * that the asker knows what had arrived by then; on two ways
+		 * back where there are two, as for a duplicate.
+		 */
+		if ((h.flags & MROCE_F_ACK_REQ) && !(h.flags & MROCE_F_PLANE_PROBE)) {
+			qp->ts_echo = h.ts;
+			qp->ts_echo_at = now;
+			qp->ack_now = true;
+			qp->ack_again = qp->ret_slots > 1;
+		}
 		return;
 	}
 	if (kind == MROCE_OPK_NACK) {

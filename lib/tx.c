@@ -196,6 +196,8 @@ static int send_psn(struct mroce_qp *qp, __u32 psn, struct mroce_txpkt *rec, boo
 		return err;
 	qp->st.tx_pkts++;
 	qp->st.retx_pkts += resend;
+	if (resend)
+		qp->resent_at_us = qp->dev->ops->now_us(qp->dev->port);
 	return 0;
 }
 
@@ -650,8 +652,13 @@ void mroce_send_ack(struct mroce_qp *qp, __u64 now)
 	h.rwnd = MROCE_RXWIN_PSNS;
 	h.rate_kbps = qp->st.rate_grant_kbps = mroce_grant_of(qp);
 	mroce_psack_fill(qp, slot, &h);	/* the slot whose way back it takes */
+	h.pflags |= MROCE_PF_ASKS;	/* we answer asks (rx.c) */
+	if (qp->ask_due)
+		h.flags |= MROCE_F_ACK_REQ;	/* ours: loss.c "Asks" */
 	if (mroce_emit(qp, &h, NULL, 0, 0, NULL, slot))
-		return;	/* no TX buffer: the ACK stays due */
+		return;	/* no TX buffer: the ACK (and the ask) stays due */
+	if (qp->ask_due)
+		mroce_ask_sent(qp, h.ts, now);
 	mroce_echo_sent(qp, slot);
 	qp->dev->stats.acks_tx++;
 	if (qp->nplanes > 1)

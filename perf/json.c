@@ -121,6 +121,7 @@ struct json_object *perf_json_result(const struct perf_result *r)
 	put_i64(o, "rss_kb", r->rss_kb);
 	put_u64(o, "tx_pkts", r->tx_pkts);
 	put_u64(o, "rto_events", r->rto);
+	put_u64(o, "asks", r->asks);
 	put_u64(o, "paths_retired", r->retired);
 	put_perftest(o, lat, r);
 	if (put_iperf3(o, r)) {

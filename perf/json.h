@@ -24,6 +24,7 @@ struct perf_result {
 	const char	*test, *mode, *dev;
 	__u32		size, qps, paths;
 	__u64		ops, retx, ooo, dup, tx_pkts, rto, retired;
+	__u64		asks;			/* timers that asked instead of resending */
 	double		secs, gbps, mops, p50, p99, p999, cpu_s_per_gb;
 	double		peak_gbps;		/* the best PERF_PEAK_WINDOW's rate */
 	struct perf_lat_summary lat;		/* all zero on bandwidth tests */

@@ -394,8 +394,22 @@ static int server(struct perf *p)
 
 /* ---- client -------------------------------------------------------------- */
 
+/* Asks our QPs' timers made instead of resending (mroce_qp_stats.asks). */
+static __u64 perf_asks(struct perf *p)
+{
+	__u64 n = 0;
+
+	for (__u32 i = 0; i < p->nconns; i++) {
+		struct mroce_qp_stats st = { .sz = sizeof(st) };
+
+		if (p->conns[i].qp && !mroce_qp_query_stats(p->conns[i].qp, &st))
+			n += st.asks;
+	}
+	return n;
+}
+
 static void report(struct perf *p, __u32 size, __u64 ops, double secs, double cpu,
-		   const struct mroce_dev_stats *s0, const struct mroce_dev_stats *s1)
+		   const struct mroce_dev_stats *s0, const struct mroce_dev_stats *s1, __u64 asks)
 {
 	const struct perf_args *a = &p->a;
 	double bytes = (double)ops * size, gbps = bytes * 8 / secs / 1e9, mops = (double)ops / secs / 1e6;
@@ -412,7 +426,7 @@ static void report(struct perf *p, __u32 size, __u64 ops, double secs, double cp
 			.test = perf_test_name(a->test), .dev = a->dev, .size = size, .qps = a->qps,
 			.mode = a->go_back_n ? "gbn" : a->unordered ? "unordered" : "ordered",
 			.paths = a->paths, .ops = ops, .retx = retx, .ooo = ooo, .dup = dup,
-			.tx_pkts = pkts, .rto = rto, .retired = retired, .secs = secs, .gbps = gbps,
+			.tx_pkts = pkts, .rto = rto, .retired = retired, .asks = asks, .secs = secs, .gbps = gbps,
 			.mops = mops, .p50 = lat.typical, .p99 = lat.p99, .p999 = lat.p999,
 			.rss_kb = rss_kb(), .cpu_s_per_gb = bytes ? cpu / (bytes / 1e9) : 0,
 			.peak_gbps = peak_ops * size * 8 / 1e9, .lat = lat, .latency_test = !bw,
@@ -459,6 +473,7 @@ static int run_size(struct perf *p, __u32 size)
 	bool bw = perf_test_is_bw(t);
 	struct mroce_dev_stats s0, s1;
 	double t0, end, cpu0, sent_at = 0;
+	__u64 asks0;
 	__u64 ops = 0, target = a->iters;
 	int err;
 
@@ -471,6 +486,7 @@ static int run_size(struct perf *p, __u32 size)
 	}
 	p->nlat = 0;
 	mroce_dev_stats(p->dev, &s0);
+	asks0 = perf_asks(p);
 	cpu0 = cpu_s();
 	t0 = now_s();
 	perf_meter_start(&p->meter, t0, size);
@@ -548,7 +564,7 @@ static int run_size(struct perf *p, __u32 size)
 		double t1 = now_s();
 
 		perf_meter_finish(&p->meter, t1, ops);
-		report(p, size, ops, t1 - t0, cpu_s() - cpu0, &s0, &s1);
+		report(p, size, ops, t1 - t0, cpu_s() - cpu0, &s0, &s1, perf_asks(p) - asks0);
 	}
 	return 0;
 }

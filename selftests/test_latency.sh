@@ -42,9 +42,9 @@ clean_round_trips() {
 import json, sys
 d = [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")][0]
 lat = d["lat_us"]
-print("figures: %d round trips: %d resent, %d RTOs, %d duplicates, %d paths retired; "
+print("figures: %d round trips: %d resent, %d RTOs, %d duplicates, %d paths retired, %d asks; "
       "half round trip p50 %.1f us, p99 %.1f us, p99.9 %.1f us, max %.1f us"
-      % (d["ops"], d["retransmitted"], d["rto_events"], d["duplicates"], d["paths_retired"],
+      % (d["ops"], d["retransmitted"], d["rto_events"], d["duplicates"], d["paths_retired"], d["asks"],
          lat["p50"], lat["p99"], lat["p999"], lat["max"]))
 strict = sys.argv[3] == "1"
 most = {"retransmitted": 30, "rto_events": 5, "duplicates": 30, "paths_retired": 5}

@@ -40,7 +40,9 @@ enum mroce_opcode {
 /* bth.flags */
 #define MROCE_F_FIRST		0x0001	/* first packet of its message (offset 0) */
 #define MROCE_F_LAST		0x0002	/* last packet (offset + payload == msg_len) */
-#define MROCE_F_ACK_REQ		0x0004	/* receiver should ACK without coalescing */
+#define MROCE_F_ACK_REQ		0x0004	/* receiver should ACK without coalescing; on an ACK,
+					 * an ask: answer with an ACK at once, echoing this
+					 * packet's bth.ts (protocol.md, "Asking before resending") */
 #define MROCE_F_RETX		0x0008	/* retransmission of an earlier PSN */
 #define MROCE_F_SOLICITED	0x0010	/* completion should wake the receiver */
 #define MROCE_F_ECN_ECHO	0x0020	/* ACK: CE marks were seen (see aeth.ecn_ce) */
@@ -119,6 +121,7 @@ struct mroce_rreqeth {
 
 /* aeth.pflags */
 #define MROCE_PF_VALID		0x01	/* the per-path SACK fields describe slot ppath */
+#define MROCE_PF_ASKS		0x02	/* this receiver answers asks (MROCE_F_ACK_REQ on an ACK) */
 
 /* ACK extension. 180 bytes. */
 struct mroce_aeth {

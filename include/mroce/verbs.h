@@ -316,6 +316,9 @@ struct mroce_qp_stats {
 					 * showed delivered: reordering, not loss */
 	__u32	reorder_window_us;	/* how late a copy may arrive behind later ones, as
 					 * learned from those (0: its routes never reordered) */
+	__u64	asks;			/* timers that asked the peer what arrived instead of
+					 * resending (a busy host's silence is seldom a loss) */
+	__u64	ask_losses;		/* packets the answers to those showed lost */
 };
 MROCE_API int mroce_qp_query_stats(struct mroce_qp *qp, struct mroce_qp_stats *stats);
 MROCE_API __u32 mroce_qp_num(const struct mroce_qp *qp);
