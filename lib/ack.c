@@ -273,8 +273,10 @@ void mroce_handle_ack(struct mroce_qp *qp, const struct mroce_hdr *h, __u64 now)
 		qp->timeouts = 0;
 		qp->tlp_out = 0;
 	}
-	if (mroce_psack_holes(qp, h, now))
+	if (mroce_psack_holes(qp, h, now)) {
+		qp->loss_seen_us = now;	/* loss.c "Asks" */
 		mroce_cc_on_loss(qp, now);
+	}
 	mroce_ask_heard(qp, h, now);
 	mroce_rack_detect(qp, now);
 }

@@ -369,7 +369,10 @@ void mroce_rack_detect(struct mroce_qp *qp, __u64 now)
 			mroce_cc_on_loss(qp, now);
 		return;
 	}
-	lost |= rack_holes(qp, now) > 0;
+	if (rack_holes(qp, now)) {
+		qp->loss_seen_us = now;	/* the peer's news shows a loss (mroce_ask_heard) */
+		lost = true;
+	}
 	if (lost)
 		mroce_cc_on_loss(qp, now);
 	mroce_path_scoreboard(qp, now);
@@ -397,7 +400,9 @@ void mroce_rack_detect(struct mroce_qp *qp, __u64 now)
  * first MROCE_ASK_RTOS expiries of the RTO in one silence (an ask, like
  * any packet, can meet a dead route: the classic RTO, which moves paths,
  * takes over, and retry_cnt counts every expiry alike); and not on a wire
- * that needed a resend in the last MROCE_ASK_CLEAN_US, where a silence is
+ * where the peer's news showed a loss in the last MROCE_ASK_CLEAN_US (a
+ * hole its SACKs left, RACK's or the per-path rule's verdict, an answer's:
+ * not a timer's own resend, which a stall makes), where a silence is
  * likelier a loss and the blind resend the faster repair. A simulation's
  * clock shows no stall, so the simulated studies resend as before.
  */
@@ -407,7 +412,7 @@ void mroce_rack_detect(struct mroce_qp *qp, __u64 now)
 static bool ask_first(const struct mroce_qp *qp, __u64 now)
 {
 	return qp->peer_asks && !qp->attr.go_back_n && mroce_stall_allow(qp) &&
-	       (!qp->resent_at_us || mroce_since(now, qp->resent_at_us) >= MROCE_ASK_CLEAN_US);
+	       (!qp->loss_seen_us || mroce_since(now, qp->loss_seen_us) >= MROCE_ASK_CLEAN_US);
 }
 
 static void ask(struct mroce_qp *qp, __u64 now)
@@ -459,8 +464,10 @@ void mroce_ask_heard(struct mroce_qp *qp, const struct mroce_hdr *h, __u64 now)
 		lost++;
 	}
 	qp->st.ask_losses += lost;
-	if (lost)
+	if (lost) {
+		qp->loss_seen_us = now;
 		mroce_cc_on_loss(qp, now);
+	}
 }
 
 /*

@@ -373,7 +373,7 @@ struct mroce_qp {
 	__u32			ask_ts;		/* its bth.ts: an ACK echoing this or later answers it */
 	__u64			ask_sent_us;	/* when it went */
 	__u32			ask_nxt;	/* snd_nxt then: what it asks about is before */
-	__u64			resent_at_us;	/* the newest resend (0: none) */
+	__u64			loss_seen_us;	/* the newest loss the peer's news showed (0: none) */
 	__u32			rto_us;		/* current, with backoff */
 	__u32			rto_floor_us;	/* raised by timeouts proven spurious (ack.c) */
 	__u32			stall_us;	/* the peer's stalls its RTT samples showed (ack.c) */

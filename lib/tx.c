@@ -196,8 +196,6 @@ static int send_psn(struct mroce_qp *qp, __u32 psn, struct mroce_txpkt *rec, boo
 		return err;
 	qp->st.tx_pkts++;
 	qp->st.retx_pkts += resend;
-	if (resend)
-		qp->resent_at_us = qp->dev->ops->now_us(qp->dev->port);
 	return 0;
 }
 

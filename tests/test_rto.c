@@ -431,6 +431,28 @@ static bool wrote(void *ctx)
 	return w->na >= w->want_a && w->nb >= w->want_b;
 }
 
+/* n 8-byte WRITEs A to B, each answered by one B to A; the bytes land. */
+static void ping_pong(struct pair *p, struct waiter *w, int n)
+{
+	for (int i = 0; i < n; i++) {
+		w->na = w->nb = 0;
+		w->want_a = 1;
+		w->want_b = 0;
+		p->la[0] = (__u8)i;
+		assert_int_equal(post(p->qa, MROCE_WR_RDMA_WRITE, (__u64)i, p->la, 8, mroce_mr_lkey(p->ma),
+				      (__u64)(unsigned long)p->lb, mroce_mr_rkey(p->mb), 0), 0);
+		assert_int_equal(sim_run(p->net, p->da, p->db, wrote, w, 1000000), 0);
+		assert_int_equal(p->lb[0], (__u8)i);
+		w->want_a = 0;
+		w->want_b = 1;
+		p->lb[64] = (__u8)~i;
+		assert_int_equal(post(p->qb, MROCE_WR_RDMA_WRITE, (__u64)i, p->lb + 64, 8, mroce_mr_lkey(p->mb),
+				      (__u64)(unsigned long)p->la + 64, mroce_mr_rkey(p->ma), 0), 0);
+		assert_int_equal(sim_run(p->net, p->da, p->db, wrote, w, 1000000), 0);
+		assert_int_equal(p->la[64], (__u8)~i);
+	}
+}
+
 static void test_descheduled_peer_no_resends(void **state)
 {
 	struct waiter *w = calloc(1, sizeof(*w));
@@ -445,25 +467,10 @@ static void test_descheduled_peer_no_resends(void **state)
 	p.net->nap_period_us = PEER_NAP_PERIOD_US;
 	p.net->nap_us = PEER_NAP_US;
 	w->p = &p;
-	for (int i = 0; i < PINGS; i++) {
-		if (i == PINGS / 2) {
-			retx_half = p.da->stats.retx_pkts + p.db->stats.retx_pkts;
-			rto_half = p.da->stats.rto_events + p.db->stats.rto_events;
-		}
-		w->na = w->nb = 0;
-		w->want_a = 1;
-		w->want_b = 0;
-		p.la[0] = (__u8)i;
-		assert_int_equal(post(p.qa, MROCE_WR_RDMA_WRITE, (__u64)i, p.la, 8, mroce_mr_lkey(p.ma),
-				      (__u64)(unsigned long)p.lb, mroce_mr_rkey(p.mb), 0), 0);
-		assert_int_equal(sim_run(p.net, p.da, p.db, wrote, w, 1000000), 0);
-		assert_int_equal(p.lb[0], (__u8)i);
-		w->want_a = 0;
-		w->want_b = 1;
-		assert_int_equal(post(p.qb, MROCE_WR_RDMA_WRITE, (__u64)i, p.lb + 64, 8, mroce_mr_lkey(p.mb),
-				      (__u64)(unsigned long)p.la + 64, mroce_mr_rkey(p.ma), 0), 0);
-		assert_int_equal(sim_run(p.net, p.da, p.db, wrote, w, 1000000), 0);
-	}
+	ping_pong(&p, w, PINGS / 2);
+	retx_half = p.da->stats.retx_pkts + p.db->stats.retx_pkts;
+	rto_half = p.da->stats.rto_events + p.db->stats.rto_events;
+	ping_pong(&p, w, PINGS / 2);
 	retx = p.da->stats.retx_pkts + p.db->stats.retx_pkts;
 	rto = p.da->stats.rto_events + p.db->stats.rto_events;
 	naps = p.net->now / PEER_NAP_PERIOD_US;
@@ -480,6 +487,76 @@ static void test_descheduled_peer_no_resends(void **state)
 	assert_true(retx <= 8);
 	assert_int_equal(rto - rto_half, 0);
 	assert_int_equal(retx - retx_half, 0);
+	free(w);
+	pair_close(&p);
+}
+
+/*
+ * A stall longer than any seen before (loss.c, "Asks"). Once stalls are
+ * known (naps of NAP1_US), the peer naps NAP2_US, over three times the longest allowance, with
+ * nothing lost: every learned allowance is too short for it, and before
+ * the asks the tail probe and the RTO resent into it (a timeout and a
+ * resend or more per nap). Now the timers ask, B answers when it runs
+ * again, and its answer shows the packet arrived: nothing is resent, no
+ * timeout counted. A packet really lost in such a stretch is still
+ * resent, by the answer: the WRITE completes.
+ */
+#define NAP1_US		200
+#define NAP2_US		1500
+
+static void test_longer_stall_is_asked(void **state)
+{
+	struct waiter *w = calloc(1, sizeof(*w));
+	MROCE_OPTS(mroce_qp_stats, st);
+	__u64 retx0, rto0, asks0, naps0;
+	struct pair p;
+
+	(void)state;
+	pair_open(&p, 1740, NULL, NULL);
+	pair_connect(&p);
+	p.net->a.link = (struct sim_link){ .delay_us = 2 };
+	p.net->b.link = (struct sim_link){ .delay_us = 2 };
+	p.net->nap_period_us = 1000;
+	p.net->nap_us = NAP1_US;
+	w->p = &p;
+	ping_pong(&p, w, 1000);
+	assert_true(mroce_stall_allow(p.qa) > 0);	/* stalls are known now */
+	assert_true(mroce_stall_allow(p.qa) < NAP2_US);	/* ... none as long */
+	assert_true(p.qa->peer_asks);
+	retx0 = p.da->stats.retx_pkts + p.db->stats.retx_pkts;
+	rto0 = p.da->stats.rto_events + p.db->stats.rto_events;
+	assert_int_equal(mroce_qp_query_stats(p.qa, &st), 0);
+	asks0 = st.asks;
+	p.net->nap_period_us = 10000;
+	p.net->nap_us = NAP2_US;
+	naps0 = p.net->now / 10000;
+	ping_pong(&p, w, 3000);
+	assert_int_equal(mroce_qp_query_stats(p.qa, &st), 0);
+	printf("  stall allowance %u us, then naps of %u us (%llu): %llu resent, %llu RTOs, "
+	       "%llu asks\n", mroce_stall_allow(p.qa), NAP2_US,
+	       (unsigned long long)(p.net->now / 10000 - naps0),
+	       (unsigned long long)(p.da->stats.retx_pkts + p.db->stats.retx_pkts - retx0),
+	       (unsigned long long)(p.da->stats.rto_events + p.db->stats.rto_events - rto0),
+	       (unsigned long long)(st.asks - asks0));
+	assert_true(p.net->now / 10000 - naps0 >= 3);	/* the long naps caught the ping-pong */
+	assert_true(st.asks > asks0);			/* the timers did fire: they asked */
+	assert_int_equal(p.da->stats.retx_pkts + p.db->stats.retx_pkts, retx0);
+	assert_int_equal(p.da->stats.rto_events + p.db->stats.rto_events, rto0);
+
+	/* a real loss while the timers ask: the answer shows it, one resend repairs it */
+	p.net->nap_us = 0;
+	p.net->a.link.drop_psn = p.qa->snd_nxt;
+	p.net->a.link.drop_armed = true;
+	ping_pong(&p, w, 1);
+	assert_int_equal(mroce_qp_query_stats(p.qa, &st), 0);
+	printf("  then its next packet lost: %llu resent, %llu RTOs, %llu shown lost by an answer\n",
+	       (unsigned long long)(p.da->stats.retx_pkts - retx0 + p.db->stats.retx_pkts),
+	       (unsigned long long)(p.da->stats.rto_events + p.db->stats.rto_events - rto0),
+	       (unsigned long long)st.ask_losses);
+	assert_int_equal(p.net->a.dropped, 1);
+	assert_int_equal(st.ask_losses, 1);
+	assert_int_equal(p.da->stats.retx_pkts + p.db->stats.retx_pkts, retx0 + 1);
+	assert_int_equal(p.da->stats.rto_events + p.db->stats.rto_events, rto0);
 	free(w);
 	pair_close(&p);
 }
@@ -572,6 +649,7 @@ int main(void)
 		cmocka_unit_test(test_hole_reports_bounded),
 		cmocka_unit_test(test_black_holed_psn_fails_bounded),
 		cmocka_unit_test(test_descheduled_peer_no_resends),
+		cmocka_unit_test(test_longer_stall_is_asked),
 		cmocka_unit_test(test_rto_for_what_is_in_flight),
 		cmocka_unit_test(test_first_request_waits_for_a_peer_setting_up),
 	};
