@@ -188,6 +188,23 @@ static void planes_connect(struct planes *pl)
 	assert_int_equal(pl->p.qa->nplanes, pl->n);
 }
 
+/* Every plane's wire, both ways, the same link. */
+static void planes_link(struct planes *pl, struct sim_link link)
+{
+	pl->p.net->a.link = pl->p.net->b.link = link;
+	pl->a1.link = pl->b1.link = link;
+	if (pl->n > 2)
+		pl->a2.link = pl->b2.link = link;
+}
+
+/* n planes (2 or 3) of the same link, paths slots, the QPs connected. */
+static void planes_up(struct planes *pl, __u64 seed, __u32 paths, int n, struct sim_link link)
+{
+	planes_open_n(pl, seed, paths, n);
+	planes_connect(pl);
+	planes_link(pl, link);
+}
+
 static void planes_close(struct planes *pl)
 {
 	pair_close(&pl->p);	/* closes the plane ports, and so the sim ports under them */
@@ -255,8 +272,7 @@ static __u64 fail_mid_write(struct planes *pl, struct watch *c, bool first, __u3
 {
 	__u64 t0;
 
-	pl->p.net->a.link = pl->p.net->b.link = (struct sim_link){ .delay_us = 10, .path_step_us = 5 };
-	pl->a1.link = pl->b1.link = pl->p.net->a.link;
+	planes_link(pl, (struct sim_link){ .delay_us = 10, .path_step_us = 5 });
 	c->fail_at_bytes = BUF / 2;
 	c->fail_first = first;
 	t0 = pl->p.net->now;
@@ -279,10 +295,7 @@ static void test_planes_share(void **state)
 	__u32 on1 = 0;
 
 	(void)state;
-	planes_open(&pl, 4100, 8);
-	planes_connect(&pl);
-	pl.p.net->a.link = pl.p.net->b.link = (struct sim_link){ .delay_us = 10, .path_step_us = 5 };
-	pl.a1.link = pl.b1.link = pl.p.net->a.link;
+	planes_up(&pl, 4100, 8, 2, (struct sim_link){ .delay_us = 10, .path_step_us = 5 });
 	write_n(&pl, c, 2, 41);
 	for (__u32 s = 0; s < 8; s++)
 		on1 += pl.p.qa->paths[s].plane == 1;
@@ -313,10 +326,7 @@ static void test_full_plane_sends_on_the_other(void **state)
 	__u64 sent1, start;
 
 	(void)state;
-	planes_open(&pl, 4150, 8);
-	planes_connect(&pl);
-	p->net->a.link = p->net->b.link = (struct sim_link){ .delay_us = 10 };
-	pl.a1.link = pl.b1.link = p->net->a.link;
+	planes_up(&pl, 4150, 8, 2, (struct sim_link){ .delay_us = 10 });
 	write_n(&pl, c, 1, 43);			/* both planes proven */
 	assert_int_equal(p->qa->st.plane_rejoins, 1);
 	fill(p->la, BUF, 44);
@@ -808,8 +818,7 @@ static void planes_warm(struct planes *pl, struct watch *c, __u64 seed)
 	pl->p.qa->attr.no_cc = true;
 	mroce_cc_init(pl->p.qa);
 	pthread_mutex_unlock(&pl->p.da->lock);
-	pl->p.net->a.link = pl->p.net->b.link = (struct sim_link){ .delay_us = 10 };
-	pl->a1.link = pl->b1.link = pl->p.net->a.link;
+	planes_link(pl, (struct sim_link){ .delay_us = 10 });
 	write_n(pl, c, 1, (__u32)seed);
 	assert_false(pl->p.qa->planes[0].down || pl->p.qa->planes[1].down);
 	assert_int_equal(pl->p.qa->paths[0].plane, 0);
@@ -1382,10 +1391,7 @@ static void busy_sender(__u64 seed, __u32 period, __u32 nap, __u32 flood, __u32 
 	struct planes pl;
 	struct pair *p = &pl.p;
 
-	planes_open(&pl, seed, 8);
-	planes_connect(&pl);
-	p->net->a.link = p->net->b.link = (struct sim_link){ .delay_us = 10, .path_step_us = 5 };
-	pl.a1.link = pl.b1.link = p->net->a.link;
+	planes_up(&pl, seed, 8, 2, (struct sim_link){ .delay_us = 10, .path_step_us = 5 });
 	w->p = p;
 	fill(p->lb, BUF, (__u32)seed);
 	/* a first WRITE, on a quiet host: both planes proven */
@@ -1429,10 +1435,7 @@ static void test_busy_receiver_keeps_planes(void **state)
 		struct watch *c = calloc(1, sizeof(*c));
 		struct planes pl;
 
-		planes_open(&pl, 4800 + k, 8);
-		planes_connect(&pl);
-		pl.p.net->a.link = pl.p.net->b.link = (struct sim_link){ .delay_us = 10, .path_step_us = 5 };
-		pl.a1.link = pl.b1.link = pl.p.net->a.link;
+		planes_up(&pl, 4800 + k, 8, 2, (struct sim_link){ .delay_us = 10, .path_step_us = 5 });
 		write_n(&pl, c, 1, 41);
 		pl.p.net->nap_period_us = naps[k][0];
 		pl.p.net->nap_us = naps[k][1];
@@ -1484,11 +1487,7 @@ static __u64 busy_host_run(__u64 seed, __u32 per_us, bool other)
 	struct pair *p = &pl.p;
 	__u64 downs;
 
-	planes_open(&pl, seed, 8);
-	planes_connect(&pl);
-	p->net->a.link = p->net->b.link = (struct sim_link){ .delay_us = 10, .path_step_us = 5,
-								.jitter_us = 3 };
-	pl.a1.link = pl.b1.link = p->net->a.link;
+	planes_up(&pl, seed, 8, 2, (struct sim_link){ .delay_us = 10, .path_step_us = 5, .jitter_us = 3 });
 	write_n(&pl, &b->c, 1, 41);
 	assert_int_equal(p->qa->st.plane_rejoins, 1);	/* both planes up */
 	b->from = p->net->now + 100;
@@ -1528,10 +1527,7 @@ static __u64 busy_dead_run(__u64 seed, __u32 per_us)
 	struct pair *p = &pl.p;
 	__u64 took;
 
-	planes_open(&pl, seed, 8);
-	planes_connect(&pl);
-	p->net->a.link = p->net->b.link = (struct sim_link){ .delay_us = 10, .path_step_us = 5 };
-	pl.a1.link = pl.b1.link = p->net->a.link;
+	planes_up(&pl, seed, 8, 2, (struct sim_link){ .delay_us = 10, .path_step_us = 5 });
 	write_n(&pl, &b->c, 1, 41);
 	assert_int_equal(p->qa->st.plane_rejoins, 1);
 	b->from = p->net->now;
@@ -1593,10 +1589,7 @@ static void test_sender_stall_mid_burst(void **state)
 		struct watch *c = calloc(1, sizeof(*c));
 		struct planes pl;
 
-		planes_open(&pl, 4900 + k, 8);
-		planes_connect(&pl);
-		pl.p.net->a.link = pl.p.net->b.link = (struct sim_link){ .delay_us = 10, .path_step_us = 5 };
-		pl.a1.link = pl.b1.link = pl.p.net->a.link;
+		planes_up(&pl, 4900 + k, 8, 2, (struct sim_link){ .delay_us = 10, .path_step_us = 5 });
 		write_n(&pl, c, 1, 41);
 		assert_int_equal(pl.p.qa->st.plane_rejoins, 1);
 		deferred[0] = &pl.p.net->a;
@@ -1657,9 +1650,7 @@ static void unread_answer(int nplanes, int plane, __u64 seed, bool *failed, __u6
 	p->qa->attr.no_cc = true;
 	mroce_cc_init(p->qa);
 	pthread_mutex_unlock(&p->da->lock);
-	p->net->a.link = p->net->b.link = (struct sim_link){ .delay_us = 10 };
-	pl.a1.link = pl.b1.link = p->net->a.link;
-	pl.a2.link = pl.b2.link = p->net->a.link;
+	planes_link(&pl, (struct sim_link){ .delay_us = 10 });
 	charged[0] = &p->net->a;
 	charged[1] = plane == 2 ? &pl.a2 : &pl.a1;
 	rx_cost_ns = 1000;
@@ -1759,12 +1750,8 @@ static void test_sibling_echo_read_first(void **state)
 	struct pair *p = &pl.p;
 
 	(void)state;
-	planes_open_n(&pl, 4530, 9, 3);
-	planes_connect(&pl);
-	p->net->a.link = p->net->b.link = (struct sim_link){ .delay_us = 10, .rate_mbps = 10000,
-							      .queue_bytes = 4 << 20 };
-	pl.a1.link = pl.b1.link = p->net->a.link;
-	pl.a2.link = pl.b2.link = p->net->a.link;
+	planes_up(&pl, 4530, 9, 3, (struct sim_link){ .delay_us = 10, .rate_mbps = 10000,
+						     .queue_bytes = 4 << 20 });
 	c->pl = &pl;
 	c->w.p = p;
 	fill(p->la, BUF, 51);
@@ -1818,10 +1805,7 @@ static void test_peer_busy_on_one_plane(void **state)
 	__u64 downs;
 
 	(void)state;
-	planes_open(&pl, 4540, 8);
-	planes_connect(&pl);
-	p->net->a.link = p->net->b.link = (struct sim_link){ .delay_us = 10, .path_step_us = 5 };
-	pl.a1.link = pl.b1.link = p->net->a.link;
+	planes_up(&pl, 4540, 8, 2, (struct sim_link){ .delay_us = 10, .path_step_us = 5 });
 	bz->w.p = p;
 	bz->pl = &pl;
 	fill(p->lb, BUF, 52);
@@ -1919,10 +1903,7 @@ static void test_echo_read_late_proves(void **state)
 			struct planes pl;
 			struct pair *p = &pl.p;
 
-			planes_open(&pl, 4570 + 10 * k + seed, 8);
-			planes_connect(&pl);
-			p->net->a.link = p->net->b.link = (struct sim_link){ .delay_us = 10 };
-			pl.a1.link = pl.b1.link = p->net->a.link;
+			planes_up(&pl, 4570 + 10 * k + seed, 8, 2, (struct sim_link){ .delay_us = 10 });
 			charged[0] = &p->net->b;	/* B's first plane: each frame read costs it */
 			rx_cost_ns = floods[k][1];
 			c->pl = &pl;
