@@ -99,6 +99,13 @@ run streamfail-late  ok  safety       -DCFG_STREAMFAIL
 # never keeps a real loss from being recovered.
 run reo              ok  safety       -DREO -DWL=1 -DEARLY=2
 run reo-healthy      ok  ltl:healthy  -DREO -DWL=1 -DORDERED=1
+# Asking before resending (-DASK): an RTO expiry may ask instead of declaring
+# anything lost, and the answer declares what it did not see. Safety on
+# every configuration; liveness with every expiry free to ask (the answer's
+# verdict alone repairs a loss) and with a dead peer (asks count as expiries).
+run ask              ok  safety       -DASK -DCFG_SAFETY
+run ask-healthy      ok  ltl:healthy  -DASK -DWL=1 -DEARLY=0
+run ask-dead         ok  ltl:dead     -DASK -DCFG_DEAD -DEARLY=0
 
 # The C rules before each fix: SPIN must find a counterexample.
 run bug2-read-no-timer      cex safety      -DWL=6 -DDEAD=2 -DBUG_READ_NO_TIMER
@@ -115,6 +122,8 @@ run bug8-send-done-on-sack  cex safety      -DWL=4 -DBUG_SEND_DONE_ON_SACK
 run bug8-recv-err-early     cex safety      -DWL=3 -DBUG_RECV_ERR_EARLY
 run bug-early-counts        cex ltl:healthy -DWL=6 -DRETRY=1 -DBUG_EARLY_COUNTS
 run bug-reo-any-copy        cex safety      -DREO -DWL=1 -DEARLY=2 -DBUG_REO_ANY_COPY
+run bug-ask-no-verdict      cex ltl:healthy -DASK -DWL=1 -DEARLY=0 -DBUG_ASK_NO_VERDICT
+run bug-ask-uncounted       cex safety      -DASK -DWL=1 -DDEAD=1 -DBUG_ASK_UNCOUNTED
 wait
 
 pass=0 fail=0 states=0

@@ -235,7 +235,8 @@ byte ntimer;
 typedef Pkt {
 	byte op; byte psn; byte g; byte msn; byte off; byte ln;
 	byte cum; byte gc; byte sack; byte code; bool bad;
-	byte ep		/* SEND: its attempt (deth.epoch); RNR NAK: the refused copy's (naketh.epoch) */
+	byte ep		/* SEND: its attempt (deth.epoch); RNR NAK: the refused copy's (naketh.epoch);
+			 * -DASK, an ACK: an ask's number (bth.ts), 0 for none */
 };
 Pkt net[16];
 byte nq[2];
@@ -257,6 +258,26 @@ byte reo_win[2];
 byte rec_cp[16], rec_sp[16];
 byte last_g[2], last_cp[2];
 byte garr[16];
+#endif
+#ifdef ASK
+/*
+ * Asking before resending (loss.c "Asks", -DASK): an RTO expiry among the
+ * first ASKS of a silence sends an ask (an ACK whose ep is the ask's
+ * number, its bth.ts) instead of declaring anything lost. The receiver answers at
+ * once, and every ACK it sends from then on echoes the newest ask number it
+ * took (ln), as every later ACK's ts_echo is at or after the ask's. An ACK
+ * echoing the oldest ask out, or a later one, is its answer: a record that
+ * was in flight when that ask went (rec_ask), is still in flight and not
+ * acknowledged by the answer, is lost.
+ */
+#ifndef ASKS
+#define ASKS 3		/* MROCE_ASK_RTOS */
+#endif
+bool ask_live[2];		/* qp->ask_live */
+byte ask_first[2];		/* the oldest ask out's number (ask_ts) */
+byte ask_no[2];			/* asks sent so far */
+byte echo_no[2];		/* the newest ask number taken: what our ACKs echo */
+bool rec_ask[16];		/* in flight when the oldest ask out went (sent before ask_sent_us) */
 #endif
 hidden byte h_i, h_j, h_k, h_p, h_res, h_why, h_q;
 hidden byte h_b, h_prog;
@@ -513,6 +534,9 @@ inline pkt_acked(q, rec, by_cum)
 inline send_psn(q, p)
 {
 	h_q = R(q, p);
+#ifdef ASK
+	rec_ask[h_q] = 0;	/* sent after the ask: its answer does not judge this copy */
+#endif
 	tp.psn = WIRE(p); tp.g = p;
 #ifdef REO
 	tp.code = rec_cp[h_q] + 1; rec_cp[h_q]++
@@ -701,6 +725,9 @@ inline send_ack(q)
 	tp.sack = ((rbits[q] >> WIRE(rbase[q] + 1)) & 1) |
 		  (((rbits[q] >> WIRE(rbase[q] + 2)) & 1) << 1) |
 		  (((rbits[q] >> WIRE(rbase[q] + 3)) & 1) << 2);
+#ifdef ASK
+	tp.ln = echo_no[q];
+#endif
 	emit(q)
 }
 
@@ -969,6 +996,50 @@ inline reo_check(q)
 }
 #endif
 
+#ifdef ASK
+/* loss.c mroce_ask_heard: an ACK echoing the oldest ask out, or a later one, decides */
+inline ask_heard(q)
+{
+	if
+	:: ask_live[q] && rp.ln != 0 && rp.ln >= ask_first[q] ->
+		ask_live[q] = 0;
+		h_p = una[q];
+		do
+		:: h_p != nxt[q] ->
+			h_q = R(q, h_p);
+#ifndef BUG_ASK_NO_VERDICT
+			if
+			:: rec_ask[h_q] && rec_st[h_q] == INFL -> rec_st[h_q] = LOST; dirty[q] = 1
+			:: else -> skip
+			fi;
+#endif
+			rec_ask[h_q] = 0;
+			h_p++
+		:: else -> break
+		od
+	:: else -> skip
+	fi
+}
+
+/* loss.c ask: an ACK of ours carrying the ask; the oldest ask out is what answers are judged by */
+inline ask(q)
+{
+	ask_no[q]++;
+	if
+	:: !ask_live[q] ->
+		ask_live[q] = 1; ask_first[q] = ask_no[q];
+		h_p = una[q];
+		do
+		:: h_p != nxt[q] -> rec_ask[R(q, h_p)] = (rec_st[R(q, h_p)] == INFL); h_p++
+		:: else -> break
+		od
+	:: else -> skip
+	fi;
+	tp.ep = ask_no[q];	/* an ACK of ours, with the ask (ACK_REQ) */
+	send_ack(q)
+}
+#endif
+
 inline handle_ack(q)
 {
 	if
@@ -997,6 +1068,9 @@ inline handle_ack(q)
 #endif
 			rec_st[h_q] = FREE; rec_wqe[h_q] = 0; rec_off[h_q] = 0; rec_retx[h_q] = 0;
 			rec_gbn[h_q] = 0; rec_early[h_q] = 0;
+#ifdef ASK
+			rec_ask[h_q] = 0;
+#endif
 #ifdef REO
 			rec_cp[h_q] = 0; rec_sp[h_q] = 0; garr[h_q] = 0;
 #endif
@@ -1027,7 +1101,11 @@ inline handle_ack(q)
 		if
 		:: h_prog -> tmo[q] = 0
 		:: else -> skip
-		fi
+		fi;
+#ifdef ASK
+		ask_heard(q);
+#endif
+		skip
 	fi
 }
 
@@ -1209,7 +1287,17 @@ inline handle_nack(q)
 inline engine_rx(q)
 {
 	if
-	:: rp.op == OP_ACK -> handle_ack(q)
+	:: rp.op == OP_ACK ->
+		handle_ack(q);
+#ifdef ASK
+		if	/* an ask: our ACK at once, echoing it, as every ACK after it does (rx.c) */
+		:: rp.ep != 0 ->
+			if :: rp.ep > echo_no[q] -> echo_no[q] = rp.ep :: else -> skip fi;
+			send_ack(q)
+		:: else -> skip
+		fi;
+#endif
+		skip
 	:: rp.op == OP_NAK -> handle_nack(q)
 	:: else ->
 #ifdef REO
@@ -1308,7 +1396,17 @@ inline rto_fire(q)
 		:: else -> fail_oldest(ST_RETRY)	/* a SEND waiting for the cumulative ACK */
 		fi
 #endif
+#ifdef ASK
+	/* a host that runs late, nothing lost lately: ask (or, when not so, the else below) */
+	:: tmo[q] <= RETRY && tmo[q] <= ASKS -> ask(q); dirty[q] = 1;
+#ifdef BUG_ASK_UNCOUNTED
+		tmo[q]--	/* an ask taken for no expiry: a dead peer is asked for ever */
+#endif
+		skip
+	:: tmo[q] <= RETRY ->
+#else
 	:: else ->
+#endif
 		h_b = 1;
 		h_p = una[q];
 		do
