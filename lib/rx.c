@@ -294,7 +294,7 @@ void mroce_engine_rx(void *ctx, const void *frame, __u32 len, __u32 placed_len)
 			qp->ts_echo = h.ts;
 			qp->ts_echo_at = now;
 			qp->ack_now = true;
-			qp->ack_again = qp->ret_slots > 1;
+			qp->ack_again |= qp->ret_slots > 1;
 		}
 		return;
 	}

@@ -41,7 +41,7 @@ def mroce(iters, extra=()):
     r = [json.loads(l) for l in out.splitlines() if l.startswith("{")][0]
     return {"p50": r["lat_us"]["p50"], "p99": r["lat_us"]["p99"], "p999": r["lat_us"]["p999"],
             "max": r["lat_us"]["max"], "retx": r["retransmitted"], "rto": r["rto_events"],
-            "dup": r["duplicates"], "retired": r["paths_retired"], "ops": r["ops"]}
+            "dup": r["duplicates"], "retired": r["paths_retired"], "ops": r["ops"], "asks": r["asks"]}
 
 
 def xdp(attach):
@@ -99,14 +99,14 @@ def report(rounds, iters):
         verdict = "info" if ok is None else ("met" if ok(x) else "missed")
         met_all &= ok is None or ok(x)
         L.append(f"| {text} | {'n/a' if x is None else (f'{x:.2f}' if isinstance(x, float) else x)} | {verdict} |")
-    L += ["", "| round | mroce busy-polling p50 / p99 / p99.9 / max, resent, RTOs, dups, paths retired | "
-          "progress thread p50 / p99 / p99.9, resent, RTOs | sockperf TCP p50 / p99 / p99.9 / max |",
+    L += ["", "| round | mroce busy-polling p50 / p99 / p99.9 / max, resent, RTOs, dups, paths retired, asks | "
+          "progress thread p50 / p99 / p99.9, resent, RTOs, asks | sockperf TCP p50 / p99 / p99.9 / max |",
           "|---|---|---|---|"]
     for i, r in enumerate(rounds):
         m, th, t = r["m"], r["th"], r["t"]
         L.append(f"| {i + 1} | {m['p50']:.1f} / {m['p99']:.1f} / {m['p999']:.1f} / {m['max']:.1f}, "
-                 f"{m['retx']}, {m['rto']}, {m['dup']}, {m['retired']} | "
-                 f"{th['p50']:.1f} / {th['p99']:.1f} / {th['p999']:.1f}, {th['retx']}, {th['rto']} | "
+                 f"{m['retx']}, {m['rto']}, {m['dup']}, {m['retired']}, {m['asks']} | "
+                 f"{th['p50']:.1f} / {th['p99']:.1f} / {th['p999']:.1f}, {th['retx']}, {th['rto']}, {th['asks']} | "
                  f"{B.fmt(t['p50'])} / {B.fmt(t['p99'])} / {B.fmt(t['p999'])} / {B.fmt(t['max'])} |")
     L.append(END)
     return "\n".join(L) + "\n", met_all
@@ -127,8 +127,9 @@ def main():
             r = {"m": mroce(a.iters), "t": tcp(a.iters), "th": mroce(a.iters, ["--progress", "thread"])}
             rounds.append(r)
             print(f"round {i + 1}: mroce p99.9 {r['m']['p999']:.1f} us, {r['m']['retx']} resent, "
-                  f"{r['m']['rto']} RTOs, {r['m']['dup']} dups; sockperf p99.9 {B.fmt(r['t']['p999'])} us; "
-                  f"thread p99.9 {r['th']['p999']:.1f} us, {r['th']['retx']} resent, {r['th']['rto']} RTOs",
+                  f"{r['m']['rto']} RTOs, {r['m']['dup']} dups, {r['m']['asks']} asks; sockperf p99.9 {B.fmt(r['t']['p999'])} us; "
+                  f"thread p99.9 {r['th']['p999']:.1f} us, {r['th']['retx']} resent, {r['th']['rto']} RTOs, "
+                  f"{r['th']['asks']} asks",
                   flush=True)
     finally:
         B.cleanup()
