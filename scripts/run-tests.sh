@@ -144,7 +144,7 @@ done
 echo "== 2 planes on veth under a flood of bad-token frames: it dies in XDP, nothing lost, planes come back (root)"
 run_script selftests/test_planes_load.sh planes-load "$PWD/build"
 
-echo "== 10^4 small round trips on a clean veth pair: resends and timeouts bounded (root)"
+echo "== 10^4 small round trips on a clean veth pair, busy-polling and on the progress thread: nothing resent, no timeout (root)"
 run_script selftests/test_latency.sh latency "$PWD/build"
 
 echo "== the verbs selftests again, every region in device memory: XDP places the WRITEs (user space where the kernel refuses bpf_xdp_adjust_meta) (root)"
