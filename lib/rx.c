@@ -287,14 +287,16 @@ void mroce_engine_rx(void *ctx, const void *frame, __u32 len, __u32 placed_len)
 		mroce_handle_ack(qp, &h, now);
 		/*
 		 * An ask (loss.c "Asks"): our ACK goes at once, echoing it, so
-		 * that the asker knows what had arrived by then; on two ways
-		 * back where there are two, as for a duplicate.
+		 * that the asker knows what had arrived by then. One ACK for
+		 * one ask, or for all that one round reads: a peer that asks
+		 * without end gets no more frames than it sends. An answer lost
+		 * on a dead route is the asker's timer's to ask again, on the
+		 * next way (our ACKs take turns on the ways back).
 		 */
 		if ((h.flags & MROCE_F_ACK_REQ) && !(h.flags & MROCE_F_PLANE_PROBE)) {
 			qp->ts_echo = h.ts;
 			qp->ts_echo_at = now;
 			qp->ack_now = true;
-			qp->ack_again |= qp->ret_slots > 1;
 		}
 		return;
 	}

@@ -562,6 +562,60 @@ static void test_longer_stall_is_asked(void **state)
 }
 
 /*
+ * A peer that asks without end (it holds the token: asks from anyone else
+ * die with a bad token) gets one ACK for each ask at most, not two: an
+ * answer is no amplifier. Each is answered (echoing it), and the QP goes
+ * on unharmed.
+ */
+#define ASKS_SENT	200
+
+static void test_asks_answered_one_for_one(void **state)
+{
+	struct mroce_qp_attr attr = { .sz = sizeof(attr), .paths = 8 };
+	struct waiter *w = calloc(1, sizeof(*w));
+	__u64 acks0, answered;
+	struct pair p;
+	__u8 buf[2048];
+
+	(void)state;
+	pair_open(&p, 1750, &attr, NULL);
+	pair_connect(&p);
+	pair_link(&p);
+	fill(p.la, BUF, 21);
+	/* both ways sprayed: A has several ways back to B, as a duplicate's answer takes two */
+	write_one(&p, w, BUF);
+	memset(w, 0, sizeof(*w));
+	w->p = &p;
+	w->want_b = 1;
+	assert_int_equal(post(p.qb, MROCE_WR_RDMA_WRITE, 2, p.lb, BUF, mroce_mr_lkey(p.mb),
+			      (__u64)(unsigned long)p.la, mroce_mr_rkey(p.ma), 0), 0);
+	assert_int_equal(sim_run(p.net, p.da, p.db, one_each, w, 10000000), 0);
+	assert_true(p.qa->ret_slots > 1);
+	acks0 = p.da->stats.acks_tx;
+	for (int i = 0; i < ASKS_SENT; i++) {
+		struct mroce_hdr h = { .opcode = MROCE_OP_ACK, .flags = MROCE_F_ACK_REQ,
+				       .dqpn = p.qb->rqpn, .token = mroce_be64(p.qb->token_be),
+				       .ts = 1000u + (__u32)i, .cum_psn = p.qb->flow->rx_base,
+				       .psn = p.qb->snd_nxt };
+		int hdr = mroce_frame_hdrs(buf, sizeof(buf), &p.qb->route, &h);
+
+		assert_true(hdr > 0);
+		mroce_frame_finish(buf, (__u32)hdr, p.qb->route.family);
+		pthread_mutex_lock(&p.da->lock);
+		mroce_engine_rx(p.da, buf, (__u32)hdr, 0);
+		pthread_mutex_unlock(&p.da->lock);
+		mroce_dev_progress(p.da, 0);
+	}
+	answered = p.da->stats.acks_tx - acks0;
+	printf("  %d asks from the peer: %llu ACKs back\n", ASKS_SENT, (unsigned long long)answered);
+	assert_true(answered >= 1);
+	assert_true(answered <= ASKS_SENT);
+	write_one(&p, w, BUF);	/* and the QP goes on */
+	free(w);
+	pair_close(&p);
+}
+
+/*
  * The RTO for what is in flight when it would expire, not for what was in
  * flight when the last ACK set it. A one-packet WRITE leaves the low
  * timeout (3 RTTs, at least rto_low_us: 200 us) set; then a 1 MiB WRITE
@@ -650,6 +704,7 @@ int main(void)
 		cmocka_unit_test(test_black_holed_psn_fails_bounded),
 		cmocka_unit_test(test_descheduled_peer_no_resends),
 		cmocka_unit_test(test_longer_stall_is_asked),
+		cmocka_unit_test(test_asks_answered_one_for_one),
 		cmocka_unit_test(test_rto_for_what_is_in_flight),
 		cmocka_unit_test(test_first_request_waits_for_a_peer_setting_up),
 	};
