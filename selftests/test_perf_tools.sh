@@ -262,6 +262,21 @@ t_coll_nccl_flags() {
 	echo "coll: nccl-tests flags, placements, footers, root and -c 0 as expected"
 }
 
+# Every line a rank writes reaches the launcher's output whole, never spliced
+# with another rank's: 4 ranks writing 300 lines each to stdout and stderr
+# at once. (mawk -W interactive wrote a prefixed line's text and its newline
+# in two writes: "[1] rank 1 reached its peerrank 0 reached its peer".)
+t_launch_whole_lines() {
+	local out n bad
+	out=$("$LAUNCH" run -n 4 --name "$JOB" --timeout 120 -- sh -c \
+		'i=0; while [ $i -lt 300 ]; do echo "err $RANK $i" >&2; echo "out $RANK $i"; i=$((i + 1)); done' \
+		2>&1) || { echo "$out"; return 1; }
+	n=$(printf '%s\n' "$out" | grep -c -E '^(\[[0-3]\] )?(err|out) [0-3] [0-9]+$')
+	bad=$(printf '%s\n' "$out" | grep -v -E '^(\[[0-3]\] )?(err|out) [0-3] [0-9]+$' | grep -v '^mroce-launch: ' | head -n 3)
+	echo "coll: $n whole lines of 2400"
+	[ -z "$bad" ] && [ "$n" -eq 2400 ] || { echo "spliced or missing lines: $bad"; return 1; }
+}
+
 coll_setup() { :; }
 coll_teardown() { "$LAUNCH" down "$JOB" >/dev/null 2>&1; }
 trap 'coll_teardown; cleanup_all' EXIT
@@ -279,4 +294,6 @@ TEST_SETUP=coll_setup TEST_TEARDOWN=: FIGURES='^usage:' \
 	run_test "help, version and usage errors of every tool" t_help_version_usage
 TEST_SETUP=coll_setup TEST_TEARDOWN=coll_teardown FIGURES='^coll:' \
 	run_test "mroce-coll-perf with nccl-tests' flags on 2 ranks" t_coll_nccl_flags
+TEST_SETUP=coll_setup TEST_TEARDOWN=coll_teardown FIGURES='^coll:' \
+	run_test "mroce-launch: 4 ranks' lines, stdout and stderr at once, each whole" t_launch_whole_lines
 summary test_perf_tools
