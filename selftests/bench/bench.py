@@ -167,6 +167,28 @@ def veth_pair(mtu):
     return mac_b
 
 
+def xdp(attach, ends=None):
+    """mroce's datapath on (`mroce attach`) or off (`mroce detach`) on both ends, checked.
+
+    Kernel traffic (TCP, UCX and libfabric over TCP or UDP, xsk_raw's own XDP
+    program) is measured with it off, as on a host without mroce: on veth an
+    attached XDP program costs TCP its GSO/GRO. ends: (namespace, device)
+    pairs, bench.py's veth pair by default. Detaching what is not attached,
+    or attaching what is, is no error: the state after is what is checked.
+    """
+    for ns, dev in ends or ((NS_A, "va"), (NS_B, "vb")):
+        run_in_any(ns, [MROCE, "attach" if attach else "detach", dev])
+        shown = run_in(ns, ["ip", "-d", "link", "show", dev])
+        if attach != ("prog/xdp" in shown):
+            raise RuntimeError(f"XDP {'not ' if attach else 'still '}attached on {dev} in {ns}:\n{shown}")
+
+
+def run_in_any(ns, args, timeout=120):
+    """run_in, whatever the exit code (the caller checks the outcome)."""
+    return subprocess.run(ns_cmd(ns, args), text=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                          timeout=timeout).stdout
+
+
 def median(xs):
     xs = [x for x in xs if x is not None]
     return statistics.median(xs) if xs else None
