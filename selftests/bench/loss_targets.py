@@ -60,6 +60,9 @@ def one_setting(secs, rate, links):
         g = B.mroce_perf(h1, h0, "eth0", "eth0", ip1,
                          ["--test", "write_bw", "--size", "1m", "--gbn", "--paths", "1",
                           "--duration", str(secs)])[0]
+        # TCP as on hosts without mroce: mroce-perf left its datapath attached, and an
+        # attached XDP program costs TCP its GSO/GRO; mroce's next run attaches it again
+        B.xdp(False, ((h0, "eth0"), (h1, "eth0")))
         t = B.iperf3(h1, h0, ip1, secs)
         t4 = B.iperf3(h1, h0, ip1, secs, streams=4) if links else None
         r[loss] = {"mroce": m["gbit_s"], "tx": m["tx_pkts"], "rto": m["rto_events"],
