@@ -277,8 +277,9 @@ bench-latency: all
 bench-cc: all
 	selftests/bench/cc_targets.py $(if $(RUNS),--rounds $(RUNS)) --out docs/benchmarks.md
 
-# Issue 12's point-to-point targets alone (~4 min): mroce against kernel TCP, interleaved,
-# at MTU 3498 and at MTU 9000 (jumbo frames).
+# The point-to-point targets alone (~5 min): mroce (defaults) against the bare datapath
+# (xsk_raw, same frame size) and kernel TCP with mroce's datapath detached, interleaved,
+# at MTU 3498 and at MTU 9000 (jumbo frames: no xsk_raw there).
 bench-targets: deps
 	scripts/deps.sh bench
 	$(MAKE) all

@@ -167,6 +167,28 @@ def veth_pair(mtu):
     return mac_b
 
 
+def xdp(attach, ends=None):
+    """mroce's datapath on (`mroce attach`) or off (`mroce detach`) on both ends, checked.
+
+    Kernel traffic (TCP, UCX and libfabric over TCP or UDP, xsk_raw's own XDP
+    program) is measured with it off, as on a host without mroce: on veth an
+    attached XDP program costs TCP its GSO/GRO. ends: (namespace, device)
+    pairs, bench.py's veth pair by default. Detaching what is not attached,
+    or attaching what is, is no error: the state after is what is checked.
+    """
+    for ns, dev in ends or ((NS_A, "va"), (NS_B, "vb")):
+        run_in_any(ns, [MROCE, "attach" if attach else "detach", dev])
+        shown = run_in(ns, ["ip", "-d", "link", "show", dev])
+        if attach != ("prog/xdp" in shown):
+            raise RuntimeError(f"XDP {'not ' if attach else 'still '}attached on {dev} in {ns}:\n{shown}")
+
+
+def run_in_any(ns, args, timeout=120):
+    """run_in, whatever the exit code (the caller checks the outcome)."""
+    return subprocess.run(ns_cmd(ns, args), text=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                          timeout=timeout).stdout
+
+
 def median(xs):
     xs = [x for x in xs if x is not None]
     return statistics.median(xs) if xs else None
@@ -315,6 +337,7 @@ def fabric_run(loss_pct, runs, secs):
                               ["--test", "write_bw", "--size", "1m", "--paths", "8", "--duration", str(secs)] + WINDOW)[0]["gbit_s"]))
         res["mroce_gbn"] = median(repeat(runs, lambda: mroce_perf(h1, h0, "eth0", "eth0", ip1,
                                   ["--test", "write_bw", "--size", "1m", "--paths", "1", "--gbn", "--duration", str(secs)] + WINDOW)[0]["gbit_s"]))
+        xdp(False, ((h0, "eth0"), (h1, "eth0")))	# TCP as on hosts without mroce
         res["tcp"] = median(repeat(runs, lambda: iperf3(h1, h0, ip1, secs)))
         return res
     finally:
@@ -433,12 +456,12 @@ def report(r, out):
         L.append("## Where the time goes (`perf record` of the client, write_bw 1 MiB)\n")
         L.append("```\n" + r["profile"] + "\n```\n")
     L.append(open(os.path.join(ROOT, "selftests", "bench", "analysis.md")).read())
-    # The sections of targets.py and coll_bench.py are theirs: keep them.
+    # The sections of the other scripts (coll_bench.py, targets.py, loss_targets.py...) and the
+    # notes between them are theirs: keep everything from the first of them on.
     old = open(out).read() if os.path.exists(out) else ""
-    for begin, end in (("<!-- targets: targets.py -->", "<!-- /targets -->"),
-                       ("<!-- collectives: coll_bench.py -->", "<!-- /collectives -->")):
-        if begin in old and end in old:
-            L.append(old[old.index(begin):old.index(end) + len(end)] + "\n")
+    starts = [i for i in (old.find("<!-- collectives: "), old.find("<!-- targets: ")) if i >= 0]
+    if starts:
+        L.append(old[min(starts):].rstrip("\n") + "\n")
     with open(out, "w") as f:
         f.write("\n".join(L))
 
@@ -464,8 +487,11 @@ def main():
         say = lambda m: print(f"bench: {m}", flush=True)
         say("raw AF_XDP ceiling")
         # A ceiling: the best of the runs (everything else is a median).
+        # xsk_raw's receiver attaches its own XDP program: mroce's is off for it
+        xdp(False)
         r["raw_big"] = {k: max([x[k] for x in repeat(runs, lambda: raw_ceiling(mac_b, 3512, secs)) if x]) for k in ("mpps", "gbps")}
         r["raw_small"] = {k: max([x[k] for x in repeat(runs, lambda: raw_ceiling(mac_b, 64, secs)) if x]) for k in ("mpps", "gbps")}
+        xdp(True)
         r["memcpy_gbps"] = max([x for x in repeat(runs, lambda: memcpy_ceiling(3456, secs)) if x] or [None])
         say("mroce")
         pf = lambda args: mroce_perf(NS_B, NS_A, "vb", "va", IP_B, args)
@@ -484,7 +510,8 @@ def main():
             row_["gbn"] = g["gbit_s"]
         r["sweep"] = sweep
         r["rss"] = rss_256_qps()
-        say("kernel TCP, UCX, libfabric")
+        say("kernel TCP, UCX, libfabric (mroce's datapath detached, as on a host without it)")
+        xdp(False)
         r["tcp_gbps"] = median(repeat(runs, lambda: iperf3(NS_B, NS_A, IP_B, secs)))
         tl = repeat(runs, lambda: sockperf(secs))
         r["tcp_lat"] = {k: median([x[k] for x in tl]) for k in ("p50", "p99", "p999")}
@@ -494,6 +521,7 @@ def main():
             for name, prov, ep in (("udp;ofi_rxd (reliable datagrams over UDP)", "udp;ofi_rxd", "rdm"), ("tcp", "tcp", "msg")):
                 v = [x for x in repeat(runs, lambda: fi_pingpong(prov, ep, 1 << 20, 100 if a.quick else 300)) if x]
                 r["fi"][name] = {k: median([x[k] for x in v]) for k in ("gbps", "usec")} if v else None
+        xdp(True)
         say("profile")
         r["profile"] = perf_profile(secs)
         cleanup()

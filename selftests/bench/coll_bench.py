@@ -89,8 +89,12 @@ def run_mroce(ranks, args, timeout=300):
 
 
 def detach_all(ns):
+    """mroce's datapath off every rank, checked: Open MPI's TCP as on hosts without mroce."""
     for n in ns:
         sh(["ip", "netns", "exec", n, MROCE, "detach", "eth0"], check=False)
+        shown = sh(["ip", "netns", "exec", n, "ip", "-d", "link", "show", "eth0"]).stdout
+        if "prog/xdp" in shown:
+            raise RuntimeError(f"coll_bench: an XDP program is still attached to eth0 in {n}:\n{shown}")
 
 
 def run_mpi(ns, addrs, subnet, args, timeout=240, tries=3):

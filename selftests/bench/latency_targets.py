@@ -44,16 +44,8 @@ def mroce(iters, extra=()):
             "dup": r["duplicates"], "retired": r["paths_retired"], "ops": r["ops"], "asks": r["asks"]}
 
 
-def xdp(attach):
-    for ns, dev in ((B.NS_A, "va"), (B.NS_B, "vb")):
-        B.run_in(ns, [B.MROCE, "attach" if attach else "detach", dev])
-    shown = B.run_in(B.NS_A, ["ip", "-d", "link", "show", "va"])
-    if attach != ("xdp" in shown):
-        raise RuntimeError(f"XDP {'not ' if attach else ''}attached on va:\n{shown}")
-
-
 def tcp(iters):
-    xdp(False)
+    B.xdp(False)
     try:
         srv = B.start_in(B.NS_B, ["sockperf", "server", "--tcp", "-i", B.IP_B, "-p", "11111"], ready=None)
         try:
@@ -63,7 +55,7 @@ def tcp(iters):
         finally:
             B.stop(srv)
     finally:
-        xdp(True)
+        B.xdp(True)
     pct = {float(a): float(b) for a, b in re.findall(r"percentile ([\d.]+) =\s*([\d.]+)", out)}
     m = re.search(r"<MAX> observation =\s*([\d.]+)", out)
     return {"p50": pct.get(50.0), "p99": pct.get(99.0), "p999": pct.get(99.9),

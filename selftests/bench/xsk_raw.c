@@ -12,6 +12,9 @@
  *
  * rx prints, once the flow has stopped for 200 ms (or T has passed):
  *   rx: FRAMES frames BYTES bytes in SECONDS s: MPPS Mpps, GBPS Gbit/s (STRAY stray)
+ *   rx: window FIRST LAST
+ * FIRST and LAST: the first and last counted frame's arrival, CLOCK_MONOTONIC
+ * seconds (a caller counts the machine's CPU over that span, not start-up).
  * Only the sender's frames count: UDP to port 9 whose payload starts with
  * "xsk_raw" and the run's token. Anything else the redirect brings (a
  * neighbour solicitation, a frame of the run before) is counted as stray
@@ -129,6 +132,8 @@ static int rx(const char *dev, double seconds, __u64 token)
 	       (unsigned long long)c.frames, (unsigned long long)c.bytes, last - first,
 	       (double)c.frames / (last - first) / 1e6, (double)c.bytes * 8 / (last - first) / 1e9,
 	       (unsigned long long)c.stray);
+	/* the transfer's span on CLOCK_MONOTONIC: a caller counts CPU over it, not start-up */
+	printf("rx: window %.6f %.6f\n", first, last);
 	return 0;
 }
 
