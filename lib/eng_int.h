@@ -63,8 +63,6 @@ __u64 mroce_streams_next_hold(const struct mroce_qp *qp, __u64 now);
 /* place.c: responder placement of arriving requests and READ responses */
 int mroce_sg_copy(const struct mroce_pd *pd, const struct mroce_sge *sg, __u32 n, __u32 off,
 		  void *lin, __u32 len, bool to_sg);
-int mroce_sg_copy_sum(const struct mroce_pd *pd, const struct mroce_sge *sg, __u32 n, __u32 off,
-		      void *lin, __u32 len, __u32 *sum);
 int mroce_place(struct mroce_qp *qp, const struct mroce_hdr *h, const void *payload, __u32 psn);
 struct mroce_swqe *mroce_read_of(struct mroce_qp *qp, __u32 id);
 

@@ -164,23 +164,6 @@ static inline int mroce_resolve_mac(struct mroce_dev *dev, const struct mroce_qp
  * buf + returned length, then the checksum. */
 int mroce_frame_hdrs(void *buf, size_t size, const struct mroce_route *rt, const struct mroce_hdr *h);
 void mroce_frame_finish(void *buf, __u32 len, int family);
-/*
- * The same checksum with the payload's part already summed, as the copy
- * that wrote it summed it (mroce_csum_copy): only the headers, hdr bytes,
- * are read again.
- */
-void mroce_frame_finish_sum(void *buf, __u32 hdr, __u32 len, int family, __u32 payload_sum);
-/*
- * Copy len bytes and sum them in the same pass: the 16-bit one's-complement
- * sum of the bytes as big-endian words, folded, as if they started at an
- * even offset. mroce_csum_shift() places such a sum at byte offset at (an
- * odd one swaps its bytes, RFC 1071 2(B)); sums add, to be folded once.
- */
-__u32 mroce_csum_copy(void *dst, const void *src, size_t len);
-static inline __u32 mroce_csum_shift(__u32 sum16, __u32 at)
-{
-	return at & 1 ? ((sum16 & 0xff) << 8) | (sum16 >> 8) : sum16;
-}
 
 /* UDP checksum over a frame mroce_parse() accepted: true when it verifies. */
 bool mroce_frame_csum_ok(const void *frame, const struct mroce_pkt *pkt);

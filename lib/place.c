@@ -45,36 +45,6 @@ int mroce_sg_copy(const struct mroce_pd *pd, const struct mroce_sge *sg, __u32 n
 }
 
 /*
- * mroce_sg_copy from the SG list, summing what it copies in the same pass
- * (mroce_csum_copy): *sum gets the bytes' one's-complement sum as they lie
- * in lin, from its byte 0 on, to be folded.
- */
-int mroce_sg_copy_sum(const struct mroce_pd *pd, const struct mroce_sge *sg, __u32 n, __u32 off,
-		      void *lin, __u32 len, __u32 *sum)
-{
-	__u8 *p = lin;
-
-	*sum = 0;
-	for (__u32 i = 0; i < n && len; i++) {
-		const __u8 *at = (const __u8 *)(unsigned long)sg[i].addr;
-		__u32 chunk;
-
-		if (off >= sg[i].length) {
-			off -= sg[i].length;
-			continue;
-		}
-		if (!mroce_mr_grants(pd, sg[i].lkey, false, sg[i].addr, sg[i].length, 0))
-			return -EPERM;
-		chunk = sg[i].length - off < len ? sg[i].length - off : len;
-		*sum += mroce_csum_shift(mroce_csum_copy(p, at + off, chunk), (__u32)(p - (__u8 *)lin));
-		p += chunk;
-		len -= chunk;
-		off = 0;
-	}
-	return 0;
-}
-
-/*
  * Start or continue tracking a receive-consuming message in the receive it
  * takes on its stream (protocol.md, "Streams"); *rp is that receive. NULL:
  * *res says why. MROCE_RNR: no receive is posted for it on its stream, or

@@ -34,7 +34,7 @@ int mroce_emit(struct mroce_qp *qp, struct mroce_hdr *h, const struct mroce_sge 
 	__u8 plane = qp->nplanes < 2 ? 0 : !ack ? qp->paths[path].plane :
 		     qp->ack_via ? (__u8)(qp->ack_via - 1) : mroce_plane_ack_way(qp, qp->ret[path].plane, now);
 	struct mroce_route rt = plane ? qp->proute[plane] : qp->route;
-	__u32 cap, psum = 0;
+	__u32 cap;
 	void *buf;
 	int hdr;
 
@@ -69,8 +69,7 @@ int mroce_emit(struct mroce_qp *qp, struct mroce_hdr *h, const struct mroce_sge 
 		dev->ops->tx_send(dev->port, buf, 0);	/* give the buffer back */
 		return hdr;
 	}
-	/* The payload is summed for the UDP checksum as it is copied (mroce_csum_copy). */
-	if (h->payload_len && dev->ops->csum_offload) {
+	if (h->payload_len) {
 		if (lin) {
 			memcpy((__u8 *)buf + hdr, lin, h->payload_len);
 		} else if (mroce_sg_copy(qp->pd, sg, nsge, sg_off, (__u8 *)buf + hdr, h->payload_len,
@@ -78,17 +77,9 @@ int mroce_emit(struct mroce_qp *qp, struct mroce_hdr *h, const struct mroce_sge 
 			dev->ops->tx_send(dev->port, buf, 0);	/* the local region is gone */
 			return -EPERM;
 		}
-	} else if (h->payload_len) {
-		if (lin) {
-			psum = mroce_csum_copy((__u8 *)buf + hdr, lin, h->payload_len);
-		} else if (mroce_sg_copy_sum(qp->pd, sg, nsge, sg_off, (__u8 *)buf + hdr, h->payload_len,
-					     &psum)) {
-			dev->ops->tx_send(dev->port, buf, 0);	/* the local region is gone */
-			return -EPERM;
-		}
 	}
 	if (!dev->ops->csum_offload)
-		mroce_frame_finish_sum(buf, (__u32)hdr, (__u32)hdr + h->payload_len, rt.family, psum);
+		mroce_frame_finish(buf, (__u32)hdr + h->payload_len, rt.family);
 	dev->stats.tx_pkts++;
 	dev->stats.tx_bytes += (__u32)hdr + h->payload_len;
 	dev->ops->tx_send(dev->port, buf, (__u32)hdr + h->payload_len);
