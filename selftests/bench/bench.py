@@ -399,7 +399,7 @@ def report(r, out):
     L.append(f"Machine: {cpu}, {os.cpu_count()} cores, kernel {platform.release()}; veth in network namespaces, "
              f"copy-mode AF_XDP (veth has no zero-copy), MTU {MTU} (3512-byte frames) unless noted. "
              "Everything, the sender, the receiver and for the impaired cases the fabric's switch, shares the 2 cores.\n")
-    L.append("## Targets (issue 5), measured\n")
+    L.append("## Targets, measured\n")
     L.append("| target | measured | met |\n|---|---|---|")
     def row(name, val, ok):
         L.append(f"| {name} | {val} | {'yes' if ok else 'no'} |")

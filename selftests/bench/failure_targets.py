@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-"""Issue 13's path failure target on the emulated fabric: one path of four fails mid-transfer.
+"""Path failure target on the emulated fabric: one path of four fails mid-transfer.
 
     selftests/bench/failure_targets.py [--rounds N] [--out docs/benchmarks.md]
 
@@ -116,13 +116,13 @@ def targets():
          "(back to 80% within 3 RTTs)", lambda r: r["kept"], lambda x: x >= 0.8, ""),
         ("... the same ratio over 3-RTT windows before the failure (noise floor, median)",
          lambda r: r["noise"], lambda x: True, ""),
-        ("... back to 80% over 3 RTTs, in ms (issue 13 measured 9 ms, with 5 ms windows, before v2)",
+        ("... back to 80% over 3 RTTs, in ms (9 ms measured with 5 ms windows, before wire v2)",
          lambda r: float("inf") if r["ms"] is None else r["ms"], lambda x: True, " ms"),
     ]
 
 
 def report(rounds):
-    L = [BEGIN, "## Issue 13's path failure target, emulated fabric (`selftests/bench/failure_targets.py`)\n",
+    L = [BEGIN, "## Path failure target, emulated fabric (`selftests/bench/failure_targets.py`)\n",
          f"Generated on {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}: {len(rounds)} rounds; "
          "2 hosts, 4 paths delayed 10/20/50/100 us, MTU 1500; a 384 MiB WRITE over 4 paths, the "
          "busiest path down 0.4 s in. Goodput where the data lands (the server's receive counters "

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-"""Issue 13's incast target on the emulated fabric: 8 senders into one 1 Gbit/s downlink.
+"""Incast target on the emulated fabric: 8 senders into one 1 Gbit/s downlink.
 
     selftests/bench/incast_targets.py [--rounds N] [--bytes B] [--out docs/benchmarks.md]
 
@@ -128,7 +128,7 @@ def targets():
 
 
 def report(rounds, nbytes):
-    L = [BEGIN, "## Issue 13's incast target, emulated fabric (`selftests/bench/incast_targets.py`)\n",
+    L = [BEGIN, "## Incast target, emulated fabric (`selftests/bench/incast_targets.py`)\n",
          f"Generated on {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}: {len(rounds)} rounds; "
          f"8 hosts WRITE {nbytes >> 20} MiB each to a ninth through one 1 Gbit/s path (1 MiB buffer, "
          "ECN above 128 KiB), library defaults; per round the receiver with rate grants and "

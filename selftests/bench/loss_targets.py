@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-"""Issue 13's loss targets on the emulated fabric: goodput kept under random loss.
+"""Loss targets on the emulated fabric: goodput kept under random loss.
 
     selftests/bench/loss_targets.py [--rounds N] [--secs S] [--link-rate R] [--out docs/benchmarks.md]
 
@@ -143,7 +143,7 @@ def targets(setting):
 
 
 def report(rounds, rate):
-    L = [BEGIN, "## Issue 13's loss targets, emulated fabric (`selftests/bench/loss_targets.py`)\n",
+    L = [BEGIN, "## Loss targets, emulated fabric (`selftests/bench/loss_targets.py`)\n",
          f"Generated on {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}: {len(rounds)} rounds; "
          "2 hosts, 4 paths delayed 10/20/50/100 us, MTU 1500, the loss on every path both ways; "
          f"each round measures the paths as links of {rate}bit/s each (a Clos fabric's links) and "

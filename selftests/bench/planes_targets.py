@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-"""Issue 13's plane failure targets on the emulated fabric: one plane of two, and of four, fails.
+"""Plane failure targets on the emulated fabric: one plane of two, and of four, fails.
 
     selftests/bench/planes_targets.py [--rounds N] [--out docs/benchmarks.md]
 
@@ -125,7 +125,7 @@ def targets(n):
 
 
 def report(by_n):
-    L = [BEGIN, "## Issue 13's plane failure targets, emulated fabric (`selftests/bench/planes_targets.py`)\n",
+    L = [BEGIN, "## Plane failure targets, emulated fabric (`selftests/bench/planes_targets.py`)\n",
          f"Generated on {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}: "
          f"{len(next(iter(by_n.values())))} rounds per plane count, planes counts interleaved; 2 hosts, "
          "each plane its own switch with 4 paths of 250 Mbit/s, MTU 1500; a 384 MiB WRITE over 8 paths "

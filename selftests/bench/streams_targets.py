@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-"""Issue 13's streams target on the emulated fabric: 64 streams over one connection, one stalled.
+"""Streams target on the emulated fabric: 64 streams over one connection, one stalled.
 
     selftests/bench/streams_targets.py [--rounds N] [--out docs/benchmarks.md]
 
@@ -75,7 +75,7 @@ def targets():
 
 
 def report(rounds, checked, restarts, voids, phase_ms):
-    L = [BEGIN, "## Issue 13's streams target, emulated fabric (`selftests/bench/streams_targets.py`)\n",
+    L = [BEGIN, "## Streams target, emulated fabric (`selftests/bench/streams_targets.py`)\n",
          f"Generated on {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}: {len(rounds)} rounds in one "
          "run; 2 hosts, 4 paths delayed 10/20/50/100 us, MTU 1500; one QP with 64 ordered streams, "
          "library defaults; 2 SENDs of 64 KiB outstanding per stream, 4 receives posted per stream. "
