@@ -81,6 +81,8 @@ __u32 mroce_backoff(const struct mroce_qp *qp, __u32 base, __u32 expiries);
 __u64 mroce_head_due(const struct mroce_qp *qp, const struct mroce_txpkt *rec);
 /* When the tail loss probe is due (loss.c); 0: none. */
 __u64 mroce_tlp_due(const struct mroce_qp *qp);
+/* loss.c: a copy in flight declared lost on the peer's news (RACK, per-path SACK, an answer). */
+void mroce_declare_lost(struct mroce_qp *qp, struct mroce_txpkt *rec, __u32 psn);
 /* Asks (loss.c): one went, with bth.ts ts; an ACK came that may answer it. */
 void mroce_ask_sent(struct mroce_qp *qp, __u32 ts, __u64 now);
 void mroce_ask_heard(struct mroce_qp *qp, const struct mroce_hdr *h, __u64 now);

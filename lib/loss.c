@@ -307,6 +307,21 @@ static bool path_delivering(struct mroce_qp *qp, const struct mroce_txpkt *rec,
 }
 
 /*
+ * A copy in flight declared lost on the peer's news (RACK, the per-path
+ * rule, an answer to an ask): remembered in case it was only reordering
+ * (reorder.c), out of the pipe, charged to its route, to be resent.
+ */
+void mroce_declare_lost(struct mroce_qp *qp, struct mroce_txpkt *rec, __u32 psn)
+{
+	mroce_reo_declared(qp, rec, psn);
+	mroce_rec_landed(qp, rec);
+	rec->state = PKT_LOST;
+	mroce_path_copy_lost(qp, rec);
+	mroce_path_loss(qp, rec);
+	qp->nlost++;
+}
+
+/*
  * Holes, judged by transmission order and time (RACK, RFC 8985), not PSN: a
  * packet is lost once something transmitted after it (or with it) has been
  * delivered and an RTT plus a reordering allowance has passed since it was
@@ -337,14 +352,9 @@ static __u32 rack_holes(struct mroce_qp *qp, __u64 now)
 			    !path_delivering(qp, rec, thresh, now, held, &until) &&
 		    (qp->rack_seq - rec->tx_seq >= qp->attr.reorder_pkts ||
 		     qp->rack_sent_us + qp->srtt_us / 2 >= rec->sent_us))) {
-			mroce_reo_declared(qp, rec, psn);
-			mroce_rec_landed(qp, rec);
-			rec->state = PKT_LOST;
-			mroce_path_copy_lost(qp, rec);
-			mroce_path_loss(qp, rec);
+			mroce_declare_lost(qp, rec, psn);
 			if (!gap)
 				mroce_path_suspect(qp, rec, thresh, now);
-			qp->nlost++;
 			lost++;
 		} else {
 			__u64 due = rec->sent_us + thresh;
@@ -455,12 +465,7 @@ void mroce_ask_heard(struct mroce_qp *qp, const struct mroce_hdr *h, __u64 now)
 		allow -= allow > qp->srtt_us ? qp->srtt_us : allow;
 		if (rec->sent_us + allow > qp->ask_sent_us)
 			continue;	/* may still be on its way: later asks, or RACK, judge it */
-		mroce_reo_declared(qp, rec, psn);
-		mroce_rec_landed(qp, rec);
-		rec->state = PKT_LOST;
-		mroce_path_copy_lost(qp, rec);
-		mroce_path_loss(qp, rec);
-		qp->nlost++;
+		mroce_declare_lost(qp, rec, psn);
 		lost++;
 	}
 	qp->st.ask_losses += lost;

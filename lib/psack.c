@@ -183,12 +183,7 @@ __u32 mroce_psack_holes(struct mroce_qp *qp, const struct mroce_hdr *h, __u64 no
 			unripe = true;	/* looked at again with the next ACK (and RACK's timer) */
 			continue;
 		}
-		mroce_reo_declared(qp, rec, psn);
-		mroce_rec_landed(qp, rec);
-		rec->state = PKT_LOST;
-		mroce_path_copy_lost(qp, rec);
-		mroce_path_loss(qp, rec);
-		qp->nlost++;
+		mroce_declare_lost(qp, rec, psn);
 		qp->st.psack_lost++;
 		lost++;
 	}
