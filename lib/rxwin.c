@@ -25,9 +25,17 @@ int mroce_rxwin_mark(struct mroce_flow *f, __u32 psn)
 {
 	int verdict = mroce_rxwin_check(f, psn);
 
-	if (verdict == MROCE_RXWIN_NEW)
-		__atomic_fetch_or(&f->rx_bits[mroce_rxwin_word(psn)], 1ULL << (psn & 63),
-				  __ATOMIC_RELEASE);
+	/*
+	 * This thread is the bitmap's only writer (XDP only reads it), so a
+	 * plain load and a release store set the bit: no locked read-modify-
+	 * write per packet, which was a full barrier on x86 each time.
+	 */
+	if (verdict == MROCE_RXWIN_NEW) {
+		__u64 *w = &f->rx_bits[mroce_rxwin_word(psn)];
+
+		__atomic_store_n(w, __atomic_load_n(w, __ATOMIC_RELAXED) | 1ULL << (psn & 63),
+				 __ATOMIC_RELEASE);
+	}
 	return verdict;
 }
 
