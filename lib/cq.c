@@ -34,6 +34,7 @@ int mroce_create_cq(struct mroce_dev *dev, __u32 cqe, struct mroce_cq **cqp)
 		free(cq);
 		return err;
 	}
+	pthread_mutex_init(&cq->poll_lock, NULL);
 	cq->dev = dev;
 	cq->size = size;
 	*cqp = cq;
@@ -58,51 +59,75 @@ int mroce_destroy_cq(struct mroce_cq *cq)
 	}
 	pthread_mutex_unlock(&dev->lock);
 	close(cq->efd);
+	pthread_mutex_destroy(&cq->poll_lock);
 	free(cq->ring);
 	free(cq);
 	return 0;
 }
 
-/* dev->lock held. */
-void mroce_cq_push(struct mroce_cq *cq, const struct mroce_wc *wc)
+/*
+ * The eventfd's handshake. The producer publishes tail, then rings unless
+ * signaled was already set; a poller that empties the ring drains the fd,
+ * clears signaled, then looks at tail again and rings itself if an entry
+ * came meanwhile. Both sides' store-then-load are sequentially consistent,
+ * so at least one of them sees the other's: a completion is never left in
+ * the ring with the fd quiet.
+ */
+static void cq_signal(struct mroce_cq *cq)
 {
 	__u64 one = 1;
 
-	if (cq->tail - cq->head >= cq->size) {
+	if (__atomic_load_n(&cq->quiet, __ATOMIC_SEQ_CST) ||
+	    __atomic_load_n(&cq->signaled, __ATOMIC_SEQ_CST) ||
+	    __atomic_exchange_n(&cq->signaled, true, __ATOMIC_SEQ_CST))
+		return;
+	if (write(cq->efd, &one, sizeof(one)) < 0) {
+		/* counter saturation is impossible at 2^64 - 1; nothing to do */
+	}
+}
+
+/* dev->lock held: the only producer. */
+void mroce_cq_push(struct mroce_cq *cq, const struct mroce_wc *wc)
+{
+	if (cq->tail - __atomic_load_n(&cq->head, __ATOMIC_ACQUIRE) >= cq->size) {
 		/* QPs are sized so this cannot happen; if it does, say so. */
-		cq->overflow = true;
+		__atomic_store_n(&cq->overflow, true, __ATOMIC_RELEASE);
 		return;
 	}
-	cq->ring[cq->tail++ & (cq->size - 1)] = *wc;
-	if (!cq->signaled && !cq->quiet) {
-		cq->signaled = true;
-		if (write(cq->efd, &one, sizeof(one)) < 0) {
-			/* counter saturation is impossible at 2^64 - 1; nothing to do */
-		}
-	}
+	cq->ring[cq->tail & (cq->size - 1)] = *wc;
+	__atomic_store_n(&cq->tail, cq->tail + 1, __ATOMIC_SEQ_CST);
+	cq_signal(cq);
 }
 
 int mroce_poll_cq(struct mroce_cq *cq, int n, struct mroce_wc *wc)
 {
+	__u32 head, tail;
 	int got = 0;
 	__u64 v;
 
 	if (!cq || n < 0 || (n && !wc))
 		return -EINVAL;
-	pthread_mutex_lock(&cq->dev->lock);
-	if (cq->overflow) {
-		pthread_mutex_unlock(&cq->dev->lock);
+	pthread_mutex_lock(&cq->poll_lock);
+	if (__atomic_load_n(&cq->overflow, __ATOMIC_ACQUIRE)) {
+		pthread_mutex_unlock(&cq->poll_lock);
 		return -EOVERFLOW;
 	}
-	while (got < n && cq->head != cq->tail)
-		wc[got++] = cq->ring[cq->head++ & (cq->size - 1)];
-	if (cq->head == cq->tail && cq->signaled) {
-		cq->signaled = false;
+	head = cq->head;
+	tail = __atomic_load_n(&cq->tail, __ATOMIC_ACQUIRE);
+	while (got < n && head != tail)
+		wc[got++] = cq->ring[head++ & (cq->size - 1)];
+	__atomic_store_n(&cq->head, head, __ATOMIC_RELEASE);
+	if (head == tail && __atomic_load_n(&cq->signaled, __ATOMIC_SEQ_CST)) {
 		if (read(cq->efd, &v, sizeof(v)) < 0) {
 			/* EAGAIN: already clear */
 		}
+		if (cq->race_hook)
+			cq->race_hook(cq);
+		__atomic_store_n(&cq->signaled, false, __ATOMIC_SEQ_CST);
+		if (__atomic_load_n(&cq->tail, __ATOMIC_SEQ_CST) != head)
+			cq_signal(cq);	/* one came between the read and the clear */
 	}
-	pthread_mutex_unlock(&cq->dev->lock);
+	pthread_mutex_unlock(&cq->poll_lock);
 	return got;
 }
 
@@ -113,19 +138,14 @@ int mroce_cq_fd(const struct mroce_cq *cq)
 
 int mroce_cq_set_notify(struct mroce_cq *cq, bool on)
 {
-	__u64 one = 1;
-
 	if (!cq)
 		return -EINVAL;
-	pthread_mutex_lock(&cq->dev->lock);
-	cq->quiet = !on;
-	if (on && !cq->signaled && cq->head != cq->tail) {
-		cq->signaled = true;
-		if (write(cq->efd, &one, sizeof(one)) < 0) {
-			/* cannot saturate */
-		}
-	}
-	pthread_mutex_unlock(&cq->dev->lock);
+	pthread_mutex_lock(&cq->poll_lock);
+	__atomic_store_n(&cq->quiet, !on, __ATOMIC_SEQ_CST);
+	/* Entries that came while quiet: readable now. */
+	if (on && __atomic_load_n(&cq->tail, __ATOMIC_SEQ_CST) != cq->head)
+		cq_signal(cq);
+	pthread_mutex_unlock(&cq->poll_lock);
 	return 0;
 }
 

@@ -16,6 +16,9 @@
 #define BUF	(1 << 20)
 #include "pair.h"
 #include "../lib/cc.h"
+#include "../lib/cq.h"
+#include <pthread.h>
+#include <sched.h>
 
 static void test_write_sizes(void **state)
 {
@@ -1251,6 +1254,105 @@ static void test_cq_fd(void **state)
 	pair_close(&p);
 }
 
+/*
+ * The CQ's pollers take no device lock: an engine thread pushing while
+ * another thread polls and sleeps on the fd must lose no entry, reorder
+ * none, and never leave one waiting with the fd quiet (the eventfd
+ * handshake in lib/cq.c). A lost wake-up shows as a poll() that times out
+ * with entries still to come.
+ */
+#define CQ_RACE_N	200000
+
+struct cq_race {
+	struct mroce_cq	*cq;
+	pthread_mutex_t	*lock;	/* the producer's side holds dev->lock, as the engine does */
+};
+
+static void *cq_race_producer(void *arg)
+{
+	struct cq_race *r = arg;
+
+	for (__u32 i = 0; i < CQ_RACE_N; i++) {
+		struct mroce_wc wc = { .wr_id = i, .status = MROCE_WC_SUCCESS };
+
+		while (__atomic_load_n(&r->cq->tail, __ATOMIC_RELAXED) -
+			       __atomic_load_n(&r->cq->head, __ATOMIC_ACQUIRE) >= r->cq->size)
+			sched_yield();	/* full: wait for the poller, as a sized QP never needs to */
+		pthread_mutex_lock(r->lock);
+		mroce_cq_push(r->cq, &wc);
+		pthread_mutex_unlock(r->lock);
+		if (i % 64 == 0)
+			sched_yield();	/* let the poller empty the ring and sleep now and then */
+	}
+	return NULL;
+}
+
+static void test_cq_poll_beside_engine(void **state)
+{
+	struct pair p;
+	struct cq_race r;
+	struct mroce_wc wc[16];
+	pthread_t t;
+	__u64 next = 0, sleeps = 0;
+
+	(void)state;
+	pair_open(&p, 901, NULL, NULL);
+	assert_int_equal(mroce_create_cq(p.da, 64, &r.cq), 0);
+	r.lock = &p.da->lock;
+	assert_int_equal(pthread_create(&t, NULL, cq_race_producer, &r), 0);
+	while (next < CQ_RACE_N) {
+		int n = mroce_poll_cq(r.cq, 16, wc);
+
+		assert_true(n >= 0);
+		for (int k = 0; k < n; k++)
+			assert_int_equal(wc[k].wr_id, next++);
+		if (!n) {
+			struct pollfd pfd = { .fd = mroce_cq_fd(r.cq), .events = POLLIN };
+
+			/* 5 s: only a lost wake-up sleeps that long */
+			assert_int_equal(poll(&pfd, 1, 5000), 1);
+			sleeps++;
+		}
+	}
+	assert_int_equal(pthread_join(t, NULL), 0);
+	assert_int_equal(mroce_poll_cq(r.cq, 16, wc), 0);
+	assert_true(sleeps > 0);	/* the handshake was exercised, not only the ring */
+	assert_int_equal(mroce_destroy_cq(r.cq), 0);
+	pair_close(&p);
+}
+
+/* The same race made certain: a push lands after the poller drained the fd, before it clears its flag. */
+static void cq_push_once(struct mroce_cq *cq)
+{
+	struct mroce_wc wc = { .wr_id = 77, .status = MROCE_WC_SUCCESS };
+
+	cq->race_hook = NULL;
+	mroce_cq_push(cq, &wc);
+}
+
+static void test_cq_push_while_emptied(void **state)
+{
+	struct pair p;
+	struct mroce_cq *cq;
+	struct mroce_wc wc = { .wr_id = 1 };
+	struct pollfd pfd;
+
+	(void)state;
+	pair_open(&p, 902, NULL, NULL);
+	assert_int_equal(mroce_create_cq(p.da, 16, &cq), 0);
+	mroce_cq_push(cq, &wc);
+	cq->race_hook = cq_push_once;
+	assert_int_equal(mroce_poll_cq(cq, 1, &wc), 1);
+	assert_int_equal(wc.wr_id, 1);
+	pfd = (struct pollfd){ .fd = mroce_cq_fd(cq), .events = POLLIN };
+	assert_int_equal(poll(&pfd, 1, 100), 1);	/* the entry pushed in the window is announced */
+	assert_int_equal(mroce_poll_cq(cq, 1, &wc), 1);
+	assert_int_equal(wc.wr_id, 77);
+	assert_int_equal(poll(&pfd, 1, 0), 0);
+	assert_int_equal(mroce_destroy_cq(cq), 0);
+	pair_close(&p);
+}
+
 /* The device's own test-only fault injection (what the veth selftests use). */
 static void test_device_fault_injection(void **state)
 {
@@ -1295,6 +1397,8 @@ int main(void)
 		cmocka_unit_test(test_marked_path_retired),
 		cmocka_unit_test(test_static_paths_never_rotate),
 		cmocka_unit_test(test_cq_fd),
+		cmocka_unit_test(test_cq_poll_beside_engine),
+		cmocka_unit_test(test_cq_push_while_emptied),
 	};
 
 	return cmocka_run_group_tests_name("transport", tests, NULL, NULL);
