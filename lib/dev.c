@@ -236,7 +236,27 @@ int mroce_dev_progress(struct mroce_dev *dev, int timeout_ms)
 			 dev->round_due_us && now > dev->round_due_us ?
 			 (__u32)(now - dev->round_due_us < UINT32_MAX ? now - dev->round_due_us : UINT32_MAX) : 0,
 			 now);
-	work = mroce_engine_run(dev, mroce_engine_rx);
+	work = mroce_engine_run_round(dev, mroce_engine_rx, !dev->ops->tx_kick);
+	if (dev->ops->tx_kick) {
+		/*
+		 * The doorbell outside the lock: on copy-mode AF_XDP the kernel
+		 * transmits, and runs the peer's receive, inside it, and a post
+		 * meanwhile does not wait behind that (a futex sleep and wake-up
+		 * each time it did). The thread is not `sleeping`, so such a post
+		 * only makes its QP due, which the timer below then sees.
+		 */
+		pthread_mutex_unlock(&dev->lock);
+		dev->ops->tx_kick(dev->port);
+		pthread_mutex_lock(&dev->lock);
+		/*
+		 * Back under the lock: the transmit buffers the kernel is done
+		 * with go back to the pool now, the most recent first, while
+		 * still in cache (a kick still owed, if any, goes too). Left
+		 * until the pool ran dry, every frame was built in a buffer
+		 * 16 MiB of others had gone through since: 17% less throughput.
+		 */
+		dev->ops->tx_flush(dev->port);
+	}
 	next = mroce_engine_next_timer(dev);
 	now = dev->ops->now_us(dev->port);
 	/*

@@ -60,6 +60,15 @@ static __u32 live_from(const struct mroce_dev *dev, __u32 q)
 
 int mroce_engine_run(struct mroce_dev *dev, mroce_rx_cb rx)
 {
+	return mroce_engine_run_round(dev, rx, true);
+}
+
+/*
+ * One round. kick false: the caller rings the port's doorbell itself after
+ * dropping dev->lock (dev.c, with a port that has tx_kick).
+ */
+int mroce_engine_run_round(struct mroce_dev *dev, mroce_rx_cb rx, bool kick)
+{
 	__u32 start, refused = 0;
 	bool full = false;
 	__u64 now;
@@ -128,7 +137,8 @@ int mroce_engine_run(struct mroce_dev *dev, mroce_rx_cb rx)
 	}
 	if (refused)
 		dev->rr_qp = refused;
-	dev->ops->tx_flush(dev->port);
+	if (kick)
+		dev->ops->tx_flush(dev->port);
 	return work;
 }
 

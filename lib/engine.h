@@ -128,6 +128,7 @@ int mroce_dev_create(const struct mroce_port_ops *ops, void *port, struct mroce_
 		     const struct mroce_route *local, const struct mroce_dev_opts *opts,
 		     struct mroce_dev **devp);
 /* The body of one progress round; dev->lock held. Returns work done. */
+int mroce_engine_run_round(struct mroce_dev *dev, mroce_rx_cb rx, bool kick);
 int mroce_engine_run(struct mroce_dev *dev, mroce_rx_cb rx);
 /* Earliest timer of any QP, in absolute microseconds (UINT64_MAX: none). */
 __u64 mroce_engine_next_timer(struct mroce_dev *dev);

@@ -48,6 +48,15 @@ struct mroce_port_ops {
 	/* Optional: frames wait for the kernel to take them (kick again in MROCE_TX_RETRY_US). */
 	bool	(*tx_pending)(void *port);
 	/*
+	 * Optional: the doorbell part of tx_flush() alone (the system calls
+	 * that make the kernel take queued frames), safe without dev->lock and
+	 * beside any other port call. A progress round ends with it after
+	 * unlocking (dev.c): on copy-mode AF_XDP the kernel transmits, and runs
+	 * the peer's receive, inside that call, most of a sender's time, and
+	 * a thread posting meanwhile no longer waits behind it for the lock.
+	 */
+	void	(*tx_kick)(void *port);
+	/*
 	 * The NIC fills in every frame's UDP checksum and drops what arrives
 	 * with a wrong one, as checksum offload does: the engine neither
 	 * computes nor checks it (the simulated hosts' NICs, sim/host.c; the

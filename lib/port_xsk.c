@@ -100,7 +100,7 @@ static void kick_tx(struct xsk_port *p)
 {
 	bool again = false;
 
-	if (!p->tx_kick)
+	if (!__atomic_exchange_n(&p->tx_kick, false, __ATOMIC_ACQ_REL))
 		return;
 	for (int i = 0; i < RING_SIZE / 32; i++) {
 		__u32 before = xsk_prod_nb_free(&p->tx, RING_SIZE);
@@ -117,7 +117,37 @@ static void kick_tx(struct xsk_port *p)
 			break;
 		}
 	}
-	p->tx_kick = again;
+	if (again)
+		__atomic_store_n(&p->tx_kick, true, __ATOMIC_RELEASE);
+}
+
+/*
+ * kick_tx() without dev->lock (port.h tx_kick): only system calls and the
+ * ring's shared indexes, none of the producer's cached state, which the
+ * thread holding the lock may be changing. The kick owed is taken first,
+ * so a frame queued meanwhile leaves one owed for the next round; one the
+ * kernel did not take (busy) leaves one owed too.
+ */
+static void xp_tx_kick(void *port)
+{
+	struct xsk_port *p = port;
+
+	if (!__atomic_exchange_n(&p->tx_kick, false, __ATOMIC_ACQ_REL))
+		return;
+	for (int i = 0; i < RING_SIZE / 32; i++) {
+		__u32 cons = __atomic_load_n(p->tx.consumer, __ATOMIC_ACQUIRE);
+
+		if (cons == __atomic_load_n(p->tx.producer, __ATOMIC_ACQUIRE))
+			return;	/* the kernel took everything */
+		if (!xsk_ring_prod__needs_wakeup(&p->tx))
+			return;	/* zero-copy driver is processing on its own */
+		if (sendto(p->fd, NULL, 0, MSG_DONTWAIT, NULL, 0) < 0 && errno != EAGAIN &&
+		    errno != EBUSY && errno != ENOBUFS)
+			return;	/* down or worse: the next frame sent kicks again */
+		if (__atomic_load_n(p->tx.consumer, __ATOMIC_ACQUIRE) == cons)
+			break;	/* none taken: busy, try again after MROCE_TX_RETRY_US */
+	}
+	__atomic_store_n(&p->tx_kick, true, __ATOMIC_RELEASE);
 }
 
 static void *xp_tx_buf(void *port, __u32 *cap)
@@ -156,7 +186,7 @@ static void xp_tx_send(void *port, void *buf, __u32 len)
 	}
 	xsk_ring_prod__submit(&p->tx, n);
 	p->outstanding += n;
-	p->tx_kick = true;
+	__atomic_store_n(&p->tx_kick, true, __ATOMIC_RELEASE);
 }
 
 static void xp_tx_flush(void *port)
@@ -251,7 +281,7 @@ static void xp_wait(void *port, int timeout_us, int wake_fd)
 	struct timespec ts;
 
 	/* Frames the kernel has not taken yet: back soon to kick again (kick_tx()). */
-	if (p->tx_kick && timeout_us > MROCE_TX_RETRY_US)
+	if (__atomic_load_n(&p->tx_kick, __ATOMIC_ACQUIRE) && timeout_us > MROCE_TX_RETRY_US)
 		timeout_us = MROCE_TX_RETRY_US;
 	ts = (struct timespec){ .tv_sec = timeout_us / 1000000, .tv_nsec = (timeout_us % 1000000) * 1000L };
 	ppoll(pfd, 2, &ts, NULL);
@@ -418,11 +448,11 @@ static int xp_poll_fd(void *port)
 
 static bool xp_tx_pending(void *port)
 {
-	return ((struct xsk_port *)port)->tx_kick;
+	return __atomic_load_n(&((struct xsk_port *)port)->tx_kick, __ATOMIC_ACQUIRE);
 }
 
 static const struct mroce_port_ops xsk_ops = {
-	.tx_buf = xp_tx_buf, .tx_send = xp_tx_send, .tx_flush = xp_tx_flush,
+	.tx_buf = xp_tx_buf, .tx_send = xp_tx_send, .tx_flush = xp_tx_flush, .tx_kick = xp_tx_kick,
 	.rx_burst = xp_rx_burst, .wait = xp_wait, .now_us = xp_now, .close = xp_close,
 	.stats = xp_stats, .poll_fd = xp_poll_fd, .tx_pending = xp_tx_pending,
 	.plane_drops = xp_plane_drops,
