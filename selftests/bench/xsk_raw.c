@@ -6,7 +6,7 @@
  * transport on this datapath (copy-mode AF_XDP on veth here) can at best
  * reach at that frame size.
  *
- *   xsk_raw rx --dev DEV [--seconds T] [--token N]
+ *   xsk_raw rx --dev DEV [--seconds T] [--token N] [--copy]
  *   xsk_raw tx --dev DEV --dst-mac MAC --src IP --dst IP --size BYTES [--seconds T] [--token N]
  *   xsk_raw memcpy --size BYTES [--seconds T]
  *
@@ -20,6 +20,13 @@
  * neighbour solicitation, a frame of the run before) is counted as stray
  * and starts nothing: a stray frame before the sender began used to open the
  * measurement and end it 200 ms later, with no figure.
+ *
+ * rx reads only a frame's headers. With --copy it also copies each frame's
+ * payload into a 64 MiB buffer, as any receiver that delivers data must:
+ * the bare datapath plus the one copy a transport cannot avoid on it. The
+ * copy costs more than its own cycles: the receiver's core now holds the
+ * receive buffers' cache lines, which the kernel's copy into them (on the
+ * sender's core, veth's softirq) must take back.
  *
  * memcpy is the other ceiling: one core copying BYTES at a time from a
  * 256 MiB buffer into another, beyond any cache, as a transport that copies
@@ -61,7 +68,11 @@ _Static_assert(HDRS + MARK_LEN <= 64, "the smallest frame (--size 64) holds the 
 
 struct count {
 	__u64	frames, bytes, stray, token;
+	__u8	*dst;		/* --copy: each frame's payload lands here, as a receiver places it */
+	size_t	off;
 };
+
+#define COPY_AREA	(64u << 20)	/* beyond the caches, as a receiver's memory is */
 
 static bool ours(const __u8 *f, __u32 len, __u64 token)
 {
@@ -84,15 +95,29 @@ static void on_frame(void *ctx, const __u8 *frame, __u32 len)
 	}
 	c->frames++;
 	c->bytes += len;
+	if (c->dst) {
+		if (c->off + len > COPY_AREA)
+			c->off = 0;
+		memcpy(c->dst + c->off, frame + HDRS, len - HDRS);
+		c->off += len;
+	}
 }
 
-static int rx(const char *dev, double seconds, __u64 token)
+static int rx(const char *dev, double seconds, __u64 token, bool copy)
 {
 	struct xport_ingress in;
 	struct xport p;
 	struct count c = { .token = token };
 	double first = 0, last = 0, start = now_s();
 	int err;
+
+	if (copy) {
+		if (!(c.dst = malloc(COPY_AREA))) {
+			fprintf(stderr, "xsk_raw: rx --copy: no memory for the destination\n");
+			return 1;
+		}
+		memset(c.dst, 0, COPY_AREA);	/* faulted in before the transfer */
+	}
 
 	if ((err = xport_ingress_load(&in, NULL)) || (err = xport_open(&p, dev, 0, &in))) {
 		xport_close(&p);
@@ -123,6 +148,7 @@ static int rx(const char *dev, double seconds, __u64 token)
 	}
 	xport_close(&p);
 	xport_ingress_close(&in);
+	free(c.dst);
 	if (c.frames < 2 || last <= first) {
 		printf("rx: nothing from the sender arrived (%llu frames, %llu stray)\n",
 		       (unsigned long long)c.frames, (unsigned long long)c.stray);
@@ -251,16 +277,17 @@ int main(int argc, char **argv)
 {
 	static const struct option lo[] = {
 		{ "dev", 1, 0, 'd' }, { "dst-mac", 1, 0, 'm' }, { "src", 1, 0, 's' }, { "dst", 1, 0, 't' },
-		{ "size", 1, 0, 'z' }, { "seconds", 1, 0, 'T' }, { "token", 1, 0, 'k' }, { 0, 0, 0, 0 },
+		{ "size", 1, 0, 'z' }, { "seconds", 1, 0, 'T' }, { "token", 1, 0, 'k' }, { "copy", 0, 0, 'c' }, { 0, 0, 0, 0 },
 	};
 	__u64 token = 1;
 	const char *dev = NULL, *mac = NULL, *src = NULL, *dst = NULL;
 	double seconds = 2;
 	__u32 size = 0;
+	bool copy = false;
 	int c;
 
 	if (argc < 2 || (strcmp(argv[1], "rx") && strcmp(argv[1], "tx") && strcmp(argv[1], "memcpy"))) {
-		fprintf(stderr, "usage: xsk_raw rx --dev DEV [--seconds T] [--token N]\n"
+		fprintf(stderr, "usage: xsk_raw rx --dev DEV [--seconds T] [--token N] [--copy]\n"
 				"       xsk_raw tx --dev DEV --dst-mac MAC --src IP --dst IP --size BYTES [--seconds T] "
 				"[--token N]\n"
 				"       xsk_raw memcpy --size BYTES [--seconds T]\n");
@@ -276,6 +303,7 @@ int main(int argc, char **argv)
 		case 'z': size = (__u32)atoi(optarg); break;
 		case 'T': seconds = atof(optarg); break;
 		case 'k': token = strtoull(optarg, NULL, 0); break;
+		case 'c': copy = true; break;
 		default: return 2;
 		}
 	}
@@ -290,7 +318,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	if (!strcmp(argv[1], "rx"))
-		return rx(dev, seconds, token);
+		return rx(dev, seconds, token, copy);
 	if (!mac || !src || !dst || !size) {
 		fprintf(stderr, "xsk_raw: tx needs --dst-mac, --src, --dst and --size\n");
 		return 2;
