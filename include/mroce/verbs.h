@@ -49,7 +49,7 @@ struct mroce_dev_opts {
 	bool			no_thread;	/* caller drives mroce_dev_progress() */
 	enum mroce_xdp_mode	xdp_mode;	/* when the datapath must be attached */
 	__u16			udp_port;	/* 0: MROCE_DEFAULT_PORT */
-	__u32			umem_frames;	/* power of two, 64..8192; 0: 8192 frames of 4 KiB */
+	__u32			umem_frames;	/* power of two, 64..8192; 0: 2048 frames of 4 KiB */
 	const struct mroce_faults *test_faults;	/* NULL: no fault injection */
 	/* grant no rates to senders (they rely on their own congestion control alone) */
 	bool			no_rate_grants;
