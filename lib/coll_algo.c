@@ -138,6 +138,11 @@ static int exchange(struct mroce_coll_comm *c, const struct coll_args *a, int to
 struct ring {
 	__u8	*buf;
 	__u32	lkey;
+	/* Out of place: the input, never written. The reduce-scatter sends its
+	 * first step from here and reduces src OP incoming into buf; every
+	 * location of buf is written by the ring, so buf needs no copy of src. */
+	const __u8 *src;
+	__u32	src_lkey;
 	__u32	C;			/* chunks per segment */
 	size_t	seg_off[COLL_MAX_RANKS], seg_len[COLL_MAX_RANKS];
 	size_t	cs[COLL_MAX_RANKS];	/* chunk bytes of each segment */
@@ -203,11 +208,16 @@ static int ring_run(struct mroce_coll_comm *c, const struct coll_args *a, struct
 			int seg = g < nrs ? mod(r - (int)g - 1, n) : mod(r - (int)(g - nrs), n);
 			size_t off, len;
 
+			bool from_src = rg->src && g == 0 && nrs;
+
 			ring_chunk(rg, seg, ci, &off, &len);
-			err = coll_post_chunk(c, right, rg->buf + off, rg->lkey, (__u32)len,
-					      WR(WR_OP, (size_t)seg * rg->C + ci + 1));
+			err = from_src ? coll_post_chunk(c, right, rg->src + off, rg->src_lkey,
+							 (__u32)len, WR(WR_OP, 0)) :
+					 coll_post_chunk(c, right, rg->buf + off, rg->lkey, (__u32)len,
+							 WR(WR_OP, (size_t)seg * rg->C + ci + 1));
 			if (!err) {
-				busy[(size_t)seg * rg->C + ci]++;
+				if (!from_src)
+					busy[(size_t)seg * rg->C + ci]++;
 				sent++;
 				moved = true;
 			} else if (err == -EAGAIN) {
@@ -228,7 +238,9 @@ static int ring_run(struct mroce_coll_comm *c, const struct coll_args *a, struct
 					break;
 				}
 				if (g < nrs)
-					coll_reduce(a->dtype, a->op, rg->buf + off, data, want / esz);
+					coll_reduce_to(a->dtype, a->op, rg->buf + off,
+						       rg->src ? rg->src + off : rg->buf + off, data,
+						       want / esz);
 				else if (want)
 					memcpy(rg->buf + off, data, want);
 				coll_consume(c, left);
@@ -251,24 +263,34 @@ static int reg_local(struct mroce_coll_comm *c, void *buf, size_t len, struct mr
 	return mroce_reg_mr(c->dev, buf, len, MROCE_ACCESS_LOCAL_WRITE, mr);
 }
 
+/* src: the input when it is not work (reduce-scatter first), else NULL */
 static int ring_collective(struct mroce_coll_comm *c, const struct coll_args *a, void *work,
-			   size_t count, bool rs, bool ag)
+			   const void *src, size_t count, bool rs, bool ag)
 {
 	size_t esz = mroce_coll_dtype_size(a->dtype);
 	struct ring *rg = calloc(1, sizeof(*rg));
-	struct mroce_mr *mr = NULL;
+	struct mroce_mr *mr = NULL, *smr = NULL;
 	int err;
 
 	if (!rg)
 		return -ENOMEM;
 	ring_layout(c, rg, count, esz);
 	err = reg_local(c, work, count * esz, &mr);
+	if (!err && src && src != work)
+		err = reg_local(c, (void *)src, count * esz, &smr);
 	if (!err) {
 		rg->buf = work;
 		rg->lkey = mroce_mr_lkey(mr);
+		if (smr) {
+			rg->src = src;
+			rg->src_lkey = mroce_mr_lkey(smr);
+		}
 		err = ring_run(c, a, rg, rs, ag);
-		mroce_dereg_mr(mr);
 	}
+	if (smr)
+		mroce_dereg_mr(smr);
+	if (mr)
+		mroce_dereg_mr(mr);
 	free(rg);
 	return err;
 }
@@ -368,9 +390,30 @@ static int alltoall_inbox(struct mroce_coll_comm *c, const struct coll_args *a,
  * writes its block for peer r+s at step s straight into that peer's buffer
  * with an immediate; a peer's block has arrived when its immediate has.
  */
+/*
+ * Step while waiting; with own is set, copy a chunk of the rank's own block
+ * between steps instead of sleeping, so the copy fills time spent waiting
+ * for the peers' blocks.
+ */
+static int a2a_wait_step(struct mroce_coll_comm *c, const __u8 *own_src, __u8 *own_dst,
+			 size_t blk, size_t *own_done)
+{
+	if (*own_done < blk) {
+		size_t n = blk - *own_done < c->chunk ? blk - *own_done : c->chunk;
+
+		memcpy(own_dst + *own_done, own_src + *own_done, n);
+		*own_done += n;
+		return coll_step(c, false);
+	}
+	return coll_step(c, true);
+}
+
 static int alltoall_direct(struct mroce_coll_comm *c, const struct coll_args *a,
 			   const __u8 *src, __u8 *dst, size_t blk)
 {
+	const __u8 *own_src = src + (size_t)c->rank * blk;
+	__u8 *own_dst = dst + (size_t)c->rank * blk;
+	size_t own_done = 0;
 	int n = c->size, r = c->rank, err;
 	struct mroce_mr *smr = NULL, *rmr = NULL;
 	__u32 op = c->op_seq;
@@ -407,7 +450,7 @@ static int alltoall_direct(struct mroce_coll_comm *c, const struct coll_args *a,
 					    .imm_data = IMM(IMM_DIRECT, op) };
 
 		while (!err && !(adv->valid && adv->op == op))
-			err = coll_step(c, true);
+			err = a2a_wait_step(c, own_src, own_dst, blk, &own_done);
 		if (err)
 			break;
 		wr.remote_addr = adv->addr + (__u64)r * blk;
@@ -426,8 +469,10 @@ static int alltoall_direct(struct mroce_coll_comm *c, const struct coll_args *a,
 		struct coll_peer *pe = &c->peers[mod(r - s, n)];
 
 		while (!err && !(pe->direct_op == (op & 0x3fffffffu) && pe->direct_got == 1))
-			err = coll_step(c, true);
+			err = a2a_wait_step(c, own_src, own_dst, blk, &own_done);
 	}
+	if (!err && own_done < blk)
+		memcpy(own_dst + own_done, own_src + own_done, blk - own_done);
 	if (!err)
 		err = coll_wait_sends(c);
 	/* Deregistering first closes the buffer to late or stray writes. */
@@ -538,7 +583,10 @@ static int run_alltoall(struct mroce_coll_comm *c, const struct coll_args *a)
 		memcpy(copy, src, all);
 		src = copy;
 	}
-	memcpy((__u8 *)a->recvbuf + (size_t)c->rank * blk, src + (size_t)c->rank * blk, blk);
+	/* the rank's own block: the direct path copies it while it waits */
+	if (c->size == 1 || blk <= a2a_inbox_max(c))
+		memcpy((__u8 *)a->recvbuf + (size_t)c->rank * blk, src + (size_t)c->rank * blk,
+		       blk);
 	if (c->size == 1)
 		err = 0;
 	else if (blk <= a2a_inbox_max(c))
@@ -560,21 +608,26 @@ static int run_one(struct mroce_coll_comm *c, const struct coll_args *a)
 
 	switch (a->kind) {
 	case MROCE_COLL_ALLREDUCE:
-		if (a->sendbuf != a->recvbuf && bytes)
+		/* the ring reads the input where it is (no copy first) */
+		if (a->sendbuf != a->recvbuf && bytes && (n == 1 || !strcmp(algo, "rd")))
 			memcpy(a->recvbuf, a->sendbuf, bytes);
 		if (!bytes || n == 1)
 			return 0;
 		if (!strcmp(algo, "rd"))
 			return allreduce_rd(c, a, a->recvbuf, bytes);
-		return ring_collective(c, a, a->recvbuf, a->count, true, true);
+		return ring_collective(c, a, a->recvbuf, a->sendbuf, a->count, true, true);
 	case MROCE_COLL_REDUCE_SCATTER:
 		if (!bytes)
 			return 0;
+		if (n == 1) {
+			if (a->sendbuf != a->recvbuf)
+				memcpy(a->recvbuf, a->sendbuf, bytes);
+			return 0;
+		}
 		work = malloc(bytes * n);
 		if (!work)
 			return -ENOMEM;
-		memcpy(work, a->sendbuf, bytes * n);
-		err = n == 1 ? 0 : ring_collective(c, a, work, a->count * n, true, false);
+		err = ring_collective(c, a, work, a->sendbuf, a->count * n, true, false);
 		if (!err)
 			memcpy(a->recvbuf, work + (size_t)r * bytes, bytes);
 		free(work);
@@ -584,7 +637,8 @@ static int run_one(struct mroce_coll_comm *c, const struct coll_args *a)
 			return 0;
 		if (a->sendbuf != (__u8 *)a->recvbuf + (size_t)r * bytes)
 			memcpy((__u8 *)a->recvbuf + (size_t)r * bytes, a->sendbuf, bytes);
-		return n == 1 ? 0 : ring_collective(c, a, a->recvbuf, a->count * n, false, true);
+		return n == 1 ? 0 : ring_collective(c, a, a->recvbuf, NULL, a->count * n, false,
+						    true);
 	case MROCE_COLL_BROADCAST:
 		if (!bytes || n == 1)
 			return 0;
