@@ -390,30 +390,9 @@ static int alltoall_inbox(struct mroce_coll_comm *c, const struct coll_args *a,
  * writes its block for peer r+s at step s straight into that peer's buffer
  * with an immediate; a peer's block has arrived when its immediate has.
  */
-/*
- * Step while waiting; with own is set, copy a chunk of the rank's own block
- * between steps instead of sleeping, so the copy fills time spent waiting
- * for the peers' blocks.
- */
-static int a2a_wait_step(struct mroce_coll_comm *c, const __u8 *own_src, __u8 *own_dst,
-			 size_t blk, size_t *own_done)
-{
-	if (*own_done < blk) {
-		size_t n = blk - *own_done < c->chunk ? blk - *own_done : c->chunk;
-
-		memcpy(own_dst + *own_done, own_src + *own_done, n);
-		*own_done += n;
-		return coll_step(c, false);
-	}
-	return coll_step(c, true);
-}
-
 static int alltoall_direct(struct mroce_coll_comm *c, const struct coll_args *a,
 			   const __u8 *src, __u8 *dst, size_t blk)
 {
-	const __u8 *own_src = src + (size_t)c->rank * blk;
-	__u8 *own_dst = dst + (size_t)c->rank * blk;
-	size_t own_done = 0;
 	int n = c->size, r = c->rank, err;
 	struct mroce_mr *smr = NULL, *rmr = NULL;
 	__u32 op = c->op_seq;
@@ -450,7 +429,7 @@ static int alltoall_direct(struct mroce_coll_comm *c, const struct coll_args *a,
 					    .imm_data = IMM(IMM_DIRECT, op) };
 
 		while (!err && !(adv->valid && adv->op == op))
-			err = a2a_wait_step(c, own_src, own_dst, blk, &own_done);
+			err = coll_step(c, true);
 		if (err)
 			break;
 		wr.remote_addr = adv->addr + (__u64)r * blk;
@@ -469,10 +448,8 @@ static int alltoall_direct(struct mroce_coll_comm *c, const struct coll_args *a,
 		struct coll_peer *pe = &c->peers[mod(r - s, n)];
 
 		while (!err && !(pe->direct_op == (op & 0x3fffffffu) && pe->direct_got == 1))
-			err = a2a_wait_step(c, own_src, own_dst, blk, &own_done);
+			err = coll_step(c, true);
 	}
-	if (!err && own_done < blk)
-		memcpy(own_dst + own_done, own_src + own_done, blk - own_done);
 	if (!err)
 		err = coll_wait_sends(c);
 	/* Deregistering first closes the buffer to late or stray writes. */
@@ -583,10 +560,7 @@ static int run_alltoall(struct mroce_coll_comm *c, const struct coll_args *a)
 		memcpy(copy, src, all);
 		src = copy;
 	}
-	/* the rank's own block: the direct path copies it while it waits */
-	if (c->size == 1 || blk <= a2a_inbox_max(c))
-		memcpy((__u8 *)a->recvbuf + (size_t)c->rank * blk, src + (size_t)c->rank * blk,
-		       blk);
+	memcpy((__u8 *)a->recvbuf + (size_t)c->rank * blk, src + (size_t)c->rank * blk, blk);
 	if (c->size == 1)
 		err = 0;
 	else if (blk <= a2a_inbox_max(c))
