@@ -21,6 +21,86 @@
 /* Internal to libmroce (lib/coll_reduce.c); the static library exposes it. */
 void coll_reduce(enum mroce_coll_dtype t, enum mroce_coll_redop op, void *inout,
 		 const void *in, size_t n);
+void coll_reduce_to(enum mroce_coll_dtype t, enum mroce_coll_redop op, void *out,
+		    const void *a, const void *b, size_t n);
+
+/* One element the plain way: the reference the reduction loops must match bit for bit. */
+static float ref_f32(enum mroce_coll_redop op, float l, float x)
+{
+	switch (op) {
+	case MROCE_COLL_SUM:	return l + x;
+	case MROCE_COLL_PROD:	return l * x;
+	case MROCE_COLL_MIN:	return x < l ? x : l;
+	default:		return x > l ? x : l;
+	}
+}
+
+/*
+ * out = a OP b, into a third buffer and in place, for lengths that leave a
+ * tail after any vector width and for unaligned starts: every output element
+ * carries the bits of the one-element reference (NaN, -0.0 and infinities
+ * included, local operand first), the local operand is left alone when out
+ * is apart from it, and nothing beyond n is written.
+ */
+static void test_reduce_to_float(void **state)
+{
+	static const size_t lens[] = { 1, 3, 7, 37, 1001 };
+	static const float special[] = { 0.0f, -0.0f, 1.0f / 0.0f, -1.0f / 0.0f, 0.0f / 0.0f,
+					 1e-40f, 3.5f, -2.25f };
+	float a[1010], b[1010], out[1012], ref[1010], keep[1010];
+
+	(void)state;
+	for (size_t i = 0; i < 1010; i++) {
+		a[i] = (i % 11 == 0) ? special[i % 8] : (float)((int)(i * 7919 % 2001) - 1000) / 7.0f;
+		b[i] = (i % 13 == 0) ? special[(i / 13) % 8] : (float)((int)(i * 104729 % 1999) - 999) / 3.0f;
+	}
+	for (int op = MROCE_COLL_SUM; op <= MROCE_COLL_MAX; op++)
+		for (size_t li = 0; li < sizeof(lens) / sizeof(lens[0]); li++)
+			for (size_t skew = 0; skew < 3; skew++) {
+				size_t n = lens[li];
+
+				for (size_t i = 0; i < n; i++)
+					ref[i] = ref_f32((enum mroce_coll_redop)op, a[skew + i],
+							 b[skew + i]);
+				memset(out, 0x5a, sizeof(out));
+				memcpy(keep, a, sizeof(a));
+				coll_reduce_to(MROCE_COLL_FLOAT32, (enum mroce_coll_redop)op,
+					       out + 1 + skew, a + skew, b + skew, n);
+				assert_memory_equal(out + 1 + skew, ref, n * sizeof(float));
+				assert_memory_equal(a, keep, sizeof(a));
+				for (size_t i = 0; i < 1 + skew; i++)
+					assert_int_equal(((uint8_t *)&out[i])[0], 0x5a);
+				assert_int_equal(((uint8_t *)&out[1 + skew + n])[0], 0x5a);
+				/* in place: out is the local operand */
+				memcpy(out + 1, a + skew, n * sizeof(float));
+				coll_reduce_to(MROCE_COLL_FLOAT32, (enum mroce_coll_redop)op,
+					       out + 1, out + 1, b + skew, n);
+				assert_memory_equal(out + 1, ref, n * sizeof(float));
+			}
+}
+
+static void test_reduce_to_ints(void **state)
+{
+	int64_t a[67], b[67], out[67];
+	uint8_t x[67], y[67], o8[67];
+
+	(void)state;
+	for (int i = 0; i < 67; i++) {
+		a[i] = (int64_t)i * 0x0123456789abcdefll;
+		b[i] = INT64_MAX - i;
+		x[i] = (uint8_t)(i * 37);
+		y[i] = (uint8_t)(255 - i * 3);
+	}
+	coll_reduce_to(MROCE_COLL_INT64, MROCE_COLL_SUM, out, a, b, 67);
+	coll_reduce_to(MROCE_COLL_UINT8, MROCE_COLL_PROD, o8, x, y, 67);
+	for (int i = 0; i < 67; i++) {
+		assert_true(out[i] == (int64_t)((uint64_t)a[i] + (uint64_t)b[i]));
+		assert_int_equal(o8[i], (uint8_t)((unsigned int)x[i] * y[i]));
+	}
+	coll_reduce_to(MROCE_COLL_INT64, MROCE_COLL_MIN, out, a, b, 67);
+	for (int i = 0; i < 67; i++)
+		assert_true(out[i] == (b[i] < a[i] ? b[i] : a[i]));
+}
 
 static void test_reduce_int32(void **state)
 {
@@ -264,6 +344,8 @@ int main(void)
 		cmocka_unit_test(test_reduce_int32),
 		cmocka_unit_test(test_reduce_int64_uint8),
 		cmocka_unit_test(test_reduce_float),
+		cmocka_unit_test(test_reduce_to_float),
+		cmocka_unit_test(test_reduce_to_ints),
 		cmocka_unit_test(test_names),
 		cmocka_unit_test(test_solo_ops),
 		cmocka_unit_test(test_bad_arguments),
