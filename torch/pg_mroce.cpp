@@ -136,11 +136,12 @@ void ProcessGroupMroce::allreduceRaw(void* buf, size_t count, mroce_coll_dtype d
   }
   size_t es = mroce_coll_dtype_size(dt);
   GlooLayout l = glooLayout(count, es, size_);
-  std::vector<uint8_t> staging(l.count * es);
-  glooPermute(buf, staging.data(), count, es, size_, true);
-  check(mroce_coll_allreduce(comm_, staging.data(), staging.data(), l.count, dt, op),
+  // glooPermute writes every byte (padding zeroed): no clearing first
+  std::unique_ptr<uint8_t[]> staging(new uint8_t[l.count * es]);
+  glooPermute(buf, staging.get(), count, es, size_, true);
+  check(mroce_coll_allreduce(comm_, staging.get(), staging.get(), l.count, dt, op),
         "allreduce");
-  glooPermute(buf, staging.data(), count, es, size_, false);
+  glooPermute(buf, staging.get(), count, es, size_, false);
 }
 
 void ProcessGroupMroce::runAllreduce(at::Tensor& t, c10d::ReduceOp op) {
@@ -227,11 +228,11 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupMroce::allgather(
   return enqueue(c10d::OpType::ALLGATHER, outs, [this, in, outs]() mutable {
     at::Tensor src = in.contiguous();
     size_t nb = src.nbytes();
-    std::vector<uint8_t> all(nb * (size_t)size_);
-    check(mroce_coll_allgather(comm_, src.data_ptr(), all.data(), nb, MROCE_COLL_UINT8),
+    std::unique_ptr<uint8_t[]> all(new uint8_t[nb * (size_t)size_]);  // all written
+    check(mroce_coll_allgather(comm_, src.data_ptr(), all.get(), nb, MROCE_COLL_UINT8),
           "allgather");
     for (int j = 0; j < size_; j++)
-      outs[j].copy_(at::from_blob(all.data() + (size_t)commRank(j) * nb, src.sizes(),
+      outs[j].copy_(at::from_blob(all.get() + (size_t)commRank(j) * nb, src.sizes(),
                                   src.options()));
   });
 }
@@ -247,12 +248,21 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupMroce::_allgather_base(
   return enqueue(c10d::OpType::_ALLGATHER_BASE, {output}, [this, in, out]() mutable {
     at::Tensor src = in.contiguous();
     size_t nb = src.nbytes();
-    std::vector<uint8_t> all(nb * (size_t)size_);
-    check(mroce_coll_allgather(comm_, src.data_ptr(), all.data(), nb, MROCE_COLL_UINT8),
+    bool identity = true;
+    for (int j = 0; j < size_; j++)
+      identity &= commRank(j) == j;
+    if (identity && out.is_contiguous()) {
+      // the communicator's order is the group's: gather straight into the output
+      check(mroce_coll_allgather(comm_, src.data_ptr(), out.data_ptr(), nb, MROCE_COLL_UINT8),
+            "allgather");
+      return;
+    }
+    std::unique_ptr<uint8_t[]> all(new uint8_t[nb * (size_t)size_]);  // all written
+    check(mroce_coll_allgather(comm_, src.data_ptr(), all.get(), nb, MROCE_COLL_UINT8),
           "allgather");
     at::Tensor flat = out.view({size_, -1});
     for (int j = 0; j < size_; j++)
-      flat[j].copy_(at::from_blob(all.data() + (size_t)commRank(j) * nb, {src.numel()},
+      flat[j].copy_(at::from_blob(all.get() + (size_t)commRank(j) * nb, {src.numel()},
                                   src.options()));
   });
 }
@@ -347,12 +357,15 @@ void ProcessGroupMroce::runAlltoall(at::Tensor& out, const at::Tensor& in,
     if (identity) {
       check(mroce_coll_alltoall(comm_, sp, dp, blk, MROCE_COLL_UINT8), "alltoall");
     } else {
-      std::vector<uint8_t> s(blk * n), r(blk * n);
+      // The communicator numbers the ranks in another order: the blocks are
+      // put in its order and back. Every byte of both buffers is written
+      // before it is read, so neither is cleared first.
+      std::unique_ptr<uint8_t[]> s(new uint8_t[blk * n]), r(new uint8_t[blk * n]);
       for (int j = 0; j < size_; j++)
-        memcpy(s.data() + (size_t)commRank(j) * blk, sp + (size_t)j * blk, blk);
-      check(mroce_coll_alltoall(comm_, s.data(), r.data(), blk, MROCE_COLL_UINT8), "alltoall");
+        memcpy(s.get() + (size_t)commRank(j) * blk, sp + (size_t)j * blk, blk);
+      check(mroce_coll_alltoall(comm_, s.get(), r.get(), blk, MROCE_COLL_UINT8), "alltoall");
       for (int j = 0; j < size_; j++)
-        memcpy(dp + (size_t)j * blk, r.data() + (size_t)commRank(j) * blk, blk);
+        memcpy(dp + (size_t)j * blk, r.get() + (size_t)commRank(j) * blk, blk);
     }
   } else {
     // Uneven: every rank pads its blocks to the largest block of the job,
@@ -362,16 +375,20 @@ void ProcessGroupMroce::runAlltoall(at::Tensor& out, const at::Tensor& in,
       mx = std::max({mx, isplit[j], osplit[j]});
     check(mroce_coll_allreduce(comm_, &mx, &mx, 1, MROCE_COLL_INT64, MROCE_COLL_MAX), "alltoall");
     size_t blk = (size_t)mx;
-    std::vector<uint8_t> s(blk * n), r(blk * n);
+    // Not cleared: each block's padding is zeroed (nothing uninitialized
+    // leaves the process), and what arrives as padding is never read.
+    std::unique_ptr<uint8_t[]> s(new uint8_t[blk * n]), r(new uint8_t[blk * n]);
     size_t off = 0;
     for (int j = 0; j < size_; j++) {
-      memcpy(s.data() + (size_t)commRank(j) * blk, sp + off, (size_t)isplit[j]);
+      uint8_t* b = s.get() + (size_t)commRank(j) * blk;
+      memcpy(b, sp + off, (size_t)isplit[j]);
+      memset(b + isplit[j], 0, blk - (size_t)isplit[j]);
       off += (size_t)isplit[j];
     }
-    check(mroce_coll_alltoall(comm_, s.data(), r.data(), blk, MROCE_COLL_UINT8), "alltoall");
+    check(mroce_coll_alltoall(comm_, s.get(), r.get(), blk, MROCE_COLL_UINT8), "alltoall");
     off = 0;
     for (int j = 0; j < size_; j++) {
-      memcpy(dp + off, r.data() + (size_t)commRank(j) * blk, (size_t)osplit[j]);
+      memcpy(dp + off, r.get() + (size_t)commRank(j) * blk, (size_t)osplit[j]);
       off += (size_t)osplit[j];
     }
   }
