@@ -143,10 +143,6 @@ struct ring {
 	 * location of buf is written by the ring, so buf needs no copy of src. */
 	const __u8 *src;
 	__u32	src_lkey;
-	/* Nonzero: buf is open to remote writes under this key, and the
-	 * all-gather steps WRITE each chunk straight into the right neighbour's
-	 * buffer (offered at the start) instead of through its inbox. */
-	__u32	rkey;
 	__u32	C;			/* chunks per segment */
 	size_t	seg_off[COLL_MAX_RANKS], seg_len[COLL_MAX_RANKS];
 	size_t	cs[COLL_MAX_RANKS];	/* chunk bytes of each segment */
@@ -190,58 +186,7 @@ static void ring_chunk(const struct ring *rg, int seg, __u32 ci, size_t *off, si
  * Steps g = 0 .. S-1; reduce-scatter steps first (rank r ends holding
  * segment r), then all-gather steps. Chunk ci of step g may be sent once
  * chunk ci of step g-1 was received: that is what pipelines the ring.
- *
- * Direct all-gather (rg->rkey): every rank offers its buffer to its left
- * neighbour, which writes each all-gather chunk at its place with an
- * immediate naming the chunk (completions come in any order). The chunk is
- * then where it is consumed: no inbox slot, no copy. At most COLL_SLOTS such
- * writes are in flight per rank. A chunk lands where this rank may still
- * have a send from it unacknowledged, but only once the whole of that send
- * reached its peer (the chunk came round the ring after it), so a resend of
- * it is a duplicate the peer drops.
  */
-static int ring_offer(struct mroce_coll_comm *c, int to, __u32 op, __u32 rkey, const void *buf)
-{
-	__u8 *m = c->peers[to].ctrl_tx + (op % COLL_ADV_RING) * COLL_CTRL_LEN;
-	__u64 addr = (__u64)(unsigned long)buf;
-	int err;
-
-	memcpy(m, &op, 4);
-	memcpy(m + 4, &rkey, 4);
-	memcpy(m + 8, &addr, 8);
-	while ((err = coll_post_ctrl(c, to, IMM(IMM_CTRL, CTRL_ADVERT), m, 16)) == -EAGAIN)
-		if ((err = coll_step(c, true)))
-			return err;
-	return err ? coll_fail(c, -EIO) : 0;
-}
-
-/* Post all-gather chunk idx from buf + off straight to its place at the right
- * neighbour; -EAGAIN without its offer, a free slot or send queue room. */
-static int ring_direct(struct mroce_coll_comm *c, int right, __u32 op, const struct ring *rg,
-		       size_t off, __u32 len, __u32 idx, __u64 wr_id)
-{
-	struct coll_advert *adv = &c->peers[right].adv[op % COLL_ADV_RING];
-	struct mroce_sge sge = { .addr = (__u64)(unsigned long)(rg->buf + off), .length = len,
-				 .lkey = rg->lkey };
-	struct mroce_send_wr wr = { .wr_id = wr_id, .opcode = MROCE_WR_RDMA_WRITE_WITH_IMM,
-				    .sg_list = &sge, .num_sge = len ? 1 : 0,
-				    .imm_data = IMM(IMM_DIRECT, DIRECT_RING_IMM(op, idx)) };
-	int err;
-
-	if (!adv->valid || adv->op != op || c->direct_inflight >= COLL_SLOTS)
-		return -EAGAIN;
-	wr.remote_addr = adv->addr + off;
-	wr.rkey = adv->rkey;
-	err = mroce_post_send(c->peers[right].qp, &wr);
-	if (err == -EAGAIN)
-		return err;
-	if (err)
-		return coll_fail(c, -EIO);
-	c->direct_inflight++;
-	c->op_sends++;
-	return 0;
-}
-
 static int ring_run(struct mroce_coll_comm *c, const struct coll_args *a, struct ring *rg,
 		    bool rs, bool ag)
 {
@@ -250,24 +195,10 @@ static int ring_run(struct mroce_coll_comm *c, const struct coll_args *a, struct
 	__u32 total = S * rg->C, sent = 0, got = 0;
 	size_t esz = mroce_coll_dtype_size(a->dtype);
 	__u32 *busy = calloc((size_t)n * rg->C, sizeof(*busy));
-	__u32 nag = total - nrs * rg->C, op = c->op_seq;
-	bool direct = rg->rkey && ag && nag <= (1u << DIRECT_IDX_BITS);
 	int err = 0;
 
 	if (!busy)
 		return -ENOMEM;
-	if (direct) {
-		c->ag_got = calloc(nag, 1);
-		c->ag_len = calloc(nag, sizeof(*c->ag_len));
-		if (!c->ag_got || !c->ag_len) {
-			err = -ENOMEM;
-			goto out;
-		}
-		c->ag_n = nag;
-		c->ag_op = op;
-		c->ag_from = left;
-		err = ring_offer(c, left, op, rg->rkey, rg->buf);
-	}
 	c->op_busy = busy;
 	while (!err && (sent < total || got < total)) {
 		bool moved = false;
@@ -276,20 +207,14 @@ static int ring_run(struct mroce_coll_comm *c, const struct coll_args *a, struct
 			__u32 g = sent / rg->C, ci = sent % rg->C;
 			int seg = g < nrs ? mod(r - (int)g - 1, n) : mod(r - (int)(g - nrs), n);
 			size_t off, len;
+
 			bool from_src = rg->src && g == 0 && nrs;
-			__u64 id = WR(WR_OP, (size_t)seg * rg->C + ci + 1);
 
 			ring_chunk(rg, seg, ci, &off, &len);
-			if (direct && g >= nrs)
-				err = ring_direct(c, right, op, rg, off, (__u32)len,
-						  sent - nrs * rg->C,
-						  WR(WR_DIRECT, (size_t)seg * rg->C + ci + 1));
-			else if (from_src)
-				err = coll_post_chunk(c, right, rg->src + off, rg->src_lkey,
-						      (__u32)len, WR(WR_OP, 0));
-			else
-				err = coll_post_chunk(c, right, rg->buf + off, rg->lkey,
-						      (__u32)len, id);
+			err = from_src ? coll_post_chunk(c, right, rg->src + off, rg->src_lkey,
+							 (__u32)len, WR(WR_OP, 0)) :
+					 coll_post_chunk(c, right, rg->buf + off, rg->lkey, (__u32)len,
+							 WR(WR_OP, (size_t)seg * rg->C + ci + 1));
 			if (!err) {
 				if (!from_src)
 					busy[(size_t)seg * rg->C + ci]++;
@@ -299,21 +224,7 @@ static int ring_run(struct mroce_coll_comm *c, const struct coll_args *a, struct
 				err = 0;
 			}
 		}
-		if (!err && got < total && direct && got >= nrs * rg->C) {
-			__u32 idx = got - nrs * rg->C, g = got / rg->C, ci = got % rg->C;
-			int seg = mod(r - (int)(g - nrs) - 1, n);
-			size_t off, want;
-
-			if (c->ag_got[idx]) {
-				ring_chunk(rg, seg, ci, &off, &want);
-				if (c->ag_len[idx] != want) {
-					err = coll_fail(c, -EPROTO);
-					break;
-				}
-				got++;
-				moved = true;
-			}
-		} else if (!err && got < total) {
+		if (!err && got < total) {
 			__u32 g = got / rg->C, ci = got % rg->C, len;
 			int seg = g < nrs ? mod(r - (int)g - 2, n) : mod(r - (int)(g - nrs) - 1, n);
 			const __u8 *data = busy[(size_t)seg * rg->C + ci] ? NULL :
@@ -342,15 +253,7 @@ static int ring_run(struct mroce_coll_comm *c, const struct coll_args *a, struct
 	}
 	if (!err)
 		err = coll_wait_sends(c);
-	if (direct)
-		c->peers[right].adv[op % COLL_ADV_RING].valid = false;
-out:
 	c->op_busy = NULL;
-	free(c->ag_got);
-	free(c->ag_len);
-	c->ag_got = NULL;
-	c->ag_len = NULL;
-	c->ag_n = 0;
 	free(busy);
 	return err;
 }
@@ -372,15 +275,12 @@ static int ring_collective(struct mroce_coll_comm *c, const struct coll_args *a,
 	if (!rg)
 		return -ENOMEM;
 	ring_layout(c, rg, count, esz);
-	err = ag ? mroce_reg_mr(c->dev, work, count * esz,
-				MROCE_ACCESS_LOCAL_WRITE | MROCE_ACCESS_REMOTE_WRITE, &mr) :
-		   reg_local(c, work, count * esz, &mr);
+	err = reg_local(c, work, count * esz, &mr);
 	if (!err && src && src != work)
 		err = reg_local(c, (void *)src, count * esz, &smr);
 	if (!err) {
 		rg->buf = work;
 		rg->lkey = mroce_mr_lkey(mr);
-		rg->rkey = ag ? mroce_mr_rkey(mr) : 0;
 		if (smr) {
 			rg->src = src;
 			rg->src_lkey = mroce_mr_lkey(smr);
@@ -526,7 +426,7 @@ static int alltoall_direct(struct mroce_coll_comm *c, const struct coll_args *a,
 		struct mroce_send_wr wr = { .wr_id = WR(WR_OP, 0),
 					    .opcode = MROCE_WR_RDMA_WRITE_WITH_IMM,
 					    .sg_list = &sge, .num_sge = blk ? 1 : 0,
-					    .imm_data = IMM(IMM_DIRECT, op & DIRECT_OP_MASK) };
+					    .imm_data = IMM(IMM_DIRECT, op) };
 
 		while (!err && !(adv->valid && adv->op == op))
 			err = coll_step(c, true);
@@ -547,7 +447,7 @@ static int alltoall_direct(struct mroce_coll_comm *c, const struct coll_args *a,
 	for (int s = 1; !err && s < n; s++) {
 		struct coll_peer *pe = &c->peers[mod(r - s, n)];
 
-		while (!err && !(pe->direct_op == (op & DIRECT_OP_MASK) && pe->direct_got == 1))
+		while (!err && !(pe->direct_op == (op & 0x3fffffffu) && pe->direct_got == 1))
 			err = coll_step(c, true);
 	}
 	if (!err)

@@ -159,17 +159,6 @@ static int on_recv(struct mroce_coll_comm *c, const struct mroce_wc *wc)
 			return coll_fail(c, -EPROTO);
 		break;
 	case IMM_DIRECT:
-		if (v & DIRECT_RING) {
-			__u32 idx = v & ((1u << DIRECT_IDX_BITS) - 1);
-
-			/* the running ring's all-gather, from its left neighbour, once */
-			if (!c->ag_got || peer != c->ag_from || idx >= c->ag_n ||
-			    ((v >> DIRECT_IDX_BITS) & 0x7f) != (c->ag_op & 0x7f) || c->ag_got[idx])
-				return coll_fail(c, -EPROTO);
-			c->ag_got[idx] = 1;
-			c->ag_len[idx] = wc->byte_len;
-			break;
-		}
 		if (pe->direct_op != v) {
 			pe->direct_op = v;
 			pe->direct_got = 0;
@@ -205,9 +194,6 @@ static int on_wc(struct mroce_coll_comm *c, const struct mroce_wc *wc)
 	case WR_POOL:
 		c->pool_free |= 1ull << WR_VAL(wc->wr_id);
 		break;
-	case WR_DIRECT:
-		c->direct_inflight--;
-		/* fall through */
 	case WR_OP:
 		if (c->op_busy && WR_VAL(wc->wr_id))
 			c->op_busy[WR_VAL(wc->wr_id) - 1]--;

@@ -38,22 +38,13 @@
 #define IMM_VAL(imm)		((imm) & 0x3fffffffu)
 #define IMM(type, val)		(((__u32)(type) << 30) | ((__u32)(val) & 0x3fffffffu))
 enum { IMM_DATA = 0, IMM_CREDIT = 1, IMM_DIRECT = 2, IMM_CTRL = 3 };
-/*
- * IMM_DIRECT's number: an all-to-all block (operation number, low 29 bits),
- * or with DIRECT_RING a ring all-gather chunk: bits 22-28 the operation
- * number's low bits, bits 0-21 the chunk's index in the all-gather.
- */
-#define DIRECT_RING		(1u << 29)
-#define DIRECT_OP_MASK		(DIRECT_RING - 1)
-#define DIRECT_IDX_BITS		22
-#define DIRECT_RING_IMM(op, idx) (DIRECT_RING | (((op) & 0x7fu) << DIRECT_IDX_BITS) | (idx))
 enum { CTRL_ADVERT = 1, CTRL_ABORT = 2 };
 
 /* wr_id of a send: kind in the top byte, a number below. */
 #define WR(kind, val)		(((__u64)(kind) << 56) | ((__u64)(val) & ((1ull << 56) - 1)))
 #define WR_KIND(id)		((unsigned int)((id) >> 56))
 #define WR_VAL(id)		((id) & ((1ull << 56) - 1))
-enum { WR_NONE = 0, WR_POOL = 1, WR_OP = 2, WR_RECV = 3, WR_DIRECT = 4 };
+enum { WR_NONE = 0, WR_POOL = 1, WR_OP = 2, WR_RECV = 3 };
 
 /* A buffer offer for all-to-all: peer may WRITE here during operation `op`. */
 struct coll_advert {
@@ -110,12 +101,6 @@ struct mroce_coll_comm {
 	__u32			op_seq;		/* operations run, for all-to-all offers */
 	__u64			op_sends;	/* sends of the running operation not completed */
 	__u32			*op_busy;	/* per location: sends reading it (ring) */
-	/* ring all-gather written straight into our buffer by ag_from */
-	__u8			*ag_got;	/* [ag_n]: chunk arrived */
-	__u32			*ag_len;	/* [ag_n]: its length */
-	__u32			ag_n, ag_op;
-	int			ag_from;
-	__u32			direct_inflight; /* ring direct writes not completed */
 	int			err;		/* sticky */
 	__u64			last_event_ns;
 	/* With its own device the communicator runs the transport itself: the
