@@ -75,7 +75,7 @@ _mroce_perf() {
 	--test) _mroce_reply write_bw write_lat read_bw read_lat send_bw send_lat; return ;;
 	--order) _mroce_reply ordered unordered; return ;;
 	--progress) _mroce_reply thread poll; return ;;
-	--memory) _mroce_reply heap dm; return ;;
+	--memory) _mroce_reply heap dm umem; return ;;
 	--cc) _mroce_reply default none ecn delay both; return ;;
 	--connection | -c) _mroce_reply RC; return ;;
 	--addr | --port | --size | --qps | --qp | --paths | --depth | --tx-depth | --window | \

@@ -227,3 +227,31 @@ void mroce_dm_close_all(struct mroce_dev *dev)
 		dm_release(dev, dev->dms);
 	pthread_mutex_unlock(&dev->lock);
 }
+
+/* The transmit pool in the UMEM (port.h pool_alloc): the port's to manage. */
+int mroce_alloc_umem(struct mroce_dev *dev, size_t length, void **addr)
+{
+	int err;
+
+	if (!dev || !addr || !length)
+		return -EINVAL;
+	*addr = NULL;
+	if (!dev->ops->pool_alloc)
+		return -EOPNOTSUPP;
+	pthread_mutex_lock(&dev->lock);
+	err = dev->ops->pool_alloc(dev->port, length, addr);
+	pthread_mutex_unlock(&dev->lock);
+	return err;
+}
+
+int mroce_free_umem(struct mroce_dev *dev, void *addr)
+{
+	int err;
+
+	if (!dev || !addr || !dev->ops->pool_free)
+		return -EINVAL;
+	pthread_mutex_lock(&dev->lock);
+	err = dev->ops->pool_free(dev->port, addr);
+	pthread_mutex_unlock(&dev->lock);
+	return err;
+}

@@ -64,6 +64,7 @@ struct mroce_dev {
 	struct mroce_pd		pd0;		/* the default PD (mroce_reg_mr, attr.pd NULL) */
 	struct mroce_dm		*dms;		/* device memory allocated (dm.c) */
 	struct mroce_dev_stats	stats;
+	__u64			tx_ref_pkts;	/* sent from where the payload is (port.h tx_send_ref) */
 	pthread_t		thread;
 	bool			thread_running;
 	volatile bool		stop;
@@ -165,6 +166,8 @@ static inline int mroce_resolve_mac(struct mroce_dev *dev, const struct mroce_qp
  * buf + returned length, then the checksum. */
 int mroce_frame_hdrs(void *buf, size_t size, const struct mroce_route *rt, const struct mroce_hdr *h);
 void mroce_frame_finish(void *buf, __u32 len, int family);
+/* The same for a frame whose payload (len bytes) is not behind its headers (hdr_len bytes in buf). */
+void mroce_frame_finish_ref(void *buf, __u32 hdr_len, const void *payload, __u32 len, int family);
 
 /* UDP checksum over a frame mroce_parse() accepted: true when it verifies. */
 bool mroce_frame_csum_ok(const void *frame, const struct mroce_pkt *pkt);

@@ -57,6 +57,19 @@ struct mroce_port_ops {
 	 */
 	void	(*tx_kick)(void *port);
 	/*
+	 * Optional, a port whose memory can hold payloads (the AF_XDP port's
+	 * transmit pool, mroce_alloc_umem): whether len bytes at payload can
+	 * be sent from where they are, and the send: a frame from tx_buf()
+	 * whose headers (hdr_len bytes, UDP checksum filled in over the
+	 * payload) are in buf, its payload at payload. Always succeeds after a
+	 * yes: tx_buf() only hands out a buffer with room for it.
+	 */
+	bool	(*tx_can_ref)(void *port, const void *payload, __u32 len);
+	void	(*tx_send_ref)(void *port, void *buf, __u32 hdr_len, const void *payload, __u32 len);
+	/* Optional: the transmit pool's memory, whole 64 KiB chunks, zeroed: 0, -EOPNOTSUPP, -ENOMEM. */
+	int	(*pool_alloc)(void *port, size_t len, void **addr);
+	int	(*pool_free)(void *port, void *addr);
+	/*
 	 * The NIC fills in every frame's UDP checksum and drops what arrives
 	 * with a wrong one, as checksum offload does: the engine neither
 	 * computes nor checks it (the simulated hosts' NICs, sim/host.c; the

@@ -268,6 +268,42 @@ static void fp_close(void *port)
 	mroce_port_fault_free(fp);
 }
 
+/*
+ * Sends from where the payload is (the inner port's transmit pool) pass
+ * through only while nothing is injected on transmit: a frame the faults
+ * may copy, hold or duplicate is built whole, by the engine's copy.
+ * Faults on receive still apply to what comes back.
+ */
+static bool fp_tx_can_ref(void *port, const void *payload, __u32 len)
+{
+	struct fault_port *fp = port;
+	const struct mroce_faults *c = &fp->cfg;
+
+	return fp->ops->tx_can_ref && !c->tx_drop_ppm && !c->tx_dup_ppm && !c->tx_reorder_ppm &&
+	       !c->tx_corrupt_ppm && fp->ops->tx_can_ref(fp->port, payload, len);
+}
+
+static void fp_tx_send_ref(void *port, void *buf, __u32 hdr_len, const void *payload, __u32 len)
+{
+	struct fault_port *fp = port;
+
+	fp->ops->tx_send_ref(fp->port, buf, hdr_len, payload, len);
+}
+
+static int fp_pool_alloc(void *port, size_t len, void **addr)
+{
+	struct fault_port *fp = port;
+
+	return fp->ops->pool_alloc ? fp->ops->pool_alloc(fp->port, len, addr) : -EOPNOTSUPP;
+}
+
+static int fp_pool_free(void *port, void *addr)
+{
+	struct fault_port *fp = port;
+
+	return fp->ops->pool_free ? fp->ops->pool_free(fp->port, addr) : -EINVAL;
+}
+
 static void fp_stats(void *port, struct mroce_dev_stats *stats)
 {
 	struct fault_port *fp = port;
@@ -286,6 +322,10 @@ const struct mroce_port_ops mroce_port_fault_ops = {
 	.now_us = fp_now_us,
 	.close = fp_close,
 	.stats = fp_stats,
+	.tx_can_ref = fp_tx_can_ref,
+	.tx_send_ref = fp_tx_send_ref,
+	.pool_alloc = fp_pool_alloc,
+	.pool_free = fp_pool_free,
 };
 
 static int dir_init(struct fault_dir *d, const struct mroce_faults *cfg, __u64 salt, bool tx)

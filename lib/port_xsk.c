@@ -78,6 +78,11 @@ struct xsk_port {
 	int			fd;
 	bool			tx_kick;
 	bool			in_map;		/* our socket is (was) in the XSKMAP slot of queue */
+	/* The transmit pool (mroce_alloc_umem): UMEM past the frames, in POOL_CHUNK chunks. */
+	__u64			pool_base;	/* its UMEM offset; 0: no pool */
+	__u32			pool_chunks;
+	__u32			*pool_run;	/* at an allocation's first chunk: its chunks; else 0 */
+	__u8			*pool_used;
 };
 
 static void reap_completions(struct xsk_port *p)
@@ -89,8 +94,8 @@ static void reap_completions(struct xsk_port *p)
 	for (__u32 i = 0; i < n; i++) {
 		__u64 addr = *xsk_ring_cons__comp_addr(&p->cq, idx + i);
 
-		if ((addr - p->tx_base) % slot == 0)
-			p->free[p->nfree++] = addr;
+		if ((!p->pool_base || addr < p->pool_base) && (addr - p->tx_base) % slot == 0)
+			p->free[p->nfree++] = addr;	/* a slot's first buffer, not a payload in the pool */
 	}
 	if (n) {
 		xsk_ring_cons__release(&p->cq, n);
@@ -164,6 +169,106 @@ static void xp_tx_kick(void *port)
 	__atomic_store_n(&p->tx_kick, true, __ATOMIC_RELEASE);
 }
 
+/*
+ * The transmit pool. A send whose payload lies in it goes as a frame of
+ * several descriptors (AF_XDP multi-buffer): the headers in a transmit slot,
+ * then the payload where it is, cut at the UMEM's 4 KiB chunk boundaries
+ * (aligned mode: no descriptor crosses one). A zero-copy driver sends it
+ * from there; copy mode (veth) copies it into the skb in the kernel, once,
+ * instead of in the library. Measured on veth, copy mode: no faster than
+ * the library's copy (the kernel allocates a page per extra descriptor),
+ * so it is for drivers that do not copy (docs/datapath.md).
+ */
+#define POOL_CHUNK	(64u << 10)
+#define REF_DESCS	(1 + (MROCE_FRAME_MAX + FRAME_SIZE - 1) / FRAME_SIZE + 1)
+
+/* Descriptors a frame from tx_buf() may take: its slot's, or a reference send's. */
+static __u32 tx_descs(const struct xsk_port *p)
+{
+	return p->pool_base && REF_DESCS > p->slot_bufs ? REF_DESCS : p->slot_bufs;
+}
+
+static bool xp_tx_can_ref(void *port, const void *payload, __u32 len)
+{
+	struct xsk_port *p = port;
+	const __u8 *at = payload;
+
+	return p->pool_base && len && at >= p->area + p->pool_base &&
+	       (size_t)(at - p->area) + len <= p->area_len;
+}
+
+static void xp_tx_send_ref(void *port, void *buf, __u32 hdr_len, const void *payload, __u32 len)
+{
+	struct xsk_port *p = port;
+	__u64 addr = (__u64)((__u8 *)buf - p->area), at = (__u64)((const __u8 *)payload - p->area);
+	__u32 idx, n = 1;
+
+	for (__u64 a = at; a < at + len; a = (a / FRAME_SIZE + 1) * FRAME_SIZE)
+		n++;
+	if (!hdr_len || n > REF_DESCS || xsk_ring_prod__reserve(&p->tx, n, &idx) != n) {
+		p->free[p->nfree++] = addr;	/* cannot be: tx_buf() saw room for REF_DESCS */
+		return;
+	}
+	*xsk_ring_prod__tx_desc(&p->tx, idx) = (struct xdp_desc){ .addr = addr, .len = hdr_len,
+								  .options = XDP_PKT_CONTD };
+	for (__u32 i = 1; i < n; i++) {
+		__u64 end = (at / FRAME_SIZE + 1) * FRAME_SIZE;
+		__u32 piece = (__u32)((end < at + len ? end : at + len) - at);
+
+		*xsk_ring_prod__tx_desc(&p->tx, idx + i) = (struct xdp_desc){
+			.addr = at, .len = piece, .options = i + 1 < n ? XDP_PKT_CONTD : 0 };
+		at += piece;
+		len -= piece;
+	}
+	xsk_ring_prod__submit(&p->tx, n);
+	p->outstanding += n;
+	__atomic_store_n(&p->tx_kick, true, __ATOMIC_RELEASE);
+}
+
+/* First fit, whole chunks; dev->lock held. */
+static int xp_pool_alloc(void *port, size_t len, void **addr)
+{
+	struct xsk_port *p = port;
+	__u32 need, run = 0;
+
+	if (!p->pool_base)
+		return -EOPNOTSUPP;
+	if (len > (size_t)p->pool_chunks * POOL_CHUNK)
+		return -ENOMEM;
+	need = (__u32)((len + POOL_CHUNK - 1) / POOL_CHUNK);
+	for (__u32 i = 0; i < p->pool_chunks; i++) {
+		run = p->pool_used[i] ? 0 : run + 1;
+		if (run == need) {
+			__u32 first = i + 1 - need;
+
+			memset(p->pool_used + first, 1, need);
+			p->pool_run[first] = need;
+			*addr = p->area + p->pool_base + (size_t)first * POOL_CHUNK;
+			memset(*addr, 0, (size_t)need * POOL_CHUNK);
+			return 0;
+		}
+	}
+	return -ENOMEM;
+}
+
+static int xp_pool_free(void *port, void *addr)
+{
+	struct xsk_port *p = port;
+	__u8 *at = addr;
+	size_t off;
+	__u32 first;
+
+	if (!p->pool_base || at < p->area + p->pool_base || at >= p->area + p->area_len)
+		return -EINVAL;
+	off = (size_t)(at - p->area - p->pool_base);
+	first = (__u32)(off / POOL_CHUNK);
+	if (off % POOL_CHUNK || !p->pool_run[first])
+		return -EINVAL;	/* not the start of an allocation */
+	memset(p->pool_used + first, 0, p->pool_run[first]);
+	p->pool_run[first] = 0;
+	return 0;
+}
+
 static void *xp_tx_buf(void *port, __u32 *cap)
 {
 	struct xsk_port *p = port;
@@ -174,7 +279,7 @@ static void *xp_tx_buf(void *port, __u32 *cap)
 		kick_tx(p);
 		reap_completions(p);
 	}
-	if (!p->nfree || xsk_prod_nb_free(&p->tx, p->slot_bufs) < p->slot_bufs)
+	if (!p->nfree || xsk_prod_nb_free(&p->tx, tx_descs(p)) < tx_descs(p))
 		return NULL;
 	*cap = p->slot_bufs * FRAME_SIZE;
 	return p->area + p->free[--p->nfree];
@@ -356,6 +461,8 @@ static void xp_close(void *port)
 	mroce_dp_close(p->dp);
 	free(p->free);
 	free(p->gather);
+	free(p->pool_run);
+	free(p->pool_used);
 	free(p);
 }
 
@@ -492,6 +599,8 @@ static bool xp_tx_pending(void *port)
 
 static const struct mroce_port_ops xsk_ops = {
 	.tx_buf = xp_tx_buf, .tx_send = xp_tx_send, .tx_flush = xp_tx_flush, .tx_kick = xp_tx_kick,
+	.tx_can_ref = xp_tx_can_ref, .tx_send_ref = xp_tx_send_ref,
+	.pool_alloc = xp_pool_alloc, .pool_free = xp_pool_free,
 	.rx_burst = xp_rx_burst, .wait = xp_wait, .now_us = xp_now, .close = xp_close,
 	.stats = xp_stats, .poll_fd = xp_poll_fd, .tx_pending = xp_tx_pending,
 	.plane_drops = xp_plane_drops,
@@ -537,7 +646,7 @@ struct xsk_facts {
 };
 
 /* One interface's AF_XDP socket on the queue, its datapath attached if it was not. */
-static int xsk_port_open(const char *ifname, const struct mroce_dev_opts *opts,
+static int xsk_port_open(const char *ifname, const struct mroce_dev_opts *opts, __u64 pool_bytes,
 			 struct xsk_port **pp, struct xsk_facts *fx)
 {
 	struct xsk_umem_config ucfg = {
@@ -591,7 +700,22 @@ static int xsk_port_open(const char *ifname, const struct mroce_dev_opts *opts,
 	}
 	local.dport = info.udp_port;
 
+	if (pool_bytes > MROCE_UMEM_POOL_MAX) {
+		err = -EINVAL;
+		goto fail;
+	}
 	p->area_len = (size_t)nframes * FRAME_SIZE;
+	if (pool_bytes) {
+		p->pool_base = p->area_len;
+		p->pool_chunks = (__u32)((pool_bytes + POOL_CHUNK - 1) / POOL_CHUNK);
+		p->area_len += (size_t)p->pool_chunks * POOL_CHUNK;
+		p->pool_run = calloc(p->pool_chunks, sizeof(*p->pool_run));
+		p->pool_used = calloc(p->pool_chunks, 1);
+		if (!p->pool_run || !p->pool_used) {
+			err = -ENOMEM;
+			goto fail;
+		}
+	}
 	p->area = mmap(NULL, p->area_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (p->area == MAP_FAILED) {
 		p->area = NULL;
@@ -611,12 +735,12 @@ static int xsk_port_open(const char *ifname, const struct mroce_dev_opts *opts,
 	if (err)
 		goto fail;
 	if (!MROCE_OPT(opts, force_copy, false)) {
-		xcfg.bind_flags = XDP_ZEROCOPY | XDP_USE_NEED_WAKEUP | (sg ? XDP_USE_SG : 0);
+		xcfg.bind_flags = XDP_ZEROCOPY | XDP_USE_NEED_WAKEUP | (sg || pool_bytes ? XDP_USE_SG : 0);
 		err = xsk_socket__create(&p->xsk, ifname, p->queue, p->umem, &p->rx, &p->tx, &xcfg);
 		zc = !err;
 	}
 	if (!p->xsk) {	/* the driver refused zero-copy (veth always does): copy mode */
-		xcfg.bind_flags = XDP_COPY | XDP_USE_NEED_WAKEUP | (sg ? XDP_USE_SG : 0);
+		xcfg.bind_flags = XDP_COPY | XDP_USE_NEED_WAKEUP | (sg || pool_bytes ? XDP_USE_SG : 0);
 		/* A socket closed a moment ago on this queue (a restarted application) is
 		 * released by the kernel asynchronously: EBUSY for a while, up to 1 s. */
 		for (int tries = 0;; tries++) {
@@ -684,7 +808,10 @@ int mroce_port_xsk_open(const char *ifname, const struct mroce_dev_opts *opts,
 			if (!strcmp(name, j ? planes[j - 1] : ifname))
 				err = -EINVAL;	/* an interface named twice */
 		if (!err)
-			err = xsk_port_open(name, opts, &p[i], &fx[i]);
+			/* The transmit pool: in the first plane's UMEM only (a frame leaves
+			 * through its own socket's UMEM): a device over planes has none. */
+			err = xsk_port_open(name, opts, n > 1 ? 0 : MROCE_OPT(opts, umem_pool_bytes, 0),
+					    &p[i], &fx[i]);
 		if (err)
 			break;
 		opened++;

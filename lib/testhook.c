@@ -65,3 +65,13 @@ bool mroce_dev_test_xdp_drops(struct mroce_dev *dev, const void *frame, __u32 le
 		return !(pkt.bth->flags & MROCE_F_DUP_ANSWER);
 	return (qp->flow->flags & MROCE_FLOW_GO_BACK_N) && psn != qp->flow->rx_base;
 }
+
+__u64 mroce_dev_test_ref_pkts(struct mroce_dev *dev)
+{
+	__u64 n;
+
+	pthread_mutex_lock(&dev->lock);
+	n = dev->tx_ref_pkts;
+	pthread_mutex_unlock(&dev->lock);
+	return n;
+}

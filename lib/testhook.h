@@ -42,4 +42,7 @@ int mroce_dev_test_seed_random(struct mroce_dev *dev, __u64 seed);
  */
 bool mroce_dev_test_xdp_drops(struct mroce_dev *dev, const void *frame, __u32 len);
 
+/* Packets the device sent from where their payload is (its UMEM's transmit pool), not copied. */
+__u64 mroce_dev_test_ref_pkts(struct mroce_dev *dev);
+
 #endif /* MROCE_TESTHOOK_H */

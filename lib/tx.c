@@ -17,8 +17,33 @@
 #define TX_BURST	32
 
 /*
+ * The payload of a packet as one piece of memory, if it is: linear memory,
+ * or within one SGE whose region still grants it. NULL: in several pieces
+ * (the copy takes them), or no longer granted (the copy says so).
+ */
+static const void *payload_span(const struct mroce_pd *pd, const struct mroce_sge *sg, __u32 n,
+				__u32 off, const void *lin, __u32 len)
+{
+	if (lin)
+		return lin;
+	for (__u32 i = 0; i < n; i++) {
+		if (off >= sg[i].length) {
+			off -= sg[i].length;
+			continue;
+		}
+		if (sg[i].length - off < len ||
+		    !mroce_mr_grants(pd, sg[i].lkey, false, sg[i].addr, sg[i].length, 0))
+			return NULL;
+		return (const __u8 *)(unsigned long)sg[i].addr + off;
+	}
+	return NULL;
+}
+
+/*
  * Build and send one packet. The payload comes from an SG list (requests)
- * or linear memory (READ responses) and is copied straight into the frame.
+ * or linear memory (READ responses) and is copied straight into the frame,
+ * or, where it lies in memory the port sends from (its transmit pool), left
+ * where it is: the frame's headers go with a reference to it.
  */
 int mroce_emit(struct mroce_qp *qp, struct mroce_hdr *h, const struct mroce_sge *sg, __u32 nsge,
 	       __u32 sg_off, const void *lin, __u8 path)
@@ -69,6 +94,16 @@ int mroce_emit(struct mroce_qp *qp, struct mroce_hdr *h, const struct mroce_sge 
 		dev->ops->tx_send(dev->port, buf, 0);	/* give the buffer back */
 		return hdr;
 	}
+	if (h->payload_len && dev->ops->tx_can_ref && !dev->ops->csum_offload) {
+		const void *at = payload_span(qp->pd, sg, nsge, sg_off, lin, h->payload_len);
+
+		if (at && dev->ops->tx_can_ref(dev->port, at, h->payload_len)) {
+			mroce_frame_finish_ref(buf, (__u32)hdr, at, h->payload_len, rt.family);
+			dev->ops->tx_send_ref(dev->port, buf, (__u32)hdr, at, h->payload_len);
+			dev->tx_ref_pkts++;
+			goto sent;
+		}
+	}
 	if (h->payload_len) {
 		if (lin) {
 			memcpy((__u8 *)buf + hdr, lin, h->payload_len);
@@ -80,9 +115,10 @@ int mroce_emit(struct mroce_qp *qp, struct mroce_hdr *h, const struct mroce_sge 
 	}
 	if (!dev->ops->csum_offload)
 		mroce_frame_finish(buf, (__u32)hdr + h->payload_len, rt.family);
+	dev->ops->tx_send(dev->port, buf, (__u32)hdr + h->payload_len);
+sent:
 	dev->stats.tx_pkts++;
 	dev->stats.tx_bytes += (__u32)hdr + h->payload_len;
-	dev->ops->tx_send(dev->port, buf, (__u32)hdr + h->payload_len);
 	if (!ack) {
 		qp->paths[path].tx_pseq++;
 		mroce_plane_sent(qp, plane, now);

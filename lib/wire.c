@@ -314,6 +314,31 @@ void mroce_frame_finish(void *buf, __u32 len, int family)
 		udp->check = 0xffff;	/* 0 means "no checksum" */
 }
 
+/*
+ * Headers and payload apart. The UDP part of the headers (UDP header plus
+ * ours) is of even length, being whole 4-byte words, so the payload's words
+ * line up as if it followed them.
+ */
+void mroce_frame_finish_ref(void *buf, __u32 hdr_len, const void *payload, __u32 len, int family)
+{
+	size_t l2l4 = mroce_l2l4_len(family);
+	mroce_udphdr_t *udp = (void *)((char *)buf + l2l4 - sizeof(*udp));
+	__u32 udp_hdrs = hdr_len - (__u32)(l2l4 - sizeof(*udp)), sum;
+	const char *l3 = (const char *)buf + sizeof(struct ethhdr);
+
+	if (family == AF_INET)
+		sum = csum_add(0, l3 + 12, 8);
+	else
+		sum = csum_add(0, l3 + 8, 32);
+	sum += IPPROTO_UDP + udp_hdrs + len;
+	udp->check = 0;
+	sum = csum_add(sum, udp, udp_hdrs);
+	sum = csum_add(sum, payload, len);
+	udp->check = mroce_be16(csum_fold(sum));
+	if (!udp->check)
+		udp->check = 0xffff;
+}
+
 bool mroce_frame_csum_ok(const void *frame, const struct mroce_pkt *pkt)
 {
 	const __u8 *f = frame;

@@ -43,9 +43,11 @@ const char perf_usage[] =
 "  -p, --port N         connection manager TCP port (default 18515)\n"
 "      --progress thread|poll  who runs the transport: the library's thread (sleeps when idle),\n"
 "                       or this process busy-polling (default: poll for *_lat and the server)\n"
-"      --memory heap|dm where the buffers live: the heap (default), or device memory,\n"
+"      --memory heap|dm|umem where the buffers live: the heap (default); device memory,\n"
 "                       into which XDP places arriving WRITEs itself (docs/benchmarks.md: on veth\n"
-"                       that moves the copy to the sender's CPU and does not pay)\n"
+"                       that moves the copy to the sender's CPU and does not pay); or the UMEM's\n"
+"                       transmit pool, sent from without the library's copy (on veth copy mode\n"
+"                       the kernel copies instead: no faster; for zero-copy drivers)\n"
 "      --report_gbits   bandwidth in Gbit/s instead of MB/sec (2^20 bytes/s, perftest's unit)\n"
 "      --json           one JSON object per size (with per-second intervals) instead of text\n"
 "  -x, --gid-index N    accepted (0..255) and ignored: mroce addresses peers by IP\n"
@@ -262,9 +264,10 @@ int perf_parse_args(int argc, char **argv, struct perf_args *a, char *err, size_
 			have_progress = true;
 			break;
 		case O_MEMORY:
-			if (strcmp(optarg, "dm") && strcmp(optarg, "heap"))
-				return perf_bad(err, errlen, "--memory: '%s' (dm or heap)", optarg);
+			if (strcmp(optarg, "dm") && strcmp(optarg, "heap") && strcmp(optarg, "umem"))
+				return perf_bad(err, errlen, "--memory: '%s' (heap, dm or umem)", optarg);
 			a->dm = !strcmp(optarg, "dm");
+			a->umem = !strcmp(optarg, "umem");
 			break;
 		case 'x':
 			if (number(optarg, 0, 255, false, &v))

@@ -37,6 +37,7 @@ struct perf_args {
 	bool		json;
 	bool		poll;		/* drive the transport from this thread, busy-polling */
 	bool		dm;		/* buffers in device memory (XDP places WRITEs), not the heap */
+	bool		umem;		/* buffers in the UMEM's transmit pool (sent without a copy) */
 	bool		gbits;		/* perftest's --report_gbits: Gbit/s columns instead of MB/sec */
 	int		gid_index;	/* perftest's -x: validated, not used (mroce addresses by IP); -1 unset */
 };

@@ -218,7 +218,7 @@ static int setup(struct perf *p)
 {
 	int err;
 
-	MROCE_OPTS(mroce_dev_opts, o, .no_thread = p->a.poll);
+	MROCE_OPTS(mroce_dev_opts, o, .no_thread = p->a.poll, .umem_pool_bytes = p->a.umem ? REGION : 0);
 
 	if ((err = mroce_dev_open(p->a.dev, &o, &p->dev)))
 		return die(p->a.dev, err);
@@ -226,6 +226,12 @@ static int setup(struct perf *p)
 		if ((err = mroce_alloc_dm(p->dev, REGION, &p->dm)))
 			return die("device memory", err);
 		p->region = mroce_dm_addr(p->dm);
+	} else if (p->a.umem) {
+		void *at;
+
+		if ((err = mroce_alloc_umem(p->dev, REGION, &at)))
+			return die("UMEM transmit pool", err);
+		p->region = at;	/* the device's: goes with it */
 	} else {
 		p->region = aligned_alloc(4096, REGION);
 	}
@@ -271,7 +277,8 @@ static int server(struct perf *p)
 		return die("listen", err);
 	printf("mroce-perf: server listening on %s port %u (%s, %s)\n", p->a.addr, p->a.port,
 	       p->a.poll ? "busy-polling" : "progress thread",
-	       p->dm ? "device memory: XDP places WRITEs" : "heap memory");
+	       p->dm ? "device memory: XDP places WRITEs" :
+	       p->a.umem ? "the UMEM's transmit pool: sent without a copy" : "heap memory");
 	fflush(stdout);
 	p->nconns = PERF_MAX_QPS;
 	for (;;) {
@@ -598,8 +605,8 @@ static void print_header(const struct perf *p)
 	       perf_test_is_bw(a->test) ? a->depth : 1);
 	printf(" %-15s: %-16s %-15s: %s\n", "Window", window, "Progress",
 	       a->poll ? "busy-polling" : "library thread");
-	printf(" %-15s: %-16s %-15s: %s per size\n", "Memory", a->dm ? "device (dm)" : "heap",
-	       "Run", run);
+	printf(" %-15s: %-16s %-15s: %s per size\n", "Memory",
+	       a->dm ? "device (dm)" : a->umem ? "UMEM pool" : "heap", "Run", run);
 	if (a->gid_index >= 0)
 		printf(" %-15s: %d (ignored: mroce addresses the peer by IP)\n", "GID index", a->gid_index);
 	if (!perf_test_is_bw(a->test))
@@ -697,6 +704,8 @@ static void teardown(struct perf *p)
 		mroce_destroy_cq(p->cq);
 	if (p->dm)
 		mroce_free_dm(p->dm);
+	else if (p->a.umem)
+		mroce_free_umem(p->dev, p->region);
 	else
 		free(p->region);
 	mroce_dev_close(p->dev);

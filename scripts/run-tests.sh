@@ -152,6 +152,11 @@ export MROCE_TEST_DM=1
 run_script selftests/test_verbs.sh veth-dm "$PWD/build"
 unset MROCE_TEST_DM
 
+echo "== the verbs selftests again, every region in the UMEM's transmit pool: sent without the library's copy (root)"
+export MROCE_TEST_POOL=1
+run_script selftests/test_verbs.sh veth-pool "$PWD/build"
+unset MROCE_TEST_POOL
+
 echo "== selftests with the sanitizer-built tools"
 for s in "${VETH_TESTS[@]}"; do
 	run_script "$s" veth-asan "$PWD/build/asan"

@@ -11,6 +11,8 @@
  *                    [--cc ecn|delay|both] [--sports P1,P2,...] [--window PKTS] [--static-paths]
  *                    [--retry N]   (retransmissions of one packet before the QP fails; 12)
  *                    [--dm]   (either side: the region is device memory, XDP places WRITEs)
+ *                    [--pool] (either side: the region is in the UMEM's transmit pool, sent
+ *                              from without the library's copy; MROCE_TEST_POOL=1 too)
  *                    [--stream BYTES [--roff OFF] [--go-file F] [--timeline F] [--linger-ms N]]
  *                    [--streams N [--stall S] [--rounds R] [--phase-ms MS]]   (both sides)
  *
@@ -55,6 +57,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <mroce/mroce.h>
+#include "../lib/testhook.h"
 
 enum { CTL_HELLO = 1, CTL_CHECK, CTL_RESULT, CTL_EXPECT, CTL_READY, CTL_RECVD, CTL_BYE,
        CTL_STALL };
@@ -98,7 +101,7 @@ static struct {
 	int		port, qps, paths, umem, linger_ms, window, retry;
 	size_t		region, stream, roff;
 	bool		cc_ecn, cc_delay, no_cc, static_paths;
-	bool		server, unordered, gbn, bad_keys, until_killed, dm, no_grants;
+	bool		server, unordered, gbn, bad_keys, until_killed, dm, no_grants, pool;
 	int		timeline_us;	/* the server's --timeline period */
 	int		streams, stall, rounds, phase_ms;	/* --streams */
 } o = { .port = 7471, .qps = 1, .paths = 4, .region = 130u << 20, .timeline_us = 1000,
@@ -116,6 +119,7 @@ static struct mroce_cq *cq;
 static struct mroce_mr *mr, *ctl_mr;
 static __u8 *region;
 static struct mroce_dm *dm;	/* --dm: region is device memory */
+static bool in_pool;		/* --pool: region is in the UMEM's transmit pool */
 static struct ctl *ctl_mem;
 static struct conn conns[MAX_QPS];
 
@@ -1192,6 +1196,56 @@ static int parse_faults(const char *spec, struct mroce_faults *f)
 	return 0;
 }
 
+/* ---- the UMEM's transmit pool: the allocation rules ------------------------- */
+
+/*
+ * rdma_test pool DEV: argument errors, -EOPNOTSUPP without a pool, first
+ * fit in whole 64 KiB chunks, zeroed memory, frees only of what was
+ * allocated, and the space coming back.
+ */
+static int pool_check(const char *ifname)
+{
+	MROCE_OPTS(mroce_dev_opts, o, .umem_pool_bytes = 1u << 20);
+	struct mroce_dev *d;
+	void *a = NULL, *b = NULL, *c = NULL;
+	int err, bad = 0;
+
+	if ((err = mroce_dev_open(ifname, NULL, &d)))
+		return fail(ifname, err);
+	bad |= dm_expect("no pool", mroce_alloc_umem(d, 4096, &a), -EOPNOTSUPP);
+	bad |= dm_expect("no pool: NULL back", a != NULL, 0);
+	mroce_dev_close(d);
+	if ((err = mroce_dev_open(ifname, &o, &d)))
+		return fail(ifname, err);
+	bad |= dm_expect("length 0", mroce_alloc_umem(d, 0, &a), -EINVAL);
+	bad |= dm_expect("no address", mroce_alloc_umem(d, 4096, NULL), -EINVAL);
+	bad |= dm_expect("no device", mroce_alloc_umem(NULL, 4096, &a), -EINVAL);
+	bad |= dm_expect("larger than the pool", mroce_alloc_umem(d, (1u << 20) + 1, &a), -ENOMEM);
+	if ((err = mroce_alloc_umem(d, 1, &a)) || (err = mroce_alloc_umem(d, 500000, &b)))
+		return fail("mroce_alloc_umem", err);
+	bad |= dm_expect("separate", (__u8 *)b - (__u8 *)a, 64 << 10);
+	for (size_t i = 0; i < 500000; i++)
+		if (((__u8 *)b)[i]) {
+			bad |= dm_expect("zeroed", (int)i, -1);
+			break;
+		}
+	memset(b, 0x77, 500000);
+	/* 1 + 8 chunks taken of 16: 7 left */
+	bad |= dm_expect("8 chunks in 7", mroce_alloc_umem(d, 8u << 16, &c), -ENOMEM);
+	bad |= dm_expect("free inside an allocation", mroce_free_umem(d, (__u8 *)b + 4096), -EINVAL);
+	bad |= dm_expect("free outside the pool", mroce_free_umem(d, &err), -EINVAL);
+	bad |= dm_expect("free NULL", mroce_free_umem(d, NULL), -EINVAL);
+	bad |= dm_expect("free", mroce_free_umem(d, b), 0);
+	bad |= dm_expect("free twice", mroce_free_umem(d, b), -EINVAL);
+	bad |= dm_expect("15 chunks after the free", mroce_alloc_umem(d, 15u << 16, &c), 0);
+	bad |= dm_expect("first fit: where b was", c == b, 1);
+	bad |= dm_expect("zeroed again", ((__u8 *)c)[4096], 0);
+	mroce_dev_close(d);	/* a and c go with it */
+	if (!bad)
+		printf("pool: ok\n");
+	return bad;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option lo[] = {
@@ -1205,7 +1259,7 @@ int main(int argc, char **argv)
 		{ "static-paths", 0, 0, 'X' }, { "retry", 1, 0, 'Y' }, { "dm", 0, 0, 'M' },
 		{ "no-grants", 0, 0, 'N' }, { "timeline-us", 1, 0, 'U' }, { "streams", 1, 0, 'Z' },
 		{ "stall", 1, 0, 'z' }, { "rounds", 1, 0, 'n' }, { "phase-ms", 1, 0, 'm' },
-		{ "plane", 1, 0, 'l' },
+		{ "plane", 1, 0, 'l' }, { "pool", 0, 0, 'O' },
 		{ 0, 0, 0, 0 },
 	};
 	struct mroce_faults faults;
@@ -1214,6 +1268,8 @@ int main(int argc, char **argv)
 
 	if (argc == 3 && !strcmp(argv[1], "dm"))
 		return dm_check(argv[2]);
+	if (argc == 3 && !strcmp(argv[1], "pool"))
+		return pool_check(argv[2]);
 	if (argc < 2 || (strcmp(argv[1], "server") && strcmp(argv[1], "client"))) {
 		fprintf(stderr, "usage: rdma_test server|client --dev DEV --addr ADDR [options]\n"
 				"       rdma_test dm DEV\n");
@@ -1262,6 +1318,7 @@ int main(int argc, char **argv)
 		case 'X': o.static_paths = true; break;
 		case 'Y': o.retry = atoi(optarg); break;
 		case 'M': o.dm = true; break;
+		case 'O': o.pool = true; break;
 		case 'N': o.no_grants = true; break;
 		case 'U': o.timeline_us = atoi(optarg); break;
 		case 'Z': o.streams = atoi(optarg); break;
@@ -1283,10 +1340,13 @@ int main(int argc, char **argv)
 		fprintf(stderr, "rdma_test: --timeline-us 50..1000000\n");
 		return 2;
 	}
+	if (getenv("MROCE_TEST_POOL") && strcmp(getenv("MROCE_TEST_POOL"), "0"))
+		o.pool = true;
 	{
 		MROCE_OPTS(mroce_dev_opts, dopts, .test_faults = o.faults ? &faults : NULL,
 			   .umem_frames = (__u32)o.umem, .no_rate_grants = o.no_grants,
-			   .planes = o.nplanes ? o.planes : NULL, .n_planes = (__u32)o.nplanes);
+			   .planes = o.nplanes ? o.planes : NULL, .n_planes = (__u32)o.nplanes,
+			   .umem_pool_bytes = o.pool && !o.nplanes ? o.region : 0);
 
 		err = mroce_dev_open(o.dev, &dopts, &dev);
 	}
@@ -1307,6 +1367,20 @@ int main(int argc, char **argv)
 			printf("%s: region of %zu bytes is larger than the device memory pool: "
 			       "ordinary memory\n", o.server ? "server" : "client", o.region);
 		region = dm ? mroce_dm_addr(dm) : NULL;
+	}
+	/*
+	 * --pool (or MROCE_TEST_POOL=1, the veth-pool tier): the region is in
+	 * the UMEM's transmit pool, so its data leaves without the library's
+	 * copy; a device over planes has no pool and keeps ordinary memory.
+	 */
+	if (o.pool && !region && !o.nplanes) {
+		void *at;
+
+		err = mroce_alloc_umem(dev, o.region, &at);
+		if (err)
+			return fail("--pool", err);
+		region = at;
+		in_pool = true;
 	}
 	if (!region)
 		region = malloc(o.region);
@@ -1351,6 +1425,9 @@ int main(int argc, char **argv)
 		       (unsigned long long)st.ooo_pkts, (unsigned long long)st.dup_pkts,
 		       (unsigned long long)st.bad_pkts, (unsigned long long)st.faults,
 		       (unsigned long long)st.xdp_placed);
+		if (in_pool)
+			printf("%s: sent from the transmit pool without a copy %llu\n", o.server ? "server" : "client",
+			       (unsigned long long)mroce_dev_test_ref_pkts(dev));
 	}
 	for (int i = 0; i < o.qps; i++) {
 		if (conns[i].qp)
@@ -1365,6 +1442,10 @@ int main(int argc, char **argv)
 		err = mroce_free_dm(dm);
 		if (err)
 			rc = fail("mroce_free_dm", err);
+	} else if (in_pool) {
+		err = mroce_free_umem(dev, region);
+		if (err)
+			rc = fail("mroce_free_umem", err);
 	} else {
 		free(region);
 	}

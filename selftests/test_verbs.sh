@@ -24,8 +24,22 @@ rdma_pair() {
 
 SIZES=0,1,4095,4096,4097,1048576,67108864
 
+# With MROCE_TEST_POOL=1 (run-tests.sh's veth-pool tier) the regions are in
+# the UMEM's transmit pool: the data must have left without the library's
+# copy (content checked by the client as always).
+pool_sent() {
+	local side=$1 log=$2 n
+	[ "${MROCE_TEST_POOL:-0}" != 0 ] || return 0
+	n=$(sed -n "s/^ *$side: sent from the transmit pool without a copy \([0-9]*\)$/\1/p" "$log")
+	echo "$side: $n packets sent from the transmit pool without a copy"
+	[ -n "$n" ] && [ "$n" -gt 100 ] || { echo "$side: regions in the pool, yet nothing was sent from it"; return 1; }
+}
+
 t_every_op_every_size() {
-	rdma_pair "" "--sizes $SIZES" || return 1
+	rdma_pair "" "--sizes $SIZES" >"$TMP/out.log" || { cat "$TMP/out.log"; return 1; }
+	cat "$TMP/out.log"
+	pool_sent client "$TMP/out.log" || return 1
+	pool_sent server "$TMP/out.log" || return 1
 	# With MROCE_TEST_DM=1 (run-tests.sh's veth-dm tier) the regions are
 	# device memory: the WRITEs must have been placed by XDP, the library
 	# only completing them (and the content checks above passed). On a
@@ -85,6 +99,21 @@ t_loss_10pct_reordering() {
 		"--sizes 0,1,4095,4096,4097,1048576 --faults drop=100000,reorder=200000,dup=20000,corrupt=5000,seed=3"
 }
 
+# Bits flipped on the way in (the server's receive side): every corrupted
+# frame fails the checksum and is dropped and counted, no wrong byte lands
+# (the client checks every byte), and the resends deliver. The client sends
+# clean, so in the veth-pool tier its frames are the pool's.
+t_corruption() {
+	rdma_pair "--faults corrupt=20000,seed=31" "--sizes 4097,1048576" >"$TMP/out.log" ||
+		{ cat "$TMP/out.log"; return 1; }
+	cat "$TMP/out.log"
+	local bad
+	bad=$(sed -n 's/^ *server: packets tx .*, bad \([0-9]*\), injected faults.*/\1/p' "$TMP/out.log")
+	echo "server: $bad corrupted frames dropped and counted"
+	[ -n "$bad" ] && [ "$bad" -gt 10 ] || { echo "corruption injected, yet no frame was counted bad"; return 1; }
+	pool_sent client "$TMP/out.log"
+}
+
 t_unordered_and_go_back_n() {
 	rdma_pair "--faults drop=20000,seed=6" "--sizes 4097,1048576 --order unordered --faults drop=20000,seed=5" || return 1
 	# Go-back-N resends the whole window from each gap and, when the one NACK
@@ -134,6 +163,10 @@ t_device_memory() {
 	a "$RT" dm "$IF_A"
 }
 
+t_umem_pool() {
+	a "$RT" pool "$IF_A"
+}
+
 t_peer_killed() {
 	rm -f "$TMP/srv.log" "$TMP/cli.log"
 	bg b "$RT" server --dev "$IF_B" --addr "$IP_B" >"$TMP/srv.log" 2>&1
@@ -161,6 +194,7 @@ run_test "one 1 GiB message of every kind" t_one_gib
 run_test "the same under 1% loss and reordering" t_loss_1pct_reordering
 run_test "reordering without loss over 16 paths: under 1% resent" t_reordering_no_loss
 run_test "10% loss, reordering, duplication, corruption" t_loss_10pct_reordering
+run_test "2% of frames corrupted on receive: dropped, counted, resent, every byte right" t_corruption
 run_test "unordered delivery and go-back-N under loss" t_unordered_and_go_back_n
 run_test "fill-ring starvation" t_fill_ring_starvation
 run_test "64 connections (128 QPs)" t_64_qps
@@ -168,4 +202,5 @@ run_test "bad keys and out-of-range addresses" t_bad_keys_and_ranges
 run_test "peer killed mid-transfer" t_peer_killed
 run_test "jumbo frames, MTU 9000 (AF_XDP multi-buffer), with loss and reordering" t_jumbo_frames 9000
 run_test "device memory: allocation, zeroing, -EBUSY, chunks back from the dead" t_device_memory
+run_test "the UMEM's transmit pool: argument errors, first fit, zeroed, frees" t_umem_pool
 summary verbs

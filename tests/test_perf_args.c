@@ -70,8 +70,13 @@ static void test_every_option(void **state)
 			       "--size", "64m"), 0);
 	assert_int_equal(a.sizes[0], 64u << 20);
 	assert_false(a.dm);	/* heap memory unless asked */
+	assert_false(a.umem);
 	assert_int_equal(PARSE(&a, err, "server", "--dev", "e", "--addr", "x", "--memory", "dm"), 0);
 	assert_true(a.dm);
+	assert_false(a.umem);
+	assert_int_equal(PARSE(&a, err, "server", "--dev", "e", "--addr", "x", "--memory", "umem"), 0);
+	assert_true(a.umem);
+	assert_false(a.dm);
 	assert_int_equal(PARSE(&a, err, "help"), PERF_ARGS_HELP);
 	assert_int_equal(PARSE(&a, err, "client", "--help"), PERF_ARGS_HELP);
 	assert_int_equal(PARSE(&a, err, "--help"), PERF_ARGS_HELP);
@@ -194,7 +199,7 @@ static void test_bad_arguments(void **state)
 		{ "unknown option '--fast'", { "mroce-perf", "client", "--dev", "e", "--addr", "x", "--test", "write_bw", "--fast", NULL } },
 		{ "--qps needs a value", { "mroce-perf", "client", "--dev", "e", "--addr", "x", "--test", "write_bw", "--qps", NULL } },
 		{ "unexpected argument 'extra'", { "mroce-perf", "client", "--dev", "e", "--addr", "x", "--test", "write_bw", "extra", NULL } },
-		{ "--memory: 'gpu' (dm or heap)", { "mroce-perf", "client", "--dev", "e", "--addr", "x", "--test", "write_bw", "--memory", "gpu", NULL } },
+		{ "--memory: 'gpu' (heap, dm or umem)", { "mroce-perf", "client", "--dev", "e", "--addr", "x", "--test", "write_bw", "--memory", "gpu", NULL } },
 		{ "the server takes no --test", { "mroce-perf", "server", "--dev", "e", "--addr", "x", "--test", "write_bw", NULL } },
 		/* garbage for perftest's flags: each names its flag */
 		{ "--size: '12q'", { "mroce-perf", "client", "-d", "e", "--test", "write_bw", "-s", "12q", "x", NULL } },

@@ -62,9 +62,16 @@ struct mroce_dev_opts {
 	 */
 	const char *const	*planes;
 	__u32			n_planes;
+	/*
+	 * A transmit pool of this many bytes in the UMEM (rounded up to 64 KiB,
+	 * at most MROCE_UMEM_POOL_MAX; single-plane devices): memory from
+	 * mroce_alloc_umem(), whose sends leave without the library's copy.
+	 */
+	__u64			umem_pool_bytes;
 	size_t			:0;
 };
 #define MROCE_MAX_PLANES	8
+#define MROCE_UMEM_POOL_MAX	(16ull << 30)
 
 /*
  * Open ifname: attach the XDP datapath if it is not attached yet, create
@@ -164,6 +171,20 @@ MROCE_API __u32 mroce_mr_rkey(const struct mroce_mr *mr);
  * it. What is left at mroce_dev_close() goes with the device.
  */
 MROCE_API int mroce_alloc_dm(struct mroce_dev *dev, size_t length, struct mroce_dm **dm);
+/*
+ * Memory in the device's UMEM (its transmit pool, mroce_dev_opts.umem_pool_bytes),
+ * zeroed, whole 64 KiB chunks: register it as any memory. A packet whose
+ * payload lies in it is sent from there, its headers in a frame of their own
+ * (AF_XDP multi-buffer): a zero-copy driver reads it where it is; in copy mode
+ * the kernel copies it instead of the library. The library still reads it
+ * once, for the UDP checksum. Freed with the device, or by mroce_free_umem()
+ * (nothing checks for regions on it: deregister them first).
+ * 0; -EINVAL (no device, address or length); -EOPNOTSUPP (no pool: none asked
+ * for, or a device over several planes); -ENOMEM (not that much free).
+ */
+MROCE_API int mroce_alloc_umem(struct mroce_dev *dev, size_t length, void **addr);
+/* 0, or -EINVAL if addr is not an allocation of mroce_alloc_umem() on dev. */
+MROCE_API int mroce_free_umem(struct mroce_dev *dev, void *addr);
 MROCE_API int mroce_free_dm(struct mroce_dm *dm);
 MROCE_API void *mroce_dm_addr(const struct mroce_dm *dm);
 MROCE_API size_t mroce_dm_length(const struct mroce_dm *dm);
