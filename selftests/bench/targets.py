@@ -27,6 +27,10 @@ between runs, so each ratio compares figures taken seconds apart):
   on the library's progress thread for information) against sockperf's TCP
   ping-pong (its smallest message, 14 B), datapath detached for sockperf.
 - 8-byte WRITE rate (write_bw --size 8) against xsk_raw's 64-byte frame rate.
+- For information, beside the targets: xsk_raw whose receiver copies each
+  payload out (`rx --copy`), the bare datapath plus the one copy any receiver
+  that delivers data makes; and WRITE from the UMEM's transmit pool
+  (`--memory umem`, no library copy on transmit) against WRITE from the heap.
 
 At MTU 9000 xsk_raw does not run (its UMEM frames are 4 KiB: no multi-buffer):
 its targets say n/a there.
@@ -168,12 +172,16 @@ def tcp_bulk(secs):
     return {"gbps": float(m.group(1)), "cpu_s_per_gb": cpu, "steady_gbps": steady}
 
 
-def xsk_raw(size, secs):
-    """The bare datapath: xsk_raw tx on va into xsk_raw rx on vb, mroce detached from both."""
+def xsk_raw(size, secs, copy=False):
+    """The bare datapath: xsk_raw tx on va into xsk_raw rx on vb, mroce detached from both.
+
+    copy: the receiver copies each payload out (rx --copy), as any receiver that delivers data must.
+    """
     token = str(int.from_bytes(os.urandom(8), "little"))
     for attempt in range(3):	# the socket of the run before may still be held by the kernel (EBUSY)
         try:
-            srv = server(B.NS_B, [B.RAW, "rx", "--dev", "vb", "--seconds", str(secs), "--token", token], "ready")
+            srv = server(B.NS_B, [B.RAW, "rx", "--dev", "vb", "--seconds", str(secs), "--token", token]
+                         + (["--copy"] if copy else []), "ready")
             break
         except RuntimeError:
             if attempt == 2:
@@ -245,6 +253,10 @@ def one_round(secs, mtu):
         ("lt", lambda: mroce_json("write_lat", 8, secs, ["--progress", "thread"])),
         ("m", lambda: mroce_json("write_bw", 8, secs)),
         ("x64", lambda: detached(lambda: xsk_raw(64, secs))),
+        # beside, not instead: the bare datapath with the receiver's one copy, and WRITE sent
+        # from the UMEM's transmit pool
+        ("xc", lambda: detached(lambda: xsk_raw(frame, secs, copy=True))),
+        ("wu", lambda: mroce_bw("write_bw", "1m", secs, ["--memory", "umem"], ["--memory", "umem"])),
     ]
     return {k: again(f) for k, f in runs if raw or not k.startswith("x")}
 
@@ -295,6 +307,13 @@ def targets(mtu):
         ("8-byte WRITE rate >= 0.5x xsk_raw's 64 B frame rate: " + CMD_M.format(t="write_bw", s="8")
          + "; `xsk_raw tx --size 64`", lambda r: ratio(r["m"]["mops"], (r.get("x64") or {}).get("mpps")),
          lambda x: x >= 0.5, "x"),
+        ("mroce WRITE 1 MiB throughput / xsk_raw's with the receiver copying each payload out "
+         "(`xsk_raw rx --copy`: the bare datapath plus the one copy a receiver must make)",
+         lambda r: ratio(r["w"]["gbps"], (r.get("xc") or {}).get("gbps")), None, "x"),
+        ("... its CPU per byte / that one's",
+         lambda r: ratio(r["w"]["cpu_s_per_gb"], (r.get("xc") or {}).get("cpu_s_per_gb")), None, "x"),
+        ("WRITE 1 MiB from the UMEM's transmit pool (`--memory umem`, no library copy) / from the heap",
+         lambda r: ratio(r["wu"]["gbps"], r["w"]["gbps"]), None, "x"),
         # the earlier point-to-point targets, against TCP: printed, no longer judged (the bare datapath
         # itself is about 1.1x kernel TCP here, so 2x TCP is out of physical reach on veth)
         ("earlier target: WRITE 1 MiB throughput >= 2.0x iperf3's (detached)",
@@ -305,7 +324,7 @@ def targets(mtu):
          lambda x: x >= 0.9, "x", False),
     ]
     if mtu != B.MTU:	# no xsk_raw: its targets are n/a, the others stay
-        T = [t for t in T if "xsk_raw" not in t[0]]
+        T = [t for t in T if "xsk_raw" not in t[0] and not t[0].startswith("... its CPU per byte / that")]
     return T
 
 
@@ -340,16 +359,17 @@ def report(rounds, mtu, secs):
     L.append("Gbit/s, CPU s per GB in each round (xsk_raw: whole frames; mroce: payload; TCP: iperf3's received):\n")
     cols = (["xsk_raw (4 runs)"] if raw else []) + [
         "mroce WRITE 1 MiB", "READ 1 MiB", "SEND 1 MiB", "WRITE on device memory (`--memory dm`)",
+        "WRITE from the transmit pool (`--memory umem`)",
         "iperf3, detached", "iperf3, attached", "WRITE 8 B p50 us, busy-polling / progress thread",
-        "sockperf p50 us (detached)", "WRITE 8 B M/s"] + (["xsk_raw 64 B Mpps"] if raw else [])
+        "sockperf p50 us (detached)", "WRITE 8 B M/s"] + (["xsk_raw 64 B Mpps", "xsk_raw rx --copy"] if raw else [])
     L.append("| round | " + " | ".join(cols) + " |")
     L.append("|---|" + "---|" * len(cols))
     gc = lambda d: f"{fmt(d, 'gbps')}, {fmt(d, 'cpu_s_per_gb')}"
     for i, r in enumerate(rounds):
         c = ([" / ".join(gc(r[f"x{k}"]) for k in range(4))] if raw else []) + [
-            gc(r["w"]), gc(r["rd"]), gc(r["sd"]), gc(r["wh"]), gc(r["t"]), gc(r["ta"]),
+            gc(r["w"]), gc(r["rd"]), gc(r["sd"]), gc(r["wh"]), gc(r["wu"]), gc(r["t"]), gc(r["ta"]),
             f"{fmt(r['l'], 'p50')} / {fmt(r['lt'], 'p50')}", fmt(r["s"], "p50"), fmt(r["m"], "mops", 3)] + \
-            ([fmt(r["x64"], "mpps", 3)] if raw else [])
+            ([fmt(r["x64"], "mpps", 3), gc(r.get("xc"))] if raw else [])
         L.append(f"| {i + 1} | " + " | ".join(c) + " |")
     L.append(end)
     return "\n".join(L) + "\n", met_all
