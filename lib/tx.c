@@ -94,7 +94,9 @@ int mroce_emit(struct mroce_qp *qp, struct mroce_hdr *h, const struct mroce_sge 
 		dev->ops->tx_send(dev->port, buf, 0);	/* give the buffer back */
 		return hdr;
 	}
-	if (h->payload_len && dev->ops->tx_can_ref && !dev->ops->csum_offload) {
+	/* (headers of even length: the checksum's words run on into the payload's) */
+	if (h->payload_len && dev->ops->tx_can_ref && !dev->ops->csum_offload &&
+	    !(((size_t)hdr - mroce_l2l4_len(rt.family)) & 1)) {
 		const void *at = payload_span(qp->pd, sg, nsge, sg_off, lin, h->payload_len);
 
 		if (at && dev->ops->tx_can_ref(dev->port, at, h->payload_len)) {
