@@ -99,10 +99,11 @@ t_loss_10pct_reordering() {
 		"--sizes 0,1,4095,4096,4097,1048576 --faults drop=100000,reorder=200000,dup=20000,corrupt=5000,seed=3"
 }
 
-# Bits flipped on the way in (the server's receive side): every corrupted
-# frame fails the checksum and is dropped and counted, no wrong byte lands
-# (the client checks every byte), and the resends deliver. The client sends
-# clean, so in the veth-pool tier its frames are the pool's.
+# Bits flipped on the way in (the server's receive side): corrupted frames
+# fail the checksum and are dropped and counted (a flip in a field nothing
+# reads, the IP TTL say, may pass), no wrong byte lands (the client checks
+# every byte), and the resends deliver. The client sends clean, so in the
+# veth-pool tier its frames are the pool's.
 t_corruption() {
 	rdma_pair "--faults corrupt=20000,seed=31" "--sizes 4097,1048576" >"$TMP/out.log" ||
 		{ cat "$TMP/out.log"; return 1; }
