@@ -114,44 +114,15 @@ static void reap_completions(struct xsk_port *p)
  * transport next sent something, which with a full window is its
  * retransmission timer. (Not seen in a write_bw on veth here; drivers that
  * stop their queues under load produce it.)
+ *
+ * Only system calls and the ring's shared indexes, none of the producer's
+ * cached state: so it also runs without dev->lock (port.h tx_kick), beside
+ * a thread that holds the lock and queues frames. The kick owed is taken
+ * first, so a frame queued meanwhile leaves one owed for the next round;
+ * one the kernel did not take (busy) leaves one owed too.
  */
-
 static void kick_tx(struct xsk_port *p)
 {
-	bool again = false;
-
-	if (!__atomic_exchange_n(&p->tx_kick, false, __ATOMIC_ACQ_REL))
-		return;
-	for (int i = 0; i < RING_SIZE / 32; i++) {
-		__u32 before = xsk_prod_nb_free(&p->tx, RING_SIZE);
-
-		if (before >= RING_SIZE)
-			break;	/* the kernel consumed everything */
-		if (!xsk_ring_prod__needs_wakeup(&p->tx))
-			break;	/* zero-copy driver is processing on its own */
-		if (sendto(p->fd, NULL, 0, MSG_DONTWAIT, NULL, 0) < 0 && errno != EAGAIN &&
-		    errno != EBUSY && errno != ENOBUFS)
-			break;	/* down or worse: the next frame sent kicks again */
-		if (xsk_prod_nb_free(&p->tx, RING_SIZE) == before) {
-			again = true;	/* none taken: busy, try again after MROCE_TX_RETRY_US */
-			break;
-		}
-	}
-	if (again)
-		__atomic_store_n(&p->tx_kick, true, __ATOMIC_RELEASE);
-}
-
-/*
- * kick_tx() without dev->lock (port.h tx_kick): only system calls and the
- * ring's shared indexes, none of the producer's cached state, which the
- * thread holding the lock may be changing. The kick owed is taken first,
- * so a frame queued meanwhile leaves one owed for the next round; one the
- * kernel did not take (busy) leaves one owed too.
- */
-static void xp_tx_kick(void *port)
-{
-	struct xsk_port *p = port;
-
 	if (!__atomic_exchange_n(&p->tx_kick, false, __ATOMIC_ACQ_REL))
 		return;
 	for (int i = 0; i < RING_SIZE / 32; i++) {
@@ -168,6 +139,11 @@ static void xp_tx_kick(void *port)
 			break;	/* none taken: busy, try again after MROCE_TX_RETRY_US */
 	}
 	__atomic_store_n(&p->tx_kick, true, __ATOMIC_RELEASE);
+}
+
+static void xp_tx_kick(void *port)
+{
+	kick_tx(port);
 }
 
 /*
