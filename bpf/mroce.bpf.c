@@ -55,12 +55,12 @@ struct {
 	__type(value, __u32);
 } mroce_xsks SEC(".maps");
 
-/* Per local QPN: bpf_ktime_get_ns() when a resent duplicate last went up. */
+/* Per local QPN: what XDP keeps for itself (dp_maps.h, struct mroce_flow_xdp). */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, MROCE_MAX_QPS);
 	__type(key, __u32);
-	__type(value, __u64);
+	__type(value, struct mroce_flow_xdp);
 } mroce_retx_ts SEC(".maps");
 
 /* Device memory: chunks the applications mmap (dp_maps.h); the loader may resize it. */
@@ -178,24 +178,6 @@ static __always_inline int for_this_host(const struct mroce_cfg *cfg, const void
 	if ((const void *)(ip6 + 1) > data_end)
 		return 1;
 	return ip6_local(cfg, ip6->daddr.in6_u.u6_addr32);
-}
-
-/*
- * Whether a resent duplicate may go up to be acknowledged again: one per
- * flow per MROCE_DUP_RETX_GAP_NS. Two CPUs may both let one through in the
- * same interval; that costs an ACK, where a lock would cost every packet.
- */
-static __always_inline int retx_due(__u32 qpn)
-{
-	__u64 *last = bpf_map_lookup_elem(&mroce_retx_ts, &qpn);
-	__u64 now = bpf_ktime_get_ns();
-
-	if (!last)
-		return 1;
-	if (now - *last < MROCE_DUP_RETX_GAP_NS)
-		return 0;
-	*last = now;
-	return 1;
 }
 
 /* Add the 32-bit words of [p, p + 4 * n) to sum, if they are in the frame (else return -1). */
@@ -492,6 +474,7 @@ int mroce_xdp(struct xdp_md *ctx)
 
 	if (pkt.layout & MROCE_EXT_SEQ) {
 		__u32 psn = mroce_be32(pkt.bth->psn);
+		struct mroce_flow_xdp *fx = bpf_map_lookup_elem(&mroce_retx_ts, &qpn);
 
 		switch (mroce_rxwin_check(flow, psn)) {
 		case MROCE_RXWIN_DUP:
@@ -504,16 +487,25 @@ int mroce_xdp(struct xdp_md *ctx)
 			if (!(pkt.bth->flags & MROCE_F_DUP_ANSWER))
 				return drop(MROCE_STAT_DUPLICATE);
 			/* One ACK answers them all; a flood of copies needs no more. */
-			if (!retx_due(qpn))
+			if (fx && !mroce_dup_answer_due(fx, bpf_ktime_get_ns()))
 				return drop(MROCE_STAT_DUP_RETX_LIMIT);
 			stat = MROCE_STAT_DUP_RETX;
 			break;
 		case MROCE_RXWIN_BEYOND:
 			return drop(MROCE_STAT_OUT_OF_WINDOW);
 		}
-		if (stat == MROCE_STAT_RX && (flow->flags & MROCE_FLOW_GO_BACK_N) &&
-		    psn != MROCE_READ_ONCE(flow->rx_base))
-			return drop(MROCE_STAT_OUT_OF_ORDER);
+		/* go-back-N: the next PSN, or one to report a gap (dp_maps.h) */
+		if (stat == MROCE_STAT_RX && (flow->flags & MROCE_FLOW_GO_BACK_N)) {
+			int g = fx ? mroce_gbn_check(fx, psn, MROCE_READ_ONCE(flow->rx_base),
+						     bpf_ktime_get_ns()) :
+				     psn == MROCE_READ_ONCE(flow->rx_base) ? MROCE_GBN_TAKE :
+									     MROCE_GBN_DROP;
+
+			if (g == MROCE_GBN_DROP)
+				return drop(MROCE_STAT_OUT_OF_ORDER);
+			if (g == MROCE_GBN_REPORT)
+				stat = MROCE_STAT_GAP_REPORT;
+		}
 	}
 
 	queue = ctx->rx_queue_index;

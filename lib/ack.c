@@ -455,9 +455,20 @@ static void nack_rnr(struct mroce_qp *qp, struct mroce_txpkt *rec, const struct 
 	}
 }
 
-/* Go-back-N: everything from the gap on is resent; only the gap counts as a retry. */
-static void nack_seq(struct mroce_qp *qp, __u32 psn)
+/*
+ * Go-back-N: everything from the gap on is resent; only the gap counts as a
+ * retry. The receiver NACKs a gap again while it lasts (once per
+ * MROCE_ANSWER_GAP_NS): a NACK that comes back sooner than a round trip
+ * after the gap was resent was sent before the resend could arrive, and
+ * resending the window once more would only add to the load.
+ */
+static void nack_seq(struct mroce_qp *qp, __u32 psn, __u64 now)
 {
+	const struct mroce_txpkt *gap = PKT(qp, psn);
+
+	if (gap->state == PKT_INFLIGHT && gap->retx && qp->srtt_us &&
+	    mroce_since(now, gap->sent_us) < qp->srtt_us)
+		return;
 	for (__u32 p = psn; mroce_psn_before(p, qp->snd_nxt); p++) {
 		struct mroce_txpkt *r = PKT(qp, p);
 
@@ -521,5 +532,5 @@ void mroce_handle_nack(struct mroce_qp *qp, const struct mroce_hdr *h, __u64 now
 	else if (h->nak_code == MROCE_NAK_RNR)
 		nack_rnr(qp, rec, h, now);
 	else if (h->nak_code == MROCE_NAK_PSN_SEQ)
-		nack_seq(qp, psn);
+		nack_seq(qp, psn, now);
 }

@@ -487,7 +487,9 @@ struct mroce_qp {
 	__u64			owd_win_us;	/* when the current window began */
 	__u8			owd_odd;	/* implausible ones in a row */
 	bool			owd_valid, owd_win_valid;
-	__u32			gbn_nak_psn;	/* go-back-N: gap already reported */
+	__u32			gbn_nak_psn;	/* go-back-N: gap already reported ... */
+	__u64			gbn_nak_us;	/* ... when (port clock) */
+	struct mroce_flow_xdp	xdp_emu;	/* for ports without XDP: what it would keep (testhook.c) */
 	bool			gbn_nak_sent;
 	bool			ack_now;
 	bool			ack_again;	/* a resend's ACK goes on two ways back (rx.c) */

@@ -81,9 +81,17 @@ static bool rx_window(struct mroce_qp *qp, const struct mroce_hdr *h, __u64 now)
 	if (h->psn != f->rx_base) {
 		dev->stats.ooo_pkts++;
 		if (qp->attr.go_back_n) {
-			if (!qp->gbn_nak_sent || qp->gbn_nak_psn != f->rx_base) {
+			/*
+			 * One NACK per gap per interval (XDP passes up one
+			 * packet past the gap per interval, dp_maps.h): the
+			 * NACK or the resent packet may be lost too, and the
+			 * sender must not be left to its timer.
+			 */
+			if (!qp->gbn_nak_sent || qp->gbn_nak_psn != f->rx_base ||
+			    mroce_since(now, qp->gbn_nak_us) >= MROCE_ANSWER_GAP_NS / 1000) {
 				mroce_send_nack(qp, MROCE_NAK_PSN_SEQ, f->rx_base, 0);
 				qp->gbn_nak_psn = f->rx_base;
+				qp->gbn_nak_us = now;
 				qp->gbn_nak_sent = true;
 			}
 			return false;

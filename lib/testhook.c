@@ -47,6 +47,7 @@ bool mroce_dev_test_xdp_drops(struct mroce_dev *dev, const void *frame, __u32 le
 	struct mroce_pkt pkt;
 	struct mroce_qp *qp;
 	__u32 qpn, psn;
+	__u64 now;
 	int v;
 
 	if (mroce_parse(frame, (const __u8 *)frame + len, dev->udp_port, &pkt) != MROCE_STAT_RX)
@@ -62,8 +63,12 @@ bool mroce_dev_test_xdp_drops(struct mroce_dev *dev, const void *frame, __u32 le
 	if (v == MROCE_RXWIN_BEYOND)
 		return true;
 	if (v == MROCE_RXWIN_DUP)
-		return !(pkt.bth->flags & MROCE_F_DUP_ANSWER);
-	return (qp->flow->flags & MROCE_FLOW_GO_BACK_N) && psn != qp->flow->rx_base;
+		return !(pkt.bth->flags & MROCE_F_DUP_ANSWER);	/* not rate-limited here */
+	if (!(qp->flow->flags & MROCE_FLOW_GO_BACK_N))
+		return false;
+	/* a virtual clock may start at 0: the state's zeros are an interval ago */
+	now = dev->ops->now_us(dev->port) * 1000 + MROCE_ANSWER_GAP_NS;
+	return mroce_gbn_check(&qp->xdp_emu, psn, qp->flow->rx_base, now) == MROCE_GBN_DROP;
 }
 
 __u64 mroce_dev_test_ref_pkts(struct mroce_dev *dev)

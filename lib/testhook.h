@@ -36,7 +36,7 @@ int mroce_dev_test_seed_random(struct mroce_dev *dev, __u64 seed);
  * True if the XDP program would drop this frame before user space saw it
  * (bpf/mroce.bpf.c's shared checks: not ours, no such QP or token, beyond
  * the receive window, a duplicate that is not a resend, out of order under
- * go-back-N). For ports with no XDP program in front: the unit tests' wire
+ * go-back-N but for the gap reports, dp_maps.h's mroce_gbn_check). For ports with no XDP program in front: the unit tests' wire
  * (tests/sim.h) and the simulator's hosts (sim/). dev->lock not needed:
  * single-threaded callers only.
  */

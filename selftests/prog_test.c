@@ -180,7 +180,7 @@ static int teardown(void **state)
 static void set_flow(__u32 qpn, __u64 token, __u32 base, __u32 flags)
 {
 	struct mroce_flow f = {};
-	__u64 never = 0;
+	struct mroce_flow_xdp never = {};
 
 	mroce_rxwin_reset(&f, base);
 	f.token = mroce_be64(token);
@@ -188,7 +188,7 @@ static void set_flow(__u32 qpn, __u64 token, __u32 base, __u32 flags)
 	f.pd_cookie = DM_COOKIE;
 	f.state = MROCE_FLOW_ACTIVE;
 	assert_int_equal(bpf_map_update_elem(E.flows_fd, &qpn, &f, BPF_ANY), 0);
-	/* A new flow: no resent duplicate went up on it yet. */
+	/* A new flow: nothing went up on it to be answered yet. */
 	assert_int_equal(bpf_map_update_elem(E.retx_ts_fd, &qpn, &never, BPF_ANY), 0);
 }
 
@@ -318,6 +318,8 @@ static void test_other_traffic_passes(void **state)
 	}
 }
 
+static void placed_retx_dup(struct fx_frame *f, __u32 psn);
+
 static void test_flow_checks(void **state)
 {
 	struct fx_frame f;
@@ -377,12 +379,25 @@ static void test_flow_checks(void **state)
 	fx_build(&f, AF_INET, MROCE_OP_WRITE, 0xffffffe0u);
 	expect("behind window across 2^32", f.buf, f.len, XDP_DROP, MROCE_STAT_DUPLICATE);
 
-	/* Go-back-N: only the next PSN. */
+	/*
+	 * Go-back-N: only the next PSN is kept; the first packet past a gap
+	 * goes up (not placed) for user space to NACK the gap, the rest of
+	 * the interval's die here.
+	 */
 	set_flow(FX_QPN, FX_TOKEN, FX_PSN, MROCE_FLOW_GO_BACK_N);
 	fx_build(&f, AF_INET, MROCE_OP_WRITE, FX_PSN + 1);
-	expect("go-back-N gap", f.buf, f.len, XDP_DROP, MROCE_STAT_OUT_OF_ORDER);
+	expect("go-back-N gap reported", f.buf, f.len, XDP_REDIRECT, MROCE_STAT_GAP_REPORT);
+	fx_build(&f, AF_INET, MROCE_OP_WRITE, FX_PSN + 2);
+	expect("go-back-N gap, reported already", f.buf, f.len, XDP_DROP, MROCE_STAT_OUT_OF_ORDER);
 	fx_build(&f, AF_INET, MROCE_OP_WRITE, FX_PSN);
 	expect("go-back-N next", f.buf, f.len, XDP_REDIRECT, MROCE_STAT_RX);
+	/* A resent duplicate's interval is its own: the gap's does not hold it back. */
+	placed_retx_dup(&f, FX_PSN);
+	expect("go-back-N resent duplicate", f.buf, f.len, XDP_REDIRECT, MROCE_STAT_DUP_RETX);
+	/* The NACK may be lost: after the interval the gap is reported again. */
+	usleep(2 * MROCE_ANSWER_GAP_NS / 1000);
+	fx_build(&f, AF_INET, MROCE_OP_WRITE, FX_PSN + 3);
+	expect("go-back-N gap reported again", f.buf, f.len, XDP_REDIRECT, MROCE_STAT_GAP_REPORT);
 
 	clear_flow(FX_QPN);
 	fx_build(&f, AF_INET, MROCE_OP_WRITE, FX_PSN);
@@ -464,7 +479,7 @@ static void test_dup_retx_flood(void **state)
 	up = after[MROCE_STAT_DUP_RETX] - before[MROCE_STAT_DUP_RETX];
 	limited = after[MROCE_STAT_DUP_RETX_LIMIT] - before[MROCE_STAT_DUP_RETX_LIMIT];
 	/* The first copy always goes up; then one per interval of the run's length. */
-	allowed = 1 + (t1 - t0) / MROCE_DUP_RETX_GAP_NS;
+	allowed = 1 + (t1 - t0) / MROCE_ANSWER_GAP_NS;
 	printf("    %d resent duplicates in %llu us: %llu up, %llu dropped (allowed up: %llu)\n",
 	       N, (unsigned long long)(t1 - t0) / 1000, (unsigned long long)up,
 	       (unsigned long long)limited, (unsigned long long)allowed);
@@ -500,7 +515,7 @@ static void test_dup_retx_limit_scope(void **state)
 	expect("plain duplicate dropped as before", fresh.buf, fresh.len, XDP_DROP,
 	       MROCE_STAT_DUPLICATE);
 	/* A sender whose ACK was lost again retransmits after an RTO: it goes up. */
-	usleep(2 * MROCE_DUP_RETX_GAP_NS / 1000);
+	usleep(2 * MROCE_ANSWER_GAP_NS / 1000);
 	expect("resent duplicate after the interval goes up", f.buf, f.len, XDP_REDIRECT,
 	       MROCE_STAT_DUP_RETX);
 }

@@ -117,13 +117,25 @@ t_corruption() {
 
 t_unordered_and_go_back_n() {
 	rdma_pair "--faults drop=20000,seed=6" "--sizes 4097,1048576 --order unordered --faults drop=20000,seed=5" || return 1
-	# Go-back-N resends the whole window from each gap and, when the one NACK
-	# for a gap is lost too, waits for a timer that doubles each time: with 2%
-	# loss both ways a 1 MiB READ once ran past the default 12 retries under
-	# the load of a full test run. This checks that go-back-N delivers, not
-	# its retry budget.
+	# Go-back-N resends the whole window from each gap. The receiver must
+	# NACK every gap (XDP passes a packet past it up to be NACKed, again
+	# each millisecond the gap lasts) and XDP must keep a burst that user
+	# space has not read yet: before, the READ's responses met one or the
+	# other and a 1 MiB READ at 2% loss took 0.2-60 s, its responder
+	# resending 40-85 thousand packets on timeouts. --retry 30: this checks
+	# that go-back-N delivers, not its retry budget.
 	rdma_pair "--retry 30 --faults drop=20000,seed=8" \
-		"--sizes 4097,1048576 --gbn --paths 1 --retry 30 --faults drop=20000,seed=7"
+		"--sizes 4097,1048576 --gbn --paths 1 --retry 30 --faults drop=20000,seed=7" \
+		>"$TMP/out.log" || { cat "$TMP/out.log"; return 1; }
+	cat "$TMP/out.log"
+	local re to gaps
+	re=$(sed -n 's/^ *server: packets tx [0-9]* rx [0-9]*, retransmitted \([0-9]*\),.*/\1/p' "$TMP/out.log")
+	to=$(sed -n 's/^client: packets tx .*, timeouts \([0-9]*\),.*/\1/p' "$TMP/out.log")
+	gaps=$(a "$MROCE" status "$IF_A" --json | sed -n 's/.*"gap_report":\([0-9]*\).*/\1/p')
+	echo "go-back-N: the server resent $re packets, the client timed out $to times, its XDP passed up $gaps packets to NACK a gap"
+	[ -n "$re" ] && [ "$re" -lt 8000 ] || { echo "the READ's responder resent ${re:-?} packets: a storm"; return 1; }
+	[ -n "$to" ] && [ "$to" -lt 30 ] || { echo "the client waited on ${to:-?} timeouts: gaps not NACKed"; return 1; }
+	[ -n "$gaps" ] && [ "$gaps" -gt 0 ] || { echo "no gap went up to be NACKed"; return 1; }
 }
 
 # 64 receive frames: bursts overflow the socket, packets are lost between

@@ -118,10 +118,70 @@ static void test_goodput_under_loss(void **state)
 	}
 }
 
+/*
+ * Go-back-N keeps only the next PSN: the receiver must NACK every gap, even
+ * when the NACK or the packet resent for it is lost too, or each loss waits
+ * for the sender's timer, doubling. A 1 MiB READ and a 1 MiB WRITE over one
+ * route, 2% loss both ways: each completes in a few round trips per loss,
+ * and the sender resends a bounded number of windows.
+ */
+static void test_go_back_n_recovers_by_nack(void **state)
+{
+	static const enum mroce_wr_opcode ops[] = { MROCE_WR_RDMA_READ, MROCE_WR_RDMA_WRITE };
+
+	(void)state;
+	for (__u64 seed = 1; seed <= 6; seed++) {
+		for (unsigned i = 0; i < 2; i++) {
+			MROCE_OPTS(mroce_qp_attr, attr, .paths = 1, .go_back_n = true);
+			struct waiter *w = calloc(1, sizeof(*w));
+			struct mroce_dev_stats sa, sb;
+			struct pair p;
+			__u64 t0, took, tx, retx, rto;
+
+			pair_open(&p, seed, &attr, NULL);
+			pair_connect(&p);
+			p.net->a.link = (struct sim_link){ .delay_us = 10, .rate_mbps = 10000,
+							   .queue_bytes = 4 << 20, .loss_ppm = 20000 };
+			p.net->b.link = p.net->a.link;
+			w->p = &p;
+			fill(p.lb, BUF, (__u32)seed);
+			fill(p.la, BUF, (__u32)seed + 1);
+			assert_int_equal(post(p.qa, ops[i], 1, p.la, BUF, mroce_mr_lkey(p.ma),
+					      (__u64)(unsigned long)p.lb, mroce_mr_rkey(p.mb), 0), 0);
+			w->want_a = 1;
+			t0 = p.net->now;
+			assert_int_equal(sim_run(p.net, p.da, p.db, collected, w, 10000000), 0);
+			took = p.net->now - t0;
+			assert_int_equal(w->wa[0].status, MROCE_WC_SUCCESS);
+			assert_memory_equal(p.la, p.lb, BUF);
+			mroce_dev_stats(p.da, &sa);
+			mroce_dev_stats(p.db, &sb);
+			/* the data's sender: B answers a READ, A sends a WRITE */
+			tx = i ? sa.tx_pkts : sb.tx_pkts;
+			retx = i ? sa.retx_pkts : sb.retx_pkts;
+			rto = sa.rto_events + sb.rto_events;
+			printf("  seed %llu %s: %llu us, %llu packets sent, %llu resent, %llu timeouts, "
+			       "NACKs %llu/%llu\n", (unsigned long long)seed, i ? "WRITE" : "READ",
+			       (unsigned long long)took, (unsigned long long)tx,
+			       (unsigned long long)retx, (unsigned long long)rto,
+			       (unsigned long long)(sa.nacks_tx + sb.nacks_tx),
+			       (unsigned long long)(sa.nacks_rx + sb.nacks_rx));
+			/* gaps are NACKed: timeouts are the exception, not the means */
+			assert_true(sa.nacks_tx + sb.nacks_tx > 0);
+			assert_true(rto < sa.nacks_rx + sb.nacks_rx);
+			assert_true(took < 50000);
+			assert_true(retx < 20 * (tx - retx));
+			free(w);
+			pair_close(&p);
+		}
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_goodput_under_loss),
+		cmocka_unit_test(test_go_back_n_recovers_by_nack),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -153,15 +153,40 @@ struct mroce_cfg {
 _Static_assert(sizeof(struct mroce_cfg) == 12 + 20 * MROCE_CFG_ADDRS, "cfg layout");
 
 /*
- * A resent duplicate is passed up (to be acknowledged again) at most once per
- * flow per this interval (the time of the last one is in the mroce_retx_ts
- * map); the rest are dropped as dup_retx_limit. A sender that lost our ACK
- * thus gets a new one a round trip after its first retransmission, and one
- * ACK covers every placed PSN, so more copies within the interval add nothing
- * but load. 1 ms is the library's default high RTO: losing that ACK too costs
- * at most one more (doubled) retransmission timeout.
+ * What the XDP program keeps per flow for itself (the mroce_retx_ts map,
+ * struct mroce_flow_xdp; the library never writes it).
+ *
+ * Go-back-N keeps only the next PSN, as a RoCEv2 NIC does. The flow's
+ * rx_base is user space's next PSN and lags behind XDP by the frames in the
+ * socket's ring: a burst P, P+1, ... meets rx_base == P throughout. So XDP
+ * keeps its own next PSN (next_psn: one past the last it passed up) and
+ * takes a PSN that is either; rx_base resynchronises it when a frame XDP
+ * passed up was lost before user space (a full ring). XDP only filters:
+ * user space checks the order again against rx_base.
+ *
+ * Frames XDP would drop, passed up anyway for user space to answer:
+ * - A resent duplicate (dup_retx): the sender lost our ACK. One per flow
+ *   per MROCE_ANSWER_GAP_NS goes up; one ACK covers every placed PSN, so
+ *   more copies add nothing but load (dup_retx_limit).
+ * - On a go-back-N flow, a PSN past the next one (gap_report): a packet was
+ *   lost and user space must NACK the gap, or the sender waits for its
+ *   retransmission timer. The first packet past each new gap goes up at
+ *   once; while the same gap lasts, one per interval, in case the NACK or
+ *   the resent packet was lost too (out_of_order: the rest).
+ * 1 ms is the library's default high RTO: losing that ACK or NACK too costs
+ * at most one more interval. Two CPUs racing on these fields cost at most
+ * an extra answer or a dropped packet (resent), never a wrong byte.
  */
-#define MROCE_DUP_RETX_GAP_NS	1000000ULL
+#define MROCE_ANSWER_GAP_NS	1000000ULL
+
+/* Value of the mroce_retx_ts map (array, per local QPN). Writer: the XDP program only. */
+struct mroce_flow_xdp {
+	__u64	dup_ns;		/* bpf_ktime_get_ns() when a resent duplicate last went up */
+	__u64	gap_ns;		/* ... when a go-back-N gap was last reported */
+	__u32	gap_psn;	/* ... and the PSN it was missing */
+	__u32	next_psn;	/* go-back-N: one past the last PSN passed up */
+};
+_Static_assert(sizeof(struct mroce_flow_xdp) == 24, "flow_xdp layout");
 
 /*
  * Per-CPU counters (stats map, one entry, value struct mroce_dp_counters):
@@ -203,6 +228,48 @@ static __always_inline int mroce_rxwin_check(const struct mroce_flow *f, __u32 p
 		return MROCE_RXWIN_BEYOND;
 	word = MROCE_READ_ONCE(f->rx_bits[mroce_rxwin_word(psn)]);
 	return (word >> (psn & 63)) & 1 ? MROCE_RXWIN_DUP : MROCE_RXWIN_NEW;
+}
+
+/*
+ * Whether a resent duplicate goes up to be acknowledged again (struct
+ * mroce_flow_xdp): one per flow per MROCE_ANSWER_GAP_NS. now: ns.
+ */
+static __always_inline int mroce_dup_answer_due(struct mroce_flow_xdp *fx, __u64 now)
+{
+	if (now - fx->dup_ns < MROCE_ANSWER_GAP_NS)
+		return 0;
+	fx->dup_ns = now;
+	return 1;
+}
+
+enum mroce_gbn_verdict {
+	MROCE_GBN_TAKE		= 0,	/* the next PSN (user space's or XDP's) */
+	MROCE_GBN_REPORT	= 1,	/* past a gap: goes up, not placed, to be NACKed */
+	MROCE_GBN_DROP		= 2,	/* past a gap reported less than an interval ago */
+};
+
+/*
+ * A new PSN on a go-back-N flow whose user space expects base (its
+ * rx_base), against what XDP passed up before (struct mroce_flow_xdp).
+ * now: ns.
+ */
+static __always_inline int mroce_gbn_check(struct mroce_flow_xdp *fx, __u32 psn, __u32 base,
+					   __u64 now)
+{
+	__u32 gap = fx->next_psn;
+
+	if (psn == base || psn == gap) {
+		fx->next_psn = psn + 1;
+		return MROCE_GBN_TAKE;
+	}
+	/* the missing PSN: XDP's next, or user space's if that is further on */
+	if ((__s32)(base - gap) > 0)
+		gap = base;
+	if (fx->gap_psn == gap && now - fx->gap_ns < MROCE_ANSWER_GAP_NS)
+		return MROCE_GBN_DROP;
+	fx->gap_psn = gap;
+	fx->gap_ns = now;
+	return MROCE_GBN_REPORT;
 }
 
 #endif /* MROCE_DP_MAPS_H */

@@ -31,7 +31,8 @@
 	X(DUP_RETX,      dup_retx,       "resent duplicate passed up, to be acknowledged again") \
 	X(DUP_RETX_LIMIT, dup_retx_limit, "drop: resent duplicate, its flow was re-acknowledged < 1 ms ago") \
 	X(OUT_OF_WINDOW, out_of_window,  "drop: PSN beyond the receive window") \
-	X(OUT_OF_ORDER,  out_of_order,   "drop: go-back-N flow, PSN is not the next") \
+	X(OUT_OF_ORDER,  out_of_order,   "drop: go-back-N flow, PSN is not the next, its gap reported < 1 ms ago") \
+	X(GAP_REPORT,    gap_report,     "go-back-N flow, PSN is not the next: passed up so the gap is NACKed") \
 	X(NO_XSK,        no_xsk,         "drop: no AF_XDP socket on the receive queue") \
 	X(NOT_LOCAL,     not_local,      "MetaRoCE port, but for another MAC or IP: passed to the kernel") \
 	X(PLACED,        placed,         "WRITE payloads placed in device memory by XDP (frame cut to its headers)") \
