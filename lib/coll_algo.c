@@ -6,8 +6,9 @@
  *                   (large); recursive doubling (small)
  *   reduce-scatter  the ring's first half; all-gather its second half
  *   broadcast       pipelined chain (large); binomial tree (small)
- *   all-to-all      pairwise WRITE_WITH_IMM straight into the peers' buffers
- *                   (large); through the inboxes (blocks up to 16 KiB)
+ *   all-to-all(-v)  per pair and direction: WRITE_WITH_IMM straight into the
+ *                   peer's block (large); through the inboxes (blocks up to
+ *                   16 KiB)
  *   barrier         dissemination, zero-length chunks
  * Reduction order (docs/collectives.md): the ring reduces segment k as
  * x_k+1, x_k+2, ..., x_k (rank k ends holding it) and recursive doubling
@@ -365,98 +366,194 @@ static int bcast_chain(struct mroce_coll_comm *c, const struct coll_args *a, __u
 
 /* ---- all-to-all ------------------------------------------------------------------- */
 
-static int alltoall_inbox(struct mroce_coll_comm *c, const struct coll_args *a,
-			  const __u8 *src, __u8 *dst, size_t blk)
+/*
+ * One implementation for all-to-all and all-to-all-v: per peer, the block
+ * we send it (src, slen) and where its block to us goes (dst, rlen). Each
+ * direction of each pair picks its path by its own block size: up to
+ * a2a_inbox_max() through the pair's inbox (one staged chunk, no round trip
+ * first), beyond it a WRITE with immediate straight into the receiver's
+ * buffer, at the address the receiver offered for exactly that block.
+ *
+ * The sizes are checked pairwise, never trusted: a rank sends a peer one
+ * control message per operation when either direction between them goes
+ * direct, saying how many bytes it sends (and whether directly) and, for a
+ * direct receive, offering its block's address with a region of exactly
+ * that block. A direct sender writes only once the offer's length is its
+ * own; an inbox receiver checks the chunk's length; a direct receiver takes
+ * an inbox chunk, or a sender announcing otherwise, as the disagreement it
+ * is. Either end that sees a disagreement tells the other (both fail with
+ * -EBADMSG) and breaks the communicator.
+ */
+struct a2a_peer {
+	const __u8	*src;
+	__u8		*dst;
+	size_t		slen, rlen;
+	struct mroce_mr	*smr, *rmr;	/* direct: exactly the block */
+	bool		s_direct, r_direct;
+	bool		sent, got;
+};
+
+/* The pair disagrees: tell the peer first (it fails with -EBADMSG too), then break. */
+static int a2a_mismatch(struct mroce_coll_comm *c, int peer)
 {
-	struct xfer *x = calloc((size_t)c->size, sizeof(*x));
-	int n = c->size, r = c->rank, err;
-
-	if (!x)
-		return -ENOMEM;
-	for (int s = 1; s < n; s++) {
-		int to = mod(r + s, n), from = mod(r - s, n);
-
-		x[s - 1] = (struct xfer){ .to = to, .src = src + (size_t)to * blk, .slen = blk,
-					  .from = from, .dst = dst + (size_t)from * blk,
-					  .rlen = blk };
-	}
-	err = xfer_run(c, x, n - 1, a);
-	free(x);
-	return err;
+	if (!c->err)
+		coll_post_ctrl(c, peer, IMM(IMM_CTRL, CTRL_BADMSG), NULL, 0);
+	return coll_fail(c, -EBADMSG);
 }
 
-/*
- * Every rank offers its receive buffer to every peer (address, rkey), then
- * writes its block for peer r+s at step s straight into that peer's buffer
- * with an immediate; a peer's block has arrived when its immediate has.
- */
-static int alltoall_direct(struct mroce_coll_comm *c, const struct coll_args *a,
-			   const __u8 *src, __u8 *dst, size_t blk)
+static const struct coll_advert *a2a_msg(struct mroce_coll_comm *c, int peer, __u32 op)
 {
-	int n = c->size, r = c->rank, err;
-	struct mroce_mr *smr = NULL, *rmr = NULL;
+	const struct coll_advert *m = &c->peers[peer].adv[op % COLL_ADV_RING];
+
+	return m->valid && m->op == op ? m : NULL;
+}
+
+static int a2a_tell(struct mroce_coll_comm *c, int p, struct a2a_peer *b, __u32 op)
+{
+	__u8 *m = c->peers[p].ctrl_tx + (op % COLL_ADV_RING) * COLL_CTRL_LEN;
+	__u32 rkey = b->rmr ? mroce_mr_rkey(b->rmr) : 0;
+	__u32 rlen = (__u32)b->rlen, slen = (__u32)b->slen;
+	__u32 flags = (b->r_direct ? A2A_OFFER : 0) | (b->s_direct ? A2A_DIRECT : 0);
+	__u64 addr = (__u64)(unsigned long)b->dst;
+	int err;
+
+	memset(m, 0, COLL_CTRL_LEN);
+	memcpy(m, &op, 4);
+	memcpy(m + 4, &rkey, 4);
+	memcpy(m + 8, &addr, 8);
+	memcpy(m + 16, &rlen, 4);
+	memcpy(m + 20, &slen, 4);
+	memcpy(m + 24, &flags, 4);
+	while ((err = coll_post_ctrl(c, p, IMM(IMM_CTRL, CTRL_ADVERT), m, COLL_A2A_MSG_LEN)) ==
+	       -EAGAIN)
+		if ((err = coll_step(c, true)))
+			return err;
+	return err ? coll_fail(c, -EIO) : 0;
+}
+
+/* 1: sent, 0: not yet (no offer, credit or room), < 0: failed */
+static int a2a_try_send(struct mroce_coll_comm *c, int to, struct a2a_peer *b, __u32 op)
+{
+	const struct coll_advert *m;
+	struct mroce_sge sge;
+	struct mroce_send_wr wr;
+	int err;
+
+	if (!b->s_direct) {
+		err = coll_post_staged(c, to, b->slen ? b->src : NULL, (__u32)b->slen);
+		return err == -EAGAIN ? 0 : err ? err : 1;
+	}
+	m = a2a_msg(c, to, op);
+	if (!m)
+		return 0;
+	/* written only where the peer offered exactly this block */
+	if (!(m->flags & A2A_OFFER) || m->rlen != b->slen)
+		return a2a_mismatch(c, to);
+	sge = (struct mroce_sge){ .addr = (__u64)(unsigned long)b->src, .length = (__u32)b->slen,
+				  .lkey = mroce_mr_lkey(b->smr) };
+	wr = (struct mroce_send_wr){ .wr_id = WR(WR_OP, 0),
+				     .opcode = MROCE_WR_RDMA_WRITE_WITH_IMM,
+				     .sg_list = &sge, .num_sge = 1,
+				     .imm_data = IMM(IMM_DIRECT, op),
+				     .remote_addr = m->addr, .rkey = m->rkey };
+	err = mroce_post_send(c->peers[to].qp, &wr);
+	if (err == -EAGAIN)
+		return 0;
+	if (err)
+		return coll_fail(c, -EIO);
+	c->op_sends++;
+	return 1;
+}
+
+/* 1: received, 0: not yet, < 0: failed */
+static int a2a_try_recv(struct mroce_coll_comm *c, int from, struct a2a_peer *b, __u32 op)
+{
+	struct coll_peer *pe = &c->peers[from];
+	const struct coll_advert *m = a2a_msg(c, from, op);
+	const __u8 *data;
+	__u32 len;
+
+	if (b->r_direct) {
+		/* The peer's direct write has landed (checked before its later chunks:
+		 * completions arrive in order, so a chunk seen first came first). */
+		if (pe->direct_op == IMM_VAL(op) && pe->direct_got) {
+			if (pe->direct_got != 1 || pe->direct_len != b->rlen)
+				return a2a_mismatch(c, from);
+			pe->direct_got = 0;
+			return 1;
+		}
+		if (coll_peek(c, from, &len) || (m && !(m->flags & A2A_DIRECT)))
+			return a2a_mismatch(c, from);	/* it sends through the inbox */
+		return 0;
+	}
+	if (m && (m->flags & A2A_DIRECT))
+		return a2a_mismatch(c, from);	/* it waits for an offer we never make */
+	data = coll_peek(c, from, &len);
+	if (!data)
+		return 0;
+	if (len != b->rlen)
+		return a2a_mismatch(c, from);
+	if (len)
+		memcpy(b->dst, data, len);
+	coll_consume(c, from);
+	return 1;
+}
+
+static int a2a_exchange(struct mroce_coll_comm *c, struct a2a_peer *bl)
+{
+	int n = c->size, r = c->rank, left = 2 * (n - 1), err = 0;
 	__u32 op = c->op_seq;
 
-	(void)a;	/* blk fits 32 bits: checked with the arguments */
-	err = reg_local(c, (void *)src, (size_t)n * blk, &smr);
-	if (!err)
-		err = mroce_reg_mr(c->dev, dst, (size_t)n * blk,
-				   MROCE_ACCESS_LOCAL_WRITE | MROCE_ACCESS_REMOTE_WRITE, &rmr);
+	/* regions for the direct blocks, then the messages, peers in step order */
 	for (int p = 0; !err && p < n; p++) {
-		__u8 *m = c->peers[p].ctrl_tx + (op % COLL_ADV_RING) * COLL_CTRL_LEN;
-		__u32 rkey = mroce_mr_rkey(rmr);
-		__u64 addr = (__u64)(unsigned long)dst;
+		struct a2a_peer *b = &bl[p];
 
 		if (p == r)
 			continue;
-		memcpy(m, &op, 4);
-		memcpy(m + 4, &rkey, 4);
-		memcpy(m + 8, &addr, 8);
-		while (!err && (err = coll_post_ctrl(c, p, IMM(IMM_CTRL, CTRL_ADVERT), m, 16)) ==
-			       -EAGAIN)
-			err = coll_step(c, true);
-		if (err && err != -EAGAIN)
-			err = coll_fail(c, -EIO);
+		if (b->s_direct)
+			err = reg_local(c, (void *)b->src, b->slen, &b->smr);
+		if (!err && b->r_direct)
+			err = mroce_reg_mr(c->dev, b->dst, b->rlen,
+					   MROCE_ACCESS_LOCAL_WRITE | MROCE_ACCESS_REMOTE_WRITE,
+					   &b->rmr);
 	}
 	for (int s = 1; !err && s < n; s++) {
-		int to = mod(r + s, n);
-		struct coll_advert *adv = &c->peers[to].adv[op % COLL_ADV_RING];
-		struct mroce_sge sge = { .addr = (__u64)(unsigned long)(src + (size_t)to * blk),
-					 .length = (__u32)blk, .lkey = mroce_mr_lkey(smr) };
-		struct mroce_send_wr wr = { .wr_id = WR(WR_OP, 0),
-					    .opcode = MROCE_WR_RDMA_WRITE_WITH_IMM,
-					    .sg_list = &sge, .num_sge = blk ? 1 : 0,
-					    .imm_data = IMM(IMM_DIRECT, op) };
+		int p = mod(r + s, n);
 
-		while (!err && !(adv->valid && adv->op == op))
-			err = coll_step(c, true);
-		if (err)
-			break;
-		wr.remote_addr = adv->addr + (__u64)r * blk;
-		wr.rkey = adv->rkey;
-		while ((err = mroce_post_send(c->peers[to].qp, &wr)) == -EAGAIN &&
-		       !(err = coll_step(c, true)))
-			;
-		if (err) {
-			err = coll_fail(c, err == -EAGAIN ? c->err : -EIO);
-			break;
+		if (bl[p].s_direct || bl[p].r_direct)
+			err = a2a_tell(c, p, &bl[p], op);
+	}
+	while (!err && left) {
+		bool moved = false;
+
+		for (int s = 1; !err && s < n; s++) {
+			int to = mod(r + s, n), from = mod(r - s, n), k;
+
+			if (!bl[to].sent && (k = a2a_try_send(c, to, &bl[to], op)) != 0) {
+				err = k < 0 ? k : 0;
+				bl[to].sent = k > 0;
+				left -= k > 0;
+				moved = true;
+			}
+			if (!err && !bl[from].got && (k = a2a_try_recv(c, from, &bl[from], op)) != 0) {
+				err = k < 0 ? k : 0;
+				bl[from].got = k > 0;
+				left -= k > 0;
+				moved = true;
+			}
 		}
-		c->op_sends++;
-		adv->valid = false;
-	}
-	for (int s = 1; !err && s < n; s++) {
-		struct coll_peer *pe = &c->peers[mod(r - s, n)];
-
-		while (!err && !(pe->direct_op == (op & 0x3fffffffu) && pe->direct_got == 1))
-			err = coll_step(c, true);
+		if (!err)
+			err = coll_step(c, !moved);
 	}
 	if (!err)
 		err = coll_wait_sends(c);
 	/* Deregistering first closes the buffer to late or stray writes. */
-	if (rmr)
-		mroce_dereg_mr(rmr);
-	if (smr)
-		mroce_dereg_mr(smr);
+	for (int p = 0; p < n; p++) {
+		if (bl[p].rmr)
+			mroce_dereg_mr(bl[p].rmr);
+		if (bl[p].smr)
+			mroce_dereg_mr(bl[p].smr);
+	}
 	return err;
 }
 
@@ -545,29 +642,71 @@ const char *mroce_coll_algo(const struct mroce_coll_comm *c, enum mroce_coll_kin
 	return NULL;
 }
 
+/* Peer p's block in buf: count x esz bytes at displacement x esz (checked not to wrap). */
+static void a2a_block(const void *buf, const size_t *counts, const size_t *displs, size_t count,
+		      int p, size_t esz, __u8 **addr, size_t *len)
+{
+	size_t off = displs ? displs[p] * esz : (size_t)p * count * esz;
+
+	*len = (counts ? counts[p] : count) * esz;
+	*addr = (__u8 *)((uintptr_t)buf + off);
+}
+
+static bool spans_overlap(const __u8 *a, size_t alen, const __u8 *b, size_t blen)
+{
+	return alen && blen && (uintptr_t)a < (uintptr_t)b + blen &&
+	       (uintptr_t)b < (uintptr_t)a + alen;
+}
+
 static int run_alltoall(struct mroce_coll_comm *c, const struct coll_args *a)
 {
-	size_t blk = a->count * mroce_coll_dtype_size(a->dtype), all = blk * (size_t)c->size;
-	const __u8 *src = a->sendbuf;
+	size_t esz = mroce_coll_dtype_size(a->dtype), T = a2a_inbox_max(c), tot = 0;
+	int n = c->size, r = c->rank, err = 0;
+	struct a2a_peer *bl = calloc((size_t)n, sizeof(*bl));
+	bool overlap = false;
 	__u8 *copy = NULL;
-	int err;
 
-	if (src == a->recvbuf && all) {
-		/* In place: peers write into the buffer we still read from. */
-		copy = malloc(all);
-		if (!copy)
-			return -ENOMEM;
-		memcpy(copy, src, all);
-		src = copy;
+	if (!bl)
+		return -ENOMEM;
+	for (int p = 0; p < n; p++) {
+		__u8 *src;
+
+		a2a_block(a->sendbuf, a->scounts, a->sdispls, a->count, p, esz, &src, &bl[p].slen);
+		a2a_block(a->recvbuf, a->rcounts, a->rdispls, a->count, p, esz, &bl[p].dst,
+			  &bl[p].rlen);
+		bl[p].src = src;
+		tot += bl[p].slen;
 	}
-	memcpy((__u8 *)a->recvbuf + (size_t)c->rank * blk, src + (size_t)c->rank * blk, blk);
-	if (c->size == 1)
-		err = 0;
-	else if (blk <= a2a_inbox_max(c))
-		err = alltoall_inbox(c, a, src, a->recvbuf, blk);
-	else
-		err = alltoall_direct(c, a, src, a->recvbuf, blk);
+	/* In place, or any send block overlapping a receive block: peers would
+	 * write where we still read, so the send blocks are copied first. */
+	for (int p = 0; !overlap && p < n; p++)
+		for (int q = 0; !overlap && q < n; q++)
+			overlap = spans_overlap(bl[p].src, bl[p].slen, bl[q].dst, bl[q].rlen);
+	if (overlap) {
+		size_t off = 0;
+
+		copy = malloc(tot);
+		if (!copy) {
+			free(bl);
+			return -ENOMEM;
+		}
+		for (int p = 0; p < n; p++) {
+			if (bl[p].slen)
+				memcpy(copy + off, bl[p].src, bl[p].slen);
+			bl[p].src = copy + off;
+			off += bl[p].slen;
+		}
+	}
+	if (bl[r].rlen)	/* the same size: checked with the arguments */
+		memcpy(bl[r].dst, bl[r].src, bl[r].rlen);
+	for (int p = 0; p < n; p++) {
+		bl[p].s_direct = p != r && bl[p].slen > T;
+		bl[p].r_direct = p != r && bl[p].rlen > T;
+	}
+	if (n > 1)
+		err = a2a_exchange(c, bl);
 	free(copy);
+	free(bl);
 	return err;
 }
 
@@ -619,7 +758,9 @@ static int run_one(struct mroce_coll_comm *c, const struct coll_args *a)
 		return !strcmp(algo, "tree") ? bcast_tree(c, a, a->recvbuf, bytes) :
 					       bcast_chain(c, a, a->recvbuf, bytes);
 	case MROCE_COLL_ALLTOALL:
-		return bytes ? run_alltoall(c, a) : 0;
+		/* all-to-all-v always runs: only the pairs' messages show that
+		 * every rank agrees on the sizes */
+		return bytes || a->v ? run_alltoall(c, a) : 0;
 	case MROCE_COLL_SEND:
 		return p2p_send(c, a, bytes);
 	case MROCE_COLL_RECV:

@@ -164,17 +164,24 @@ static int on_recv(struct mroce_coll_comm *c, const struct mroce_wc *wc)
 			pe->direct_got = 0;
 		}
 		pe->direct_got++;
+		pe->direct_len = wc->byte_len;
 		break;
 	case IMM_CTRL:
 		payload = c->ctrl_rx + ((size_t)peer * COLL_CTRL_BUFS + buf) * COLL_CTRL_LEN;
 		if (v == CTRL_ABORT)
 			return coll_fail(c, -ECONNABORTED);
-		if (v == CTRL_ADVERT && wc->byte_len == 16) {
+		/* the peer's all-to-all blocks and ours disagree in size */
+		if (v == CTRL_BADMSG)
+			return coll_fail(c, -EBADMSG);
+		if (v == CTRL_ADVERT && wc->byte_len == COLL_A2A_MSG_LEN) {
 			struct coll_advert a = { .valid = true };
 
 			memcpy(&a.op, payload, 4);
 			memcpy(&a.rkey, payload + 4, 4);
 			memcpy(&a.addr, payload + 8, 8);
+			memcpy(&a.rlen, payload + 16, 4);
+			memcpy(&a.slen, payload + 20, 4);
+			memcpy(&a.flags, payload + 24, 4);
 			pe->adv[a.op % COLL_ADV_RING] = a;
 			break;
 		}

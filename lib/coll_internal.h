@@ -38,7 +38,7 @@
 #define IMM_VAL(imm)		((imm) & 0x3fffffffu)
 #define IMM(type, val)		(((__u32)(type) << 30) | ((__u32)(val) & 0x3fffffffu))
 enum { IMM_DATA = 0, IMM_CREDIT = 1, IMM_DIRECT = 2, IMM_CTRL = 3 };
-enum { CTRL_ADVERT = 1, CTRL_ABORT = 2 };
+enum { CTRL_ADVERT = 1, CTRL_ABORT = 2, CTRL_BADMSG = 3 };
 
 /* wr_id of a send: kind in the top byte, a number below. */
 #define WR(kind, val)		(((__u64)(kind) << 56) | ((__u64)(val) & ((1ull << 56) - 1)))
@@ -46,11 +46,22 @@ enum { CTRL_ADVERT = 1, CTRL_ABORT = 2 };
 #define WR_VAL(id)		((id) & ((1ull << 56) - 1))
 enum { WR_NONE = 0, WR_POOL = 1, WR_OP = 2, WR_RECV = 3 };
 
-/* A buffer offer for all-to-all: peer may WRITE here during operation `op`. */
+/*
+ * All-to-all's control message from a peer for operation `op` (coll_algo.c):
+ * its block for us (slen, and whether it comes as a direct WRITE) and, with
+ * A2A_OFFER, where we may WRITE our block for it (exactly rlen bytes at
+ * addr, a region of its own). On the wire: op, rkey, addr, rlen, slen,
+ * flags (little-endian, COLL_A2A_MSG_LEN bytes).
+ */
+#define A2A_OFFER		1u	/* addr/rkey/rlen: the peer takes our block directly */
+#define A2A_DIRECT		2u	/* the peer writes its block to us directly */
+#define COLL_A2A_MSG_LEN	28
 struct coll_advert {
 	__u32	op;
 	__u32	rkey;
 	__u64	addr;
+	__u32	rlen, slen;
+	__u32	flags;
 	bool	valid;
 };
 
@@ -71,6 +82,7 @@ struct coll_peer {
 	struct coll_advert adv[COLL_ADV_RING];
 	__u32		direct_op;		/* op of the last direct write received */
 	__u32		direct_got;		/* direct writes received for direct_op */
+	__u32		direct_len;		/* bytes of the last one */
 	struct mroce_mr	*inbox_mr;		/* this peer may write its inbox only */
 	/* receive buffers to post again: the QP's receive ring frees slots in
 	 * message order, so behind a message still missing a packet it is full */
@@ -163,6 +175,10 @@ struct coll_args {
 	enum mroce_coll_redop	op;
 	int			root;	/* broadcast: the root; send, recv: the peer */
 	__u32			tag;	/* send, recv */
+	/* all-to-all-v (v set): per communicator rank, in elements; else
+	 * all-to-all, count per rank */
+	bool			v;
+	const size_t		*scounts, *sdispls, *rcounts, *rdispls;
 };
 int coll_run(struct mroce_coll_comm *c, const struct coll_args *a);
 int coll_ping_all(struct mroce_coll_comm *c);

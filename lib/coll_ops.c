@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "coll_internal.h"
 
@@ -18,7 +19,50 @@ struct mroce_coll_req {
 	struct mroce_coll_comm	*comm;
 	int			result;
 	bool			done;
+	size_t			v[];	/* all-to-all-v: the arrays, copied */
 };
+
+/*
+ * All-to-all-v: every block within the address space, none of 4 GiB or
+ * more (one WRITE), our own block the same size both ways, and no two
+ * receive blocks overlapping (their bytes would depend on arrival order).
+ */
+static int check_alltoallv(struct mroce_coll_comm *c, const struct coll_args *a, size_t esz)
+{
+	const size_t *cnt[2] = { a->scounts, a->rcounts }, *dsp[2] = { a->sdispls, a->rdispls };
+	const void *buf[2] = { a->sendbuf, a->recvbuf };
+	int n = c->size;
+
+	if (!a->scounts || !a->sdispls || !a->rcounts || !a->rdispls)
+		return -EINVAL;
+	for (int k = 0; k < 2; k++)
+		for (int p = 0; p < n; p++) {
+			size_t len, off;
+
+			if (cnt[k][p] > SIZE_MAX / esz || dsp[k][p] > SIZE_MAX / esz)
+				return -EOVERFLOW;
+			len = cnt[k][p] * esz;
+			off = dsp[k][p] * esz;
+			if (off > SIZE_MAX - len ||
+			    (uintptr_t)buf[k] > UINTPTR_MAX - (off + len))
+				return -EOVERFLOW;
+			if (len && !buf[k])
+				return -EINVAL;
+			if (len > UINT32_MAX)
+				return -EMSGSIZE;
+		}
+	if (a->scounts[c->rank] != a->rcounts[c->rank])
+		return -EINVAL;
+	for (int p = 0; p < n; p++)
+		for (int q = p + 1; q < n; q++) {
+			size_t lp = a->rcounts[p] * esz, lq = a->rcounts[q] * esz;
+			size_t op = a->rdispls[p] * esz, oq = a->rdispls[q] * esz;
+
+			if (lp && lq && op < oq + lq && oq < op + lp)
+				return -EINVAL;
+		}
+	return 0;
+}
 
 static int check(struct mroce_coll_comm *c, const struct coll_args *a)
 {
@@ -34,6 +78,12 @@ static int check(struct mroce_coll_comm *c, const struct coll_args *a)
 	if (a->kind != MROCE_COLL_BARRIER) {
 		if (!esz || (needs_op && (unsigned int)a->op >= __MROCE_COLL_REDOP_MAX))
 			return -EINVAL;
+		if (a->kind == MROCE_COLL_ALLTOALL && a->v) {
+			int err = check_alltoallv(c, a, esz);
+
+			if (err)
+				return err;
+		}
 		/* the biggest buffer is count x size elements (or count for all-reduce) */
 		if (a->count > SIZE_MAX / esz / n)
 			return -EOVERFLOW;
@@ -106,13 +156,28 @@ static int start(struct mroce_coll_comm *c, const struct coll_args *a,
 {
 	struct mroce_coll_req *r;
 	int err = reqp ? check(c, a) : -EINVAL;
+	size_t n = a->v ? (size_t)c->size : 0;
 
 	if (err)
 		return err;
-	r = calloc(1, sizeof(*r));
+	/* all-to-all-v's counts and displacements are copied: the caller's
+	 * arrays are free again when the start returns */
+	r = calloc(1, sizeof(*r) + 4 * n * sizeof(size_t));
 	if (!r)
 		return -ENOMEM;
 	r->a = *a;
+	if (n) {
+		size_t *v = r->v;
+
+		memcpy(v, a->scounts, n * sizeof(*v));
+		memcpy(v + n, a->sdispls, n * sizeof(*v));
+		memcpy(v + 2 * n, a->rcounts, n * sizeof(*v));
+		memcpy(v + 3 * n, a->rdispls, n * sizeof(*v));
+		r->a.scounts = v;
+		r->a.sdispls = v + n;
+		r->a.rcounts = v + 2 * n;
+		r->a.rdispls = v + 3 * n;
+	}
 	r->comm = c;
 	pthread_mutex_lock(&c->lock);
 	if (c->stopping) {
@@ -201,6 +266,25 @@ int mroce_coll_alltoall(struct mroce_coll_comm *c, const void *s, void *r, size_
 			enum mroce_coll_dtype t)
 {
 	return run_blocking(c, ARGS(MROCE_COLL_ALLTOALL, s, r, n, t, 0, 0));
+}
+
+#define ARGSV(S, SC, SD, R, RC, RD, T)							\
+	(&(struct coll_args){ .kind = MROCE_COLL_ALLTOALL, .sendbuf = (S), .recvbuf = (R),	\
+			      .dtype = (T), .v = true, .scounts = (SC), .sdispls = (SD), .rcounts = (RC),	\
+			      .rdispls = (RD) })
+
+int mroce_coll_alltoallv(struct mroce_coll_comm *c, const void *s, const size_t *sc,
+			 const size_t *sd, void *r, const size_t *rc, const size_t *rd,
+			 enum mroce_coll_dtype t)
+{
+	return run_blocking(c, ARGSV(s, sc, sd, r, rc, rd, t));
+}
+
+int mroce_coll_ialltoallv(struct mroce_coll_comm *c, const void *s, const size_t *sc,
+			  const size_t *sd, void *r, const size_t *rc, const size_t *rd,
+			  enum mroce_coll_dtype t, struct mroce_coll_req **req)
+{
+	return start(c, ARGSV(s, sc, sd, r, rc, rd, t), req);
 }
 
 int mroce_coll_barrier(struct mroce_coll_comm *c)

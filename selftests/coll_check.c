@@ -13,6 +13,8 @@
  *              [--timeout-ms MS] [--max-count N] [--stats]
  *   coll_check --kill-test [--timeout-ms MS]   all-reduce until the job breaks
  *   coll_check --p2p-mismatch   rank 1 receives fewer elements than rank 0 sends
+ *   coll_check --a2av-mismatch S,R   all-to-all-v: rank 0 sends rank 1 S elements,
+ *                                    rank 1 expects R
  */
 #include <errno.h>
 #include <getopt.h>
@@ -313,6 +315,181 @@ static void check_alltoall(struct mroce_coll_comm *c, enum mroce_coll_dtype t, s
 }
 
 /*
+ * All-to-all-v: rank s sends rank d a2v_count(s, d) elements, zero for some
+ * pairs, some blocks through the inboxes and some direct in one call. Send
+ * blocks lie in reverse rank order, receive blocks in a rotated order, with
+ * a gap of 3 elements around each that must keep its fill byte (nothing
+ * lands outside its block). In place: both layouts in one buffer, the
+ * receive blocks over other send blocks. Non-blocking: the arrays are
+ * clobbered right after the start (the library copied them).
+ */
+static size_t a2v_count(int s, int d, size_t base)
+{
+	if ((s + 2 * d) % 4 == 1)
+		return 0;
+	return base * (size_t)((s * 7 + d * 3) % 5) + (size_t)((s + d) % 3);
+}
+
+static long long a2v_val(int s, int d, size_t i)
+{
+	return (long long)((s * 131 + d * 17 + (long long)i * 7) % 251) + 1;
+}
+
+static void put_v(enum mroce_coll_dtype t, void *b, size_t i, long long v)
+{
+	switch (t) {
+	case MROCE_COLL_FLOAT32: ((float *)b)[i] = (float)v; break;
+	case MROCE_COLL_FLOAT64: ((double *)b)[i] = (double)v; break;
+	case MROCE_COLL_INT32:	 ((int32_t *)b)[i] = (int32_t)v; break;
+	case MROCE_COLL_INT64:	 ((int64_t *)b)[i] = v; break;
+	case MROCE_COLL_UINT8:	 ((uint8_t *)b)[i] = (uint8_t)v; break;
+	default: break;
+	}
+}
+
+static void check_alltoallv(struct mroce_coll_comm *c, enum mroce_coll_dtype t, size_t base,
+			    bool in_place, bool nb)
+{
+	size_t esz = mroce_coll_dtype_size(t), n = (size_t)nranks, gap = 3, bad = 0, outside = 0;
+	size_t *sc = calloc(n, sizeof(size_t)), *sd = calloc(n, sizeof(size_t));
+	size_t *rc = calloc(n, sizeof(size_t)), *rd = calloc(n, sizeof(size_t));
+	size_t send_end = gap, recv_end, len;
+	uint8_t *s, *r, *want;
+	char what[160];
+	int err;
+
+	for (int k = nranks - 1; k >= 0; k--) {	/* send blocks: last rank's first */
+		sc[k] = a2v_count(rank, k, base);
+		sd[k] = send_end;
+		send_end += sc[k] + gap;
+	}
+	/* receive blocks: from rank+1 first; in place they start inside the send blocks */
+	recv_end = in_place ? send_end / 3 : gap;
+	for (int j = 0; j < nranks; j++) {
+		int k = (rank + 1 + j) % nranks;
+
+		rc[k] = a2v_count(k, rank, base);
+		rd[k] = recv_end;
+		recv_end += rc[k] + gap;
+	}
+	len = (in_place ? (send_end > recv_end ? send_end : recv_end) : recv_end) * esz;
+	s = malloc((in_place ? len : send_end * esz) + 1);
+	r = in_place ? s : malloc(len + 1);
+	want = malloc(len + 1);
+	snprintf(what, sizeof(what), "alltoallv %s base %zu%s%s", mroce_coll_dtype_str(t), base,
+		 in_place ? " in place" : "", nb ? " (nb)" : "");
+	memset(s, 0xee, in_place ? len : send_end * esz);
+	if (!in_place)
+		memset(r, 0xee, len);
+	for (int k = 0; k < nranks; k++)
+		for (size_t i = 0; i < sc[k]; i++)
+			put_v(t, s, sd[k] + i, a2v_val(rank, k, i));
+	memset(want, 0xee, len);
+	if (in_place)	/* what is outside the receive blocks stays as it was */
+		memcpy(want, s, len);
+	for (int k = 0; k < nranks; k++) {
+		memset(want + rd[k] * esz, 0xee, rc[k] * esz);
+		for (size_t i = 0; i < rc[k]; i++)
+			put_v(t, want, rd[k] + i, a2v_val(k, rank, i));
+	}
+	if (nb) {
+		struct mroce_coll_req *req = NULL;
+
+		err = mroce_coll_ialltoallv(c, s, sc, sd, r, rc, rd, t, &req);
+		/* the library copied the arrays: garbage in them now changes nothing */
+		memset(sc, 0xff, n * sizeof(size_t));
+		memset(rd, 0xff, n * sizeof(size_t));
+		if (!err)
+			err = mroce_coll_wait(req);
+	} else {
+		err = mroce_coll_alltoallv(c, s, sc, sd, r, rc, rd, t);
+	}
+	checks++;
+	if (err)
+		fail(what, err_str(err));
+	for (size_t i = 0; !err && i < len / esz; i++) {
+		bool in_block = false;
+
+		for (int k = 0; !nb && k < nranks; k++)
+			in_block |= i >= rd[k] && i < rd[k] + rc[k];
+		if (memcmp(r + i * esz, want + i * esz, esz)) {
+			bad++;
+			outside += !in_block;
+		}
+	}
+	if (bad) {
+		char d[128];
+
+		snprintf(d, sizeof(d), "%zu wrong elements, %zu of them outside the blocks", bad,
+			 nb ? bad : outside);
+		fail(what, d);
+	}
+	free(want);
+	if (!in_place)
+		free(r);
+	free(s);
+	free(sc);
+	free(sd);
+	free(rc);
+	free(rd);
+}
+
+/*
+ * Rank 0 sends rank 1 S int32 elements, rank 1 expects R; every other block
+ * is empty. Ranks 0 and 1 must both get -EBADMSG (in the call or, if theirs
+ * had returned, the next one) well before the timeout; rank 1's buffer must
+ * hold nothing beyond R elements.
+ */
+static int a2av_mismatch_test(struct mroce_coll_comm *c, size_t S, size_t R)
+{
+	size_t n = (size_t)nranks, *sc = calloc(n, sizeof(size_t)), *rc = calloc(n, sizeof(size_t));
+	size_t *z = calloc(n, sizeof(size_t)), big = (S > R ? S : R) + 64;
+	int32_t *sb = malloc(big * 4), *rb = malloc(big * 4);
+	double t0 = now_ms();
+	int err, err2, code = 0;
+
+	for (size_t i = 0; i < big; i++) {
+		sb[i] = (int32_t)i + 1;
+		rb[i] = -7;
+	}
+	if (rank == 0)
+		sc[1] = S;
+	if (rank == 1)
+		rc[0] = R;
+	/* every rank has joined before anyone can break the communicator (an
+	 * error reaching a rank still in this barrier fails it: the call below
+	 * then returns that error again) */
+	mroce_coll_barrier(c);
+	err = mroce_coll_alltoallv(c, sb, sc, z, rb, rc, z, MROCE_COLL_INT32);
+	err2 = mroce_coll_barrier(c);
+	printf("coll_check: rank %d: mismatched alltoallv %zu -> %zu: %d", rank, S, R, err);
+	printf(" (%s); then barrier: %d", err_str(err), err2);
+	printf(" (%s) (%.0f ms)\n", err_str(err2), now_ms() - t0);
+	if (rank <= 1 && err != -EBADMSG && !(err == 0 && err2 == -EBADMSG)) {
+		fprintf(stderr, "coll_check: FAIL: rank %d got %d then %d, not -EBADMSG\n", rank,
+			err, err2);
+		code = 1;
+	}
+	if (!err2) {
+		fprintf(stderr, "coll_check: FAIL: the barrier after it succeeded\n");
+		code = 1;
+	}
+	for (size_t i = R; rank == 1 && i < big; i++)
+		if (rb[i] != -7) {
+			fprintf(stderr, "coll_check: FAIL: element %zu written beyond the block of "
+				"%zu\n", i, R);
+			code = 1;
+			break;
+		}
+	free(sb);
+	free(rb);
+	free(sc);
+	free(rc);
+	free(z);
+	return code;
+}
+
+/*
  * Point to point round a ring: rank r sends to r + 1 what it means for it and
  * receives from r - 1. Even ranks send first, odd ones receive first, so a
  * message larger than the inboxes (it waits for its receive) cannot close a
@@ -478,6 +655,23 @@ static void check_bad_args(struct mroce_coll_comm *c)
 	    mroce_coll_broadcast(c, x, 4, MROCE_COLL_INT32, nranks) != -EINVAL ||
 	    mroce_coll_alltoall(c, x, x, SIZE_MAX / 2, MROCE_COLL_INT32) != -EOVERFLOW)
 		fail("bad arguments", "not refused");
+	size_t *one = calloc((size_t)nranks, sizeof(size_t)), *zero = calloc((size_t)nranks, sizeof(size_t));
+
+	checks++;
+	one[rank] = 1;
+	if (mroce_coll_alltoallv(c, x, one, zero, x, NULL, zero, MROCE_COLL_INT32) != -EINVAL ||
+	    mroce_coll_alltoallv(c, x, one, zero, x, zero, zero, MROCE_COLL_INT32) != -EINVAL ||
+	    mroce_coll_alltoallv(c, x, one, zero, NULL, one, zero, MROCE_COLL_INT32) != -EINVAL ||
+	    mroce_coll_alltoallv(c, x, zero, zero, x, zero, zero, 42) != -EINVAL)
+		fail("bad alltoallv arguments", "not refused");
+	/* two receive blocks at the same place */
+	for (int k = 0; k < nranks; k++)
+		one[k] = 1;
+	if (nranks > 1 &&
+	    mroce_coll_alltoallv(c, x, one, zero, x + 2, one, zero, MROCE_COLL_INT32) != -EINVAL)
+		fail("bad alltoallv arguments", "not refused");
+	free(one);
+	free(zero);
 }
 
 /* ---- main ---------------------------------------------------------------------- */
@@ -543,6 +737,7 @@ int main(int argc, char **argv)
 		{ "kill-test", no_argument, NULL, 'k' },
 		{ "stats", no_argument, NULL, 's' },
 		{ "p2p-mismatch", no_argument, NULL, 'P' },
+		{ "a2av-mismatch", required_argument, NULL, 'V' },
 		{ 0 }
 	};
 	struct mroce_faults faults = { .seed = 1 };
@@ -550,7 +745,8 @@ int main(int argc, char **argv)
 	const char *algo = "auto";
 	size_t max_count = 200000;
 	struct mroce_coll_comm *c;
-	bool kill = false, faulty = false, stats = false, mismatch = false;
+	bool kill = false, faulty = false, stats = false, mismatch = false, v_mismatch = false;
+	size_t v_send = 0, v_recv = 0;
 	double t0 = now_ms();
 	int o, err;
 
@@ -565,10 +761,15 @@ int main(int argc, char **argv)
 		case 'k': kill = true; break;
 		case 's': stats = true; break;
 		case 'P': mismatch = true; break;
+		case 'V':
+			if (sscanf(optarg, "%zu,%zu", &v_send, &v_recv) != 2)
+				return fprintf(stderr, "coll_check: --a2av-mismatch SEND,RECV\n"), 2;
+			v_mismatch = true;
+			break;
 		default:
 			fprintf(stderr, "usage: coll_check [--algo auto|ring|small] [--loss PPM] "
 				"[--dup PPM] [--reorder PPM] [--timeout-ms MS] [--max-count N] "
-				"[--stats] [--kill-test] [--p2p-mismatch]\n");
+				"[--stats] [--kill-test] [--p2p-mismatch] [--a2av-mismatch S,R]\n");
 			return 2;
 		}
 	}
@@ -589,6 +790,12 @@ int main(int argc, char **argv)
 	}
 	rank = mroce_coll_rank(c);
 	nranks = mroce_coll_size(c);
+	if (v_mismatch) {
+		int code = a2av_mismatch_test(c, v_send, v_recv);
+
+		mroce_coll_comm_destroy(c);
+		return code;
+	}
 	if (mismatch) {
 		int code = p2p_mismatch_test(c);
 
@@ -617,6 +824,7 @@ int main(int argc, char **argv)
 			check_allgather(c, t, counts[k] / 4, false);
 			check_broadcast(c, t, counts[k], (int)(k % (size_t)nranks));
 			check_alltoall(c, t, counts[k] / 4, false);
+			check_alltoallv(c, t, counts[k] / 8, false, false);
 			check_p2p(c, t, counts[k], false);
 		}
 	}
@@ -632,6 +840,9 @@ int main(int argc, char **argv)
 	check_allgather(c, MROCE_COLL_UINT8, 70001, true);
 	check_alltoall(c, MROCE_COLL_INT32, 30001, true);
 	check_alltoall(c, MROCE_COLL_UINT8, 1, true);
+	check_alltoallv(c, MROCE_COLL_INT32, 3000, true, false);
+	check_alltoallv(c, MROCE_COLL_FLOAT64, 2500, false, true);
+	check_alltoallv(c, MROCE_COLL_UINT8, 9000, true, true);
 	check_nonblocking(c);
 	check_barrier(c);
 

@@ -4,7 +4,8 @@
 # by tools/mroce-launch, one rank per namespace, on a bridge or the emulated
 # fabric. build/selftests/coll_check checks every operation, type and
 # reduction element by element (counts 0, 1, fewer than the ranks, uneven,
-# several chunks; in place; non-blocking; send/recv round a ring) on 2, 3, 4, 5 and 8 ranks, clean
+# several chunks; all-to-all-v with per-pair counts, zeros, inbox and direct
+# blocks in one call; in place; non-blocking; send/recv round a ring) on 2, 3, 4, 5 and 8 ranks, clean
 # and under loss, reordering and duplication; then a rank is killed in the
 # middle of an all-reduce and the others must fail in time and leave nothing.
 . "$(dirname "$0")/lib.sh"
@@ -25,6 +26,21 @@ t_eight_ranks()		{ launch -n 8 -- "$CHECK" --max-count 70000; }
 # Point to point with sizes that disagree: the receiver gets -EBADMSG, and
 # both ranks' next collective fails instead of waiting.
 t_p2p_mismatch()	{ launch -n 2 -- "$CHECK" --p2p-mismatch --timeout-ms 5000; }
+# All-to-all-v whose sizes for one pair disagree, each way a block can go
+# (inbox or direct, either end): both ranks get -EBADMSG well before the
+# timeout, nothing lands beyond the receiver's block, the third rank's next
+# call fails too.
+t_a2av_mismatch() {
+	local sr out
+	for sr in 100,99 99,100 100,10000 10000,100 10000,10001 10001,10000 0,5 5,0; do
+		out=$(launch -n 3 -- "$CHECK" --a2av-mismatch "$sr" --timeout-ms 5000 2>&1)
+		local rc=$?
+		printf '%s\n' "$out" | grep 'mismatched alltoallv'
+		[ $rc -eq 0 ] || { printf '%s\n' "$out"; echo "mismatch $sr not reported"; return 1; }
+		printf '%s\n' "$out" | awk '/mismatched alltoallv/ { t = $NF; gsub(/[()]/, "", t);
+			if (t + 0 > 4000) exit 1 }' || { echo "mismatch $sr: waited for the timeout"; return 1; }
+	done
+}
 
 # Fault injection in every rank's device: 1% of frames dropped, 1%
 # duplicated, 5% held back behind later ones.
@@ -118,7 +134,7 @@ coll_setup() { :; }
 coll_teardown() { "$LAUNCH" down "$JOB" >/dev/null 2>&1; }
 TEST_SETUP=coll_setup
 TEST_TEARDOWN=coll_teardown
-FIGURES='^(coll_check: rank 0 |\[[0-9]\] coll_check: rank [0-9]: mismatched|\[[0-9]\] coll_check: rank [0-9]: allreduce|killed rank:|fabric:|rendezvous:|json:)'
+FIGURES='^(coll_check: rank 0|\[[0-9]\] coll_check: rank [0-9]: mismatched|\[[0-9]\] coll_check: rank [0-9]: allreduce|killed rank:|fabric:|rendezvous:|json:)'
 trap 'coll_teardown; cleanup_all' EXIT
 
 require_root test_coll
@@ -137,6 +153,7 @@ else
 	run_test "8 ranks, 1% loss, 1% duplication, 5% reordering" t_eight_ranks_loss_reorder_dup
 	run_test "4 ranks on the fabric: delayed paths, 1% loss, 1% dup" t_fabric_four_ranks
 	run_test "send/recv whose sizes disagree: an error on both ranks, no wait" t_p2p_mismatch
+	run_test "all-to-all-v whose sizes disagree: -EBADMSG on both ranks, no wait" t_a2av_mismatch
 	run_test "rank killed in the middle of an all-reduce" t_rank_killed_mid_allreduce
 	run_test "rendezvous: missing rank, missing MASTER_ADDR" t_rendezvous_errors
 	run_test "mroce-coll-perf: checked results, JSON" t_coll_perf

@@ -27,6 +27,9 @@ t_gloo_order_3(){ launch -n 3 -- "$PY" "$OPS" gloo-order; }
 t_gloo_order_4(){ launch -n 4 -- "$PY" "$OPS" gloo-order; }
 t_async()	{ launch -n 3 -- "$PY" "$OPS" async; }
 t_errors()	{ launch -n 2 -- "$PY" "$OPS" errors; }
+# Splits that disagree between two ranks (4 ranks, renumbered in gloo's
+# order): a clear error on both, never silently cut data.
+t_a2a_mismatch(){ launch -n 4 --env TORCH_OPS_TIMEOUT=10 -- "$PY" "$OPS" a2a-mismatch; }
 
 # Rank 1 of 3 skips an all_reduce (timeout 2 s): both others raise, within 3.5 s
 # (3 Python ranks on 2 cores).
@@ -168,6 +171,7 @@ else
 	run_test "4 ranks: float sums bit for bit equal to gloo's" t_gloo_order_4
 	run_test "async work: wait, futures, is_completed" t_async
 	run_test "argument errors raise at once, the group stays usable" t_errors
+	run_test "all_to_all_single splits that disagree: both ranks raise" t_a2a_mismatch
 	run_test "a rank that skips an all_reduce: the others raise in time" t_timeout
 	run_test "a rank killed mid all_reduce: every survivor raises in time" t_dead_rank
 	run_test "DDP on 2 ranks: parameters equal gloo's bit for bit" t_ddp_2

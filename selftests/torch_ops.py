@@ -7,6 +7,7 @@ tools/mroce-launch job (selftests/test_torch.sh starts them).
     torch_ops.py gloo-order   float sums bit for bit equal to gloo's (also in the job)
     torch_ops.py async        many operations in flight, wait(), futures, is_completed()
     torch_ops.py errors       bad arguments raise at once and leave the group usable
+    torch_ops.py a2a-mismatch all_to_all_single splits that disagree: both ranks raise
     torch_ops.py timeout      rank 1 never joins an all_reduce: the others raise in time
     torch_ops.py dead         all_reduces until the launcher kills a rank: the others raise
 
@@ -168,6 +169,39 @@ def t_ops():
     dist.all_to_all(outs, ins)
     for r in range(n):
         same(outs[r], torch.full((r + RANK + 1,), r * 10 + RANK, dtype=torch.int32), f"all_to_all list from {r}")
+
+    # uneven splits with empty blocks and blocks on both sides of the inbox size
+    # (16 KiB) in one call; rows of 4 float32: 0, 1 or thousands per pair
+    def big_rows(src, dst):
+        return 0 if (src + dst) % 3 == 0 else ((src * 5 + dst * 3) % 4) * 3000 + 1
+
+    def block(src, dst):
+        return (torch.arange(big_rows(src, dst) * 4, dtype=torch.float32).view(-1, 4)
+                + 1e6 * src + 1e4 * dst)
+    isplit = [big_rows(RANK, j) for j in range(n)]
+    osplit = [big_rows(r, RANK) for r in range(n)]
+    inp = torch.cat([block(RANK, j) for j in range(n)])
+    want = torch.cat([block(r, RANK) for r in range(n)])
+    out = torch.full((sum(osplit), 4), -1.0)
+    dist.all_to_all_single(out, inp, output_split_sizes=osplit, input_split_sizes=isplit)
+    same(out, want, f"all_to_all_single uneven, zeros, large {isplit} -> {osplit}")
+    # non-contiguous input and output (transposed views): the same values
+    inp_nc = inp.t().contiguous().t()
+    out_nc = torch.full((4, sum(osplit)), -1.0).t()
+    dist.all_to_all_single(out_nc, inp_nc, output_split_sizes=osplit, input_split_sizes=isplit)
+    expect(not inp_nc.is_contiguous() and not out_nc.is_contiguous(), "the views are contiguous")
+    same(out_nc, want, "all_to_all_single non-contiguous")
+    # in place, even split, blocks past the inbox size
+    x = torch.cat([torch.full((5000,), 100.0 * RANK + j) for j in range(n)])
+    dist.all_to_all_single(x, x)
+    same(x, torch.cat([torch.full((5000,), 100.0 * r + RANK) for r in range(n)]), "all_to_all_single in place")
+    # lists: separate tensors of every size class, some non-contiguous, some empty
+    ins = [block(RANK, j) if j % 2 else block(RANK, j).t().contiguous().t() for j in range(n)]
+    outs = [torch.full((big_rows(r, RANK), 4), -1.0) if r % 2 == 0 else
+            torch.full((4, big_rows(r, RANK)), -1.0).t() for r in range(n)]
+    dist.all_to_all(outs, ins)
+    for r in range(n):
+        same(outs[r], block(r, RANK), f"all_to_all list, mixed layouts, from {r}")
     dist.barrier()
 
 
@@ -274,8 +308,35 @@ def t_dead():
     os._exit(1)
 
 
+def t_a2a_mismatch():
+    """Rank 0 sends rank 1 two rows, rank 1 expects one: both raise (in the
+    all_to_all_single or the next call), nothing lands past rank 1's output."""
+    isplit, osplit = [1] * WORLD, [1] * WORLD
+    if RANK == 0:
+        isplit[1] = 2
+    inp = torch.arange(sum(isplit) * 3, dtype=torch.float32).view(-1, 3)
+    buf = torch.full((sum(osplit) + 4, 3), -1.0)
+    out = buf[:sum(osplit)]
+    msgs = []
+    for fn in (lambda: dist.all_to_all_single(out, inp, output_split_sizes=osplit, input_split_sizes=isplit),
+               lambda: dist.barrier()):
+        try:
+            fn()
+        except RuntimeError as e:
+            msgs.append(str(e))
+    print(f"torch_ops: rank {RANK}: mismatched splits raised: {msgs}", flush=True)
+    if RANK in (0, 1):
+        expect(any("Bad message" in m for m in msgs), f"rank {RANK}: no 'Bad message' error: {msgs}")
+    else:
+        expect(msgs, "the barrier after a broken all_to_all succeeded")
+    same(buf[sum(osplit):], torch.full((4, 3), -1.0), "written past the output")
+    print(f"torch_ops: rank {RANK}: a2a-mismatch {'ok' if not FAILS else 'FAILED (%d)' % len(FAILS)}",
+          flush=True)
+    os._exit(1 if FAILS else 0)
+
+
 MODES = {"ops": t_ops, "gloo-order": t_gloo_order, "async": t_async, "errors": t_errors,
-         "timeout": t_timeout, "dead": t_dead}
+         "timeout": t_timeout, "dead": t_dead, "a2a-mismatch": t_a2a_mismatch}
 
 if __name__ == "__main__":
     if len(sys.argv) != 2 or sys.argv[1] not in MODES:

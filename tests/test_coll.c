@@ -275,6 +275,85 @@ static void test_bad_arguments(void **state)
 	mroce_coll_comm_destroy(NULL);
 }
 
+/*
+ * All-to-all-v on one rank: the one block lands at its displacement and
+ * nothing else is written; in place (overlapping blocks) reads the send
+ * block as it was; zero counts with NULL buffers are fine; every argument
+ * error is refused before anything is touched.
+ */
+static void test_solo_alltoallv(void **state)
+{
+	struct mroce_coll_comm *c = solo();
+	int32_t s[8] = { 1, 2, 3, 4, 5, 6, 7, 8 }, r[8], b[8];
+	size_t three = 3, zero = 0, one = 1, two = 2, five = 5, huge = SIZE_MAX / 2;
+	size_t big = (1ull << 30), wrap = SIZE_MAX / 4 - 1;
+	struct mroce_coll_req *req = NULL;
+
+	(void)state;
+	memset(r, 0xee, sizeof(r));
+	assert_int_equal(mroce_coll_alltoallv(c, s, &three, &two, r, &three, &five,
+					      MROCE_COLL_INT32), 0);
+	assert_memory_equal(r + 5, s + 2, 3 * sizeof(int32_t));
+	for (int i = 0; i < 5; i++)
+		assert_int_equal(r[i], (int32_t)0xeeeeeeee);
+	/* in place, the receive block over the send block shifted by one */
+	memcpy(b, s, sizeof(b));
+	assert_int_equal(mroce_coll_alltoallv(c, b, &five, &one, b, &five, &two,
+					      MROCE_COLL_INT32), 0);
+	assert_memory_equal(b + 2, s + 1, 5 * sizeof(int32_t));
+	assert_int_equal(b[0], 1);
+	assert_int_equal(b[1], 2);
+	assert_int_equal(b[7], 8);
+	assert_int_equal(mroce_coll_alltoallv(c, NULL, &zero, &zero, NULL, &zero, &zero,
+					      MROCE_COLL_FLOAT64), 0);
+	/* non-blocking: the arrays may change once it started */
+	size_t cnt = 4, sd = 0, rd = 4;
+	memset(r, 0, sizeof(r));
+	assert_int_equal(mroce_coll_ialltoallv(c, s, &cnt, &sd, r, &cnt, &rd, MROCE_COLL_INT32,
+					       &req), 0);
+	cnt = 1;
+	rd = 0;
+	assert_int_equal(mroce_coll_wait(req), 0);
+	assert_memory_equal(r + 4, s, 4 * sizeof(int32_t));
+	assert_int_equal(r[0], 0);
+	/* argument errors */
+	assert_int_equal(mroce_coll_alltoallv(NULL, s, &one, &zero, r, &one, &zero,
+					      MROCE_COLL_INT32), -EINVAL);
+	assert_int_equal(mroce_coll_alltoallv(c, s, NULL, &zero, r, &one, &zero,
+					      MROCE_COLL_INT32), -EINVAL);
+	assert_int_equal(mroce_coll_alltoallv(c, s, &one, NULL, r, &one, &zero,
+					      MROCE_COLL_INT32), -EINVAL);
+	assert_int_equal(mroce_coll_alltoallv(c, s, &one, &zero, r, NULL, &zero,
+					      MROCE_COLL_INT32), -EINVAL);
+	assert_int_equal(mroce_coll_alltoallv(c, s, &one, &zero, r, &one, NULL,
+					      MROCE_COLL_INT32), -EINVAL);
+	assert_int_equal(mroce_coll_alltoallv(c, s, &one, &zero, r, &one, &zero, 42), -EINVAL);
+	assert_int_equal(mroce_coll_alltoallv(c, NULL, &one, &zero, r, &one, &zero,
+					      MROCE_COLL_INT32), -EINVAL);
+	assert_int_equal(mroce_coll_alltoallv(c, s, &one, &zero, NULL, &one, &zero,
+					      MROCE_COLL_INT32), -EINVAL);
+	/* our own block: the same size both ways */
+	assert_int_equal(mroce_coll_alltoallv(c, s, &one, &zero, r, &two, &zero,
+					      MROCE_COLL_INT32), -EINVAL);
+	/* sizes and ends that do not fit */
+	assert_int_equal(mroce_coll_alltoallv(c, s, &huge, &zero, r, &huge, &zero,
+					      MROCE_COLL_INT32), -EOVERFLOW);
+	assert_int_equal(mroce_coll_alltoallv(c, s, &one, &huge, r, &one, &zero,
+					      MROCE_COLL_INT32), -EOVERFLOW);
+	assert_int_equal(mroce_coll_alltoallv(c, s, &one, &zero, r, &one, &wrap,
+					      MROCE_COLL_INT32), -EOVERFLOW);
+	assert_int_equal(mroce_coll_alltoallv(c, s, &big, &zero, r, &big, &zero,
+					      MROCE_COLL_INT32), -EMSGSIZE);
+	assert_int_equal(mroce_coll_ialltoallv(c, s, &one, &zero, r, &one, &zero,
+					       MROCE_COLL_INT32, NULL), -EINVAL);
+	assert_int_equal(mroce_coll_error(c), 0);	/* argument errors leave it usable */
+	memset(r, 0, sizeof(r));
+	assert_int_equal(mroce_coll_alltoallv(c, s, &one, &zero, r, &one, &zero,
+					      MROCE_COLL_INT32), 0);
+	assert_int_equal(r[0], 1);
+	mroce_coll_comm_destroy(c);
+}
+
 static int create_with_env(const char *rank, const char *world, const char *master)
 {
 	struct mroce_coll_comm *c = NULL;
@@ -349,6 +428,7 @@ int main(void)
 		cmocka_unit_test(test_names),
 		cmocka_unit_test(test_solo_ops),
 		cmocka_unit_test(test_bad_arguments),
+		cmocka_unit_test(test_solo_alltoallv),
 		cmocka_unit_test(test_rendezvous_variables),
 		cmocka_unit_test(test_bad_options),
 	};

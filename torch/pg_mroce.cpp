@@ -10,6 +10,7 @@
 #include <pybind11/pybind11.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -338,60 +339,67 @@ static std::vector<int64_t> splitsOf(const at::Tensor& t, const std::vector<int6
   return s;
 }
 
+// One all-to-all-v in bytes, straight between the tensors' memory: block j
+// (torch rank j) is sent from sp[j] and received at rp[j]. The library
+// indexes by communicator rank, so torch rank j's entries go to commRank(j).
+// Blocks may be separate allocations: each displacement is the block's byte
+// offset from the lowest block address.
+void ProcessGroupMroce::runAlltoallv(const std::vector<const uint8_t*>& sp,
+                                     const std::vector<size_t>& sl,
+                                     const std::vector<uint8_t*>& rp,
+                                     const std::vector<size_t>& rl) {
+  size_t n = (size_t)size_;
+  std::vector<size_t> sc(n, 0), sd(n, 0), rc(n, 0), rd(n, 0);
+  uintptr_t sbase = UINTPTR_MAX, rbase = UINTPTR_MAX;
+  for (size_t j = 0; j < n; j++) {
+    if (sl[j])
+      sbase = std::min(sbase, (uintptr_t)sp[j]);
+    if (rl[j])
+      rbase = std::min(rbase, (uintptr_t)rp[j]);
+  }
+  for (size_t j = 0; j < n; j++) {
+    size_t p = (size_t)commRank((int)j);
+    sc[p] = sl[j];
+    sd[p] = sl[j] ? (size_t)((uintptr_t)sp[j] - sbase) : 0;
+    rc[p] = rl[j];
+    rd[p] = rl[j] ? (size_t)((uintptr_t)rp[j] - rbase) : 0;
+  }
+  const void* s = sbase == UINTPTR_MAX ? nullptr : (const void*)sbase;
+  void* r = rbase == UINTPTR_MAX ? nullptr : (void*)rbase;
+  check(mroce_coll_alltoallv(comm_, s, sc.data(), sd.data(), r, rc.data(), rd.data(),
+                             MROCE_COLL_UINT8),
+        "alltoall");
+}
+
+// A contiguous tensor to receive into: out itself when it is one (else a
+// temporary, copied into out afterwards: the layout forces that copy).
+static at::Tensor recvTarget(const at::Tensor& out) {
+  return out.is_contiguous() ? out : at::empty(out.sizes(), out.options());
+}
+
 void ProcessGroupMroce::runAlltoall(at::Tensor& out, const at::Tensor& in,
                                     const std::vector<int64_t>& osplit,
                                     const std::vector<int64_t>& isplit) {
-  // osplit/isplit are in bytes here, one entry per torch rank.
-  bool even = !isplit.empty() && osplit.empty();  // sentinel: caller asks for the even path
+  // osplit/isplit are in bytes, one entry per torch rank, or empty for an
+  // even split. Only a non-contiguous tensor is copied (in to a contiguous
+  // one, the result back into out).
   at::Tensor src = in.contiguous();
-  const uint8_t* sp = static_cast<const uint8_t*>(src.data_ptr());
-  at::Tensor dst = out.is_contiguous() ? out : at::empty_like(out).contiguous();
-  uint8_t* dp = static_cast<uint8_t*>(dst.data_ptr());
-  size_t n = (size_t)size_;
-
-  if (even) {
-    size_t blk = (size_t)isplit[0];
-    bool identity = true;
-    for (int j = 0; j < size_; j++)
-      identity &= commRank(j) == j;
-    if (identity) {
-      check(mroce_coll_alltoall(comm_, sp, dp, blk, MROCE_COLL_UINT8), "alltoall");
-    } else {
-      // The communicator numbers the ranks in another order: the blocks are
-      // put in its order and back. Every byte of both buffers is written
-      // before it is read, so neither is cleared first.
-      std::unique_ptr<uint8_t[]> s(new uint8_t[blk * n]), r(new uint8_t[blk * n]);
-      for (int j = 0; j < size_; j++)
-        memcpy(s.get() + (size_t)commRank(j) * blk, sp + (size_t)j * blk, blk);
-      check(mroce_coll_alltoall(comm_, s.get(), r.get(), blk, MROCE_COLL_UINT8), "alltoall");
-      for (int j = 0; j < size_; j++)
-        memcpy(dp + (size_t)j * blk, r.get() + (size_t)commRank(j) * blk, blk);
-    }
-  } else {
-    // Uneven: every rank pads its blocks to the largest block of the job,
-    // which one int64 MAX all-reduce finds first.
-    int64_t mx = 0;
-    for (int j = 0; j < size_; j++)
-      mx = std::max({mx, isplit[j], osplit[j]});
-    check(mroce_coll_allreduce(comm_, &mx, &mx, 1, MROCE_COLL_INT64, MROCE_COLL_MAX), "alltoall");
-    size_t blk = (size_t)mx;
-    // Not cleared: each block's padding is zeroed (nothing uninitialized
-    // leaves the process), and what arrives as padding is never read.
-    std::unique_ptr<uint8_t[]> s(new uint8_t[blk * n]), r(new uint8_t[blk * n]);
-    size_t off = 0;
-    for (int j = 0; j < size_; j++) {
-      uint8_t* b = s.get() + (size_t)commRank(j) * blk;
-      memcpy(b, sp + off, (size_t)isplit[j]);
-      memset(b + isplit[j], 0, blk - (size_t)isplit[j]);
-      off += (size_t)isplit[j];
-    }
-    check(mroce_coll_alltoall(comm_, s.get(), r.get(), blk, MROCE_COLL_UINT8), "alltoall");
-    off = 0;
-    for (int j = 0; j < size_; j++) {
-      memcpy(dp + off, r.get() + (size_t)commRank(j) * blk, (size_t)osplit[j]);
-      off += (size_t)osplit[j];
-    }
+  at::Tensor dst = recvTarget(out);
+  const uint8_t* sb = static_cast<const uint8_t*>(src.data_ptr());
+  uint8_t* db = static_cast<uint8_t*>(dst.data_ptr());
+  size_t n = (size_t)size_, so = 0, ro = 0;
+  std::vector<const uint8_t*> sp(n);
+  std::vector<uint8_t*> rp(n);
+  std::vector<size_t> sl(n), rl(n);
+  for (size_t j = 0; j < n; j++) {
+    sl[j] = isplit.empty() ? src.nbytes() / n : (size_t)isplit[j];
+    rl[j] = osplit.empty() ? dst.nbytes() / n : (size_t)osplit[j];
+    sp[j] = sb + so;
+    rp[j] = db + ro;
+    so += sl[j];
+    ro += rl[j];
   }
+  runAlltoallv(sp, sl, rp, rl);
   if (!dst.is_same(out))
     out.copy_(dst);
 }
@@ -418,15 +426,10 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupMroce::alltoall_base(
               "mroce all_to_all_single: without splits, input and output need the same size (",
               input.numel(), " and ", output.numel(), " elements)");
   int64_t es = (int64_t)input.element_size();
-  bool even = outputSplits.empty() && inputSplits.empty();
   std::vector<int64_t> ib, ob;
-  if (even) {
-    ib.assign(1, is[0] * irow * es);  // one block size; ob empty marks the even path
-  } else {
-    for (int j = 0; j < size_; j++) {
-      ib.push_back(is[j] * irow * es);
-      ob.push_back(os[j] * orow * es);
-    }
+  for (int j = 0; j < size_; j++) {
+    ib.push_back(is[j] * irow * es);
+    ob.push_back(os[j] * orow * es);
   }
   at::Tensor in = input, out = output;
   return enqueue(c10d::OpType::ALLTOALL_BASE, {output}, [this, in, out, ib, ob]() mutable {
@@ -448,24 +451,26 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupMroce::alltoall(std::vector<at::Tenso
   }
   std::vector<at::Tensor> ins = inputs, outs = outputs;
   return enqueue(c10d::OpType::ALLTOALL, outputs, [this, ins, outs]() mutable {
-    std::vector<at::Tensor> fi, fo;
-    std::vector<int64_t> ib, ob;
-    for (int j = 0; j < size_; j++) {
-      fi.push_back(ins[j].reshape({-1}));
-      ib.push_back((int64_t)ins[j].nbytes());
-      ob.push_back((int64_t)outs[j].nbytes());
+    // Each tensor is a block of its own: sent and received in place, with
+    // no concatenation. Only non-contiguous tensors are copied (inputs to a
+    // contiguous copy, outputs received into one and copied back).
+    size_t n = (size_t)size_;
+    std::vector<at::Tensor> src(n), dst(n);
+    std::vector<const uint8_t*> sp(n);
+    std::vector<uint8_t*> rp(n);
+    std::vector<size_t> sl(n), rl(n);
+    for (size_t j = 0; j < n; j++) {
+      src[j] = ins[j].contiguous();
+      dst[j] = recvTarget(outs[j]);
+      sp[j] = static_cast<const uint8_t*>(src[j].data_ptr());
+      rp[j] = static_cast<uint8_t*>(dst[j].data_ptr());
+      sl[j] = src[j].nbytes();
+      rl[j] = dst[j].nbytes();
     }
-    at::Tensor in = at::cat(fi);
-    int64_t total = 0;
-    for (auto& o : outs)
-      total += o.numel();
-    at::Tensor out = at::empty({total}, in.options());
-    runAlltoall(out, in, ob, ib);
-    int64_t off = 0;
-    for (auto& o : outs) {
-      o.copy_(out.narrow(0, off, o.numel()).view(o.sizes()));
-      off += o.numel();
-    }
+    runAlltoallv(sp, sl, rp, rl);
+    for (size_t j = 0; j < n; j++)
+      if (!dst[j].is_same(outs[j]))
+        outs[j].copy_(dst[j]);
   });
 }
 

@@ -103,6 +103,8 @@ class ProcessGroupMroce : public c10d::ProcessGroup {
                     bool order_matters);
   void runAlltoall(at::Tensor& out, const at::Tensor& in, const std::vector<int64_t>& osplit,
                    const std::vector<int64_t>& isplit);
+  void runAlltoallv(const std::vector<const uint8_t*>& sp, const std::vector<size_t>& sl,
+                    const std::vector<uint8_t*>& rp, const std::vector<size_t>& rl);
 
   struct mroce_coll_comm* comm_ = nullptr;
   bool gloo_order_;

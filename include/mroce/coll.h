@@ -97,13 +97,29 @@ MROCE_API const char *mroce_coll_redop_str(enum mroce_coll_redop op);
  * block of 4 GiB or more. Failures break the communicator on every rank
  * that notices them, and it must then be destroyed: -ETIMEDOUT when nothing
  * completed for the timeout, -ECONNABORTED when another rank reported a
- * failure, -EIO when a queue pair failed (a peer is gone).
+ * failure, -EIO when a queue pair failed (a peer is gone), -EBADMSG when
+ * two ranks' all-to-all(-v) blocks for each other differ in size (both of
+ * them get it: in the call, or in the next one if theirs had already
+ * returned; nothing is written outside the receiver's block).
  *
  * In place: all-reduce and broadcast with sendbuf == recvbuf; all-gather
  * with sendbuf == recvbuf + rank * count; reduce-scatter with recvbuf ==
- * sendbuf + rank * count; all-to-all with sendbuf == recvbuf.
+ * sendbuf + rank * count; all-to-all and all-to-all-v with sendbuf ==
+ * recvbuf, or any other overlap of send and receive blocks (the send
+ * blocks are then copied first).
  * Counts are in elements; all-gather, reduce-scatter and all-to-all count
  * per rank (NCCL's convention).
+ *
+ * All-to-all-v (MPI_Alltoallv): rank r sends sendcounts[p] elements from
+ * sendbuf + sdispls[p] elements to rank p, which receives them at recvbuf +
+ * rdispls[r] (recvcounts[r] elements, the same number); indices are
+ * communicator ranks. Blocks may lie anywhere, in any order, also in
+ * separate allocations (with UINT8, displacements are byte offsets from
+ * the buffer pointer to each block); zero counts are allowed (the buffer
+ * may then be NULL). -EINVAL: a NULL array, a NULL buffer with a block,
+ * sendcounts[rank] != recvcounts[rank], or receive blocks that overlap;
+ * -EOVERFLOW: a block's end beyond SIZE_MAX or the address space; -EMSGSIZE:
+ * a block of 4 GiB or more. The non-blocking start copies the four arrays.
  */
 MROCE_API int mroce_coll_allreduce(struct mroce_coll_comm *comm, const void *sendbuf,
 				   void *recvbuf, size_t count, enum mroce_coll_dtype dtype,
@@ -117,6 +133,10 @@ MROCE_API int mroce_coll_broadcast(struct mroce_coll_comm *comm, void *buf, size
 				   enum mroce_coll_dtype dtype, int root);
 MROCE_API int mroce_coll_alltoall(struct mroce_coll_comm *comm, const void *sendbuf,
 				  void *recvbuf, size_t count, enum mroce_coll_dtype dtype);
+MROCE_API int mroce_coll_alltoallv(struct mroce_coll_comm *comm, const void *sendbuf,
+				   const size_t *sendcounts, const size_t *sdispls,
+				   void *recvbuf, const size_t *recvcounts,
+				   const size_t *rdispls, enum mroce_coll_dtype dtype);
 MROCE_API int mroce_coll_barrier(struct mroce_coll_comm *comm);
 
 /*
@@ -161,6 +181,11 @@ MROCE_API int mroce_coll_ibroadcast(struct mroce_coll_comm *comm, void *buf, siz
 MROCE_API int mroce_coll_ialltoall(struct mroce_coll_comm *comm, const void *sendbuf,
 				   void *recvbuf, size_t count, enum mroce_coll_dtype dtype,
 				   struct mroce_coll_req **req);
+MROCE_API int mroce_coll_ialltoallv(struct mroce_coll_comm *comm, const void *sendbuf,
+				    const size_t *sendcounts, const size_t *sdispls,
+				    void *recvbuf, const size_t *recvcounts,
+				    const size_t *rdispls, enum mroce_coll_dtype dtype,
+				    struct mroce_coll_req **req);
 MROCE_API int mroce_coll_ibarrier(struct mroce_coll_comm *comm, struct mroce_coll_req **req);
 MROCE_API int mroce_coll_isend(struct mroce_coll_comm *comm, const void *buf, size_t count,
 			       enum mroce_coll_dtype dtype, int peer, __u32 tag,
@@ -171,7 +196,9 @@ MROCE_API int mroce_coll_irecv(struct mroce_coll_comm *comm, void *buf, size_t c
 MROCE_API int mroce_coll_wait(struct mroce_coll_req *req);
 MROCE_API int mroce_coll_test(struct mroce_coll_req *req);
 
-/* Which algorithm an operation of this many bytes (per rank's full vector) uses. */
+/* Which algorithm an operation of this many bytes (per rank's full vector) uses.
+ * All-to-all: that of bytes / size per block; all-to-all-v picks per block
+ * and direction, the same way ("pairwise-inbox" up to 16 KiB). */
 enum mroce_coll_kind {
 	MROCE_COLL_ALLREDUCE,
 	MROCE_COLL_REDUCE_SCATTER,
