@@ -29,7 +29,7 @@ const char perf_usage[] =
 "      --sweep          sizes 8 B, 64 B, 512 B, 4 KiB, 64 KiB, 1 MiB, 16 MiB, 64 MiB\n"
 "  -q, --qps N          connections (a data QP each, plus a control QP), 1..128 (default 1)\n"
 "      --paths N        UDP source ports each QP sprays over, 1..256 (default 4)\n"
-"  -t, --depth N        bandwidth tests: requests in flight per QP, 1..256 (default 16)\n"
+"  -t, --depth N        bandwidth tests: requests in flight per QP, 1..256 (default 128, as perftest)\n"
 "      --window N       packets in flight per QP, 16..896 (default: the library's)\n"
 "      --cc ALG         congestion control of the QPs that send: default (the library's:\n"
 "                       ECN), none, ecn, delay or both\n"
@@ -158,7 +158,7 @@ int perf_parse_args(int argc, char **argv, struct perf_args *a, char *err, size_
 	a->port = 18515;
 	a->qps = 1;
 	a->paths = 4;
-	a->depth = 16;
+	a->depth = 128;	/* perftest's tx-depth */
 	a->duration_s = 2;
 	a->gid_index = -1;
 	if (argc < 2)

@@ -28,7 +28,7 @@ static void test_defaults(void **state)
 	assert_int_equal(a.sizes[0], 65536);
 	assert_int_equal(a.qps, 1);
 	assert_int_equal(a.paths, 4);
-	assert_int_equal(a.depth, 16);
+	assert_int_equal(a.depth, 128);
 	assert_int_equal(a.port, 18515);
 	assert_false(a.json);
 	assert_true(a.duration_s == 2);
