@@ -29,7 +29,8 @@ const char mroce_cli_usage[] =
 "  -v, --verbose       show libbpf's and libxdp's log\n"
 "  -h, --help          this text;  -V, --version  the version\n"
 "\n"
-"Exit status: 0 success, 1 the operation failed, 2 bad command line.\n";
+"Exit status: 0 success, 1 the operation failed, 2 bad command line.\n"
+"The whole description: man 8 mroce; the library: man 7 libmroce\n";
 
 enum opt_id { OPT_MODE, OPT_PORT, OPT_OBJ, OPT_PIN, OPT_JSON, OPT_TOKEN, OPT_PSN,
 	      OPT_PEER_QPN, OPT_GBN, OPT_DM_MB, OPT_PROM };

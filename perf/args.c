@@ -44,8 +44,8 @@ const char perf_usage[] =
 "      --progress thread|poll  who runs the transport: the library's thread (sleeps when idle),\n"
 "                       or this process busy-polling (default: poll for *_lat and the server)\n"
 "      --memory heap|dm|umem where the buffers live: the heap (default); device memory,\n"
-"                       into which XDP places arriving WRITEs itself (docs/benchmarks.md: on veth\n"
-"                       that moves the copy to the sender's CPU and does not pay); or the UMEM's\n"
+"                       into which XDP places arriving WRITEs itself (on veth that moves the\n"
+"                       copy to the sender's CPU and does not pay); or the UMEM's\n"
 "                       transmit pool, sent from without the library's copy (on veth copy mode\n"
 "                       the kernel copies instead: no faster; for zero-copy drivers)\n"
 "      --report_gbits   bandwidth in Gbit/s instead of MB/sec (2^20 bytes/s, perftest's unit)\n"
@@ -54,7 +54,8 @@ const char perf_usage[] =
 "  -F, --CPU-freq       accepted and ignored (mroce measures with CLOCK_MONOTONIC)\n"
 "  -R, --rdma_cm        accepted and ignored (mroce always connects through its TCP side channel)\n"
 "  -c, --connection RC  the only connection type mroce has\n"
-"  -h, --help           this text;  -V, --version  the version\n";
+"  -h, --help           this text;  -V, --version  the version\n"
+"The whole description: man mroce-perf\n";
 
 static const char *const names[PERF_TESTS] = {
 	"write_bw", "write_lat", "read_bw", "read_lat", "send_bw", "send_lat",

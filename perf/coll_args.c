@@ -30,7 +30,7 @@ static const char *const nccl_names[] = {
 #define NKINDS	((int)(sizeof(coll_kind_names) / sizeof(coll_kind_names[0])))
 
 const char coll_usage[] =
-"usage: mroce-coll-perf [options]   (one process per rank: tools/mroce-launch starts them)\n"
+"usage: mroce-coll-perf [options]   (one process per rank: mroce-launch starts them)\n"
 "  -c, --coll NAME      allreduce (default), reducescatter, allgather, broadcast, alltoall\n"
 "  -b, --minbytes N     smallest size (suffix K, M, G: KiB, MiB, GiB; default 8)\n"
 "  -e, --maxbytes N     largest size (default 16M)\n"
@@ -53,7 +53,8 @@ const char coll_usage[] =
 "The collective may also come from the program's name, as in nccl-tests (a link named\n"
 "all_reduce_perf, all_gather_perf, alltoall_perf, reduce_scatter_perf or broadcast_perf,\n"
 "with or without nccl-tests' MPI suffix _mpi). Its other names (reduce_perf, gather_perf,\n"
-"scatter_perf, sendrecv_perf, hypercube_perf) are refused: mroce lacks those collectives.\n";
+"scatter_perf, sendrecv_perf, hypercube_perf) are refused: mroce lacks those collectives.\n"
+"The whole description: man mroce-coll-perf\n";
 
 /* Whole decimal digits, then optionally K, M or G (powers of 1024); <= max. */
 static int parse_size(const char *s, unsigned long long max, size_t *out)
@@ -232,13 +233,13 @@ int coll_parse_args(int argc, char **argv, struct coll_args *a, char *err, size_
 		case 'g':
 			if (strcmp(optarg, "1"))
 				return perf_bad(err, errlen, "-g %s: there are no GPUs here: a rank is one process "
-					   "on one NIC (tools/mroce-launch -n N starts N ranks); only -g 1",
+					   "on one NIC (mroce-launch -n N starts N ranks); only -g 1",
 					   optarg);
 			break;
 		case 't':
 			if (strcmp(optarg, "1"))
 				return perf_bad(err, errlen, "-t %s: a rank is one process with one thread "
-					   "(tools/mroce-launch -n N starts N ranks); only -t 1", optarg);
+					   "(mroce-launch -n N starts N ranks); only -t 1", optarg);
 			break;
 		case O_JSON:
 			a->json = true;
@@ -298,7 +299,7 @@ static int env_number(const char *name, long lo, long hi, long *out, const char 
 	return 0;
 }
 
-#define LAUNCHED_BY "one process per rank, as tools/mroce-launch -n N or torchrun start them"
+#define LAUNCHED_BY "one process per rank, as mroce-launch -n N or torchrun start them"
 
 int coll_env_check(char *err, size_t errlen)
 {

@@ -101,7 +101,7 @@ fabric_create() {
 		echo "fabric: 2-16 hosts and 1-16 paths" >&2
 		return 2
 	fi
-	[ -x "$FABRIC_BIN" ] || { echo "fabric: $FABRIC_BIN is not built (run make)" >&2; return 1; }
+	[ -x "$FABRIC_BIN" ] || { echo "fabric: $FABRIC_BIN is missing (make builds it; installed, reinstall mroce)" >&2; return 1; }
 	mkdir -p "$FAB_RUN_DIR"
 	if ! ip netns add "$sw"; then
 		echo "fabric: a fabric named '$n' exists already?" >&2
