@@ -326,7 +326,7 @@ PC_SUBST = -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
 	   -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' -e 's|@VERSION@|$(VERSION)|'
 $(BUILD)/selftests/fabric: | $(BUILD)/selftests/.dir
 
-install: $(INSTALL_BINS)
+install: $(INSTALL_BINS) install-pytorch
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR)/pkgconfig \
 		$(DESTDIR)$(INCLUDEDIR)/mroce $(DESTDIR)$(LIBDIR)/mroce \
 		$(DESTDIR)$(LIBEXECDIR)/mroce/fabric $(DESTDIR)$(BASHCOMPDIR) \
@@ -370,6 +370,7 @@ uninstall:
 	rm -f $(addprefix $(DESTDIR)$(MANDIR)/,$(foreach m,$(MAN_PAGES),man$(subst .,,$(suffix $(m)))/$(notdir $(m))))
 	rm -f $(addprefix $(DESTDIR)$(BASHCOMPDIR)/,mroce mroce-perf mroce-coll-perf mroce-launch)
 	rm -rf $(DESTDIR)$(INCLUDEDIR)/mroce $(DESTDIR)$(LIBDIR)/mroce $(DESTDIR)$(LIBEXECDIR)/mroce
+	rm -rf $(DESTDIR)$(PYTHONDIR)/mroce_torch
 
 clean:
 	rm -rf build
@@ -395,9 +396,41 @@ $(BUILD)/torch/%.o: torch/%.cpp torch/pg_mroce.hpp | $(BUILD)/torch/.dir
 	@[ -n "$(TORCH_DIR)" ] || { echo "pytorch: $(TORCH_PY) cannot import torch (scripts/deps.sh torch)" >&2; exit 1; }
 	$(CXX) $(TORCH_CXXFLAGS) -c $< -o $@
 
+# libmroce-coll and libmroce are linked in (as into the tools and the NCCL plugin):
+# the extension needs no libmroce .so, only torch's libraries, found through the
+# RUNPATH to torch's lib directory (TORCH_RPATH= drops it: Debian's torch keeps
+# them in the loader's default path, and `import torch` has loaded them anyway).
+TORCH_RPATH    = -Wl,-rpath,$(TORCH_DIR)/lib
 $(TORCH_EXT): $(TORCH_OBJS) $(COLL_A) $(LIB_A)
 	$(CXX) -shared -o $@ $(TORCH_OBJS) $(COLL_A) $(LIB_A) -L$(TORCH_DIR)/lib \
-		-Wl,-rpath,$(TORCH_DIR)/lib -ltorch_python -ltorch -ltorch_cpu -lc10 $(LDLIBS)
+		$(TORCH_RPATH) -ltorch_python -ltorch -ltorch_cpu -lc10 $(LDLIBS)
+
+# `make install` installs the backend, the package mroce_torch with the extension
+# inside, where $(TORCH_PY) finds it with no PYTHONPATH: Debian's
+# /usr/lib/python3/dist-packages for PREFIX=/usr, $(PREFIX)/lib/python3.X/dist-packages
+# otherwise (on sys.path for /usr/local). PYTORCH=auto (default) installs it when
+# $(TORCH_PY) imports torch and says it skips it otherwise; yes: torch is required;
+# no: never (docs/install.md).
+PYTORCH       ?= auto
+TORCH_PYVER    = $(eval TORCH_PYVER := $(shell $(TORCH_PY) -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null))$(TORCH_PYVER)
+PYTHONDIR     ?= $(if $(filter /usr,$(PREFIX)),/usr/lib/python3/dist-packages,$(PREFIX)/lib/python$(TORCH_PYVER)/dist-packages)
+.PHONY: install-pytorch
+install-pytorch: $(COLL_A) $(LIB_A)
+ifeq ($(PYTORCH),no)
+	@echo "install: the PyTorch backend is not installed (PYTORCH=no)"
+else
+	@if [ -z "$(TORCH_DIR)" ]; then \
+		if [ "$(PYTORCH)" = yes ]; then \
+			echo "install: PYTORCH=yes, but $(TORCH_PY) cannot import torch (scripts/deps.sh torch)" >&2; \
+			exit 1; fi; \
+		echo "install: skipping the PyTorch backend: $(TORCH_PY) cannot import torch (scripts/deps.sh torch installs it)"; \
+	else \
+		$(MAKE) --no-print-directory $(TORCH_EXT) && \
+		install -d $(DESTDIR)$(PYTHONDIR)/mroce_torch && \
+		install -m 0644 torch/mroce_torch/__init__.py $(DESTDIR)$(PYTHONDIR)/mroce_torch/__init__.py && \
+		install -m 0644 $(TORCH_EXT) $(DESTDIR)$(PYTHONDIR)/mroce_torch/_mroce_torch.so; \
+	fi
+endif
 
 # Its selftests (root; torch installed by scripts/deps.sh torch), and its benchmark beside gloo.
 test-torch: deps

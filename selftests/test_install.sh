@@ -7,8 +7,11 @@
 # warning and found by `man`, a program built and run against the installed
 # headers, libraries and pkg-config files, the bash completion, and (root) the
 # installed launcher running 2-rank jobs on a bridge and on the emulated
-# fabric with the installed tools, the NCCL plugin dlopened by its name. Then
-# `make uninstall` leaves no file.
+# fabric with the installed tools, the NCCL plugin dlopened by its name, no
+# --help or command-line error naming a path of the source tree, and (where
+# /usr/bin/python3 has torch) the PyTorch backend imported from the installed
+# tree only and, as root, running a 2-rank all-reduce there. Then `make
+# uninstall` leaves no file.
 #   BUILD=build/x selftests/test_install.sh [TEST...]
 . "$(dirname "$0")/lib.sh"
 
@@ -18,6 +21,10 @@ VERSION=$(make -s --no-print-directory -C "$ROOT" BUILD=/nonexistent \
 DEST=$TMP/dest
 JOB=${MROCE_TEST_JOB:-inst$$}	# the launcher's namespaces are mrl-JOB-*, mrf-JOB-*
 TOOLS=(mroce mroce-perf mroce-coll-perf mroce-launch)
+TORCH_PY=/usr/bin/python3
+# make install installs the PyTorch backend where this python imports torch (PYTORCH=auto).
+if "$TORCH_PY" -c 'import torch' >/dev/null 2>&1; then HAVE_TORCH=1; else HAVE_TORCH=; fi
+PYDIR=usr/lib/python3/dist-packages	# Debian's python3 for PREFIX=/usr
 
 # The files `make install DESTDIR=$DEST PREFIX=/usr` must make, and their modes
 # (l: a symbolic link that resolves).
@@ -51,7 +58,9 @@ l usr/lib/libmroce-coll.so
 l usr/share/bash-completion/completions/mroce-perf
 l usr/share/bash-completion/completions/mroce-coll-perf
 l usr/share/bash-completion/completions/mroce-launch
-$(cd "$ROOT/include" && for h in mroce/*.h; do echo "644 usr/include/$h"; done)"
+$(cd "$ROOT/include" && for h in mroce/*.h; do echo "644 usr/include/$h"; done)
+${HAVE_TORCH:+644 $PYDIR/mroce_torch/__init__.py
+644 $PYDIR/mroce_torch/_mroce_torch.so}"
 
 # A clean environment: no source tree on PATH, no FABRIC_BIN or BUILD from the caller.
 clean_env() { env -i PATH="$1:/usr/sbin:/usr/bin:/sbin:/bin" HOME=/root LANG=C "${@:2}"; }
@@ -76,7 +85,7 @@ t_files() {
 	done <<<"$EXPECTED"
 	# Nothing installed that is not listed.
 	want=$(awk 'NF == 2 { print $2 }' <<<"$EXPECTED" | sort)
-	got=$(cd "$DEST" && find . \( -type f -o -type l \) | sed 's|^\./||' | sort)
+	got=$(cd "$DEST" && find . \( -type f -o -type l \) -not -path '*/__pycache__/*' | sed 's|^\./||' | sort)
 	if [ "$got" != "$want" ]; then
 		echo "installed files differ from the list (< listed, > installed):"
 		diff <(echo "$want") <(echo "$got")
@@ -143,6 +152,71 @@ help_ok() {
 	[ $rc -eq 2 ] || { echo "$t --no-such-option: exit $rc, not 2"; return 1; }
 	[ -s "$TMP/err" ] || { echo "$t --no-such-option: no message on stderr"; return 1; }
 	[ ! -s "$TMP/out" ] || { echo "$t --no-such-option wrote to stdout"; return 1; }
+}
+
+# No text a tool prints for its user names a path of the source tree (docs/...,
+# selftests/..., tools/..., README, a .md file): --help, the usage after a bad
+# option, and the errors that point to other tools; man pages are named instead.
+t_help_no_tree() {
+	local t bad=0 n
+	: >"$TMP/texts"
+	for t in "${TOOLS[@]}"; do
+		n=$TMP/texts.$t
+		{ (cd / && clean_env "$DEST/usr/bin" "$t" --help)
+		  (cd / && clean_env "$DEST/usr/bin" "$t" --no-such-option); } >"$n" 2>&1
+		grep -q "man .*$t" "$n" || { echo "$t --help names no man page"; bad=1; }
+		sed "s|^|$t: |" "$n" >>"$TMP/texts"
+	done
+	# mroce-coll-perf's errors about how it is started.
+	{ (cd / && clean_env "$DEST/usr/bin" mroce-coll-perf -g 2)
+	  (cd / && clean_env "$DEST/usr/bin" mroce-coll-perf -t 2)
+	  (cd / && clean_env "$DEST/usr/bin" mroce-coll-perf)
+	  (cd / && clean_env "$DEST/usr/bin" WORLD_SIZE=2 mroce-coll-perf); } 2>&1 | sed 's|^|mroce-coll-perf: |' >>"$TMP/texts"
+	if grep -n -E '(docs|selftests|tools|scripts|examples|build|torch)/|README|[A-Za-z]\.md\b' "$TMP/texts"; then
+		echo "the lines above name the source tree"; bad=1
+	fi
+	[ "$(wc -l <"$TMP/texts")" -gt 100 ] || { echo "too few lines read: $(wc -l <"$TMP/texts")"; bad=1; }
+	return $bad
+}
+
+# The PyTorch backend, installed: /usr/bin/python3 from / imports mroce_torch and its
+# extension from the installed tree alone (only the staging root on PYTHONPATH, no BUILD,
+# no MROCE_TORCH_LIB); the extension carries libmroce(-coll) inside and names no
+# directory of the source tree.
+need_torch() { [ -n "$HAVE_TORCH" ] || { echo "$TORCH_PY cannot import torch: nothing installed"; return "$SKIP"; }; }
+t_torch_import() {
+	local so=$DEST/$PYDIR/mroce_torch/_mroce_torch.so out
+	need_torch || return
+	readelf -d "$so" >"$TMP/dyn" || return 1
+	! grep -q 'NEEDED.*libmroce' "$TMP/dyn" || { echo "needs a libmroce .so:"; grep NEEDED "$TMP/dyn"; return 1; }
+	! grep -E 'R(UN)?PATH' "$TMP/dyn" | grep -e "$ROOT" -e build || { echo "a search path into the tree"; return 1; }
+	out=$(cd / && clean_env /nonexistent PYTHONPATH="$DEST/$PYDIR" "$TORCH_PY" -c '
+import mroce_torch, torch.distributed as dist
+print(mroce_torch.__file__)
+print(mroce_torch._ext.__file__)
+print(dist.Backend.MROCE, callable(mroce_torch.env_from_mpi))' 2>&1) || { echo "$out"; return 1; }
+	echo "$out"
+	[ "$out" = "$DEST/$PYDIR/mroce_torch/__init__.py
+$so
+MROCE True" ] || { echo "not loaded from the installed tree"; return 1; }
+}
+
+# The installed backend in a 2-rank job of the installed launcher: an all-reduce, checked.
+t_torch_job() {
+	local out
+	need_torch || return
+	need_root || return
+	out=$(launch_installed -n 2 --env PYTHONPATH="$DEST/$PYDIR" -- "$TORCH_PY" -c '
+import torch, mroce_torch, torch.distributed as dist
+dist.init_process_group("mroce")
+t = torch.arange(4, dtype=torch.float64) + 10 * dist.get_rank()
+dist.all_reduce(t)
+assert t.tolist() == [10.0, 12.0, 14.0, 16.0], t
+print("rank %d all_reduce ok from %s" % (dist.get_rank(), mroce_torch._ext.__file__))
+dist.destroy_process_group()' 2>&1) || { echo "$out"; return 1; }
+	echo "$out"
+	grep -q "^rank 0 all_reduce ok from $DEST/" <<<"$out" &&
+		grep -q "^\[1\] rank 1 all_reduce ok from $DEST/" <<<"$out" || return 1
 }
 
 t_launcher_help() { help_ok mroce-launch "$DEST/usr/bin"; }
@@ -322,8 +396,9 @@ t_uninstall() {
 	[ -z "$left" ] || { echo "left after make uninstall:"; echo "$left"; return 1; }
 }
 
-TESTS=(files nccl_plugin launcher_no_tree launcher_help mroce_help perf_help coll_perf_help launcher_relocated
-	man_pages man_covers_options pkg_config_build completion launch_bridge launch_fabric uninstall)
+TESTS=(files nccl_plugin launcher_no_tree launcher_help mroce_help perf_help coll_perf_help help_no_tree
+	launcher_relocated man_pages man_covers_options pkg_config_build completion launch_bridge launch_fabric
+	torch_import torch_job uninstall)
 [ $# -gt 0 ] && TESTS=("$@")
 
 no_hosts() { :; }

@@ -6,8 +6,10 @@
     torch.distributed.init_process_group("mroce")   # env:// (torchrun, mroce-launch, mpirun)
 
 The C++ extension _mroce_torch.so is found in $MROCE_TORCH_LIB (a directory),
-else next to this package's build (build/torch/), else on sys.path.
-docs/pytorch.md describes the operations, dtypes, timeouts and errors.
+else inside this package (installed: make install, or the python3-mroce-torch
+Debian package), else in the source tree's build (build/torch/ beside torch/),
+else on sys.path. mroce's PyTorch documentation (pytorch.md) describes the
+operations, dtypes, timeouts and errors.
 """
 import datetime
 import importlib
@@ -23,6 +25,9 @@ def _load():
     dirs = []
     if os.environ.get("MROCE_TORCH_LIB"):
         dirs.append(os.environ["MROCE_TORCH_LIB"])
+    elif os.path.exists(os.path.join(_HERE, "_mroce_torch.so")):
+        # installed: the extension is part of the package
+        return importlib.import_module("._mroce_torch", __name__)
     root = os.path.dirname(os.path.dirname(_HERE))
     dirs.append(os.path.join(root, os.environ.get("BUILD", "build"), "torch"))
     for d in dirs:
