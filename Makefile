@@ -394,7 +394,7 @@ pytorch: $(TORCH_EXT)
 
 $(BUILD)/torch/%.o: torch/%.cpp torch/pg_mroce.hpp | $(BUILD)/torch/.dir
 	@[ -n "$(TORCH_DIR)" ] || { echo "pytorch: $(TORCH_PY) cannot import torch (scripts/deps.sh torch)" >&2; exit 1; }
-	$(CXX) $(TORCH_CXXFLAGS) -c $< -o $@
+	$(CXX) $(TORCH_CXXFLAGS) $(CPPFLAGS) $(CXXFLAGS) -c $< -o $@
 
 # libmroce-coll and libmroce are linked in (as into the tools and the NCCL plugin):
 # the extension needs no libmroce .so, only torch's libraries, found through the
@@ -402,7 +402,7 @@ $(BUILD)/torch/%.o: torch/%.cpp torch/pg_mroce.hpp | $(BUILD)/torch/.dir
 # them in the loader's default path, and `import torch` has loaded them anyway).
 TORCH_RPATH    = -Wl,-rpath,$(TORCH_DIR)/lib
 $(TORCH_EXT): $(TORCH_OBJS) $(COLL_A) $(LIB_A)
-	$(CXX) -shared -o $@ $(TORCH_OBJS) $(COLL_A) $(LIB_A) -L$(TORCH_DIR)/lib \
+	$(CXX) -shared $(LDFLAGS) -o $@ $(TORCH_OBJS) $(COLL_A) $(LIB_A) -L$(TORCH_DIR)/lib \
 		$(TORCH_RPATH) -ltorch_python -ltorch -ltorch_cpu -lc10 $(LDLIBS)
 
 # `make install` installs the backend, the package mroce_torch with the extension

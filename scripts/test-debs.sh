@@ -12,6 +12,16 @@ cd "$(dirname "$0")/.."
 SRC=$PWD	# the source tree (run() below works from /)
 
 PKGS=(libmroce0 libmroce-coll0 libmroce-dev mroce-tools libnccl-net-mroce)
+# python3-mroce-torch (the PyTorch backend) where Debian's python3 has torch; otherwise
+# the packages are built without it (the build profile pkg.mroce.nopytorch).
+PROFILE=()
+if /usr/bin/python3 -c 'import torch' >/dev/null 2>&1; then
+	PKGS+=(python3-mroce-torch)
+else
+	echo "test-debs: /usr/bin/python3 cannot import torch: no python3-mroce-torch (scripts/deps.sh torch)"
+	PROFILE=(-P pkg.mroce.nopytorch)
+fi
+has_pkg() { [[ " ${PKGS[*]} " == *" $1 "* ]]; }
 # The Makefile's VERSION, however it is defined there.
 VERSION=$(make -s --no-print-directory BUILD=/nonexistent \
 	--eval 'print-mroce-version: ; @echo $(VERSION)' print-mroce-version 2>/dev/null)
@@ -31,8 +41,8 @@ if [ $# -ge 1 ]; then
 	OUT=$1
 else
 	OUT=${OUT:-$(mktemp -d /tmp/mroce-debs.XXXXXX)}
-	echo "== dpkg-buildpackage -us -uc -b (log: $OUT/build.log)"
-	if ! dpkg-buildpackage -us -uc -b >"$OUT/build.log" 2>&1; then
+	echo "== dpkg-buildpackage -us -uc -b ${PROFILE[*]} (log: $OUT/build.log)"
+	if ! dpkg-buildpackage -us -uc -b "${PROFILE[@]}" >"$OUT/build.log" 2>&1; then
 		tail -n 30 "$OUT/build.log"
 		echo "test-debs: the build failed"
 		exit 1
@@ -99,6 +109,13 @@ split_ok() {
 		{ echo "libmroce-dev Depends: $got"; return 1; }
 	got=$(dpkg-deb -f "$(deb_of libnccl-net-mroce)" Depends)
 	[[ -n $got && $got != *mroce* ]] || { echo "libnccl-net-mroce Depends: '$got'"; return 1; }
+	has_pkg python3-mroce-torch || return 0
+	# The backend: its extension alone, libmroce linked in (no mroce package needed), torch's.
+	got=$(deb_so "$(deb_of python3-mroce-torch)" | tr '\n' ' ')
+	[ "$got" = "_mroce_torch.so " ] || { echo "python3-mroce-torch: $got"; return 1; }
+	got=$(dpkg-deb -f "$(deb_of python3-mroce-torch)" Depends)
+	[[ $got == *"python3-torch (>= "* && $got == *"python3 (>= 3."* && $got != *mroce* ]] ||
+		{ echo "python3-mroce-torch Depends: $got"; return 1; }
 }
 check "one shared library per package; the packages' Depends" split_ok
 
@@ -119,7 +136,12 @@ man_ok() {
 for m in mroce mroce-perf mroce-coll-perf mroce-launch libmroce; do check "man $m" man_ok "$m"; done
 
 version_ok() { local out; out=$(run "$1" --version) && [[ $out == "$1 $VERSION"* ]] || { echo "$out"; return 1; }; }
-help_ok() { run "$1" --help >"$TMP/help" && [ -s "$TMP/help" ]; }
+# --help names the tool's man page, and no path of the source tree.
+help_ok() {
+	run "$1" --help >"$TMP/help" && [ -s "$TMP/help" ] || return 1
+	grep -q "man .*$1" "$TMP/help" || { echo "names no man page"; return 1; }
+	! grep -E '(docs|selftests|tools|scripts|examples)/|README|[A-Za-z]\.md\b' "$TMP/help"
+}
 for t in mroce mroce-perf mroce-coll-perf mroce-launch; do
 	check "$t --version" version_ok "$t"
 	check "$t --help" help_ok "$t"
@@ -179,6 +201,39 @@ files_ok() {
 }
 check "the launcher's helpers, the BPF object, completion" files_ok
 
+# The PyTorch backend: Debian's python3, from / with no PYTHONPATH, imports it from the
+# package's files; and the installed launcher runs a 2-rank all-reduce with it.
+TORCH_PKG_DIR=/usr/lib/python3/dist-packages/mroce_torch
+torch_import_ok() {
+	local out
+	out=$(run /usr/bin/python3 -c '
+import mroce_torch, torch.distributed as dist
+print(mroce_torch.__file__)
+print(mroce_torch._ext.__file__)
+print(dist.Backend.MROCE)' 2>&1) || { echo "$out"; return 1; }
+	[ "$out" = "$TORCH_PKG_DIR/__init__.py
+$TORCH_PKG_DIR/_mroce_torch.so
+MROCE" ] || { echo "$out"; return 1; }
+	! readelf -d "$TORCH_PKG_DIR/_mroce_torch.so" | grep -E 'NEEDED.*libmroce|RPATH|RUNPATH' || return 1
+}
+torch_job_ok() {
+	local out
+	out=$(run mroce-launch --name "$JOB" -n 2 --timeout 120 -- /usr/bin/python3 -c '
+import torch, mroce_torch, torch.distributed as dist
+dist.init_process_group("mroce")
+t = torch.arange(4, dtype=torch.float64) + 10 * dist.get_rank()
+dist.all_reduce(t)
+assert t.tolist() == [10.0, 12.0, 14.0, 16.0], t
+print("rank %d all_reduce ok" % dist.get_rank())
+dist.destroy_process_group()' 2>&1) || { echo "$out"; return 1; }
+	grep -q "^rank 0 all_reduce ok" <<<"$out" && grep -q "^\[1\] rank 1 all_reduce ok" <<<"$out" ||
+		{ echo "$out"; return 1; }
+}
+if has_pkg python3-mroce-torch; then
+	check "python3 -c 'import mroce_torch' from /, no PYTHONPATH" torch_import_ok
+	check "installed mroce-launch: a 2-rank all-reduce with the installed PyTorch backend" torch_job_ok
+fi
+
 # bash-completion's loader finds each tool's completion by the tool's name.
 completion_ok() {
 	local t
@@ -208,6 +263,7 @@ gone_ok() {
 	done
 	[ ! -e /usr/bin/mroce ] && [ ! -e /usr/libexec/mroce ] && [ ! -e /usr/include/mroce ] &&
 		[ ! -e "/usr/lib/$(dpkg-architecture -qDEB_HOST_MULTIARCH)/mroce" ] &&
+		[ ! -e /usr/lib/python3/dist-packages/mroce_torch ] &&
 		! compgen -G "/usr/lib/$(dpkg-architecture -qDEB_HOST_MULTIARCH)/lib*mroce*" >/dev/null
 }
 check "dpkg -r ${PKGS[*]} leaves nothing" gone_ok
