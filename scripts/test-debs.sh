@@ -19,7 +19,7 @@ if /usr/bin/python3 -c 'import torch' >/dev/null 2>&1; then
 	PKGS+=(python3-mroce-torch)
 else
 	echo "test-debs: /usr/bin/python3 cannot import torch: no python3-mroce-torch (scripts/deps.sh torch)"
-	PROFILE=(-P pkg.mroce.nopytorch)
+	PROFILE=(--build-profiles=pkg.mroce.nopytorch)
 fi
 has_pkg() { [[ " ${PKGS[*]} " == *" $1 "* ]]; }
 # The Makefile's VERSION, however it is defined there.
