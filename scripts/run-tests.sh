@@ -166,10 +166,10 @@ echo "== the NCCL net plugin driven by its harness, also under ASan/UBSan (root)
 run_script selftests/test_nccl.sh nccl "$PWD/build"
 run_script selftests/test_nccl.sh nccl-asan "$PWD/build/asan"
 
-echo "== make install into a scratch DESTDIR: every file, man pages, pkg-config, completion, the installed launcher"
+echo "== make install into a scratch DESTDIR: every file, man pages, pkg-config, completion, the installed launcher, the PyTorch backend"
 run_script selftests/test_install.sh install "$PWD/build"
 
-echo "== the Debian packages: dpkg-buildpackage, lintian, install, check (man mroce, pkg-config, a linked program), remove"
+echo "== the Debian packages: dpkg-buildpackage, lintian, install, check (man mroce, pkg-config, a linked program, import mroce_torch), remove"
 run_script scripts/test-debs.sh debs "$PWD/build"
 
 echo "== the PyTorch backend: torch.distributed jobs in namespaces, DDP against gloo bit for bit (root)"
