@@ -81,7 +81,7 @@ static int prog_name_by_id(__u32 id, char name[BPF_OBJ_NAME_LEN], int *fd_out)
 
 	fd = bpf_prog_get_fd_by_id(id);
 	if (fd < 0)
-		return -errno;
+		return mroce_cap_err(-errno, MROCE_NEED_SYS_ADMIN);
 	err = bpf_obj_get_info_by_fd(fd, &info, &len);
 	if (err) {
 		err = -errno;
@@ -555,7 +555,7 @@ out:
 	if (xprog)
 		xdp_program__close(xprog);	/* from_bpf_obj: the object stays ours */
 	bpf_object__close(obj);
-	return err;
+	return mroce_cap_err(err, MROCE_NEED_LOAD);
 }
 
 int mroce_dp_detach(const char *ifname)
@@ -588,12 +588,13 @@ int mroce_dp_detach(const char *ifname)
 		}
 		if (!err)
 			unpin_all(DEFAULT_PIN_ROOT, ifname);
-		return err;
+		return mroce_cap_err(err, MROCE_NEED_NET_ADMIN | MROCE_NEED_SYS_ADMIN);
 	}
 	/* Replace only our program, atomically, even if another loader races us. */
 	o.old_prog_fd = fd;
 	flags = XDP_FLAGS_REPLACE | (mode == MROCE_XDP_SKB ? XDP_FLAGS_SKB_MODE : XDP_FLAGS_DRV_MODE);
 	err = bpf_xdp_detach((int)ifindex, flags, &o);
+	err = err ? mroce_cap_err(err, MROCE_NEED_NET_ADMIN) : 0;
 	close(fd);
 	if (!err)
 		unpin_all(DEFAULT_PIN_ROOT, ifname);
@@ -608,6 +609,8 @@ static int map_fd_by_name(const __u32 *ids, __u32 n, const char *name,
 		__u32 len = sizeof(info);
 		int fd = bpf_map_get_fd_by_id(ids[i]);
 
+		if (fd < 0 && errno == EPERM)
+			return mroce_cap_err(-EPERM, MROCE_NEED_SYS_ADMIN);
 		if (fd < 0)
 			continue;
 		if (!bpf_obj_get_info_by_fd(fd, &info, &len) && !strcmp(info.name, name)) {
@@ -669,7 +672,7 @@ static bool places_flag(const __u32 *ids, __u32 n)
 int mroce_dp_open(const char *ifname, struct mroce_dp **dpp)
 {
 	struct bpf_prog_info pinfo = {};
-	struct bpf_map_info minfo;
+	struct bpf_map_info minfo = {};
 	__u32 len = sizeof(pinfo), ids[16];
 	struct mroce_dp *dp;
 	long page = sysconf(_SC_PAGESIZE);

@@ -709,8 +709,10 @@ static int xsk_port_open(const char *ifname, const struct mroce_dev_opts *opts, 
 	for (__u32 i = 0; i < p->ntx; i++)
 		p->free[p->nfree++] = p->tx_base + (__u64)i * p->slot_bufs * FRAME_SIZE;
 	err = xsk_umem__create(&p->umem, p->area, p->area_len, &p->fq, &p->cq, &ucfg);
-	if (err)
+	if (err) {
+		err = mroce_cap_err(err, MROCE_NEED_NET_RAW | MROCE_NEED_MEMLOCK);
 		goto fail;
+	}
 	if (!MROCE_OPT(opts, force_copy, false)) {
 		xcfg.bind_flags = XDP_ZEROCOPY | XDP_USE_NEED_WAKEUP | (sg || pool_bytes ? XDP_USE_SG : 0);
 		err = xsk_socket__create(&p->xsk, ifname, p->queue, p->umem, &p->rx, &p->tx, &xcfg);
@@ -727,8 +729,10 @@ static int xsk_port_open(const char *ifname, const struct mroce_dev_opts *opts, 
 			usleep(10000);
 		}
 	}
-	if (err)
+	if (err) {
+		err = mroce_cap_err(err, MROCE_NEED_NET_RAW | MROCE_NEED_MEMLOCK);
 		goto fail;
+	}
 	p->fd = xsk_socket__fd(p->xsk);
 	/* Every receive frame goes on the fill ring up front. */
 	if (xsk_ring_prod__reserve(&p->fq, nframes / 2, &idx) != nframes / 2) {

@@ -44,6 +44,14 @@ enum mroce_errno {
 	MROCE_ERR_VERSION	= 4104,	/* the peer speaks another wire protocol version */
 	MROCE_ERR_STREAMS	= 4105,	/* the peer's QP has another number of streams */
 	MROCE_ERR_PEER_ADDR	= 4106,	/* the peer's QP info names another host's address */
+	/* Refused for want of one capability (libmroce(7), CAPABILITIES, lists each
+	 * operation's): the code names the first one missing. */
+	MROCE_ERR_CAP_NET_ADMIN	= 4107,	/* XDP attach/detach */
+	MROCE_ERR_CAP_BPF	= 4108,	/* loading the XDP program */
+	MROCE_ERR_CAP_PERFMON	= 4109,	/* the program's verifier checks */
+	MROCE_ERR_CAP_SYS_ADMIN	= 4110,	/* the attached program and maps by id */
+	MROCE_ERR_CAP_NET_RAW	= 4111,	/* the AF_XDP socket */
+	MROCE_ERR_MEMLOCK	= 4112,	/* UMEM past RLIMIT_MEMLOCK without CAP_IPC_LOCK */
 	__MROCE_ERR_END
 };
 
