@@ -496,8 +496,12 @@ static __u64 xp_plane_drops(void *port, __u32 plane)
 	return n;
 }
 
-/* Sum the AF_XDP sockets among one process's descriptors. */
-static int scan_process(int pid, struct mroce_dev_stats *s)
+/*
+ * Sum the AF_XDP sockets among one process's descriptors. *refused: a
+ * descriptor list or socket this process may not read (no CAP_SYS_PTRACE),
+ * so that the sum would be short.
+ */
+static int scan_process(int pid, struct mroce_dev_stats *s, bool *refused)
 {
 	char path[64], link[64];
 	struct dirent *e;
@@ -506,8 +510,10 @@ static int scan_process(int pid, struct mroce_dev_stats *s)
 
 	snprintf(path, sizeof(path), "/proc/%d/fd", pid);
 	d = opendir(path);
-	if (!d)
+	if (!d) {
+		*refused |= errno == EACCES || errno == EPERM;
 		return 0;
+	}
 	pfd = pidfd_open(pid, 0);
 	while (pfd >= 0 && (e = readdir(d))) {
 		char fdpath[64 + sizeof(e->d_name)];
@@ -519,6 +525,8 @@ static int scan_process(int pid, struct mroce_dev_stats *s)
 		if (l < 8 || strncmp(link, "socket:", 7))
 			continue;
 		fd = pidfd_getfd(pfd, atoi(e->d_name), 0);
+		if (fd < 0)
+			*refused |= errno == EPERM || errno == EACCES;
 		if (fd >= 0 && xsk_add_stats(fd, s))
 			n++;
 		if (fd >= 0)
@@ -530,13 +538,18 @@ static int scan_process(int pid, struct mroce_dev_stats *s)
 	return n;
 }
 
-static bool same_netns(int pid, const struct stat *self)
+/* Whether pid is in our network namespace; a process we may not ask counts as refused. */
+static bool same_netns(int pid, const struct stat *self, bool *refused)
 {
 	char path[64];
 	struct stat st;
 
 	snprintf(path, sizeof(path), "/proc/%d/ns/net", pid);
-	return !stat(path, &st) && st.st_ino == self->st_ino && st.st_dev == self->st_dev;
+	if (stat(path, &st)) {
+		*refused |= errno == EACCES || errno == EPERM;
+		return false;
+	}
+	return st.st_ino == self->st_ino && st.st_dev == self->st_dev;
 }
 
 int mroce_xsk_scan_stats(struct mroce_dev_stats *stats)
@@ -544,6 +557,7 @@ int mroce_xsk_scan_stats(struct mroce_dev_stats *stats)
 	struct stat self;
 	struct dirent *e;
 	int n = 0, me = getpid();
+	bool refused = false;
 	DIR *d;
 
 	if (!stats)
@@ -557,10 +571,14 @@ int mroce_xsk_scan_stats(struct mroce_dev_stats *stats)
 	while ((e = readdir(d))) {
 		int pid = atoi(e->d_name);
 
-		if (pid > 0 && pid != me && same_netns(pid, &self))
-			n += scan_process(pid, stats);
+		if (pid > 0 && pid != me && same_netns(pid, &self, &refused))
+			n += scan_process(pid, stats, &refused);
 	}
 	closedir(d);
+	if (refused) {	/* a partial sum would read as the whole: none */
+		memset(stats, 0, sizeof(*stats));
+		return -MROCE_ERR_CAP_SYS_PTRACE;
+	}
 	return n;
 }
 
