@@ -14,6 +14,7 @@
  * only), once the pinned program is shown to be the one the interface runs.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <ifaddrs.h>
 #include <limits.h>
 #include <net/if.h>
@@ -509,7 +510,12 @@ static struct bpf_object *open_object(const char *path)
 	return bpf_object__open_mem(elf, sz, &o);
 }
 
-int mroce_dp_attach(const char *ifname, const struct mroce_attach_opts *opts)
+static int dp_open(const char *ifname, struct bpf_object *obj, enum mroce_xdp_mode mode,
+		   struct mroce_dp **dpp);
+
+/* Attach; with dpp, also open the datapath from the object just loaded. */
+static int dp_attach(const char *ifname, const struct mroce_attach_opts *opts,
+		     struct mroce_dp **dpp)
 {
 	enum mroce_xdp_mode mode;
 	struct bpf_object *obj;
@@ -609,11 +615,32 @@ int mroce_dp_attach(const char *ifname, const struct mroce_attach_opts *opts)
 			xdp_program__detach(xprog, (int)ifindex,
 					    mode == MROCE_XDP_SKB ? XDP_MODE_SKB : XDP_MODE_NATIVE, 0);
 	}
+	/*
+	 * The object's own fds: an attacher never has to find what it just
+	 * attached by id (CAP_SYS_ADMIN). The program stays attached if this
+	 * fails, as after any attach followed by a failed open.
+	 */
+	if (!err && dpp)
+		err = dp_open(ifname, obj, mode, dpp);
 out:
 	if (xprog)
 		xdp_program__close(xprog);	/* from_bpf_obj: the object stays ours */
 	bpf_object__close(obj);
 	return mroce_cap_err(err, MROCE_NEED_LOAD);
+}
+
+int mroce_dp_attach(const char *ifname, const struct mroce_attach_opts *opts)
+{
+	return dp_attach(ifname, opts, NULL);
+}
+
+int mroce_dp_attach_open(const char *ifname, const struct mroce_attach_opts *opts,
+			 struct mroce_dp **dpp)
+{
+	if (!dpp)
+		return -EINVAL;
+	*dpp = NULL;
+	return dp_attach(ifname, opts, dpp);
 }
 
 int mroce_dp_detach(const char *ifname)
@@ -735,20 +762,29 @@ static bool places_flag(const __u32 *ids, __u32 n)
 	return true;
 }
 
-/* The pinned maps of ifname (pinned_prog() vouched for them): fds[i] for map_names[i]. */
-static int pinned_maps(const char *ifname, int *const fds[N_MAPS], struct bpf_map_info infos[N_MAPS],
-		       bool *places)
+/*
+ * The maps without ids: from the object just attached (obj), or else the
+ * pins of ifname (pinned_prog() vouched for them). fds[i] for map_names[i].
+ */
+static int maps_by_fd(const char *ifname, struct bpf_object *obj, int *const fds[N_MAPS],
+		      struct bpf_map_info infos[N_MAPS], bool *places)
 {
+	struct bpf_map *rodata = obj ? bpf_object__find_map_by_name(obj, ".rodata") : NULL;
 	char path[PATH_MAX];
-	int fd, on;
+	int fd = -1, on;
 
 	for (size_t i = 0; i < N_MAPS; i++) {
 		__u32 len = sizeof(infos[i]);
 
 		memset(&infos[i], 0, sizeof(infos[i]));
-		if (pin_path(path, sizeof(path), DEFAULT_PIN_ROOT, ifname, map_names[i]))
-			return -ENAMETOOLONG;
-		*fds[i] = bpf_obj_get(path);
+		if (obj) {
+			*fds[i] = fcntl(bpf_map__fd(bpf_object__find_map_by_name(obj, map_names[i])),
+					F_DUPFD_CLOEXEC, 0);
+		} else {
+			if (pin_path(path, sizeof(path), DEFAULT_PIN_ROOT, ifname, map_names[i]))
+				return -ENAMETOOLONG;
+			*fds[i] = bpf_obj_get(path);
+		}
 		if (*fds[i] < 0)
 			return -errno;
 		if (bpf_obj_get_info_by_fd(*fds[i], &infos[i], &len) ||
@@ -756,8 +792,11 @@ static int pinned_maps(const char *ifname, int *const fds[N_MAPS], struct bpf_ma
 			return -MROCE_ERR_BAD_OBJ;
 	}
 	*places = true;	/* an object without the switch: as places_flag() */
-	if (!pin_path(path, sizeof(path), DEFAULT_PIN_ROOT, ifname, PIN_RODATA) &&
-	    (fd = bpf_obj_get(path)) >= 0) {
+	if (obj)
+		fd = rodata ? fcntl(bpf_map__fd(rodata), F_DUPFD_CLOEXEC, 0) : -1;
+	else if (!pin_path(path, sizeof(path), DEFAULT_PIN_ROOT, ifname, PIN_RODATA))
+		fd = bpf_obj_get(path);
+	if (fd >= 0) {
 		on = places_of_map(fd);
 		close(fd);
 		if (on >= 0)
@@ -767,6 +806,16 @@ static int pinned_maps(const char *ifname, int *const fds[N_MAPS], struct bpf_ma
 }
 
 int mroce_dp_open(const char *ifname, struct mroce_dp **dpp)
+{
+	return dp_open(ifname, NULL, MROCE_XDP_NATIVE, dpp);
+}
+
+/*
+ * Open the datapath of ifname: from obj when the caller just attached it
+ * (in mode), else found by ids, else (no CAP_SYS_ADMIN) by its pins.
+ */
+static int dp_open(const char *ifname, struct bpf_object *obj, enum mroce_xdp_mode mode,
+		   struct mroce_dp **dpp)
 {
 	struct bpf_prog_info pinfo = {};
 	struct bpf_map_info minfo = {}, pinned[N_MAPS];
@@ -789,7 +838,16 @@ int mroce_dp_open(const char *ifname, struct mroce_dp **dpp)
 	if (err)
 		goto fail;
 	snprintf(dp->ifname, sizeof(dp->ifname), "%s", ifname);
-	err = find_attached(dp->ifindex, &dp->prog_id, &dp->mode, &dp->prog_fd, NULL);
+	if (obj) {
+		struct bpf_program *prog = bpf_object__find_program_by_name(obj, MROCE_PROG_NAME);
+
+		dp->mode = mode;
+		dp->prog_fd = prog ? fcntl(bpf_program__fd(prog), F_DUPFD_CLOEXEC, 0) : -1;
+		err = dp->prog_fd >= 0 ? 1 : -MROCE_ERR_BAD_OBJ;
+		by_pin = true;
+	} else {
+		err = find_attached(dp->ifindex, &dp->prog_id, &dp->mode, &dp->prog_fd, NULL);
+	}
 	if (err == -MROCE_ERR_CAP_SYS_ADMIN) {
 		dp->prog_fd = pinned_prog(ifname, dp->ifindex, &dp->prog_id, &dp->mode);
 		by_pin = dp->prog_fd >= 0;
@@ -807,6 +865,8 @@ int mroce_dp_open(const char *ifname, struct mroce_dp **dpp)
 		err = -errno;
 		goto fail;
 	}
+	if (obj)
+		dp->prog_id = pinfo.id;
 	fds[0] = &dp->flows_fd;
 	fds[1] = &dp->stats_fd;
 	fds[2] = &dp->cfg_fd;
@@ -815,7 +875,7 @@ int mroce_dp_open(const char *ifname, struct mroce_dp **dpp)
 	fds[5] = &dp->dmr_fd;
 	fds[6] = &dp->dm_own_fd;
 	if (by_pin) {
-		err = pinned_maps(ifname, fds, pinned, &dp->xdp_places);
+		err = maps_by_fd(ifname, obj, fds, pinned, &dp->xdp_places);
 		if (err)
 			goto fail;
 		/* the pins must be the program's own maps, not an older attach's */

@@ -23,6 +23,13 @@ int mroce_bpffs_ensure(void);
 #define MROCE_NEED_LOAD		(MROCE_NEED_NET_ADMIN | MROCE_NEED_BPF | MROCE_NEED_PERFMON)
 int mroce_cap_err(int err, unsigned int need);
 
+struct mroce_dp;
+struct mroce_attach_opts;
+/* mroce_dp_attach(), then the datapath opened from the object it loaded
+ * (no lookup by id, so no CAP_SYS_ADMIN). */
+int mroce_dp_attach_open(const char *ifname, const struct mroce_attach_opts *opts,
+			 struct mroce_dp **dpp);
+
 /* ifname's MAC address (if it is Ethernet) and, if mtu is not NULL, its MTU; 0 or -errno. */
 int mroce_if_hw(const char *ifname, __u8 mac[6], __u32 *mtu);
 

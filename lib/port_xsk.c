@@ -672,8 +672,8 @@ static int xsk_port_open(const char *ifname, const struct mroce_dev_opts *opts, 
 		MROCE_OPTS(mroce_attach_opts, ao, .mode = MROCE_OPT(opts, xdp_mode, MROCE_XDP_NATIVE),
 			   .udp_port = MROCE_OPT(opts, udp_port, 0));
 
-		err = mroce_dp_attach(ifname, &ao);
-		if (!err || err == -MROCE_ERR_ATTACHED)
+		err = mroce_dp_attach_open(ifname, &ao, &p->dp);
+		if (err == -MROCE_ERR_ATTACHED)	/* another process won the race */
 			err = mroce_dp_open(ifname, &p->dp);
 	}
 	if (!err)
