@@ -32,6 +32,11 @@ static bool has(int cap)
 	return cap_effective(cap);
 }
 
+bool mroce_has_cap(int cap)
+{
+	return has(cap);
+}
+
 int mroce_cap_err(int err, unsigned int need)
 {
 	static const struct { unsigned int bit; int cap, code; } caps[] = {

@@ -22,6 +22,7 @@ int mroce_bpffs_ensure(void);
 #define MROCE_NEED_MEMLOCK	(1u << 5)
 #define MROCE_NEED_LOAD		(MROCE_NEED_NET_ADMIN | MROCE_NEED_BPF | MROCE_NEED_PERFMON)
 int mroce_cap_err(int err, unsigned int need);
+bool mroce_has_cap(int cap);	/* in the effective set (CAP_* of linux/capability.h) */
 
 struct mroce_dp;
 struct mroce_attach_opts;

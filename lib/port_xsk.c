@@ -28,6 +28,7 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#include <linux/capability.h>
 #include <linux/if_xdp.h>
 #include <xdp/xsk.h>
 
@@ -577,7 +578,10 @@ int mroce_xsk_scan_stats(struct mroce_dev_stats *stats)
 	closedir(d);
 	if (refused) {	/* a partial sum would read as the whole: none */
 		memset(stats, 0, sizeof(*stats));
-		return -MROCE_ERR_CAP_SYS_PTRACE;
+		/* /proc/PID/ns/net and pidfd_getfd: ptrace access; /proc/PID/fd: its mode */
+		if (!mroce_has_cap(CAP_SYS_PTRACE) || !mroce_has_cap(CAP_DAC_READ_SEARCH))
+			return -MROCE_ERR_CAP_SYS_PTRACE;
+		return -EACCES;	/* refused all the same (an LSM guarding the process) */
 	}
 	return n;
 }

@@ -266,7 +266,7 @@ static void test_strerror_and_names(void **state)
 			{ MROCE_ERR_CAP_PERFMON, "CAP_PERFMON" },
 			{ MROCE_ERR_CAP_SYS_ADMIN, "CAP_SYS_ADMIN" },
 			{ MROCE_ERR_CAP_NET_RAW, "CAP_NET_RAW" }, { MROCE_ERR_MEMLOCK, "CAP_IPC_LOCK" },
-			{ MROCE_ERR_CAP_SYS_PTRACE, "CAP_SYS_PTRACE" },
+			{ MROCE_ERR_CAP_SYS_PTRACE, "CAP_DAC_READ_SEARCH" },
 		};
 
 		for (size_t i = 0; i < sizeof(caps) / sizeof(caps[0]); i++) {

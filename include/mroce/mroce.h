@@ -52,7 +52,7 @@ enum mroce_errno {
 	MROCE_ERR_CAP_SYS_ADMIN	= 4110,	/* the attached program and maps by id */
 	MROCE_ERR_CAP_NET_RAW	= 4111,	/* the AF_XDP socket */
 	MROCE_ERR_MEMLOCK	= 4112,	/* UMEM past RLIMIT_MEMLOCK without CAP_IPC_LOCK */
-	MROCE_ERR_CAP_SYS_PTRACE = 4113, /* other processes' AF_XDP sockets (their counters) */
+	MROCE_ERR_CAP_SYS_PTRACE = 4113, /* others' AF_XDP sockets: + CAP_DAC_READ_SEARCH */
 	__MROCE_ERR_END
 };
 
