@@ -576,12 +576,15 @@ int mroce_xsk_scan_stats(struct mroce_dev_stats *stats)
 			n += scan_process(pid, stats, &refused);
 	}
 	closedir(d);
-	if (refused) {	/* a partial sum would read as the whole: none */
+	/*
+	 * /proc/PID/ns/net and pidfd_getfd need ptrace access, /proc/PID/fd
+	 * its owner or CAP_DAC_READ_SEARCH. Refused for want of them, a partial
+	 * sum would read as the whole: none. Refused with both (a process an
+	 * LSM or a sandbox guards even from root), nothing more can be read.
+	 */
+	if (refused && (!mroce_has_cap(CAP_SYS_PTRACE) || !mroce_has_cap(CAP_DAC_READ_SEARCH))) {
 		memset(stats, 0, sizeof(*stats));
-		/* /proc/PID/ns/net and pidfd_getfd: ptrace access; /proc/PID/fd: its mode */
-		if (!mroce_has_cap(CAP_SYS_PTRACE) || !mroce_has_cap(CAP_DAC_READ_SEARCH))
-			return -MROCE_ERR_CAP_SYS_PTRACE;
-		return -EACCES;	/* refused all the same (an LSM guarding the process) */
+		return -MROCE_ERR_CAP_SYS_PTRACE;
 	}
 	return n;
 }

@@ -130,8 +130,8 @@ MROCE_API int mroce_dev_stats(struct mroce_dev *dev, struct mroce_dev_stats *sta
  * caller's network namespace hold (needs CAP_SYS_PTRACE: pidfd_getfd).
  * Returns the number of sockets found, or a negative errno:
  * -MROCE_ERR_CAP_SYS_PTRACE when a process could not be read for want of
- * CAP_SYS_PTRACE or CAP_DAC_READ_SEARCH, -EACCES when refused with both
- * (the counters are then zero, never a partial sum).
+ * CAP_SYS_PTRACE or CAP_DAC_READ_SEARCH (the counters are then zero, never
+ * a partial sum).
  */
 MROCE_API int mroce_xsk_scan_stats(struct mroce_dev_stats *stats);
 
