@@ -140,6 +140,18 @@ t_attach_and_open() {
 		expect_refusal "$c" "$TMP/no.log" || return 1
 	done
 	b_caps "net_admin bpf perfmon" "$MROCE" attach "$IF_B" || return 1
+	# without pins, status and detach find the program by id: CAP_SYS_ADMIN
+	b_caps "net_admin bpf perfmon net_raw" "$MROCE" status "$IF_B" >"$TMP/no.log" 2>&1 &&
+		{ echo "status without pins or CAP_SYS_ADMIN succeeded"; return 1; }
+	expect_refusal sys_admin "$TMP/no.log" || return 1
+	b_caps "net_admin" "$MROCE" detach "$IF_B" >"$TMP/no.log" 2>&1 &&
+		{ echo "detach without pins or CAP_SYS_ADMIN succeeded"; return 1; }
+	expect_refusal sys_admin "$TMP/no.log" || return 1
+	b_caps "sys_admin" "$MROCE" status "$IF_B" >/dev/null || { echo "status with CAP_SYS_ADMIN failed"; return 1; }
+	b_caps "sys_admin" "$MROCE" detach "$IF_B" >"$TMP/no.log" 2>&1 &&
+		{ echo "detach without CAP_NET_ADMIN succeeded"; return 1; }
+	expect_refusal net_admin "$TMP/no.log" || return 1
+	b_caps "net_admin sys_admin" "$MROCE" detach "$IF_B" || return 1
 }
 
 # Attached with --pin (by root, pins given to the user): status with no
