@@ -711,12 +711,6 @@ static int map_fd_by_name(const __u32 *ids, __u32 n, const char *name,
 	return -MROCE_ERR_BAD_OBJ;
 }
 
-/*
- * Whether the attached program places device-memory WRITEs: its .rodata
- * switch (the map libbpf named "<object>.rodata", read through its BTF), or
- * true for an object without one (it calls bpf_xdp_adjust_meta always).
- * False when the switch is there but cannot be read.
- */
 /* One map's answer: -1 when fd is not a .rodata holding the switch, else 0 or 1. */
 static int places_of_map(int fd)
 {
@@ -747,6 +741,12 @@ static int places_of_map(int fd)
 	return on;
 }
 
+/*
+ * Whether the attached program places device-memory WRITEs: its .rodata
+ * switch (the map libbpf named "<object>.rodata", read through its BTF), or
+ * true for an object without one (it calls bpf_xdp_adjust_meta always).
+ * False when the switch is there but cannot be read.
+ */
 static bool places_flag(const __u32 *ids, __u32 n)
 {
 	for (__u32 i = 0; i < n; i++) {

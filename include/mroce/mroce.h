@@ -104,7 +104,9 @@ MROCE_API int mroce_dp_attach(const char *ifname, const struct mroce_attach_opts
 /* Detach mroce from ifname (and remove its pins); never touches another program. */
 MROCE_API int mroce_dp_detach(const char *ifname);
 
-/* An attached datapath's program and maps, whoever attached it. */
+/* An attached datapath's program and maps, whoever attached it: found by
+ * ids (CAP_SYS_ADMIN), or else through the pins of `mroce attach --pin`
+ * when they are the attached program's (libmroce(7), CAPABILITIES). */
 struct mroce_dp;
 
 MROCE_API int mroce_dp_open(const char *ifname, struct mroce_dp **dp);
