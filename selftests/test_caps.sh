@@ -168,8 +168,9 @@ t_pinned() {
 	grep -q '^  rx  *[0-9]' "$TMP/st.log" || { echo "status: no counters"; return 1; }
 	# flow add / flows / flow del write and read the pinned flows map
 	b_caps "" "$MROCE" flow add "$IF_B" 77 --token 0x1234 >"$TMP/fl.log" 2>&1 &&
-		b_caps "" "$MROCE" flows "$IF_B" >>"$TMP/fl.log" 2>&1 && grep -q '77' "$TMP/fl.log" &&
-		b_caps "" "$MROCE" flow del "$IF_B" 77 >>"$TMP/fl.log" 2>&1 ||
+		b_caps "" "$MROCE" flows "$IF_B" >>"$TMP/fl.log" 2>&1 && grep -q '^ *77  *0  *sack ' "$TMP/fl.log" &&
+		b_caps "" "$MROCE" flow del "$IF_B" 77 >>"$TMP/fl.log" 2>&1 &&
+		! b "$MROCE" flows "$IF_B" | grep -q '^ *77 ' ||
 		{ echo "flow add/flows/flow del with no capability failed:"; cat "$TMP/fl.log"; return 1; }
 	# the sockets' counters (a root server's socket in B): not read, and why
 	rm -f "$TMP/srv.log"
