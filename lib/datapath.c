@@ -7,11 +7,14 @@
  * not (docs/datapath.md, "Attaching").
  *
  * The maps are found from the interface's attached program (program id ->
- * map ids), never from pinned paths, so this works whether mroce, `ip link`
- * or libxdp (alone or behind its dispatcher) attached the object, and inside
- * `ip netns exec` where nothing pinned survives.
+ * map ids), so this works whether mroce, `ip link` or libxdp (alone or
+ * behind its dispatcher) attached the object, and inside `ip netns exec`
+ * where nothing pinned survives. Ids need CAP_SYS_ADMIN: without it, the
+ * objects `mroce attach --pin` pinned are opened instead (file permissions
+ * only), once the pinned program is shown to be the one the interface runs.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <ifaddrs.h>
 #include <limits.h>
 #include <net/if.h>
@@ -65,6 +68,10 @@ static const char *const map_names[] = {
 	MROCE_MAP_DM, MROCE_MAP_DMR, MROCE_MAP_DM_OWN,
 };
 #define N_MAPS	(sizeof(map_names) / sizeof(map_names[0]))
+/* Pinned beside the maps with --pin: the program, to check the pins are the
+ * attached ones, and its .rodata (the placement switch). */
+#define PIN_PROG	MROCE_PROG_NAME
+#define PIN_RODATA	"mroce_rodata"
 
 static void *map_mmap(int fd, size_t len)
 {
@@ -81,7 +88,7 @@ static int prog_name_by_id(__u32 id, char name[BPF_OBJ_NAME_LEN], int *fd_out)
 
 	fd = bpf_prog_get_fd_by_id(id);
 	if (fd < 0)
-		return -errno;
+		return mroce_cap_err(-errno, MROCE_NEED_SYS_ADMIN);
 	err = bpf_obj_get_info_by_fd(fd, &info, &len);
 	if (err) {
 		err = -errno;
@@ -205,6 +212,10 @@ static void unpin_all(const char *root, const char *ifname)
 	for (size_t i = 0; i < sizeof(map_names) / sizeof(map_names[0]); i++)
 		if (!pin_path(path, sizeof(path), root, ifname, map_names[i]))
 			unlink(path);
+	if (!pin_path(path, sizeof(path), root, ifname, PIN_PROG))
+		unlink(path);
+	if (!pin_path(path, sizeof(path), root, ifname, PIN_RODATA))
+		unlink(path);
 	if (!pin_path(path, sizeof(path), root, ifname, NULL))
 		rmdir(path);
 	rmdir(root);	/* only succeeds once no interface is pinned */
@@ -212,6 +223,7 @@ static void unpin_all(const char *root, const char *ifname)
 
 static int pin_all(struct bpf_object *obj, const char *root, const char *ifname)
 {
+	struct bpf_map *rodata = bpf_object__find_map_by_name(obj, ".rodata");
 	char path[PATH_MAX];
 	int err;
 
@@ -236,7 +248,54 @@ static int pin_all(struct bpf_object *obj, const char *root, const char *ifname)
 			return err;
 		}
 	}
-	return 0;
+	err = pin_path(path, sizeof(path), root, ifname, PIN_PROG);
+	if (!err && bpf_obj_pin(bpf_program__fd(bpf_object__find_program_by_name(obj,
+					MROCE_PROG_NAME)), path))
+		err = -errno;
+	if (!err && rodata && !pin_path(path, sizeof(path), root, ifname, PIN_RODATA) &&
+	    bpf_obj_pin(bpf_map__fd(rodata), path))
+		err = -errno;
+	if (err)
+		unpin_all(root, ifname);
+	return err;
+}
+
+/*
+ * The program --pin pinned for ifname, if it is the one attached there
+ * alone (bpf_xdp_query and the pin's own info need no capability): its fd,
+ * id and mode. -ENOENT when there is no such pin or it is not the attached
+ * program (a stale pin, another namespace's interface of that name, or one
+ * behind libxdp's dispatcher, which only ids can show).
+ */
+static int pinned_prog(const char *ifname, __u32 ifindex, __u32 *prog_id,
+		       enum mroce_xdp_mode *mode)
+{
+	LIBBPF_OPTS(bpf_xdp_query_opts, q);
+	struct bpf_prog_info info = {};
+	__u32 len = sizeof(info);
+	char path[PATH_MAX];
+	int fd;
+
+	if (pin_path(path, sizeof(path), DEFAULT_PIN_ROOT, ifname, PIN_PROG))
+		return -ENOENT;
+	fd = bpf_obj_get(path);
+	if (fd < 0)
+		return -ENOENT;
+	if (bpf_obj_get_info_by_fd(fd, &info, &len) || strcmp(info.name, MROCE_PROG_NAME) ||
+	    bpf_xdp_query((int)ifindex, 0, &q)) {
+		close(fd);
+		return -ENOENT;
+	}
+	if (info.id == (q.drv_prog_id ? q.drv_prog_id : q.prog_id) && info.id != q.skb_prog_id) {
+		*mode = MROCE_XDP_NATIVE;
+	} else if (info.id == q.skb_prog_id) {
+		*mode = MROCE_XDP_SKB;
+	} else {
+		close(fd);
+		return -ENOENT;
+	}
+	*prog_id = info.id;
+	return fd;
 }
 
 /* The interface's MAC, or none when it has no Ethernet address (lo). */
@@ -451,7 +510,12 @@ static struct bpf_object *open_object(const char *path)
 	return bpf_object__open_mem(elf, sz, &o);
 }
 
-int mroce_dp_attach(const char *ifname, const struct mroce_attach_opts *opts)
+static int dp_open(const char *ifname, struct bpf_object *obj, enum mroce_xdp_mode mode,
+		   struct mroce_dp **dpp);
+
+/* Attach; with dpp, also open the datapath from the object just loaded. */
+static int dp_attach(const char *ifname, const struct mroce_attach_opts *opts,
+		     struct mroce_dp **dpp)
 {
 	enum mroce_xdp_mode mode;
 	struct bpf_object *obj;
@@ -551,11 +615,32 @@ int mroce_dp_attach(const char *ifname, const struct mroce_attach_opts *opts)
 			xdp_program__detach(xprog, (int)ifindex,
 					    mode == MROCE_XDP_SKB ? XDP_MODE_SKB : XDP_MODE_NATIVE, 0);
 	}
+	/*
+	 * The object's own fds: an attacher never has to find what it just
+	 * attached by id (CAP_SYS_ADMIN). The program stays attached if this
+	 * fails, as after any attach followed by a failed open.
+	 */
+	if (!err && dpp)
+		err = dp_open(ifname, obj, mode, dpp);
 out:
 	if (xprog)
 		xdp_program__close(xprog);	/* from_bpf_obj: the object stays ours */
 	bpf_object__close(obj);
-	return err;
+	return mroce_cap_err(err, MROCE_NEED_LOAD);
+}
+
+int mroce_dp_attach(const char *ifname, const struct mroce_attach_opts *opts)
+{
+	return dp_attach(ifname, opts, NULL);
+}
+
+int mroce_dp_attach_open(const char *ifname, const struct mroce_attach_opts *opts,
+			 struct mroce_dp **dpp)
+{
+	if (!dpp)
+		return -EINVAL;
+	*dpp = NULL;
+	return dp_attach(ifname, opts, dpp);
 }
 
 int mroce_dp_detach(const char *ifname)
@@ -571,6 +656,10 @@ int mroce_dp_detach(const char *ifname)
 	if (err)
 		return err;
 	err = find_attached(ifindex, &id, &mode, &fd, &dispatched);
+	if (err == -MROCE_ERR_CAP_SYS_ADMIN) {	/* no ids: the pinned program, if attached */
+		fd = pinned_prog(ifname, ifindex, &id, &mode);
+		err = fd >= 0 ? 1 : err;
+	}
 	if (err < 0)
 		return err;
 	if (err == 0)
@@ -588,12 +677,13 @@ int mroce_dp_detach(const char *ifname)
 		}
 		if (!err)
 			unpin_all(DEFAULT_PIN_ROOT, ifname);
-		return err;
+		return mroce_cap_err(err, MROCE_NEED_NET_ADMIN | MROCE_NEED_SYS_ADMIN);
 	}
 	/* Replace only our program, atomically, even if another loader races us. */
 	o.old_prog_fd = fd;
 	flags = XDP_FLAGS_REPLACE | (mode == MROCE_XDP_SKB ? XDP_FLAGS_SKB_MODE : XDP_FLAGS_DRV_MODE);
 	err = bpf_xdp_detach((int)ifindex, flags, &o);
+	err = err ? mroce_cap_err(err, MROCE_NEED_NET_ADMIN) : 0;
 	close(fd);
 	if (!err)
 		unpin_all(DEFAULT_PIN_ROOT, ifname);
@@ -608,6 +698,8 @@ static int map_fd_by_name(const __u32 *ids, __u32 n, const char *name,
 		__u32 len = sizeof(info);
 		int fd = bpf_map_get_fd_by_id(ids[i]);
 
+		if (fd < 0 && errno == EPERM)
+			return mroce_cap_err(-EPERM, MROCE_NEED_SYS_ADMIN);
 		if (fd < 0)
 			continue;
 		if (!bpf_obj_get_info_by_fd(fd, &info, &len) && !strcmp(info.name, name)) {
@@ -619,6 +711,36 @@ static int map_fd_by_name(const __u32 *ids, __u32 n, const char *name,
 	return -MROCE_ERR_BAD_OBJ;
 }
 
+/* One map's answer: -1 when fd is not a .rodata holding the switch, else 0 or 1. */
+static int places_of_map(int fd)
+{
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info), off, size, val = 0;
+	size_t nl;
+	struct btf *btf;
+	__u8 *value;
+	int on = -1;
+
+	if (bpf_obj_get_info_by_fd(fd, &info, &len) ||
+	    (nl = strnlen(info.name, sizeof(info.name))) < 7 ||
+	    strcmp(info.name + nl - 7, ".rodata"))
+		return -1;
+	btf = info.btf_id ? btf__load_from_kernel_by_id(info.btf_id) : NULL;
+	if (btf && !datasec_var(btf, info.btf_value_type_id, MROCE_VAR_PLACE, &off, &size)) {
+		on = 0;
+		value = calloc(1, info.value_size);
+		if (value && size == sizeof(val) && off <= info.value_size &&
+		    info.value_size - off >= sizeof(val) &&
+		    !bpf_map_lookup_elem(fd, &(__u32){ 0 }, value)) {
+			memcpy(&val, value + off, sizeof(val));
+			on = val != 0;
+		}
+		free(value);
+	}
+	btf__free(btf);
+	return on;
+}
+
 /*
  * Whether the attached program places device-memory WRITEs: its .rodata
  * switch (the map libbpf named "<object>.rodata", read through its BTF), or
@@ -628,52 +750,80 @@ static int map_fd_by_name(const __u32 *ids, __u32 n, const char *name,
 static bool places_flag(const __u32 *ids, __u32 n)
 {
 	for (__u32 i = 0; i < n; i++) {
-		struct bpf_map_info info = {};
-		__u32 len = sizeof(info), off, size, val = 0;
-		size_t nl;
-		struct btf *btf;
-		__u8 *value;
-		bool found = false, on = false;
-		int fd = bpf_map_get_fd_by_id(ids[i]), err;
+		int fd = bpf_map_get_fd_by_id(ids[i]), on;
 
 		if (fd < 0)
 			continue;
-		if (bpf_obj_get_info_by_fd(fd, &info, &len) ||
-		    (nl = strnlen(info.name, sizeof(info.name))) < 7 ||
-		    strcmp(info.name + nl - 7, ".rodata")) {
-			close(fd);
-			continue;
-		}
-		btf = info.btf_id ? btf__load_from_kernel_by_id(info.btf_id) : NULL;
-		err = btf ? datasec_var(btf, info.btf_value_type_id, MROCE_VAR_PLACE, &off, &size)
-			  : -ENOENT;
-		if (!err) {
-			found = true;
-			value = calloc(1, info.value_size);
-			if (value && size == sizeof(val) && off <= info.value_size &&
-			    info.value_size - off >= sizeof(val) &&
-			    !bpf_map_lookup_elem(fd, &(__u32){ 0 }, value)) {
-				memcpy(&val, value + off, sizeof(val));
-				on = val != 0;
-			}
-			free(value);
-		}
-		btf__free(btf);
+		on = places_of_map(fd);
 		close(fd);
-		if (found)
+		if (on >= 0)
 			return on;
 	}
 	return true;
 }
 
+/*
+ * The maps without ids: from the object just attached (obj), or else the
+ * pins of ifname (pinned_prog() vouched for them). fds[i] for map_names[i].
+ */
+static int maps_by_fd(const char *ifname, struct bpf_object *obj, int *const fds[N_MAPS],
+		      struct bpf_map_info infos[N_MAPS], bool *places)
+{
+	struct bpf_map *rodata = obj ? bpf_object__find_map_by_name(obj, ".rodata") : NULL;
+	char path[PATH_MAX];
+	int fd = -1, on;
+
+	for (size_t i = 0; i < N_MAPS; i++) {
+		__u32 len = sizeof(infos[i]);
+
+		memset(&infos[i], 0, sizeof(infos[i]));
+		if (obj) {
+			*fds[i] = fcntl(bpf_map__fd(bpf_object__find_map_by_name(obj, map_names[i])),
+					F_DUPFD_CLOEXEC, 0);
+		} else {
+			if (pin_path(path, sizeof(path), DEFAULT_PIN_ROOT, ifname, map_names[i]))
+				return -ENAMETOOLONG;
+			*fds[i] = bpf_obj_get(path);
+		}
+		if (*fds[i] < 0)
+			return -errno;
+		if (bpf_obj_get_info_by_fd(*fds[i], &infos[i], &len) ||
+		    strcmp(infos[i].name, map_names[i]))
+			return -MROCE_ERR_BAD_OBJ;
+	}
+	*places = true;	/* an object without the switch: as places_flag() */
+	if (obj)
+		fd = rodata ? fcntl(bpf_map__fd(rodata), F_DUPFD_CLOEXEC, 0) : -1;
+	else if (!pin_path(path, sizeof(path), DEFAULT_PIN_ROOT, ifname, PIN_RODATA))
+		fd = bpf_obj_get(path);
+	if (fd >= 0) {
+		on = places_of_map(fd);
+		close(fd);
+		if (on >= 0)
+			*places = on;
+	}
+	return 0;
+}
+
 int mroce_dp_open(const char *ifname, struct mroce_dp **dpp)
 {
+	return dp_open(ifname, NULL, MROCE_XDP_NATIVE, dpp);
+}
+
+/*
+ * Open the datapath of ifname: from obj when the caller just attached it
+ * (in mode), else found by ids, else (no CAP_SYS_ADMIN) by its pins.
+ */
+static int dp_open(const char *ifname, struct bpf_object *obj, enum mroce_xdp_mode mode,
+		   struct mroce_dp **dpp)
+{
 	struct bpf_prog_info pinfo = {};
-	struct bpf_map_info minfo;
+	struct bpf_map_info minfo = {}, pinned[N_MAPS];
 	__u32 len = sizeof(pinfo), ids[16];
 	struct mroce_dp *dp;
 	long page = sysconf(_SC_PAGESIZE);
 	int err, *fds[N_MAPS];
+	bool by_pin = false;
 
 	mroce_print_install();
 	if (!dpp)
@@ -688,7 +838,22 @@ int mroce_dp_open(const char *ifname, struct mroce_dp **dpp)
 	if (err)
 		goto fail;
 	snprintf(dp->ifname, sizeof(dp->ifname), "%s", ifname);
-	err = find_attached(dp->ifindex, &dp->prog_id, &dp->mode, &dp->prog_fd, NULL);
+	if (obj) {
+		struct bpf_program *prog = bpf_object__find_program_by_name(obj, MROCE_PROG_NAME);
+
+		dp->mode = mode;
+		dp->prog_fd = prog ? fcntl(bpf_program__fd(prog), F_DUPFD_CLOEXEC, 0) : -1;
+		err = dp->prog_fd >= 0 ? 1 : -MROCE_ERR_BAD_OBJ;
+		by_pin = true;
+	} else {
+		err = find_attached(dp->ifindex, &dp->prog_id, &dp->mode, &dp->prog_fd, NULL);
+	}
+	if (err == -MROCE_ERR_CAP_SYS_ADMIN) {
+		dp->prog_fd = pinned_prog(ifname, dp->ifindex, &dp->prog_id, &dp->mode);
+		by_pin = dp->prog_fd >= 0;
+		if (by_pin)
+			err = 1;
+	}
 	if (err == 0)
 		err = dp->prog_id ? -MROCE_ERR_FOREIGN_PROG : -MROCE_ERR_NOT_ATTACHED;
 	if (err < 0)
@@ -700,6 +865,8 @@ int mroce_dp_open(const char *ifname, struct mroce_dp **dpp)
 		err = -errno;
 		goto fail;
 	}
+	if (obj)
+		dp->prog_id = pinfo.id;
 	fds[0] = &dp->flows_fd;
 	fds[1] = &dp->stats_fd;
 	fds[2] = &dp->cfg_fd;
@@ -707,9 +874,28 @@ int mroce_dp_open(const char *ifname, struct mroce_dp **dpp)
 	fds[4] = &dp->dm_fd;
 	fds[5] = &dp->dmr_fd;
 	fds[6] = &dp->dm_own_fd;
+	if (by_pin) {
+		err = maps_by_fd(ifname, obj, fds, pinned, &dp->xdp_places);
+		if (err)
+			goto fail;
+		/* the pins must be the program's own maps, not an older attach's */
+		for (size_t i = 0; i < N_MAPS; i++) {
+			bool own = false;
+
+			for (__u32 j = 0; j < pinfo.nr_map_ids && j < 16; j++)
+				own |= ids[j] == pinned[i].id;
+			if (!own) {
+				err = -MROCE_ERR_BAD_OBJ;
+				goto fail;
+			}
+		}
+	}
 	for (size_t i = 0; i < N_MAPS; i++) {
-		*fds[i] = map_fd_by_name(ids, pinfo.nr_map_ids < 16 ? pinfo.nr_map_ids : 16,
-					 map_names[i], &minfo);
+		if (by_pin)
+			minfo = pinned[i];
+		else
+			*fds[i] = map_fd_by_name(ids, pinfo.nr_map_ids < 16 ? pinfo.nr_map_ids : 16,
+						 map_names[i], &minfo);
 		if (*fds[i] < 0) {
 			err = *fds[i];
 			goto fail;
@@ -738,7 +924,8 @@ int mroce_dp_open(const char *ifname, struct mroce_dp **dpp)
 		if (i == 4)
 			dp->dm_chunks = minfo.max_entries;
 	}
-	dp->xdp_places = places_flag(ids, pinfo.nr_map_ids < 16 ? pinfo.nr_map_ids : 16);
+	if (!by_pin)
+		dp->xdp_places = places_flag(ids, pinfo.nr_map_ids < 16 ? pinfo.nr_map_ids : 16);
 	err = cfg_refresh(dp->cfg_fd, dp->ifname);
 	if (err)
 		goto fail;

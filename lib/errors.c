@@ -24,6 +24,19 @@ static const char *const mroce_err_text[__MROCE_ERR_END - __MROCE_ERR_START] = {
 		"peer's queue pair has another number of ordered streams (attr.streams)",
 	[MROCE_ERR_PEER_ADDR - __MROCE_ERR_START] =
 		"peer named an address other than the connection's for its queue pair (refused)",
+	[MROCE_ERR_CAP_NET_ADMIN - __MROCE_ERR_START] =
+		"not permitted: needs CAP_NET_ADMIN (to attach or detach XDP)",
+	[MROCE_ERR_CAP_BPF - __MROCE_ERR_START] = "not permitted: needs CAP_BPF (to load the XDP program)",
+	[MROCE_ERR_CAP_PERFMON - __MROCE_ERR_START] =
+		"not permitted: needs CAP_PERFMON (the verifier's checks of the XDP program)",
+	[MROCE_ERR_CAP_SYS_ADMIN - __MROCE_ERR_START] =
+		"not permitted: needs CAP_SYS_ADMIN (the attached program and maps by id)",
+	[MROCE_ERR_CAP_NET_RAW - __MROCE_ERR_START] =
+		"not permitted: needs CAP_NET_RAW (to open the AF_XDP socket)",
+	[MROCE_ERR_MEMLOCK - __MROCE_ERR_START] =
+		"UMEM over the locked-memory limit: needs CAP_IPC_LOCK or a higher ulimit -l",
+	[MROCE_ERR_CAP_SYS_PTRACE - __MROCE_ERR_START] =
+		"not permitted: needs CAP_SYS_PTRACE and CAP_DAC_READ_SEARCH (others' AF_XDP sockets)",
 };
 
 int mroce_strerror(int err, char *buf, size_t size)
@@ -42,7 +55,7 @@ int mroce_strerror(int err, char *buf, size_t size)
 	if (err >= LIBXDP_ERR_START && err < LIBXDP_ERR_END)
 		return libxdp_strerror(err, buf, size) ? -EINVAL : 0;
 	if (err == EPERM) {
-		snprintf(buf, size, "operation not permitted (needs root: CAP_BPF and CAP_NET_ADMIN)");
+		snprintf(buf, size, "operation not permitted (libmroce(7), CAPABILITIES, lists what each needs)");
 		return 0;
 	}
 	if (strerror_r(err, buf, size)) {

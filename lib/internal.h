@@ -11,6 +11,26 @@
 /* Ensure a bpffs is mounted at /sys/fs/bpf (inside `ip netns exec` it is not). */
 int mroce_bpffs_ensure(void);
 
+/* What an operation needs (lib/caps.c): -EPERM/-EACCES (or -ENOBUFS from a
+ * UMEM past the locked-memory limit) becomes -MROCE_ERR_CAP_* naming the
+ * first capability of need the process lacks; other errors pass. */
+#define MROCE_NEED_NET_ADMIN	(1u << 0)
+#define MROCE_NEED_BPF		(1u << 1)
+#define MROCE_NEED_PERFMON	(1u << 2)
+#define MROCE_NEED_SYS_ADMIN	(1u << 3)
+#define MROCE_NEED_NET_RAW	(1u << 4)
+#define MROCE_NEED_MEMLOCK	(1u << 5)
+#define MROCE_NEED_LOAD		(MROCE_NEED_NET_ADMIN | MROCE_NEED_BPF | MROCE_NEED_PERFMON)
+int mroce_cap_err(int err, unsigned int need);
+bool mroce_has_cap(int cap);	/* in the effective set (CAP_* of linux/capability.h) */
+
+struct mroce_dp;
+struct mroce_attach_opts;
+/* mroce_dp_attach(), then the datapath opened from the object it loaded
+ * (no lookup by id, so no CAP_SYS_ADMIN). */
+int mroce_dp_attach_open(const char *ifname, const struct mroce_attach_opts *opts,
+			 struct mroce_dp **dpp);
+
 /* ifname's MAC address (if it is Ethernet) and, if mtu is not NULL, its MTU; 0 or -errno. */
 int mroce_if_hw(const char *ifname, __u8 mac[6], __u32 *mtu);
 

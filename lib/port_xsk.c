@@ -28,6 +28,7 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#include <linux/capability.h>
 #include <linux/if_xdp.h>
 #include <xdp/xsk.h>
 
@@ -496,8 +497,12 @@ static __u64 xp_plane_drops(void *port, __u32 plane)
 	return n;
 }
 
-/* Sum the AF_XDP sockets among one process's descriptors. */
-static int scan_process(int pid, struct mroce_dev_stats *s)
+/*
+ * Sum the AF_XDP sockets among one process's descriptors. *refused: a
+ * descriptor list or socket this process may not read (no CAP_SYS_PTRACE),
+ * so that the sum would be short.
+ */
+static int scan_process(int pid, struct mroce_dev_stats *s, bool *refused)
 {
 	char path[64], link[64];
 	struct dirent *e;
@@ -506,8 +511,10 @@ static int scan_process(int pid, struct mroce_dev_stats *s)
 
 	snprintf(path, sizeof(path), "/proc/%d/fd", pid);
 	d = opendir(path);
-	if (!d)
+	if (!d) {
+		*refused |= errno == EACCES || errno == EPERM;
 		return 0;
+	}
 	pfd = pidfd_open(pid, 0);
 	while (pfd >= 0 && (e = readdir(d))) {
 		char fdpath[64 + sizeof(e->d_name)];
@@ -519,6 +526,8 @@ static int scan_process(int pid, struct mroce_dev_stats *s)
 		if (l < 8 || strncmp(link, "socket:", 7))
 			continue;
 		fd = pidfd_getfd(pfd, atoi(e->d_name), 0);
+		if (fd < 0)
+			*refused |= errno == EPERM || errno == EACCES;
 		if (fd >= 0 && xsk_add_stats(fd, s))
 			n++;
 		if (fd >= 0)
@@ -530,13 +539,18 @@ static int scan_process(int pid, struct mroce_dev_stats *s)
 	return n;
 }
 
-static bool same_netns(int pid, const struct stat *self)
+/* Whether pid is in our network namespace; a process we may not ask counts as refused. */
+static bool same_netns(int pid, const struct stat *self, bool *refused)
 {
 	char path[64];
 	struct stat st;
 
 	snprintf(path, sizeof(path), "/proc/%d/ns/net", pid);
-	return !stat(path, &st) && st.st_ino == self->st_ino && st.st_dev == self->st_dev;
+	if (stat(path, &st)) {
+		*refused |= errno == EACCES || errno == EPERM;
+		return false;
+	}
+	return st.st_ino == self->st_ino && st.st_dev == self->st_dev;
 }
 
 int mroce_xsk_scan_stats(struct mroce_dev_stats *stats)
@@ -544,6 +558,7 @@ int mroce_xsk_scan_stats(struct mroce_dev_stats *stats)
 	struct stat self;
 	struct dirent *e;
 	int n = 0, me = getpid();
+	bool refused = false;
 	DIR *d;
 
 	if (!stats)
@@ -557,10 +572,20 @@ int mroce_xsk_scan_stats(struct mroce_dev_stats *stats)
 	while ((e = readdir(d))) {
 		int pid = atoi(e->d_name);
 
-		if (pid > 0 && pid != me && same_netns(pid, &self))
-			n += scan_process(pid, stats);
+		if (pid > 0 && pid != me && same_netns(pid, &self, &refused))
+			n += scan_process(pid, stats, &refused);
 	}
 	closedir(d);
+	/*
+	 * /proc/PID/ns/net and pidfd_getfd need ptrace access, /proc/PID/fd
+	 * its owner or CAP_DAC_READ_SEARCH. Refused for want of them, a partial
+	 * sum would read as the whole: none. Refused with both (a process an
+	 * LSM or a sandbox guards even from root), nothing more can be read.
+	 */
+	if (refused && (!mroce_has_cap(CAP_SYS_PTRACE) || !mroce_has_cap(CAP_DAC_READ_SEARCH))) {
+		memset(stats, 0, sizeof(*stats));
+		return -MROCE_ERR_CAP_SYS_PTRACE;
+	}
 	return n;
 }
 
@@ -654,8 +679,8 @@ static int xsk_port_open(const char *ifname, const struct mroce_dev_opts *opts, 
 		MROCE_OPTS(mroce_attach_opts, ao, .mode = MROCE_OPT(opts, xdp_mode, MROCE_XDP_NATIVE),
 			   .udp_port = MROCE_OPT(opts, udp_port, 0));
 
-		err = mroce_dp_attach(ifname, &ao);
-		if (!err || err == -MROCE_ERR_ATTACHED)
+		err = mroce_dp_attach_open(ifname, &ao, &p->dp);
+		if (err == -MROCE_ERR_ATTACHED)	/* another process won the race */
 			err = mroce_dp_open(ifname, &p->dp);
 	}
 	if (!err)
@@ -709,8 +734,10 @@ static int xsk_port_open(const char *ifname, const struct mroce_dev_opts *opts, 
 	for (__u32 i = 0; i < p->ntx; i++)
 		p->free[p->nfree++] = p->tx_base + (__u64)i * p->slot_bufs * FRAME_SIZE;
 	err = xsk_umem__create(&p->umem, p->area, p->area_len, &p->fq, &p->cq, &ucfg);
-	if (err)
+	if (err) {
+		err = mroce_cap_err(err, MROCE_NEED_NET_RAW | MROCE_NEED_MEMLOCK);
 		goto fail;
+	}
 	if (!MROCE_OPT(opts, force_copy, false)) {
 		xcfg.bind_flags = XDP_ZEROCOPY | XDP_USE_NEED_WAKEUP | (sg || pool_bytes ? XDP_USE_SG : 0);
 		err = xsk_socket__create(&p->xsk, ifname, p->queue, p->umem, &p->rx, &p->tx, &xcfg);
@@ -727,8 +754,10 @@ static int xsk_port_open(const char *ifname, const struct mroce_dev_opts *opts, 
 			usleep(10000);
 		}
 	}
-	if (err)
+	if (err) {
+		err = mroce_cap_err(err, MROCE_NEED_NET_RAW | MROCE_NEED_MEMLOCK);
 		goto fail;
+	}
 	p->fd = xsk_socket__fd(p->xsk);
 	/* Every receive frame goes on the fill ring up front. */
 	if (xsk_ring_prod__reserve(&p->fq, nframes / 2, &idx) != nframes / 2) {

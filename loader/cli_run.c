@@ -138,7 +138,11 @@ struct json_object *mroce_cli_status_json(const struct mroce_cli_status *st)
 #undef X
 		json_object_object_add(o, "xsk", x);
 	} else {
+		char why[160];
+
 		json_object_put(x);
+		mroce_strerror(st->xsk_sockets, why, sizeof(why));
+		put_str(o, "xsk_error", why);	/* why not, e.g. the capability it needs */
 	}
 	return o;
 }
@@ -174,8 +178,13 @@ static struct json_object *flow_json(__u32 q, const struct mroce_flow *f, const 
  */
 static void print_xsk_stats(FILE *out, const struct mroce_cli_status *st)
 {
-	if (st->xsk_sockets < 0)
+	char why[160];
+
+	if (st->xsk_sockets < 0) {
+		mroce_strerror(st->xsk_sockets, why, sizeof(why));
+		fprintf(out, "AF_XDP sockets' kernel counters: not read (%s)\n", why);
 		return;
+	}
 	fprintf(out, "AF_XDP sockets in this network namespace: %d, kernel counters summed:\n",
 		st->xsk_sockets);
 #define X(f, d) fprintf(out, "  %-22s %12llu  %s\n", #f, (unsigned long long)st->xsk.f, d);

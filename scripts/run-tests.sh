@@ -147,6 +147,10 @@ run_script selftests/test_planes_load.sh planes-load "$PWD/build"
 echo "== 10^4 small round trips on a clean veth pair, busy-polling and on the progress thread: nothing resent, no timeout (root)"
 run_script selftests/test_latency.sh latency "$PWD/build"
 
+echo "== least privilege: each operation as user nobody with exactly the capabilities libmroce(7) gives it, then each one fewer (root)"
+run_script selftests/test_caps.sh caps "$PWD/build"
+run_script selftests/test_caps.sh caps-asan "$PWD/build/asan"
+
 echo "== the verbs selftests again, every region in device memory: XDP places the WRITEs (user space where the kernel refuses bpf_xdp_adjust_meta) (root)"
 export MROCE_TEST_DM=1
 run_script selftests/test_verbs.sh veth-dm "$PWD/build"

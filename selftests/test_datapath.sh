@@ -238,7 +238,7 @@ t_cli_errors() {
 	echo "ok: --help, --version -> $(cat "$TMP/out")"
 	expect_fail 2 "--mode must be native or skb" b "$MROCE" attach "$IF_B" --mode fast || return 1
 	cp "$MROCE" "$TMP/mroce" && chmod 755 "$TMP/mroce"
-	expect_fail 1 "needs root" b setpriv --reuid=65534 --regid=65534 --clear-groups "$TMP/mroce" attach "$IF_B" || return 1
+	expect_fail 1 "needs CAP_NET_ADMIN" b setpriv --reuid=65534 --regid=65534 --clear-groups "$TMP/mroce" attach "$IF_B" || return 1
 
 	b "$MROCE" attach "$IF_B" >/dev/null || return 1
 	expect_fail 1 "already attached" b "$MROCE" attach "$IF_B" || return 1

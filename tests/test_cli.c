@@ -188,6 +188,13 @@ static void test_strerror_ranges(void **state)
 		[MROCE_ERR_VERSION - __MROCE_ERR_START] = "another MetaRoCE wire protocol version",
 		[MROCE_ERR_STREAMS - __MROCE_ERR_START] = "another number of ordered streams",
 		[MROCE_ERR_PEER_ADDR - __MROCE_ERR_START] = "address other than the connection's",
+		[MROCE_ERR_CAP_NET_ADMIN - __MROCE_ERR_START] = "needs CAP_NET_ADMIN",
+		[MROCE_ERR_CAP_BPF - __MROCE_ERR_START] = "needs CAP_BPF",
+		[MROCE_ERR_CAP_PERFMON - __MROCE_ERR_START] = "needs CAP_PERFMON",
+		[MROCE_ERR_CAP_SYS_ADMIN - __MROCE_ERR_START] = "needs CAP_SYS_ADMIN",
+		[MROCE_ERR_CAP_NET_RAW - __MROCE_ERR_START] = "needs CAP_NET_RAW",
+		[MROCE_ERR_MEMLOCK - __MROCE_ERR_START] = "needs CAP_IPC_LOCK",
+		[MROCE_ERR_CAP_SYS_PTRACE - __MROCE_ERR_START] = "needs CAP_SYS_PTRACE",
 	};
 	char buf[128], want[128];
 

@@ -258,7 +258,26 @@ static void test_strerror_and_names(void **state)
 	assert_int_equal(mroce_strerror(-ENODEV, buf, sizeof(buf)), 0);
 	assert_string_equal(buf, "No such device");
 	assert_int_equal(mroce_strerror(-EPERM, buf, sizeof(buf)), 0);
-	assert_non_null(strstr(buf, "root"));
+	assert_non_null(strstr(buf, "CAPABILITIES"));
+	/* each capability code names its capability, and only that one */
+	{
+		static const struct { int err; const char *cap; } caps[] = {
+			{ MROCE_ERR_CAP_NET_ADMIN, "CAP_NET_ADMIN" }, { MROCE_ERR_CAP_BPF, "CAP_BPF" },
+			{ MROCE_ERR_CAP_PERFMON, "CAP_PERFMON" },
+			{ MROCE_ERR_CAP_SYS_ADMIN, "CAP_SYS_ADMIN" },
+			{ MROCE_ERR_CAP_NET_RAW, "CAP_NET_RAW" }, { MROCE_ERR_MEMLOCK, "CAP_IPC_LOCK" },
+			{ MROCE_ERR_CAP_SYS_PTRACE, "CAP_DAC_READ_SEARCH" },
+		};
+
+		for (size_t i = 0; i < sizeof(caps) / sizeof(caps[0]); i++) {
+			assert_int_equal(mroce_strerror(-caps[i].err, buf, sizeof(buf)), 0);
+			assert_non_null(strstr(buf, caps[i].cap));
+			for (size_t j = 0; j < sizeof(caps) / sizeof(caps[0]); j++)
+				if (j != i)
+					assert_null(strstr(buf, caps[j].cap));
+			assert_null(strstr(buf, "root"));
+		}
+	}
 	/* a server's reply naming another host: its own code, and no word of root */
 	assert_int_equal(mroce_strerror(-MROCE_ERR_PEER_ADDR, buf, sizeof(buf)), 0);
 	assert_non_null(strstr(buf, "address other than the connection's"));

@@ -44,6 +44,15 @@ enum mroce_errno {
 	MROCE_ERR_VERSION	= 4104,	/* the peer speaks another wire protocol version */
 	MROCE_ERR_STREAMS	= 4105,	/* the peer's QP has another number of streams */
 	MROCE_ERR_PEER_ADDR	= 4106,	/* the peer's QP info names another host's address */
+	/* Refused for want of one capability (libmroce(7), CAPABILITIES, lists each
+	 * operation's): the code names the first one missing. */
+	MROCE_ERR_CAP_NET_ADMIN	= 4107,	/* XDP attach/detach */
+	MROCE_ERR_CAP_BPF	= 4108,	/* loading the XDP program */
+	MROCE_ERR_CAP_PERFMON	= 4109,	/* the program's verifier checks */
+	MROCE_ERR_CAP_SYS_ADMIN	= 4110,	/* the attached program and maps by id */
+	MROCE_ERR_CAP_NET_RAW	= 4111,	/* the AF_XDP socket */
+	MROCE_ERR_MEMLOCK	= 4112,	/* UMEM past RLIMIT_MEMLOCK without CAP_IPC_LOCK */
+	MROCE_ERR_CAP_SYS_PTRACE = 4113, /* others' AF_XDP sockets: + CAP_DAC_READ_SEARCH */
 	__MROCE_ERR_END
 };
 
@@ -95,7 +104,9 @@ MROCE_API int mroce_dp_attach(const char *ifname, const struct mroce_attach_opts
 /* Detach mroce from ifname (and remove its pins); never touches another program. */
 MROCE_API int mroce_dp_detach(const char *ifname);
 
-/* An attached datapath's program and maps, whoever attached it. */
+/* An attached datapath's program and maps, whoever attached it: found by
+ * ids (CAP_SYS_ADMIN), or else through the pins of `mroce attach --pin`
+ * when they are the attached program's (libmroce(7), CAPABILITIES). */
 struct mroce_dp;
 
 MROCE_API int mroce_dp_open(const char *ifname, struct mroce_dp **dp);

@@ -128,7 +128,10 @@ MROCE_API int mroce_dev_stats(struct mroce_dev *dev, struct mroce_dev_stats *sta
  * For tools outside the owning processes (`mroce status`): zero stats, then
  * sum the xsk_* counters of every AF_XDP socket that processes in the
  * caller's network namespace hold (needs CAP_SYS_PTRACE: pidfd_getfd).
- * Returns the number of sockets found, or a negative errno.
+ * Returns the number of sockets found, or a negative errno:
+ * -MROCE_ERR_CAP_SYS_PTRACE when a process could not be read for want of
+ * CAP_SYS_PTRACE or CAP_DAC_READ_SEARCH (the counters are then zero, never
+ * a partial sum).
  */
 MROCE_API int mroce_xsk_scan_stats(struct mroce_dev_stats *stats);
 
