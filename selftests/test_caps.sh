@@ -11,10 +11,19 @@
 # network namespaces with nsenter --net so every command sees that bpffs;
 # and in a PID namespace of its own, so that `mroce status` scans only the
 # test's processes (a host's may be guarded beyond capabilities).
+# In a chroot whose root is not a mount point (a fresh machine's build
+# root) the root's propagation cannot be changed: the namespace is then made
+# with it unchanged, and /sys made a slave before the bpffs goes on it, so
+# that nothing mounted here reaches the host's namespace either way
+# (CAPS_PROPAGATION_UNCHANGED=1 takes that way on a host too).
 UNSHARE=(unshare --mount --propagation private --pid --fork --mount-proc)
+UNSHARE_CHROOT=(unshare --mount --propagation unchanged --pid --fork --mount-proc)
 if [ "$(id -u)" = 0 ] && [ -z "${CAPS_MNTNS:-}" ]; then
-	if "${UNSHARE[@]}" true 2>/dev/null; then
+	if [ -z "${CAPS_PROPAGATION_UNCHANGED:-}" ] && "${UNSHARE[@]}" true 2>/dev/null; then
 		CAPS_MNTNS=1 exec "${UNSHARE[@]}" "$BASH" "$0" "$@"
+	fi
+	if "${UNSHARE_CHROOT[@]}" true 2>/dev/null; then
+		CAPS_MNTNS=1 CAPS_SLAVE_SYS=1 exec "${UNSHARE_CHROOT[@]}" "$BASH" "$0" "$@"
 	fi
 	CAPS_MNTNS=none
 fi
@@ -61,6 +70,9 @@ precheck() {
 	[ "${CAPS_MNTNS:-}" = 1 ] || { echo "cannot make mount and PID namespaces (unshare)"; return $SKIP; }
 	setpriv --help 2>&1 | grep -q -- --ambient-caps || { echo "setpriv without --ambient-caps"; return $SKIP; }
 	id nobody >/dev/null 2>&1 || { echo "no user nobody"; return $SKIP; }
+	if [ "${CAPS_SLAVE_SYS:-}" = 1 ]; then
+		mount --make-rslave /sys || { echo "cannot make /sys a slave mount"; return 1; }
+	fi
 	mount -t bpf bpf /sys/fs/bpf 2>/dev/null || { echo "cannot mount a bpffs on /sys/fs/bpf"; return $SKIP; }
 	chmod 755 /sys/fs/bpf
 }
