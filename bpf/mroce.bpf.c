@@ -474,7 +474,7 @@ int mroce_xdp(struct xdp_md *ctx)
 
 	if (pkt.layout & MROCE_EXT_SEQ) {
 		__u32 psn = mroce_be32(pkt.bth->psn);
-		struct mroce_flow_xdp *fx = bpf_map_lookup_elem(&mroce_retx_ts, &qpn);
+		struct mroce_flow_xdp *fx;	/* looked up only where it is needed */
 
 		switch (mroce_rxwin_check(flow, psn)) {
 		case MROCE_RXWIN_DUP:
@@ -487,6 +487,7 @@ int mroce_xdp(struct xdp_md *ctx)
 			if (!(pkt.bth->flags & MROCE_F_DUP_ANSWER))
 				return drop(MROCE_STAT_DUPLICATE);
 			/* One ACK answers them all; a flood of copies needs no more. */
+			fx = bpf_map_lookup_elem(&mroce_retx_ts, &qpn);
 			if (fx && !mroce_dup_answer_due(fx, bpf_ktime_get_ns()))
 				return drop(MROCE_STAT_DUP_RETX_LIMIT);
 			stat = MROCE_STAT_DUP_RETX;
@@ -496,7 +497,10 @@ int mroce_xdp(struct xdp_md *ctx)
 		}
 		/* go-back-N: the next PSN, or one to report a gap (dp_maps.h) */
 		if (stat == MROCE_STAT_RX && (flow->flags & MROCE_FLOW_GO_BACK_N)) {
-			int g = fx ? mroce_gbn_check(fx, psn, MROCE_READ_ONCE(flow->rx_base),
+			int g;
+
+			fx = bpf_map_lookup_elem(&mroce_retx_ts, &qpn);
+			g = fx ? mroce_gbn_check(fx, psn, MROCE_READ_ONCE(flow->rx_base),
 						     bpf_ktime_get_ns()) :
 				     psn == MROCE_READ_ONCE(flow->rx_base) ? MROCE_GBN_TAKE :
 									     MROCE_GBN_DROP;

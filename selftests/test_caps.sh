@@ -84,6 +84,16 @@ expect_refusal() {
 	echo "without $1: $(head -n 1 "$2")"
 }
 
+# server_refused CAPS CAP: mroce-perf server on B with CAPS less CAP must
+# fail naming CAP (ipc_lock: the UMEM, 8 MiB, over a 4 MiB locked-memory limit).
+server_refused() {
+	local lim=()
+	[ "$2" = ipc_lock ] && lim=(prlimit --memlock=$((4 << 20)))
+	b_caps "$(without "$1" "$2")" "${lim[@]}" "$PERF" server -d "$IF_B" "$IP_B" \
+		>"$TMP/no.log" 2>&1 && { echo "without $2: the server started"; return 1; }
+	expect_refusal "$2" "$TMP/no.log"
+}
+
 # perf_pair CAPS: mroce-perf server (B) and client (A) with CAPS, WRITE of
 # 200 x 64 KiB; the client's row, and B's datapath counters moved by as much.
 perf_pair() {
@@ -134,15 +144,7 @@ t_attach_and_open() {
 	rdma_pair "$CAPS_ATTACH" || return 1
 	for c in $CAPS_ATTACH; do
 		b "$MROCE" detach "$IF_B" >/dev/null 2>&1
-		if [ "$c" = ipc_lock ]; then
-			# the UMEM (8 MiB) over a 4 MiB locked-memory limit
-			b_caps "$(without "$CAPS_ATTACH" "$c")" prlimit --memlock=$((4 << 20)) \
-				"$PERF" server -d "$IF_B" "$IP_B" >"$TMP/no.log" 2>&1
-		else
-			b_caps "$(without "$CAPS_ATTACH" "$c")" \
-				"$PERF" server -d "$IF_B" "$IP_B" >"$TMP/no.log" 2>&1
-		fi && { echo "without $c: the server started"; return 1; }
-		expect_refusal "$c" "$TMP/no.log" || return 1
+		server_refused "$CAPS_ATTACH" "$c" || return 1
 	done
 	# and `mroce attach` itself: the same three capabilities to load and attach
 	for c in net_admin bpf perfmon; do
@@ -206,14 +208,7 @@ t_pinned() {
 	perf_pair "$CAPS_OPEN_PINNED" || return 1
 	rdma_pair "$CAPS_OPEN_PINNED" || return 1
 	for c in $CAPS_OPEN_PINNED; do
-		if [ "$c" = ipc_lock ]; then
-			b_caps "$(without "$CAPS_OPEN_PINNED" "$c")" prlimit --memlock=$((4 << 20)) \
-				"$PERF" server -d "$IF_B" "$IP_B" >"$TMP/no.log" 2>&1
-		else
-			b_caps "$(without "$CAPS_OPEN_PINNED" "$c")" \
-				"$PERF" server -d "$IF_B" "$IP_B" >"$TMP/no.log" 2>&1
-		fi && { echo "without $c: the server started"; return 1; }
-		expect_refusal "$c" "$TMP/no.log" || return 1
+		server_refused "$CAPS_OPEN_PINNED" "$c" || return 1
 	done
 	b_caps "" "$MROCE" detach "$IF_B" >"$TMP/no.log" 2>&1 && { echo "detach with nothing succeeded"; return 1; }
 	expect_refusal net_admin "$TMP/no.log" || return 1
