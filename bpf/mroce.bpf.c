@@ -13,7 +13,7 @@
  * bpf_xdp_adjust_meta to XDP programs, and there every frame goes up whole
  * and user space places it.
  *
- * This program only reads the flows, dmr and dm_own maps; user space owns every
+ * This program only reads the flows, dmr, dm_own and queues maps; user space owns every
  * write to them (docs/datapath.md explains why that keeps the bitmap
  * race-free).
  */
@@ -89,6 +89,15 @@ struct {
 	__type(key, __u32);
 	__type(value, __u32);
 } mroce_dm_own SEC(".maps");
+
+/* The device serving each receive queue (dp_maps.h, struct mroce_queue). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, MROCE_MAX_QUEUES);
+	__type(key, __u32);
+	__type(value, struct mroce_queue);
+} mroce_queues SEC(".maps");
 
 /* Counter stat (enum mroce_stat) is word stat of the value (dp_maps.h). */
 static __always_inline void count(__u32 stat, __u64 n)
@@ -447,13 +456,15 @@ int mroce_xdp(struct xdp_md *ctx)
 	const struct mroce_cfg *cfg;
 	struct mroce_pkt pkt;
 	struct mroce_flow *flow;
+	struct mroce_queue *owner;
 	__u32 qpn, queue, zero = 0, stat = MROCE_STAT_RX;
 	__u64 stat_bytes, frame_len;
 	int verdict, placed;
 
 	cfg = bpf_map_lookup_elem(&mroce_cfg, &zero);
 	frame_len = bpf_xdp_get_buff_len(ctx);
-	verdict = mroce_parse_mb(data, data_end, (__u32)frame_len, mroce_port(cfg), &pkt);
+	verdict = mroce_parse_ports(data, data_end, (__u32)frame_len, mroce_port(cfg),
+				    cfg ? cfg->n_ports : 1, &pkt);
 	if (verdict == MROCE_STAT_PASS) {
 		count(MROCE_STAT_PASS, 1);
 		return XDP_PASS;
@@ -471,6 +482,15 @@ int mroce_xdp(struct xdp_md *ctx)
 		return drop(MROCE_STAT_UNKNOWN_QP);
 	if (pkt.bth->token != MROCE_READ_ONCE(flow->token))
 		return drop(MROCE_STAT_BAD_TOKEN);
+	/*
+	 * Only to a queue the flow's own device serves: a frame the NIC put on
+	 * another process's queue would reach that process's socket (dp_maps.h,
+	 * struct mroce_queue). Before anything below keeps state for the flow.
+	 */
+	queue = ctx->rx_queue_index;
+	owner = bpf_map_lookup_elem(&mroce_queues, &queue);
+	if (!owner || MROCE_READ_ONCE(owner->dev_id) != MROCE_READ_ONCE(flow->dev_id))
+		return drop(MROCE_STAT_WRONG_QUEUE);
 
 	if (pkt.layout & MROCE_EXT_SEQ) {
 		__u32 psn = mroce_be32(pkt.bth->psn);
@@ -512,7 +532,6 @@ int mroce_xdp(struct xdp_md *ctx)
 		}
 	}
 
-	queue = ctx->rx_queue_index;
 	if (!bpf_map_lookup_elem(&mroce_xsks, &queue))
 		return drop(MROCE_STAT_NO_XSK);
 

@@ -52,6 +52,7 @@ struct mroce_dp {
 	int			dm_fd;
 	int			dmr_fd;
 	int			dm_own_fd;
+	int			queues_fd;
 	int			ncpus;
 	struct mroce_flow	*flows;		/* the flows map, mmap'ed */
 	size_t			flows_len;
@@ -59,13 +60,15 @@ struct mroce_dp {
 	size_t			dmr_len;
 	__u32			*dm_own;	/* the dm_own map, mmap'ed */
 	size_t			dm_own_len;
+	struct mroce_queue	*queues;	/* the queues map, mmap'ed */
+	size_t			queues_len;
 	__u32			dm_chunks;	/* the pool's size, in MROCE_DM_CHUNK */
 	bool			xdp_places;	/* the program places device-memory WRITEs */
 };
 
 static const char *const map_names[] = {
 	MROCE_MAP_FLOWS, MROCE_MAP_STATS, MROCE_MAP_CFG, MROCE_MAP_XSKS,
-	MROCE_MAP_DM, MROCE_MAP_DMR, MROCE_MAP_DM_OWN,
+	MROCE_MAP_DM, MROCE_MAP_DMR, MROCE_MAP_DM_OWN, MROCE_MAP_QUEUES,
 };
 #define N_MAPS	(sizeof(map_names) / sizeof(map_names[0]))
 /* Pinned beside the maps with --pin: the program, to check the pins are the
@@ -339,7 +342,23 @@ static int host_addrs(const char *ifname, struct mroce_cfg *cfg)
 	return 0;
 }
 
-/* Addresses change after attach, and `ip link` attaches without any: renew them. */
+/*
+ * One UDP port per receive queue (struct mroce_cfg): as many as ifname has
+ * now, within what MROCE_MAX_QUEUES and the port space leave.
+ */
+static __u16 cfg_ports(const char *ifname, __u16 base)
+{
+	__u32 n = mroce_if_rx_queues(ifname), room = 65536u - (base ? base : MROCE_DEFAULT_PORT);
+
+	if (n > MROCE_MAX_QUEUES)
+		n = MROCE_MAX_QUEUES;
+	return (__u16)(n < room ? n : room);
+}
+
+/*
+ * Addresses change after attach, and `ip link` attaches without any, and
+ * queues come and go (ethtool -L): renew them.
+ */
 static int cfg_refresh(int cfg_fd, const char *ifname)
 {
 	struct mroce_cfg cfg = {};
@@ -351,6 +370,7 @@ static int cfg_refresh(int cfg_fd, const char *ifname)
 	err = host_addrs(ifname, &cfg);
 	if (err)
 		return err;
+	cfg.n_ports = cfg_ports(ifname, cfg.udp_port);
 	return bpf_map_update_elem(cfg_fd, &zero, &cfg, BPF_ANY) ? -errno : 0;
 }
 
@@ -532,6 +552,7 @@ static int dp_attach(const char *ifname, const struct mroce_attach_opts *opts,
 	if (mode != MROCE_XDP_NATIVE && mode != MROCE_XDP_SKB)
 		return -EINVAL;
 	cfg.udp_port = MROCE_OPT(opts, udp_port, 0);
+	cfg.n_ports = cfg_ports(ifname, cfg.udp_port);
 	err = ifindex_of(ifname, &ifindex);
 	if (err)
 		return err;
@@ -605,8 +626,13 @@ static int dp_attach(const char *ifname, const struct mroce_attach_opts *opts,
 		goto out;
 	err = xdp_program__attach(xprog, (int)ifindex,
 				  mode == MROCE_XDP_SKB ? XDP_MODE_SKB : XDP_MODE_NATIVE, 0);
+	/*
+	 * Lost a race with another loader: mroce's own (processes starting
+	 * together on a fresh interface; the caller opens it) or another's.
+	 */
 	if (err == -EBUSY || err == -EEXIST)
-		err = -MROCE_ERR_FOREIGN_PROG;	/* lost a race with another loader */
+		err = find_attached(ifindex, &cur_id, NULL, NULL, NULL) == 1 ? -MROCE_ERR_ATTACHED :
+									       -MROCE_ERR_FOREIGN_PROG;
 	if (err)
 		goto out;
 	if (MROCE_OPT(opts, pin, false)) {
@@ -833,7 +859,7 @@ static int dp_open(const char *ifname, struct bpf_object *obj, enum mroce_xdp_mo
 	if (!dp)
 		return -ENOMEM;
 	dp->prog_fd = dp->flows_fd = dp->stats_fd = dp->cfg_fd = dp->xsks_fd = -1;
-	dp->dm_fd = dp->dmr_fd = dp->dm_own_fd = -1;
+	dp->dm_fd = dp->dmr_fd = dp->dm_own_fd = dp->queues_fd = -1;
 	err = ifindex_of(ifname, &dp->ifindex);
 	if (err)
 		goto fail;
@@ -874,6 +900,7 @@ static int dp_open(const char *ifname, struct bpf_object *obj, enum mroce_xdp_mo
 	fds[4] = &dp->dm_fd;
 	fds[5] = &dp->dmr_fd;
 	fds[6] = &dp->dm_own_fd;
+	fds[7] = &dp->queues_fd;
 	if (by_pin) {
 		err = maps_by_fd(ifname, obj, fds, pinned, &dp->xdp_places);
 		if (err)
@@ -917,6 +944,9 @@ static int dp_open(const char *ifname, struct bpf_object *obj, enum mroce_xdp_mo
 				!(minfo.map_flags & BPF_F_MMAPABLE))) ||
 		    (i == 6 && (minfo.value_size != sizeof(__u32) ||
 				minfo.max_entries != dp->dm_chunks ||
+				!(minfo.map_flags & BPF_F_MMAPABLE))) ||
+		    (i == 7 && (minfo.value_size != sizeof(struct mroce_queue) ||
+				minfo.max_entries != MROCE_MAX_QUEUES ||
 				!(minfo.map_flags & BPF_F_MMAPABLE)))) {
 			err = -MROCE_ERR_BAD_OBJ;
 			goto fail;
@@ -945,7 +975,9 @@ static int dp_open(const char *ifname, struct bpf_object *obj, enum mroce_xdp_mo
 	dp->dm_own_len = (sizeof(__u32) * dp->dm_chunks + page - 1) / page * page;
 	dp->dmr = map_mmap(dp->dmr_fd, dp->dmr_len);
 	dp->dm_own = map_mmap(dp->dm_own_fd, dp->dm_own_len);
-	if (!dp->dmr || !dp->dm_own) {
+	dp->queues_len = (sizeof(struct mroce_queue) * MROCE_MAX_QUEUES + page - 1) / page * page;
+	dp->queues = map_mmap(dp->queues_fd, dp->queues_len);
+	if (!dp->dmr || !dp->dm_own || !dp->queues) {
 		err = -errno;
 		goto fail;
 	}
@@ -966,7 +998,9 @@ void mroce_dp_close(struct mroce_dp *dp)
 		munmap(dp->dmr, dp->dmr_len);
 	if (dp->dm_own)
 		munmap(dp->dm_own, dp->dm_own_len);
-	for (int *fd = &dp->prog_fd; fd <= &dp->dm_own_fd; fd++)
+	if (dp->queues)
+		munmap(dp->queues, dp->queues_len);
+	for (int *fd = &dp->prog_fd; fd <= &dp->queues_fd; fd++)
 		if (*fd >= 0)
 			close(*fd);
 	free(dp);
@@ -990,6 +1024,7 @@ int mroce_dp_info(const struct mroce_dp *dp, struct mroce_dp_info *info)
 	if (bpf_map_lookup_elem(dp->cfg_fd, &zero, &cfg))
 		return -errno;
 	info->udp_port = cfg.udp_port ? cfg.udp_port : MROCE_DEFAULT_PORT;
+	info->udp_ports = cfg.n_ports ? cfg.n_ports : 1;
 	for (__u32 q = 1; q < MROCE_MAX_QPS; q++)
 		info->flows += __atomic_load_n(&dp->flows[q].state, __ATOMIC_ACQUIRE) ==
 			       MROCE_FLOW_ACTIVE;
@@ -1034,6 +1069,7 @@ int mroce_dp_set_port(struct mroce_dp *dp, __u16 udp_port)
 	if (bpf_map_lookup_elem(dp->cfg_fd, &zero, &cfg))
 		return -errno;
 	cfg.udp_port = udp_port;	/* the host's addresses stay */
+	cfg.n_ports = cfg_ports(dp->ifname, udp_port);
 	return bpf_map_update_elem(dp->cfg_fd, &zero, &cfg, BPF_ANY) ? -errno : 0;
 }
 
@@ -1061,6 +1097,7 @@ int mroce_dp_flow_add(struct mroce_dp *dp, __u32 qpn, const struct mroce_flow_cf
 	f->peer_qpn = MROCE_OPT(cfg, peer_qpn, 0);
 	f->flags = MROCE_OPT(cfg, flags, 0);
 	f->owner_pid = (__u32)getpid();
+	f->dev_id = MROCE_OPT(cfg, dev_id, 0);
 	f->pd_cookie = MROCE_OPT(cfg, pd_cookie, 0);
 	memset(&f->tx, 0, sizeof(f->tx));	/* a previous QP's counters are not this one's */
 	mroce_rxwin_reset(f, MROCE_OPT(cfg, rx_psn, 0));
@@ -1087,6 +1124,31 @@ int mroce_dp_xsk_set(struct mroce_dp *dp, __u32 queue, int xsk_fd)
 	if (!dp || queue >= MROCE_MAX_QUEUES || xsk_fd < 0)
 		return -EINVAL;
 	return bpf_map_update_elem(dp->xsks_fd, &queue, &xsk_fd, BPF_ANY) ? -errno : 0;
+}
+
+int mroce_dp_queue_set(struct mroce_dp *dp, __u32 queue, __u32 dev_id)
+{
+	struct mroce_queue *q;
+
+	if (!dp || queue >= MROCE_MAX_QUEUES)
+		return -EINVAL;
+	q = &dp->queues[queue];
+	/* dev_id last when serving, first when leaving: XDP reads it alone. */
+	if (!dev_id)
+		__atomic_store_n(&q->dev_id, 0, __ATOMIC_RELEASE);
+	q->owner_pid = dev_id ? (__u32)getpid() : 0;
+	if (dev_id)
+		__atomic_store_n(&q->dev_id, dev_id, __ATOMIC_RELEASE);
+	return 0;
+}
+
+int mroce_dp_queue_get(const struct mroce_dp *dp, __u32 queue, __u32 *dev_id, __u32 *owner_pid)
+{
+	if (!dp || queue >= MROCE_MAX_QUEUES || !dev_id || !owner_pid)
+		return -EINVAL;
+	*dev_id = __atomic_load_n(&dp->queues[queue].dev_id, __ATOMIC_ACQUIRE);
+	*owner_pid = *dev_id ? dp->queues[queue].owner_pid : 0;
+	return 0;
 }
 
 int mroce_dp_xsk_clear(struct mroce_dp *dp, __u32 queue)

@@ -59,6 +59,7 @@ struct mroce_dev {
 	struct mroce_dev_attr	attr;
 	struct mroce_route	local;		/* our MAC, IP, UDP port */
 	__u16			udp_port;
+	__u32			dev_id;		/* its queues' and flows' owner in the datapath (0: none) */
 	struct mroce_qp		*qps[MROCE_MAX_QPS];
 	struct mroce_mr		mrs[MROCE_MAX_MRS];
 	struct mroce_pd		pd0;		/* the default PD (mroce_reg_mr, attr.pd NULL) */

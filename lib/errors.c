@@ -37,6 +37,8 @@ static const char *const mroce_err_text[__MROCE_ERR_END - __MROCE_ERR_START] = {
 		"UMEM over the locked-memory limit: needs CAP_IPC_LOCK or a higher ulimit -l",
 	[MROCE_ERR_CAP_SYS_PTRACE - __MROCE_ERR_START] =
 		"not permitted: needs CAP_SYS_PTRACE and CAP_DAC_READ_SEARCH (others' AF_XDP sockets)",
+	[MROCE_ERR_QUEUES_BUSY - __MROCE_ERR_START] =
+		"receive queues taken by other processes: ask for fewer (libmroce(7), QUEUES)",
 };
 
 int mroce_strerror(int err, char *buf, size_t size)

@@ -1,5 +1,9 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/* An interface's hardware facts (MAC address, MTU), for the datapath and the AF_XDP port. */
+/*
+ * An interface's hardware facts (MAC address, MTU, receive queues, driver),
+ * for the datapath and the AF_XDP port.
+ */
+#include <dirent.h>
 #include <errno.h>
 #include <net/if.h>
 #include <net/if_arp.h>
@@ -8,6 +12,8 @@
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
+#include <linux/ethtool.h>
+#include <linux/sockios.h>
 
 #include "internal.h"
 
@@ -31,4 +37,46 @@ int mroce_if_hw(const char *ifname, __u8 mac[6], __u32 *mtu)
 	}
 	close(fd);
 	return err;
+}
+
+/* One ethtool query on ifname (the *_G* ones need no capability). */
+static int ethtool_get(const char *ifname, void *cmd)
+{
+	struct ifreq ifr = { .ifr_data = cmd };
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0), err = 0;
+
+	if (fd < 0)
+		return -errno;
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
+	if (ioctl(fd, SIOCETHTOOL, &ifr) < 0)
+		err = -errno;
+	close(fd);
+	return err;
+}
+
+__u32 mroce_if_rx_queues(const char *ifname)
+{
+	struct ethtool_channels ch = { .cmd = ETHTOOL_GCHANNELS };
+	char path[64 + IF_NAMESIZE];
+	struct dirent *e;
+	__u32 n = 0;
+	DIR *d;
+
+	if (!ethtool_get(ifname, &ch) && ch.rx_count + ch.combined_count)
+		return ch.rx_count + ch.combined_count;
+	/* A driver without channels: its queue directories in sysfs. */
+	snprintf(path, sizeof(path), "/sys/class/net/%s/queues", ifname);
+	d = opendir(path);
+	while (d && (e = readdir(d)))
+		n += !strncmp(e->d_name, "rx-", 3);
+	if (d)
+		closedir(d);
+	return n ? n : 1;
+}
+
+bool mroce_if_driver_is(const char *ifname, const char *driver)
+{
+	struct ethtool_drvinfo info = { .cmd = ETHTOOL_GDRVINFO };
+
+	return !ethtool_get(ifname, &info) && !strcmp(info.driver, driver);
 }

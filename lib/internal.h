@@ -33,6 +33,10 @@ int mroce_dp_attach_open(const char *ifname, const struct mroce_attach_opts *opt
 
 /* ifname's MAC address (if it is Ethernet) and, if mtu is not NULL, its MTU; 0 or -errno. */
 int mroce_if_hw(const char *ifname, __u8 mac[6], __u32 *mtu);
+/* ifname's receive queues in use (ethtool's channels, else sysfs; at least 1). */
+__u32 mroce_if_rx_queues(const char *ifname);
+/* Whether ifname's driver is named driver ("veth"). */
+bool mroce_if_driver_is(const char *ifname, const char *driver);
 
 struct mroce_dp;
 struct mroce_dmr;

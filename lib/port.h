@@ -91,6 +91,14 @@ int mroce_port_planes_new(__u32 n, const struct mroce_port_ops *const *ops, void
 			  const struct mroce_port_ops **ops_out, void **port_out);
 
 /*
+ * One port over an interface's n receive queues' ports, all of ops (the
+ * AF_XDP port's, which has every optional op this needs): sends on the
+ * first, receives from all. It owns them from then on.
+ */
+int mroce_port_queues_new(__u32 n, const struct mroce_port_ops *ops, void *const *ports,
+			  const struct mroce_port_ops **ops_out, void **port_out);
+
+/*
  * A port backend: opens an interface's port and creates a device over it
  * (mroce_dev_create). mroce_dev_open() picks one from dev.c's table.
  */

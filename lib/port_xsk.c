@@ -19,11 +19,13 @@
 #include <ifaddrs.h>
 #include <net/if.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/pidfd.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -77,6 +79,7 @@ struct xsk_port {
 	__u8			*gather;	/* jumbo frames: one received in several buffers, whole */
 	struct mroce_dp		*dp;
 	__u32			queue;
+	__u32			dev_id;		/* its device's (struct mroce_queue) */
 	int			fd;
 	bool			tx_kick;
 	bool			in_map;		/* our socket is (was) in the XSKMAP slot of queue */
@@ -428,8 +431,10 @@ static void xp_close(void *port)
 	 * cannot be read from user space to compare, but a socket bound to the
 	 * queue keeps every other one out of it until it is closed.
 	 */
-	if (p->in_map)
+	if (p->in_map) {
 		mroce_dp_xsk_clear(p->dp, p->queue);
+		mroce_dp_queue_set(p->dp, p->queue, 0);
+	}
 	if (p->xsk)
 		xsk_socket__delete(p->xsk);
 	if (p->umem)
@@ -647,9 +652,22 @@ struct xsk_facts {
 	bool			zc;
 };
 
-/* One interface's AF_XDP socket on the queue, its datapath attached if it was not. */
+/* Whether a live process's device is recorded on queue q (a dead one's socket is gone). */
+static bool queue_taken(struct mroce_dp *dp, __u32 q)
+{
+	__u32 id, pid;
+
+	if (mroce_dp_queue_get(dp, q, &id, &pid) || !id || !pid)
+		return false;
+	return !(kill((pid_t)pid, 0) && errno == ESRCH);
+}
+
+/*
+ * One interface's AF_XDP socket on queue, its datapath attached if it was
+ * not, serving it for device dev_id. -EBUSY: another socket has the queue.
+ */
 static int xsk_port_open(const char *ifname, const struct mroce_dev_opts *opts, __u64 pool_bytes,
-			 struct xsk_port **pp, struct xsk_facts *fx)
+			 __u32 queue, __u32 dev_id, struct xsk_port **pp, struct xsk_facts *fx)
 {
 	struct xsk_umem_config ucfg = {
 		.fill_size = RING_SIZE, .comp_size = RING_SIZE, .frame_size = FRAME_SIZE,
@@ -671,7 +689,8 @@ static int xsk_port_open(const char *ifname, const struct mroce_dev_opts *opts, 
 	p = calloc(1, sizeof(*p));
 	if (!p)
 		return -ENOMEM;
-	p->queue = MROCE_OPT(opts, queue, 0);
+	p->queue = queue;
+	p->dev_id = dev_id;
 	p->fd = -1;
 
 	err = mroce_dp_open(ifname, &p->dp);
@@ -687,6 +706,8 @@ static int xsk_port_open(const char *ifname, const struct mroce_dev_opts *opts, 
 		err = mroce_dp_info(p->dp, &info);
 	if (!err)
 		err = if_facts(ifname, &local, &mtu);
+	if (!err && queue_taken(p->dp, queue))
+		err = -EBUSY;
 	if (err)
 		goto fail;
 	/* Room for two VLAN tags on what arrives; beyond one buffer, multi-buffer. */
@@ -767,10 +788,13 @@ static int xsk_port_open(const char *ifname, const struct mroce_dev_opts *opts, 
 	for (__u32 i = 0; i < nframes / 2; i++)
 		*xsk_ring_prod__fill_addr(&p->fq, idx + i) = (__u64)i * FRAME_SIZE;
 	xsk_ring_prod__submit(&p->fq, nframes / 2);
-	err = mroce_dp_xsk_set(p->dp, p->queue, p->fd);
+	/* Ours now (the bind is the lock): the owner first, then the socket. */
+	err = mroce_dp_queue_set(p->dp, p->queue, dev_id);
+	p->in_map = !err;
+	if (!err)
+		err = mroce_dp_xsk_set(p->dp, p->queue, p->fd);
 	if (err)
 		goto fail;
-	p->in_map = true;
 	*fx = (struct xsk_facts){ .local = local, .info = info, .mtu = mtu, .zc = zc };
 	*pp = p;
 	return 0;
@@ -785,26 +809,138 @@ static bool same_addr(const struct mroce_route *a, const struct mroce_route *b)
 				      !memcmp(&a->src.v6, &b->src.v6, sizeof(a->src.v6));
 }
 
+/* A device's id in the datapath: random, never 0 (struct mroce_queue). */
+static __u32 new_dev_id(void)
+{
+	__u32 id = 0;
+
+	while (!id)
+		if (getrandom(&id, sizeof(id), 0) != sizeof(id))
+			id = (__u32)getpid() ^ (__u32)xp_now(NULL);
+	return id;
+}
+
+/* One interface's sockets, on queues first .. first + n - 1: as one port. */
+struct xsk_iface {
+	struct xsk_port		*p[MROCE_MAX_QUEUES];
+	__u32			first, n;
+	const struct mroce_port_ops *ops;
+	void			*port;
+	struct xsk_facts	fx;
+};
+
+static void iface_close(struct xsk_iface *f)
+{
+	if (f->port && f->ops != &xsk_ops) {
+		f->ops->close(f->port);	/* the queues' port owns the sockets */
+	} else {
+		for (__u32 i = 0; i < f->n; i++)
+			xp_close(f->p[i]);
+	}
+	memset(f, 0, sizeof(*f));
+}
+
 /*
- * The AF_XDP backend of mroce_dev_open() (dev.c): ifname's socket, and one
- * on each of opts->planes, under one port (port_planes.c).
+ * Open queues [first, first + n) of ifname; -EBUSY with *busy the queue
+ * another socket holds, any other error as it came.
+ */
+static int iface_run(const char *ifname, const struct mroce_dev_opts *opts, __u64 pool_bytes,
+		     __u32 first, __u32 n, __u32 dev_id, struct xsk_iface *f, __u32 *busy)
+{
+	struct xsk_facts fx;
+	int err = 0;
+
+	memset(f, 0, sizeof(*f));
+	f->first = first;
+	for (__u32 i = 0; i < n && !err; i++) {
+		/* the transmit pool: in the first queue's UMEM, which sends */
+		err = xsk_port_open(ifname, opts, i ? 0 : pool_bytes, first + i, dev_id, &f->p[i],
+				    i ? &fx : &f->fx);
+		if (!err)
+			f->n++;
+		else if (err == -EBUSY)
+			*busy = first + i;
+	}
+	if (!err && n > 1)
+		err = mroce_port_queues_new(n, &xsk_ops, (void *const *)f->p, &f->ops, &f->port);
+	else if (!err)
+		f->ops = &xsk_ops, f->port = f->p[0];
+	if (err)
+		iface_close(f);
+	return err;
+}
+
+/*
+ * The queues a device serves on ifname (struct mroce_dev_opts, queue and
+ * queues): a run of `want` free queues from `from` on, or exactly queues
+ * [from, from + want) when exact (every queue, a plane after the first).
+ */
+static int iface_open(const char *ifname, const struct mroce_dev_opts *opts, __u64 pool_bytes,
+		      __u32 from, __u32 want, bool exact, __u32 dev_id, struct xsk_iface *f)
+{
+	__u32 nq = mroce_if_rx_queues(ifname), busy = 0;
+	int err = -MROCE_ERR_QUEUES_BUSY;
+
+	if (nq > MROCE_MAX_QUEUES)
+		nq = MROCE_MAX_QUEUES;
+	if (from >= nq || want > nq - from)
+		return -EINVAL;	/* no such queue */
+	for (__u32 s = from; s + want <= nq; s = busy + 1) {
+		err = iface_run(ifname, opts, pool_bytes, s, want, dev_id, f, &busy);
+		if (err != -EBUSY)
+			return err;
+		if (exact)
+			break;
+	}
+	return -MROCE_ERR_QUEUES_BUSY;
+}
+
+/* How many queues a device serves when the application does not say (opts.queues 0). */
+static __u32 default_queues(const char *ifname, __u32 from)
+{
+	__u32 nq = mroce_if_rx_queues(ifname);
+
+	/* veth spreads nothing: a frame arrives on the queue its sender sent it from */
+	if (nq <= 1 || from >= nq || mroce_if_driver_is(ifname, "veth"))
+		return 1;
+	return nq - from;	/* a NIC's RSS spreads a peer's packets over every queue */
+}
+
+/*
+ * The AF_XDP backend of mroce_dev_open() (dev.c): ifname's sockets, one per
+ * receive queue served, and as many on each of opts->planes, under one port.
  */
 int mroce_port_xsk_open(const char *ifname, const struct mroce_dev_opts *opts,
 			struct mroce_dev **devp)
 {
-	const struct mroce_port_ops *ops[MROCE_MAX_PLANES], *top = &xsk_ops;
+	const struct mroce_port_ops *ops[MROCE_MAX_PLANES], *top;
 	const char *const *planes = MROCE_OPT(opts, planes, NULL);
 	__u32 n = 1 + (planes ? MROCE_OPT(opts, n_planes, 0) : 0), opened = 0, mtu = 0;
-	struct xsk_facts fx[MROCE_MAX_PLANES];
-	struct xsk_port *p[MROCE_MAX_PLANES];
+	__u32 from = MROCE_OPT(opts, queue, 0), want = MROCE_OPT(opts, queues, 0), dev_id;
+	struct xsk_iface *f;
 	struct mroce_dev *dev;
-	void *port;
+	void *ports[MROCE_MAX_PLANES], *port;
+	bool exact;
 	int err = 0;
 
 	mroce_print_install();
 	if (!ifname || !devp || !mroce_opts_valid(opts, opts ? opts->sz : 0, sizeof(*opts)) ||
-	    n > MROCE_MAX_PLANES)
+	    n > MROCE_MAX_PLANES || from >= MROCE_MAX_QUEUES ||
+	    (want > MROCE_MAX_QUEUES && want != MROCE_QUEUES_ALL))
 		return -EINVAL;
+	f = calloc(MROCE_MAX_PLANES, sizeof(*f));
+	if (!f)
+		return -ENOMEM;
+	dev_id = new_dev_id();
+	exact = want == MROCE_QUEUES_ALL;
+	if (want == MROCE_QUEUES_ALL) {
+		__u32 nq = mroce_if_rx_queues(ifname);
+
+		want = from < nq ? nq - from : 1;
+	} else if (!want) {
+		want = default_queues(ifname, from);
+		exact = want > 1;	/* every queue, or RSS would spread to another's */
+	}
 	for (__u32 i = 0; i < n && !err; i++) {
 		const char *name = i ? planes[i - 1] : ifname;
 
@@ -814,53 +950,65 @@ int mroce_port_xsk_open(const char *ifname, const struct mroce_dev_opts *opts,
 			if (!strcmp(name, j ? planes[j - 1] : ifname))
 				err = -EINVAL;	/* an interface named twice */
 		if (!err)
-			/* The transmit pool: in the first plane's UMEM only (a frame leaves
-			 * through its own socket's UMEM): a device over planes has none. */
-			err = xsk_port_open(name, opts, n > 1 ? 0 : MROCE_OPT(opts, umem_pool_bytes, 0),
-					    &p[i], &fx[i]);
+			/* The transmit pool: a device over planes has none (a frame leaves
+			 * through its own socket's UMEM). Planes: the first's queues. */
+			err = iface_open(name, opts, n > 1 ? 0 : MROCE_OPT(opts, umem_pool_bytes, 0),
+					 i ? f[0].first : from, i ? f[0].n : want, i ? true : exact,
+					 dev_id, &f[i]);
 		if (err)
 			break;
 		opened++;
-		ops[i] = &xsk_ops;
-		if (i && fx[i].local.family != fx[0].local.family)
+		ops[i] = f[i].ops;
+		ports[i] = f[i].port;
+		if (i && f[i].fx.local.family != f[0].fx.local.family)
 			err = -EAFNOSUPPORT;	/* the peer reaches every plane in one family */
-		if (i && fx[i].info.udp_port != fx[0].info.udp_port)
+		if (i && f[i].fx.info.udp_port != f[0].fx.info.udp_port)
 			err = -EINVAL;	/* datapaths attached for different UDP ports */
 		for (__u32 j = 0; !err && j < i; j++)
-			if (same_addr(&fx[i].local, &fx[j].local))
+			if (same_addr(&f[i].fx.local, &f[j].fx.local))
 				err = -EADDRINUSE;	/* planes are told apart by address */
-		if (!mtu || fx[i].mtu < mtu)
-			mtu = fx[i].mtu;
+		if (!mtu || f[i].fx.mtu < mtu)
+			mtu = f[i].fx.mtu;
 	}
-	port = p[0];
+	top = ops[0];
+	port = ports[0];
 	if (!err && n > 1)
-		err = mroce_port_planes_new(n, ops, (void *const *)p, &top, &port);
+		err = mroce_port_planes_new(n, ops, ports, &top, &port);
 	if (err) {
 		for (__u32 i = 0; i < opened; i++)
-			xp_close(p[i]);
+			iface_close(&f[i]);
+		free(f);
 		return err;
 	}
-	err = mroce_dev_create(top, port, p[0]->dp, &fx[0].local, opts, &dev);
+	/* The device's UDP port: the base's plus its first queue (struct mroce_cfg). */
+	f[0].fx.local.dport = (__u16)(f[0].fx.info.udp_port + f[0].first);
+	err = mroce_dev_create(top, port, f[0].p[0]->dp, &f[0].fx.local, opts, &dev);
 	if (err) {
 		top->close(port);
+		free(f);
 		return err;
 	}
 	pthread_mutex_lock(&dev->lock);
 	snprintf(dev->attr.ifname, sizeof(dev->attr.ifname), "%s", ifname);
-	dev->attr.ifindex = fx[0].info.ifindex;
-	dev->attr.queue = p[0]->queue;
+	dev->attr.ifindex = f[0].fx.info.ifindex;
+	dev->attr.queue = f[0].first;
+	dev->attr.queues = f[0].n;
+	dev->attr.udp_port = dev->udp_port;
 	dev->attr.mtu = mtu;
-	dev->attr.zero_copy = fx[0].zc;
+	dev->attr.zero_copy = f[0].fx.zc;
 	dev->attr.need_wakeup = true;
 	dev->wall_clock = true;
+	dev->dev_id = dev_id;
 	dev->attr.planes = (__u8)n;
 	dev->nplanes = (__u8)n;
 	for (__u32 i = 0; i < n; i++) {
-		dev->plane_local[i] = fx[i].local;
-		dev->plane_dp[i] = p[i]->dp;
-		dev->plane_ifindex[i] = fx[i].info.ifindex;
+		f[i].fx.local.dport = dev->udp_port;
+		dev->plane_local[i] = f[i].fx.local;
+		dev->plane_dp[i] = f[i].p[0]->dp;
+		dev->plane_ifindex[i] = f[i].fx.info.ifindex;
 	}
 	pthread_mutex_unlock(&dev->lock);
+	free(f);
 	*devp = dev;
 	return 0;
 }

@@ -529,7 +529,7 @@ int mroce_qp_connect_locked(struct mroce_qp *qp, const struct mroce_qp_info *r, 
 	if (dev->dp) {
 		MROCE_OPTS(mroce_flow_cfg, fc, .token = qp->secret ^ r->secret, .rx_psn = r->psn,
 			   .peer_qpn = r->qpn, .flags = qp->attr.go_back_n ? MROCE_FLOW_GO_BACK_N : 0,
-			   .pd_cookie = qp->pd->cookie);
+			   .pd_cookie = qp->pd->cookie, .dev_id = dev->dev_id);
 		int err = mroce_dp_flow_add(dev->dp, qp->qpn, &fc);
 
 		if (err)

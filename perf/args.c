@@ -15,6 +15,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mroce/dp_maps.h"
+#include "mroce/verbs.h"
+
 #include "args.h"
 #include "argerr.h"
 
@@ -29,6 +32,8 @@ const char perf_usage[] =
 "      --sweep          sizes 8 B, 64 B, 512 B, 4 KiB, 64 KiB, 1 MiB, 16 MiB, 64 MiB\n"
 "  -q, --qps N          connections (a data QP each, plus a control QP), 1..128 (default 1)\n"
 "      --paths N        UDP source ports each QP sprays over, 1..256 (default 4)\n"
+"      --queue N        the first receive queue to serve (default 0: the first free one)\n"
+"      --queues N|all   receive queues to serve (default: one on veth, every one on a NIC)\n"
 "  -t, --depth N        bandwidth tests: requests in flight per QP, 1..256 (default 128, as perftest)\n"
 "      --window N       packets in flight per QP, 16..896 (default: the library's)\n"
 "      --cc ALG         congestion control of the QPs that send: default (the library's:\n"
@@ -132,7 +137,7 @@ static int test_of(const char *s)
 
 enum {	/* long options without a short one */
 	O_ADDR = 256, O_SWEEP, O_PATHS, O_ORDER, O_GBN, O_JSON, O_PROGRESS, O_WINDOW, O_MEMORY,
-	O_GBITS, O_TEST, O_CC,
+	O_GBITS, O_TEST, O_CC, O_QUEUE, O_QUEUES,
 };
 
 int perf_parse_args(int argc, char **argv, struct perf_args *a, char *err, size_t errlen)
@@ -148,6 +153,7 @@ int perf_parse_args(int argc, char **argv, struct perf_args *a, char *err, size_
 		{ "window", 1, 0, O_WINDOW }, { "memory", 1, 0, O_MEMORY }, { "cc", 1, 0, O_CC },
 		{ "report_gbits", 0, 0, O_GBITS }, { "gid-index", 1, 0, 'x' },
 		{ "CPU-freq", 0, 0, 'F' }, { "rdma_cm", 0, 0, 'R' }, { "connection", 1, 0, 'c' },
+		{ "queue", 1, 0, O_QUEUE }, { "queues", 1, 0, O_QUEUES },
 		{ 0, 0, 0, 0 },
 	};
 	static const __u32 sweep[] = { 8, 64, 512, 4096, 65536, 1 << 20, 16 << 20, 64 << 20 };
@@ -232,6 +238,20 @@ int perf_parse_args(int argc, char **argv, struct perf_args *a, char *err, size_
 			a->unordered = !strcmp(optarg, "unordered");
 			break;
 		case O_GBN: a->go_back_n = true; break;
+		case O_QUEUE:
+			if (number(optarg, 0, MROCE_MAX_QUEUES - 1, false, &v))
+				return perf_bad(err, errlen, "--queue: '%s' is not 0..%d", optarg,
+						MROCE_MAX_QUEUES - 1);
+			a->queue = (__u32)v;
+			break;
+		case O_QUEUES:
+			if (!strcmp(optarg, "all"))
+				v = MROCE_QUEUES_ALL;
+			else if (number(optarg, 1, MROCE_MAX_QUEUES, false, &v))
+				return perf_bad(err, errlen, "--queues: '%s' is not 1..%d or all", optarg,
+						MROCE_MAX_QUEUES);
+			a->queues = (__u32)v;
+			break;
 		case O_CC:
 			if (strcmp(optarg, "default") && strcmp(optarg, "none") && strcmp(optarg, "ecn") &&
 			    strcmp(optarg, "delay") && strcmp(optarg, "both"))

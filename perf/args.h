@@ -40,6 +40,8 @@ struct perf_args {
 	bool		umem;		/* buffers in the UMEM's transmit pool (sent without a copy) */
 	bool		gbits;		/* perftest's --report_gbits: Gbit/s columns instead of MB/sec */
 	int		gid_index;	/* perftest's -x: validated, not used (mroce addresses by IP); -1 unset */
+	__u32		queue;		/* the device's first receive queue (mroce_dev_opts) */
+	__u32		queues;		/* receive queues it serves; 0: the library's default */
 };
 
 bool perf_test_is_bw(enum perf_test t);

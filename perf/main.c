@@ -218,7 +218,8 @@ static int setup(struct perf *p)
 {
 	int err;
 
-	MROCE_OPTS(mroce_dev_opts, o, .no_thread = p->a.poll, .umem_pool_bytes = p->a.umem ? REGION : 0);
+	MROCE_OPTS(mroce_dev_opts, o, .queue = p->a.queue, .no_thread = p->a.poll,
+		   .umem_pool_bytes = p->a.umem ? REGION : 0, .queues = p->a.queues);
 
 	if ((err = mroce_dev_open(p->a.dev, &o, &p->dev)))
 		return die(p->a.dev, err);

@@ -54,6 +54,7 @@ struct env {
 	int			cfg_fd;
 	int			xsks_fd;
 	int			retx_ts_fd;
+	int			queues_fd;
 	__u8			*dm;		/* the device memory pool, mmap'ed */
 	size_t			dm_len;
 	__u32			*dm_own;
@@ -128,6 +129,7 @@ static int setup(void **state)
 	E.cfg_fd = bpf_map__fd(E.skel->maps.mroce_cfg);
 	E.xsks_fd = bpf_map__fd(E.skel->maps.mroce_xsks);
 	E.retx_ts_fd = bpf_map__fd(E.skel->maps.mroce_retx_ts);
+	E.queues_fd = bpf_map__fd(E.skel->maps.mroce_queues);
 	E.ncpus = libbpf_num_possible_cpus();
 	E.dm_len = (size_t)bpf_map__max_entries(E.skel->maps.mroce_dm) * MROCE_DM_CHUNK;
 	E.dm = mmap(NULL, E.dm_len, PROT_READ | PROT_WRITE, MAP_SHARED,
@@ -425,6 +427,79 @@ static void test_no_socket_and_port(void **state)
 	cfg.udp_port = 0;
 	assert_int_equal(bpf_map_update_elem(E.cfg_fd, &zero, &cfg, BPF_ANY), 0);
 	expect("port back to default", f.buf, f.len, XDP_PASS, MROCE_STAT_PASS);
+}
+
+/* Queue 0 (every test run's) as served by device dev_id (0: none). */
+static void set_queue0(__u32 dev_id)
+{
+	struct mroce_queue q = { .dev_id = dev_id, .owner_pid = dev_id ? 1 : 0 };
+	__u32 zero = 0;
+
+	assert_int_equal(bpf_map_update_elem(E.queues_fd, &zero, &q, BPF_ANY), 0);
+}
+
+static void set_flow_dev(__u32 qpn, __u32 flags, __u32 dev_id)
+{
+	struct mroce_flow f;
+
+	set_flow(qpn, FX_TOKEN, FX_PSN, flags);
+	assert_int_equal(bpf_map_lookup_elem(E.flows_fd, &qpn, &f), 0);
+	f.dev_id = dev_id;
+	assert_int_equal(bpf_map_update_elem(E.flows_fd, &qpn, &f, BPF_ANY), 0);
+}
+
+/*
+ * Several devices on one interface: a flow's frames go only to a queue its
+ * own device serves, whatever else holds, and leave no state behind when
+ * refused; each queue's device has a UDP port of its own.
+ */
+static void test_queue_owner_and_ports(void **state)
+{
+	struct mroce_cfg cfg = {};
+	struct fx_frame f;
+	__u32 zero = 0;
+
+	(void)state;
+	set_flow_dev(FX_QPN, 0, 7);
+	fx_build(&f, AF_INET, MROCE_OP_WRITE, FX_PSN);
+	expect("queue served by no device", f.buf, f.len, XDP_DROP, MROCE_STAT_WRONG_QUEUE);
+	set_queue0(8);
+	expect("queue of another device", f.buf, f.len, XDP_DROP, MROCE_STAT_WRONG_QUEUE);
+	set_queue0(7);
+	expect("queue of the flow's device", f.buf, f.len, XDP_REDIRECT, MROCE_STAT_RX);
+	set_flow_dev(FX_QPN, 0, 0);
+	expect("a device's queue, a flow of none", f.buf, f.len, XDP_DROP, MROCE_STAT_WRONG_QUEUE);
+
+	/* refused on the wrong queue, a go-back-N packet moves nothing of the flow's */
+	set_flow_dev(FX_QPN, MROCE_FLOW_GO_BACK_N, 7);
+	set_queue0(8);
+	fx_build(&f, AF_INET, MROCE_OP_WRITE, FX_PSN);
+	expect("go-back-N next, wrong queue", f.buf, f.len, XDP_DROP, MROCE_STAT_WRONG_QUEUE);
+	set_queue0(7);
+	fx_build(&f, AF_INET, MROCE_OP_WRITE, FX_PSN + 1);
+	expect("go-back-N gap still there", f.buf, f.len, XDP_REDIRECT, MROCE_STAT_GAP_REPORT);
+
+	/* the ports: one per queue from the base; none past them */
+	set_flow_dev(FX_QPN, 0, 7);
+	fx_build(&f, AF_INET, MROCE_OP_WRITE, FX_PSN);
+	fx_udp(&f)->dest = htons(MROCE_DEFAULT_PORT + 1);
+	expect("second queue's port, one port", f.buf, f.len, XDP_PASS, MROCE_STAT_PASS);
+	cfg.n_ports = 2;
+	assert_int_equal(bpf_map_update_elem(E.cfg_fd, &zero, &cfg, BPF_ANY), 0);
+	expect("second queue's port", f.buf, f.len, XDP_REDIRECT, MROCE_STAT_RX);
+	fx_udp(&f)->dest = htons(MROCE_DEFAULT_PORT + 2);
+	expect("past the ports", f.buf, f.len, XDP_PASS, MROCE_STAT_PASS);
+	fx_udp(&f)->dest = htons(MROCE_DEFAULT_PORT - 1);
+	expect("before the ports", f.buf, f.len, XDP_PASS, MROCE_STAT_PASS);
+	cfg.udp_port = 65535;
+	assert_int_equal(bpf_map_update_elem(E.cfg_fd, &zero, &cfg, BPF_ANY), 0);
+	fx_udp(&f)->dest = htons(0);
+	expect("no wrap past port 65535", f.buf, f.len, XDP_PASS, MROCE_STAT_PASS);
+
+	cfg = (struct mroce_cfg){};
+	assert_int_equal(bpf_map_update_elem(E.cfg_fd, &zero, &cfg, BPF_ANY), 0);
+	set_queue0(0);
+	clear_flow(FX_QPN);
 }
 
 /* A RETX-flagged copy of a PSN that is already placed on FX_QPN. */
@@ -1138,6 +1213,7 @@ int main(void)
 		cmocka_unit_test(test_other_traffic_passes),
 		cmocka_unit_test(test_flow_checks),
 		cmocka_unit_test(test_no_socket_and_port),
+		cmocka_unit_test(test_queue_owner_and_ports),
 		cmocka_unit_test(test_dup_retx_flood),
 		cmocka_unit_test(test_dup_retx_limit_scope),
 		cmocka_unit_test(test_not_for_this_host),

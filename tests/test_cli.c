@@ -195,6 +195,7 @@ static void test_strerror_ranges(void **state)
 		[MROCE_ERR_CAP_NET_RAW - __MROCE_ERR_START] = "needs CAP_NET_RAW",
 		[MROCE_ERR_MEMLOCK - __MROCE_ERR_START] = "needs CAP_IPC_LOCK",
 		[MROCE_ERR_CAP_SYS_PTRACE - __MROCE_ERR_START] = "needs CAP_SYS_PTRACE",
+		[MROCE_ERR_QUEUES_BUSY - __MROCE_ERR_START] = "taken by other processes",
 	};
 	char buf[128], want[128];
 

@@ -19,6 +19,7 @@
 #define MROCE_MAP_DM		"mroce_dm"	/* device memory: the pool XDP places into */
 #define MROCE_MAP_DMR		"mroce_dmr"	/* regions registered on device memory */
 #define MROCE_MAP_DM_OWN	"mroce_dm_own"	/* which process owns each pool chunk */
+#define MROCE_MAP_QUEUES	"mroce_queues"	/* which device serves each receive queue */
 #define MROCE_PROG_NAME		"mroce_xdp"
 /* .rodata switch, set before loading: XDP places device-memory WRITEs (docs/datapath.md) */
 #define MROCE_VAR_PLACE		"mroce_xdp_meta_ok"
@@ -61,7 +62,7 @@ struct mroce_flow {
 	__u32	rx_base;	/* every PSN before this one has been placed */
 	__u32	peer_qpn;	/* remote QPN, for tools */
 	__u32	owner_pid;	/* process that owns the QP, so a dead one's flows can be reclaimed */
-	__u32	rsvd;
+	__u32	dev_id;		/* its device: XDP hands it only to that device's queues (0: any) */
 	__u64	pd_cookie;	/* the QP's protection domain (struct mroce_dmr.pd_cookie) */
 	__u64	rx_bits[MROCE_RXWIN_WORDS];	/* set: PSN placed */
 	/*
@@ -143,7 +144,13 @@ struct mroce_xdp_meta {
 
 struct mroce_cfg {
 	__u16	udp_port;	/* host order; 0 means MROCE_DEFAULT_PORT */
-	__u16	rsvd0;
+	/*
+	 * MetaRoCE's UDP destination ports are udp_port .. udp_port + n_ports - 1
+	 * (0 counts as 1): one per receive queue, the device serving queue q
+	 * (its first) on udp_port + q, so a NIC's flow rules can steer each
+	 * device's traffic to its queues (docs/datapath.md, "Queues").
+	 */
+	__u16	n_ports;
 	__u8	mac[6];		/* the interface's; all zero: not checked */
 	__u8	n_ip4;		/* valid entries of ip4[]; 0: IPv4 destination not checked */
 	__u8	n_ip6;		/* valid entries of ip6[] (never link-local); 0: not checked */
@@ -151,6 +158,22 @@ struct mroce_cfg {
 	__u8	ip6[MROCE_CFG_ADDRS][16];
 };
 _Static_assert(sizeof(struct mroce_cfg) == 12 + 20 * MROCE_CFG_ADDRS, "cfg layout");
+
+/*
+ * Value of the queues map (mmapable array, index = receive queue): the
+ * device whose AF_XDP socket serves the queue. A device serves queues of
+ * its own, never shares one: a socket on a queue reads every frame that
+ * arrives there. XDP hands a flow's frames only to a queue whose dev_id is
+ * the flow's (drop: wrong_queue), so no process receives another's
+ * traffic, even when the NIC steers it to the wrong queue. Writer: the
+ * device that bound the queue's socket (the kernel lets one socket bind a
+ * queue, which makes the bind the lock); reader: XDP and tools.
+ */
+struct mroce_queue {
+	__u32	dev_id;		/* 0: no device */
+	__u32	owner_pid;
+};
+_Static_assert(sizeof(struct mroce_queue) == 8, "queue layout");
 
 /*
  * What the XDP program keeps per flow for itself (the mroce_retx_ts map,

@@ -53,6 +53,7 @@ enum mroce_errno {
 	MROCE_ERR_CAP_NET_RAW	= 4111,	/* the AF_XDP socket */
 	MROCE_ERR_MEMLOCK	= 4112,	/* UMEM past RLIMIT_MEMLOCK without CAP_IPC_LOCK */
 	MROCE_ERR_CAP_SYS_PTRACE = 4113, /* others' AF_XDP sockets: + CAP_DAC_READ_SEARCH */
+	MROCE_ERR_QUEUES_BUSY	= 4114,	/* the receive queues asked for are other devices' */
 	__MROCE_ERR_END
 };
 
@@ -127,6 +128,11 @@ struct mroce_dp_info {
 	__u32			flows;		/* active flows */
 	char			ifname[16];
 	char			pin_dir[64];	/* "" when not pinned */
+	/*
+	 * MetaRoCE's UDP ports: udp_port .. udp_port + udp_ports - 1, one per
+	 * receive queue; a device serving queue q first uses udp_port + q.
+	 */
+	__u16			udp_ports;
 };
 
 MROCE_API int mroce_dp_info(const struct mroce_dp *dp, struct mroce_dp_info *info);
@@ -141,6 +147,14 @@ MROCE_API int mroce_dp_set_port(struct mroce_dp *dp, __u16 udp_port);
 /* Steer packets of receive queue `queue` to AF_XDP socket fd (or stop). */
 MROCE_API int mroce_dp_xsk_set(struct mroce_dp *dp, __u32 queue, int xsk_fd);
 MROCE_API int mroce_dp_xsk_clear(struct mroce_dp *dp, __u32 queue);
+/*
+ * Record that device dev_id serves receive queue `queue` (0: none), for XDP
+ * to hand a flow's frames only to its own device's queues (struct
+ * mroce_queue in dp_maps.h); and read it back (owner_pid 0: none).
+ */
+MROCE_API int mroce_dp_queue_set(struct mroce_dp *dp, __u32 queue, __u32 dev_id);
+MROCE_API int mroce_dp_queue_get(const struct mroce_dp *dp, __u32 queue, __u32 *dev_id,
+				 __u32 *owner_pid);
 
 #ifdef __cplusplus
 }

@@ -75,9 +75,18 @@ struct mroce_pkt {
  * as such), MROCE_STAT_RX for a well-formed MetaRoCE packet (pkt filled in),
  * or the counter of the rule it broke. Flow, token and window checks come
  * after, with the flow at hand. pkt->payload may lie past data_end.
+ * MetaRoCE's UDP destination ports: port .. port + n_ports - 1 (n_ports 0
+ * counts as 1; struct mroce_cfg).
  */
-static __always_inline int mroce_parse_mb(const void *data, const void *data_end, __u32 frame_len,
-					  __u16 port, struct mroce_pkt *pkt)
+/* Whether UDP destination port dport is one of MetaRoCE's: port .. port + n_ports - 1, no wrap. */
+static __always_inline int mroce_port_ours(__u32 dport, __u32 port, __u32 n_ports)
+{
+	return dport >= port && dport - port < (n_ports ? n_ports : 1);
+}
+
+static __always_inline int mroce_parse_ports(const void *data, const void *data_end,
+					     __u32 frame_len, __u16 port, __u16 n_ports,
+					     struct mroce_pkt *pkt)
 {
 	const mroce_ethhdr_t *eth = data;
 	const mroce_udphdr_t *udp;
@@ -120,7 +129,7 @@ static __always_inline int mroce_parse_mb(const void *data, const void *data_end
 		udp = (const void *)ip + ihl;
 		if ((const void *)(udp + 1) > data_end)
 			return MROCE_STAT_PASS;
-		if (udp->dest != mroce_be16(port))
+		if (!mroce_port_ours(mroce_be16(udp->dest), port, n_ports))
 			return MROCE_STAT_PASS;
 		if (ip->frag_off & mroce_be16(IP_MF))
 			return MROCE_STAT_FRAGMENT;
@@ -144,7 +153,7 @@ static __always_inline int mroce_parse_mb(const void *data, const void *data_end
 		udp = (const void *)(ip6 + 1);
 		if ((const void *)(udp + 1) > data_end)
 			return MROCE_STAT_PASS;
-		if (udp->dest != mroce_be16(port))
+		if (!mroce_port_ours(mroce_be16(udp->dest), port, n_ports))
 			return MROCE_STAT_PASS;
 		plen = mroce_be16(ip6->payload_len);
 		if (plen < sizeof(*udp))
@@ -244,6 +253,13 @@ static __always_inline int mroce_parse_mb(const void *data, const void *data_end
 			return MROCE_STAT_BAD_FLAGS;
 	}
 	return MROCE_STAT_RX;
+}
+
+/* MetaRoCE on one UDP port only: a device's (the library), or a test's. */
+static __always_inline int mroce_parse_mb(const void *data, const void *data_end, __u32 frame_len,
+					  __u16 port, struct mroce_pkt *pkt)
+{
+	return mroce_parse_ports(data, data_end, frame_len, port, 1, pkt);
 }
 
 /* A frame that is all readable: [data, data_end). */

@@ -34,6 +34,7 @@
 	X(OUT_OF_ORDER,  out_of_order,   "drop: go-back-N flow, PSN is not the next, its gap reported < 1 ms ago") \
 	X(GAP_REPORT,    gap_report,     "go-back-N flow, PSN is not the next: passed up so the gap is NACKed") \
 	X(NO_XSK,        no_xsk,         "drop: no AF_XDP socket on the receive queue") \
+	X(WRONG_QUEUE,   wrong_queue,    "drop: arrived on a receive queue its QP's device does not serve (steer it: docs/datapath.md)") \
 	X(NOT_LOCAL,     not_local,      "MetaRoCE port, but for another MAC or IP: passed to the kernel") \
 	X(PLACED,        placed,         "WRITE payloads placed in device memory by XDP (frame cut to its headers)") \
 	X(PLACED_BYTES,  placed_bytes,   "payload bytes placed by XDP") \

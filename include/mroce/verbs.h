@@ -44,7 +44,17 @@ struct mroce_faults {
 
 struct mroce_dev_opts {
 	size_t			sz;
-	__u32			queue;		/* receive queue to serve (default 0) */
+	/*
+	 * The receive queues the device serves (docs/datapath.md, "Queues"):
+	 * `queues` of them, the first free run from `queue` on (default 0).
+	 * queues 0: one on veth and on a NIC with one queue, every queue on a
+	 * NIC with several (whose RSS spreads a peer's packets over all of
+	 * them); MROCE_QUEUES_ALL: every queue. A device serving queue q first
+	 * receives on UDP port udp_port + q: a NIC's flow rules can steer it.
+	 * A queue another device serves is never shared (its socket would read
+	 * the other's frames): -MROCE_ERR_QUEUES_BUSY when no run is free.
+	 */
+	__u32			queue;
 	bool			force_copy;	/* skip the zero-copy attempt */
 	bool			no_thread;	/* caller drives mroce_dev_progress() */
 	enum mroce_xdp_mode	xdp_mode;	/* when the datapath must be attached */
@@ -68,8 +78,10 @@ struct mroce_dev_opts {
 	 * mroce_alloc_umem(), whose sends leave without the library's copy.
 	 */
 	__u64			umem_pool_bytes;
+	__u32			queues;
 	size_t			:0;
 };
+#define MROCE_QUEUES_ALL	(~0u)
 #define MROCE_MAX_PLANES	8
 #define MROCE_UMEM_POOL_MAX	(16ull << 30)
 
@@ -92,6 +104,8 @@ struct mroce_dev_attr {
 	bool	need_wakeup;
 	bool	thread;		/* a progress thread runs the transport */
 	__u8	planes;		/* interfaces the device sends and receives on (ifname's first) */
+	__u32	queues;		/* receive queues served: queue .. queue + queues - 1 */
+	__u16	udp_port;	/* the UDP port its peers send to */
 };
 MROCE_API int mroce_dev_query(struct mroce_dev *dev, struct mroce_dev_attr *attr);
 

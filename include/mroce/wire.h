@@ -135,6 +135,8 @@ struct mroce_flow_cfg {
 	__u32	peer_qpn;
 	__u32	flags;		/* MROCE_FLOW_* */
 	__u64	pd_cookie;	/* the QP's protection domain, for placement in XDP */
+	/* its device (mroce_dp_queue_set): XDP delivers it only on that device's queues */
+	__u32	dev_id;
 	size_t	:0;
 };
 
