@@ -188,6 +188,8 @@ int mroce_dev_create(const struct mroce_port_ops *ops, void *port, struct mroce_
 	dev->plane_local[0] = dev->local;
 	dev->plane_dp[0] = dp;
 	memcpy(dev->attr.mac, local->src_mac, 6);
+	dev->attr.queues = 1;	/* the AF_XDP port sets its own (port_xsk.c) */
+	dev->attr.udp_port = dev->udp_port;
 	dev->grant.off = MROCE_OPT(opts, no_rate_grants, false);
 	if (faults) {
 		err = mroce_port_fault_new(ops, port, faults, &dev->stats.faults, &dev->port);

@@ -55,17 +55,19 @@ cleanup_all() {
 trap cleanup_all EXIT
 trap 'exit 130' INT TERM
 
-# MTU 1500 unless told; one queue per side so every packet meets queue 0's socket.
+# MTU 1500 unless told; $PAIR_QUEUES receive and transmit queues per side (1 unless
+# told: veth delivers a frame to the peer's queue it was sent from, so a
+# device on queue q talks to one on the peer's queue q).
 setup_pair() {
-	local mtu=${1:-1500}
+	local mtu=${1:-1500} nq=${PAIR_QUEUES:-1}
 	ip netns add "$NS_A" && ip netns add "$NS_B" || return 1
 	if ! ip netns exec "$NS_A" true 2>/dev/null; then
 		NETNS_EXEC=nsenter
 		[ -n "${NSENTER_NOTED:-}" ] || echo "note: 'ip netns exec' is refused here; entering namespaces with nsenter --net" >&2
 		NSENTER_NOTED=1
 	fi
-	ip link add "$IF_A" netns "$NS_A" numtxqueues 1 numrxqueues 1 type veth \
-		peer name "$IF_B" netns "$NS_B" numtxqueues 1 numrxqueues 1 || return 1
+	ip link add "$IF_A" netns "$NS_A" numtxqueues "$nq" numrxqueues "$nq" type veth \
+		peer name "$IF_B" netns "$NS_B" numtxqueues "$nq" numrxqueues "$nq" || return 1
 	a ip link set lo up && b ip link set lo up &&
 	a ip link set "$IF_A" mtu "$mtu" up && b ip link set "$IF_B" mtu "$mtu" up &&
 	a ip addr add "$IP_A/24" dev "$IF_A" && b ip addr add "$IP_B/24" dev "$IF_B" || return 1

@@ -4,6 +4,7 @@
  *
  *   rdma_test server --dev D --addr A --port P [--region BYTES] [--qps N] [--faults SPEC] [--umem N]
  *                    [--plane IF ...]  (more interfaces: one device over several planes)
+ *                    [--queue Q] [--queues N|all]   (either side: the receive queues served)
  *                    [--no-grants]   (grant senders no rates: mroce_dev_opts.no_rate_grants)
  *                    [--timeline F [--timeline-us N]]   (the receive counters every N us, 1000)
  *   rdma_test client --dev D --addr SERVER --port P --sizes LIST [--qps N] [--faults SPEC]
@@ -99,6 +100,7 @@ static struct {
 	const char	*planes[MROCE_MAX_PLANES - 1];	/* --plane IF, once per plane beyond --dev */
 	int		nplanes;
 	int		port, qps, paths, umem, linger_ms, window, retry;
+	__u32		queue, queues;	/* --queue, --queues: mroce_dev_opts */
 	size_t		region, stream, roff;
 	bool		cc_ecn, cc_delay, no_cc, static_paths;
 	bool		server, unordered, gbn, bad_keys, until_killed, dm, no_grants, pool;
@@ -1259,7 +1261,8 @@ int main(int argc, char **argv)
 		{ "static-paths", 0, 0, 'X' }, { "retry", 1, 0, 'Y' }, { "dm", 0, 0, 'M' },
 		{ "no-grants", 0, 0, 'N' }, { "timeline-us", 1, 0, 'U' }, { "streams", 1, 0, 'Z' },
 		{ "stall", 1, 0, 'z' }, { "rounds", 1, 0, 'n' }, { "phase-ms", 1, 0, 'm' },
-		{ "plane", 1, 0, 'l' }, { "pool", 0, 0, 'O' },
+		{ "plane", 1, 0, 'l' }, { "pool", 0, 0, 'O' }, { "queue", 1, 0, 'e' },
+		{ "queues", 1, 0, 'E' },
 		{ 0, 0, 0, 0 },
 	};
 	struct mroce_faults faults;
@@ -1319,6 +1322,8 @@ int main(int argc, char **argv)
 		case 'Y': o.retry = atoi(optarg); break;
 		case 'M': o.dm = true; break;
 		case 'O': o.pool = true; break;
+		case 'e': o.queue = (__u32)atoi(optarg); break;
+		case 'E': o.queues = !strcmp(optarg, "all") ? MROCE_QUEUES_ALL : (__u32)atoi(optarg); break;
 		case 'N': o.no_grants = true; break;
 		case 'U': o.timeline_us = atoi(optarg); break;
 		case 'Z': o.streams = atoi(optarg); break;
@@ -1346,9 +1351,14 @@ int main(int argc, char **argv)
 		MROCE_OPTS(mroce_dev_opts, dopts, .test_faults = o.faults ? &faults : NULL,
 			   .umem_frames = (__u32)o.umem, .no_rate_grants = o.no_grants,
 			   .planes = o.nplanes ? o.planes : NULL, .n_planes = (__u32)o.nplanes,
-			   .umem_pool_bytes = o.pool && !o.nplanes ? o.region : 0);
+			   .umem_pool_bytes = o.pool && !o.nplanes ? o.region : 0,
+			   .queue = o.queue, .queues = o.queues);
+		struct mroce_dev_attr attr;
 
 		err = mroce_dev_open(o.dev, &dopts, &dev);
+		if (!err && !mroce_dev_query(dev, &attr))
+			printf("%s: queues %u..%u, UDP port %u\n", o.server ? "server" : "client",
+			       attr.queue, attr.queue + attr.queues - 1, attr.udp_port);
 	}
 	if (err)
 		return fail(o.dev, err);
