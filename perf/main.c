@@ -711,16 +711,13 @@ static int bidir_collect(struct perf *p, __u32 size, struct bidir_figures *bi)
 {
 	int err;
 
+	bi->verified = true;
+	/* one connection at a time: wait_ctl drops what comes on the others */
 	for (__u32 i = 0; i < p->nconns; i++) {
-		struct msg m = { .type = MSG_STATS, .run = p->run };
+		struct msg m = { .type = MSG_STATS, .run = p->run }, r;
 
 		if ((err = send_ctl(p, &p->conns[i], &m)))
 			return err;
-	}
-	bi->verified = true;
-	for (__u32 i = 0; i < p->nconns; i++) {
-		struct msg r;
-
 		do {
 			if ((err = wait_ctl(p, &p->conns[i], MSG_STATS, &r)))
 				return err;
@@ -930,6 +927,8 @@ static int client(struct perf *p)
 	int err;
 
 	p->bidir = a->bidir;
+	/* -b runs are numbered from a start of our own: a server tells them from an earlier client's */
+	p->run = (__u32)(now_s() * 1e6) ^ (__u32)getpid() << 16;
 	p->lat = calloc(LAT_MAX, sizeof(double));
 	if (!p->lat)
 		return die("memory", -ENOMEM);
