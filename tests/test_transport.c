@@ -609,10 +609,10 @@ static void test_ordered_vs_unordered(void **state)
 }
 
 /*
- * Both ends READ each other at once: B keeps 32 READs of A in flight (re-posting
- * each as it completes), then A posts 4 READs of B. A's must not wait for B to
- * stop: a responder answering a steady stream of READs still sends its own
- * requests (they once went out only when no response was left to send).
+ * Both ends at once: B keeps 32 READs of A in flight (re-posting each as it
+ * completes), then A posts 4 READs of B, or 4 WRITEs to B. A's must not wait
+ * for B to stop: a responder answering a steady stream of READs still sends
+ * its own requests (they once went out only when no response was left to send).
  */
 struct reads_both {
 	struct waiter	w;		/* first: collected() takes it */
@@ -635,41 +635,50 @@ static bool b_keeps_reading(void *ctx)
 
 static void test_reads_both_ways(void **state)
 {
-	struct pair p;
-	struct reads_both *r = calloc(1, sizeof(*r));
+	static const enum mroce_wr_opcode ops[] = { MROCE_WR_RDMA_READ, MROCE_WR_RDMA_WRITE };
 
 	(void)state;
-	pair_open(&p, 950, NULL, NULL);
-	pair_connect(&p);
-	r->w.p = &p;
-	r->b_cap = 3000;
-	fill(p.la, BUF / 2, 7);
-	fill(p.lb, BUF / 2, 9);
-	/* B's READs first, until its stream is steady */
-	r->a_want = 0;
-	r->w.want_b = 64;
-	assert_int_equal(sim_run(p.net, p.da, p.db, b_keeps_reading, r, 10000000), 0);
-	assert_true(r->w.nb < r->b_cap);
-	/* then A's, while B goes on */
-	for (int i = 0; i < 4; i++)
-		assert_int_equal(post(p.qa, MROCE_WR_RDMA_READ, 100 + (__u64)i, p.la + BUF / 2 + i * 16384, 16384,
-				      mroce_mr_lkey(p.ma), (__u64)(unsigned long)p.lb, mroce_mr_rkey(p.mb), 0), 0);
-	r->a_want = 4;
-	assert_int_equal(sim_run(p.net, p.da, p.db, b_keeps_reading, r, 60000000), 0);
-	printf("  A: %d of 4 READs done while B did %d of its (B still reading: %s)\n", r->w.na, r->w.nb,
-	       r->w.nb < r->b_cap ? "yes" : "no");
-	assert_int_equal(r->w.na, 4);
-	assert_true(r->w.nb < r->b_cap);	/* before B stopped */
-	for (int i = 0; i < 4; i++) {
-		assert_int_equal(r->w.wa[i].status, MROCE_WC_SUCCESS);
-		assert_int_equal(r->w.wa[i].opcode, MROCE_WC_RDMA_READ);
-		assert_memory_equal(p.la + BUF / 2 + i * 16384, p.lb, 16384);
+	for (size_t k = 0; k < sizeof(ops) / sizeof(ops[0]); k++) {
+		bool read = ops[k] == MROCE_WR_RDMA_READ;
+		struct pair p;
+		struct reads_both *r = calloc(1, sizeof(*r));
+
+		pair_open(&p, 950 + k, NULL, NULL);
+		pair_connect(&p);
+		r->w.p = &p;
+		r->b_cap = 3000;
+		fill(p.la, BUF / 2, 7);
+		fill(p.lb, BUF / 2, 9);
+		/* B's READs first, until its stream is steady */
+		r->w.want_b = 64;
+		assert_int_equal(sim_run(p.net, p.da, p.db, b_keeps_reading, r, 10000000), 0);
+		assert_true(r->w.nb < r->b_cap);
+		/* then A's, while B goes on: READs of B's first 16 KiB, or WRITEs of A's to B's second quarter */
+		for (int i = 0; i < 4; i++)
+			assert_int_equal(post(p.qa, ops[k], 100 + (__u64)i, read ? p.la + BUF / 2 + i * 16384 : p.la,
+					      16384, mroce_mr_lkey(p.ma),
+					      (__u64)(unsigned long)(read ? p.lb : p.lb + BUF / 4 + i * 16384),
+					      mroce_mr_rkey(p.mb), 0), 0);
+		r->a_want = 4;
+		assert_int_equal(sim_run(p.net, p.da, p.db, b_keeps_reading, r, 60000000), 0);
+		printf("  A: %d of 4 %ss done while B did %d READs (B still reading: %s)\n", r->w.na,
+		       read ? "READ" : "WRITE", r->w.nb, r->w.nb < r->b_cap ? "yes" : "no");
+		assert_int_equal(r->w.na, 4);
+		assert_true(r->w.nb < r->b_cap);	/* before B stopped */
+		for (int i = 0; i < 4; i++) {
+			assert_int_equal(r->w.wa[i].status, MROCE_WC_SUCCESS);
+			assert_int_equal(r->w.wa[i].opcode, read ? MROCE_WC_RDMA_READ : MROCE_WC_RDMA_WRITE);
+			if (read)
+				assert_memory_equal(p.la + BUF / 2 + i * 16384, p.lb, 16384);
+			else
+				assert_memory_equal(p.lb + BUF / 4 + i * 16384, p.la, 16384);
+		}
+		for (int i = 0; i < r->w.nb; i++)
+			assert_int_equal(r->w.wb[i].status, MROCE_WC_SUCCESS);
+		assert_memory_equal(p.lb + BUF / 2, p.la, 16384);
+		free(r);
+		pair_close(&p);
 	}
-	for (int i = 0; i < r->w.nb; i++)
-		assert_int_equal(r->w.wb[i].status, MROCE_WC_SUCCESS);
-	assert_memory_equal(p.lb + BUF / 2, p.la, 16384);
-	free(r);
-	pair_close(&p);
 }
 
 /* 256 QPs at once between two devices, each with its own transfer, window at its largest. */
