@@ -59,7 +59,7 @@ LIB_SO  := $(BUILD)/libmroce.so
 COLL_A  := $(BUILD)/libmroce-coll.a
 COLL_SO := $(BUILD)/libmroce-coll.so
 
-.PHONY: all lib cli examples tests selftests asan ubsan-clang headers api-check test check test-fabric test-coll sim sim-studies bench bench-targets bench-loss bench-incast bench-failure bench-streams bench-planes bench-latency bench-cc bench-coll demo model deps install uninstall clean
+.PHONY: all lib cli examples tests selftests asan ubsan-clang headers api-check test check test-fabric test-coll sim sim-studies bench bench-bidir bench-targets bench-loss bench-incast bench-failure bench-streams bench-planes bench-latency bench-cc bench-coll demo model deps install uninstall clean
 .DELETE_ON_ERROR:
 .PRECIOUS: $(BUILD)/%/.dir
 
@@ -243,6 +243,11 @@ bench: deps
 	selftests/bench/cc_targets.py $(if $(RUNS),--rounds $(RUNS)) --out docs/benchmarks.md
 	selftests/bench/coll_bench.py $(if $(RUNS),--runs $(RUNS))
 	BUILD=$(abspath $(BUILD)) $(TORCH_PY) selftests/bench/torch_bench.py $(if $(RUNS),--rounds $(RUNS))
+
+# Both directions at once alone (~1 min): mroce-perf write_bw -b beside iperf3 --bidir (datapath
+# detached for TCP), interleaved; total throughput and CPU per byte (also part of bench.py).
+bench-bidir: all
+	selftests/bench/bench.py --bidir $(if $(RUNS),--runs $(RUNS)) --out docs/benchmarks.md
 
 # Issue 13's loss targets alone (~8 min): goodput kept under 0.1, 1 and 10% loss on the
 # emulated fabric, mroce (defaults) against go-back-N and kernel TCP, interleaved.

@@ -87,9 +87,9 @@ _mroce_perf() {
 	fi
 	case ${COMP_WORDS[1]} in
 	server) _mroce_reply --dev --addr --port --qps --paths --window --cc --order --gbn \
-		--progress --memory --json ;;
+		--progress --memory --json --bidirectional ;;
 	client) _mroce_reply --dev --addr --port --test --size --all --sweep --qps --paths --depth \
-		--window --cc --order --gbn --duration --iters --progress --memory --report_gbits --json \
+		--bidirectional --window --cc --order --gbn --duration --iters --progress --memory --report_gbits --json \
 		--gid-index --CPU-freq --rdma_cm --connection ;;
 	esac
 }

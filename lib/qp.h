@@ -492,6 +492,7 @@ struct mroce_qp {
 	struct mroce_flow_xdp	xdp_emu;	/* for ports without XDP: what it would keep (testhook.c) */
 	bool			gbn_nak_sent;
 	bool			ack_now;
+	bool			req_turn;	/* the last new packet was a READ response: a request's turn */
 	bool			ack_again;	/* a resend's ACK goes on two ways back (rx.c) */
 };
 

@@ -317,18 +317,9 @@ static bool stream_held(const struct mroce_qp *qp, const struct mroce_swqe *w, _
 	return now < st->hold_until_us || (st->probing && st->probe_sent);
 }
 
-/* Next bytes to packetise, as a record (kind, wqe, offset, len): READ responses first. */
-bool mroce_next_new(struct mroce_qp *qp, struct mroce_txpkt *rec, __u64 now)
+/* The next request's bytes to packetise, if one may go now. */
+static bool next_req(struct mroce_qp *qp, struct mroce_txpkt *rec, __u64 now)
 {
-	struct mroce_rjob *j = next_rjob(qp);
-
-	if (j) {
-		rec->kind = PKT_RESP;
-		rec->wqe = (__u32)(j - qp->rjobs);
-		rec->offset = j->sent;
-		rec->len = (__u16)(j->len - j->sent < qp->payload_max ? j->len - j->sent : qp->payload_max);
-		return true;
-	}
 	for (__u32 seq = qp->sq_next; seq != qp->sq_tail; seq++) {
 		struct mroce_swqe *w = SWQE(qp, seq);
 
@@ -349,6 +340,30 @@ bool mroce_next_new(struct mroce_qp *qp, struct mroce_txpkt *rec, __u64 now)
 		return true;
 	}
 	return false;
+}
+
+/*
+ * Next bytes to packetise, as a record (kind, wqe, offset, len): READ
+ * responses and our own requests take turns, a packet each, while both
+ * wait (tx_account_new keeps the turn). Responses always first starved the
+ * requests of a QP whose peer kept its READs coming: with both ends
+ * READing each other, each end's queue of responses never emptied, and its
+ * own READs went out only once the peer stopped.
+ */
+bool mroce_next_new(struct mroce_qp *qp, struct mroce_txpkt *rec, __u64 now)
+{
+	struct mroce_rjob *j = next_rjob(qp);
+
+	if (j && qp->req_turn && next_req(qp, rec, now))
+		return true;
+	if (j) {
+		rec->kind = PKT_RESP;
+		rec->wqe = (__u32)(j - qp->rjobs);
+		rec->offset = j->sent;
+		rec->len = (__u16)(j->len - j->sent < qp->payload_max ? j->len - j->sent : qp->payload_max);
+		return true;
+	}
+	return next_req(qp, rec, now);
 }
 
 /*
@@ -505,6 +520,7 @@ static int tx_resend(struct mroce_qp *qp, __u64 now, int *sent)
 /* Account a first transmission to the request or READ job it belongs to. */
 static void tx_account_new(struct mroce_qp *qp, const struct mroce_txpkt *rec, __u64 now)
 {
+	qp->req_turn = rec->kind == PKT_RESP;
 	if (rec->kind == PKT_RESP) {
 		struct mroce_rjob *j = &qp->rjobs[rec->wqe];
 

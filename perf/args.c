@@ -35,6 +35,9 @@ const char perf_usage[] =
 "      --queue N        the first receive queue to serve (default 0: the first free one)\n"
 "      --queues N|all   receive queues to serve (default: one on veth, every one on a NIC)\n"
 "  -t, --depth N        bandwidth tests: requests in flight per QP, 1..256 (default 128, as perftest)\n"
+"  -b, --bidirectional  bandwidth tests: the server runs the same test toward the client at the\n"
+"                       same time (perftest's -b); each end checks the other's data; sizes up to\n"
+"                       32 MiB; the client reports each direction and their sum\n"
 "      --window N       packets in flight per QP, 16..896 (default: the library's)\n"
 "      --cc ALG         congestion control of the QPs that send: default (the library's:\n"
 "                       ECN), none, ecn, delay or both\n"
@@ -154,6 +157,7 @@ int perf_parse_args(int argc, char **argv, struct perf_args *a, char *err, size_
 		{ "report_gbits", 0, 0, O_GBITS }, { "gid-index", 1, 0, 'x' },
 		{ "CPU-freq", 0, 0, 'F' }, { "rdma_cm", 0, 0, 'R' }, { "connection", 1, 0, 'c' },
 		{ "queue", 1, 0, O_QUEUE }, { "queues", 1, 0, O_QUEUES },
+		{ "bidirectional", 0, 0, 'b' },
 		{ 0, 0, 0, 0 },
 	};
 	static const __u32 sweep[] = { 8, 64, 512, 4096, 65536, 1 << 20, 16 << 20, 64 << 20 };
@@ -179,7 +183,7 @@ int perf_parse_args(int argc, char **argv, struct perf_args *a, char *err, size_
 	a->server = !strcmp(argv[1], "server");
 	optind = 0;	/* 0: glibc forgets a cluster left half-read by an earlier call */
 	opterr = 0;
-	while ((c = getopt_long(argc - 1, argv + 1, ":s:aD:n:q:d:x:FRp:t:c:hV", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc - 1, argv + 1, ":s:aD:n:q:d:x:FRp:t:c:bhV", lo, NULL)) != -1) {
 		switch (c) {
 		case 'd': a->dev = optarg; break;
 		case O_ADDR: a->addr = optarg; break;
@@ -300,6 +304,7 @@ int perf_parse_args(int argc, char **argv, struct perf_args *a, char *err, size_
 				return perf_bad(err, errlen, "--connection: '%s': mroce has reliable connected "
 					   "QPs only (RC)", optarg);
 			break;
+		case 'b': a->bidir = true; break;
 		case 'F':
 		case 'R':
 			break;
@@ -324,6 +329,7 @@ int perf_parse_args(int argc, char **argv, struct perf_args *a, char *err, size_
 		return perf_bad(err, errlen, a->server ? "--addr (the address to listen on) is required" :
 						    "--addr (the server's address) is required");
 	if (a->server) {
+		/* -b on the server too, as perftest's: accepted; the client's START says what to run */
 		if (have_test || have_size)
 			return perf_bad(err, errlen, "the server takes no --test or --size: the client chooses");
 		if (!have_progress)
@@ -336,8 +342,15 @@ int perf_parse_args(int argc, char **argv, struct perf_args *a, char *err, size_
 		return perf_bad(err, errlen, "--iters (-n) and --duration (-D): choose one");
 	if (a->go_back_n && a->unordered)
 		return perf_bad(err, errlen, "--gbn delivers in order: not with --order unordered");
+	if (a->bidir && !perf_test_is_bw(a->test))
+		return perf_bad(err, errlen, "--bidirectional (-b): bandwidth tests only (write_bw, read_bw, "
+				"send_bw), not %s", perf_test_name(a->test));
 	if (!a->nsizes)
 		a->sizes[a->nsizes++] = perf_test_is_bw(a->test) ? 65536 : 8;
+	for (__u32 i = 0; a->bidir && i < a->nsizes; i++)
+		if (a->sizes[i] > PERF_MAX_BIDIR_SIZE)
+			return perf_bad(err, errlen, "--bidirectional (-b): sizes up to 32 MiB (each end's "
+					"buffer holds both directions), not %u", a->sizes[i]);
 	if (!have_progress)
 		a->poll = !perf_test_is_bw(a->test);
 	return 0;

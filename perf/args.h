@@ -16,6 +16,8 @@ enum perf_test {
 #define PERF_MAX_SIZES	32
 #define PERF_MIN_SIZE	1
 #define PERF_MAX_SIZE	(64u << 20)
+/* -b: each end's buffer holds what arrives and what it sends, apart: half each */
+#define PERF_MAX_BIDIR_SIZE	(PERF_MAX_SIZE / 2)
 
 struct perf_args {
 	bool		server;
@@ -39,6 +41,7 @@ struct perf_args {
 	bool		dm;		/* buffers in device memory (XDP places WRITEs), not the heap */
 	bool		umem;		/* buffers in the UMEM's transmit pool (sent without a copy) */
 	bool		gbits;		/* perftest's --report_gbits: Gbit/s columns instead of MB/sec */
+	bool		bidir;		/* perftest's -b: both ends run the test toward each other at once */
 	int		gid_index;	/* perftest's -x: validated, not used (mroce addresses by IP); -1 unset */
 	__u32		queue;		/* the device's first receive queue (mroce_dev_opts) */
 	__u32		queues;		/* receive queues it serves; 0: the library's default */

@@ -67,7 +67,8 @@ static struct json_object *span(double start, double end, __u64 bytes)
 static int put_iperf3(struct json_object *o, const struct perf_result *r)
 {
 	struct json_object *iv = json_object_new_array(), *end = json_object_new_object(), *x;
-	__u64 bytes = r->ops * r->size;
+	__u64 bytes = r->bidir ? r->dir[0].bytes : r->ops * r->size;
+	double secs = r->bidir ? r->dir[0].secs : r->secs;
 
 	json_object_object_add(o, "intervals", iv);
 	json_object_object_add(o, "end", end);
@@ -82,12 +83,58 @@ static int put_iperf3(struct json_object *o, const struct perf_result *r)
 		}
 		put_u64(x, "ops", v->ops);
 	}
-	if (!(x = span(0, r->secs, bytes)))
+	if (!(x = span(0, secs, bytes)))
 		return -ENOMEM;
 	json_object_object_add(end, "sum_sent", x);
-	if (!(x = span(0, r->secs, bytes)))
+	if (!(x = span(0, secs, bytes)))
 		return -ENOMEM;
 	json_object_object_add(end, "sum_received", x);
+	if (!r->bidir)
+		return 0;
+	if (!(x = span(0, r->dir[1].secs, r->dir[1].bytes)))
+		return -ENOMEM;
+	json_object_object_add(end, "sum_sent_bidir_reverse", x);
+	if (!(x = span(0, r->dir[1].secs, r->dir[1].bytes)))
+		return -ENOMEM;
+	json_object_object_add(end, "sum_received_bidir_reverse", x);
+	return 0;
+}
+
+static struct json_object *direction(const struct perf_dir *d)
+{
+	struct json_object *o = json_object_new_object();
+
+	if (!o)
+		return NULL;
+	put_u64(o, "ops", d->ops);
+	put_u64(o, "bytes", d->bytes);
+	put_fixed(o, "seconds", "%.6f", d->secs);
+	put_fixed(o, "gbit_s", "%.4f", d->gbps);
+	return o;
+}
+
+/* -b: "bidirectional": each direction, their sum, and whether both ends held the other's data. */
+static int put_bidir(struct json_object *o, const struct perf_result *r)
+{
+	struct json_object *b = json_object_new_object(), *x;
+	struct perf_dir sum = { .ops = r->dir[0].ops + r->dir[1].ops,
+				.bytes = r->dir[0].bytes + r->dir[1].bytes,
+				.secs = r->dir[0].secs > r->dir[1].secs ? r->dir[0].secs : r->dir[1].secs,
+				.gbps = r->dir[0].gbps + r->dir[1].gbps };
+	static const char *const names[] = { "client_to_server", "server_to_client" };
+
+	json_object_object_add(o, "bidirectional", b);
+	if (!b)
+		return -ENOMEM;
+	for (int i = 0; i < 2; i++) {
+		if (!(x = direction(&r->dir[i])))
+			return -ENOMEM;
+		json_object_object_add(b, names[i], x);
+	}
+	if (!(x = direction(&sum)))
+		return -ENOMEM;
+	json_object_object_add(b, "total", x);
+	json_object_object_add(b, "verified", json_object_new_boolean(r->verified));
 	return 0;
 }
 
@@ -124,7 +171,7 @@ struct json_object *perf_json_result(const struct perf_result *r)
 	put_u64(o, "asks", r->asks);
 	put_u64(o, "paths_retired", r->retired);
 	put_perftest(o, lat, r);
-	if (put_iperf3(o, r)) {
+	if (put_iperf3(o, r) || (r->bidir && put_bidir(o, r))) {
 		json_object_put(o);
 		return NULL;
 	}

@@ -20,6 +20,12 @@ struct json_object;
  * perftest figures (bw_*, lat_us's min/max/avg/stdev) and iperf3's shape:
  * intervals (one per second) and end.sum_sent / end.sum_received.
  */
+/* One direction of a bidirectional (-b) run, as its sender counted it. */
+struct perf_dir {
+	__u64		ops, bytes;
+	double		secs, gbps;
+};
+
 struct perf_result {
 	const char	*test, *mode, *dev;
 	__u32		size, qps, paths;
@@ -32,6 +38,14 @@ struct perf_result {
 	const struct perf_interval *intervals;
 	size_t		nintervals;
 	long		rss_kb;
+	/*
+	 * -b: ops, gbps, mops and peak_gbps are both directions' sums (perftest's
+	 * figures); dir[0] is the client's direction (the intervals and
+	 * end.sum_sent / sum_received, as iperf3 --bidir), dir[1] the server's
+	 * (end.*_bidir_reverse); verified: each end held the other's data.
+	 */
+	bool		bidir, verified;
+	struct perf_dir	dir[2];
 };
 
 /* mroce-coll-perf: the run, then one entry per message size. */

@@ -7,6 +7,17 @@
  * exposes one region; in latency tests it answers every ping (WRITE_IMM or
  * SEND) with a pong of the same size. Latency tests report half the round
  * trip (as perftest's *_lat do), except read_lat, whose unit is one READ.
+ *
+ * Bidirectional bandwidth runs (-b, perftest's): the START tells the server
+ * to run the same test toward the client at once, on the same connections,
+ * with the client's depth and duration or count. Each end's region is then
+ * split: what arrives lands in the first half, what goes out (a WRITE's or
+ * SEND's source, what the peer READs) comes from the second, filled with a
+ * pattern of that end and size. Each end counts only its own requests'
+ * completions; once the client's are done it asks each connection for the
+ * server's figures (STATS), which the server gives once that connection's
+ * requests are done too, with whether its first half held the client's
+ * pattern; the client checks its own the same way.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -29,7 +40,10 @@
 #endif
 #include "report.h"
 
-enum { MSG_HELLO = 1, MSG_START, MSG_READY, MSG_STOP, MSG_DONE };
+enum { MSG_HELLO = 1, MSG_START, MSG_READY, MSG_STOP, MSG_DONE, MSG_STATS };
+
+#define MSG_F_BIDIR	1	/* START: run the test toward the client too */
+#define MSG_F_COUNTED	2	/* START, -b: post iters requests on this connection, not for secs */
 
 struct msg {
 	__u32	type;
@@ -37,13 +51,27 @@ struct msg {
 	__u32	size;
 	__u32	rkey;
 	__u64	addr, len;
+	/* -b: START from the client; STATS from the server (its figures, per connection) */
+	__u32	flags;
+	__u32	depth;		/* START: requests in flight per QP */
+	__u64	iters;		/* START: requests to post (MSG_F_COUNTED); STATS: requests done */
+	double	secs;		/* START: duration; STATS: from the run's first START to the last completion */
+	double	peak;		/* STATS: the server's best window, requests per second */
+	__u32	run;		/* which run (size) a START or STATS is about */
+	__u32	bad;		/* READY: the run is refused; STATS: the client's data not found */
 };
 
 #define CTL_SLOTS	4
+#define CTL_STRIDE	(2 * CTL_SLOTS * sizeof(struct msg))	/* a connection's receive and send slots */
+#define CTL_BYTES	(PERF_MAX_QPS * CTL_STRIDE)
 #define RX_DEPTH	128	/* data receives kept posted by each side for SEND / WRITE_IMM */
 #define REGION		(PERF_MAX_SIZE + 4096)
 #define WR_CTL		(1ULL << 62)
 #define LAT_MAX		(1u << 22)	/* latency samples kept per size */
+#define SRC_UNI		4096ULL		/* a WRITE's or SEND's source in a one-way run */
+#define SRC_BIDIR	((__u64)PERF_MAX_BIDIR_SIZE + 4096)	/* -b: the second half, to REGION's end */
+#define SIDE_CLIENT	1
+#define SIDE_SERVER	2
 
 struct conn {
 	struct mroce_qp	*cqp, *qp;
@@ -51,6 +79,12 @@ struct conn {
 	__u32		tx_next;	/* sends read application memory when they go out: rotate */
 	struct msg	peer;		/* the server's HELLO */
 	__u64		posted, done;	/* data requests */
+	/* server, -b: this connection's side of the run */
+	bool		bi_on;		/* posting or draining */
+	bool		bi_stats;	/* the client asked for the figures: answer once drained */
+	bool		bi_counted;	/* bi_target requests, else until bi_end */
+	__u64		bi_target;
+	double		bi_end, bi_last;
 };
 
 struct perf {
@@ -65,8 +99,17 @@ struct perf {
 	double			*lat;
 	__u64			nlat;
 	struct perf_meter	meter;		/* this size's intervals and peak */
-	char			transport[PERF_MAX_SIZES][256];	/* text mode: a line per size */
+	char			transport[2 * PERF_MAX_SIZES][256];	/* text mode: lines per size */
 	__u32			ntransport;
+	bool			bidir;		/* the region split: the client's -b, the server's last START */
+	__u32			run;		/* client, -b: the current run */
+	struct {				/* server, -b: the run the client started */
+		__u32			run, size, depth;
+		enum mroce_wr_opcode	op;
+		double			t0;
+		__u64			ops;
+		int			checked;	/* 0: not yet; 1: held the client's data; -1: did not */
+	} bi;
 };
 
 static double now_s(void)
@@ -133,6 +176,44 @@ static int die(const char *what, int err)
 	return 1;
 }
 
+/* -b: the bytes an end sends in a run of `size`: its own and the size's (splitmix64 of the word's index). */
+static __u64 pattern_word(int side, __u32 size, __u64 i)
+{
+	__u64 z = ((__u64)side << 40 ^ (__u64)size << 8 ^ 0x6d726f6365ULL) + (i + 1) * 0x9e3779b97f4a7c15ULL;
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+static void pattern_fill(__u8 *b, int side, __u32 size)
+{
+	for (__u32 off = 0; off < size; off += 8) {
+		__u64 w = pattern_word(side, size, off / 8);
+
+		memcpy(b + off, &w, size - off < 8 ? size - off : 8);
+	}
+}
+
+/* Does b hold side's bytes of a run of `size`? */
+static bool pattern_held(const __u8 *b, int side, __u32 size)
+{
+	for (__u32 off = 0; off < size; off += 8) {
+		__u64 w = pattern_word(side, size, off / 8);
+
+		if (memcmp(b + off, &w, size - off < 8 ? size - off : 8))
+			return false;
+	}
+	return true;
+}
+
+static enum mroce_wr_opcode op_of(enum perf_test t)
+{
+	return t == PERF_WRITE_BW ? MROCE_WR_RDMA_WRITE :
+	       t == PERF_READ_BW || t == PERF_READ_LAT ? MROCE_WR_RDMA_READ :
+	       t == PERF_SEND_BW || t == PERF_SEND_LAT ? MROCE_WR_SEND : MROCE_WR_RDMA_WRITE_WITH_IMM;
+}
+
 static int post_ctl_recv(struct perf *p, struct conn *c, __u64 slot)
 {
 	struct mroce_sge sge = { (__u64)(unsigned long)&c->rx[slot], sizeof(struct msg), mroce_mr_lkey(p->ctl_mr) };
@@ -159,12 +240,19 @@ static int post_data_recv(struct perf *p, struct conn *c, __u32 size)
 	return mroce_post_recv(c->qp, &wr);
 }
 
+/*
+ * A READ lands at the region's start and reads the peer's; WRITE and SEND go
+ * from SRC_UNI to the peer's start. With -b the sources (ours, and the
+ * peer's that a READ reads) are the second half, SRC_BIDIR.
+ */
 static int post_data(struct perf *p, struct conn *c, enum mroce_wr_opcode op, __u32 size)
 {
-	struct mroce_sge sge = { (__u64)(unsigned long)(p->region + (op == MROCE_WR_RDMA_READ ? 0 : 4096)),
-				 size, mroce_mr_lkey(p->mr) };
+	bool read = op == MROCE_WR_RDMA_READ;
+	__u64 src = p->bidir ? SRC_BIDIR : SRC_UNI;
+	struct mroce_sge sge = { (__u64)(unsigned long)(p->region + (read ? 0 : src)), size, mroce_mr_lkey(p->mr) };
 	struct mroce_send_wr wr = { .wr_id = 2, .opcode = op, .sg_list = &sge, .num_sge = 1,
-				    .remote_addr = c->peer.addr, .rkey = c->peer.rkey };
+				    .remote_addr = c->peer.addr + (read && p->bidir ? SRC_BIDIR : 0),
+				    .rkey = c->peer.rkey };
 	int err = mroce_post_send(c->qp, &wr);
 
 	if (!err)
@@ -186,7 +274,10 @@ static struct conn *conn_of(struct perf *p, __u32 qpn, bool *ctl)
 	return NULL;
 }
 
-/* Wait for a control message of `type` on c; data completions meanwhile are an error. */
+/*
+ * Wait for a control message of `type` on c; other completions meanwhile are
+ * dropped, except that with -b a receive the server's SENDs used is posted again.
+ */
 static int wait_ctl(struct perf *p, struct conn *c, __u32 type, struct msg *out)
 {
 	double end = now_s() + 10;
@@ -204,6 +295,12 @@ static int wait_ctl(struct perf *p, struct conn *c, __u32 type, struct msg *out)
 		}
 		if (wc.status != MROCE_WC_SUCCESS)
 			return -EIO;
+		if (p->bidir && wc.opcode == MROCE_WC_RECV) {
+			struct conn *k = conn_of(p, wc.qp_num, &ctl);
+
+			if (k && !ctl)
+				post_data_recv(p, k, PERF_MAX_SIZE);
+		}
 		if (conn_of(p, wc.qp_num, &ctl) != c || !ctl || wc.opcode != MROCE_WC_RECV)
 			continue;
 		*out = c->rx[wc.wr_id & ~WR_CTL];
@@ -236,26 +333,83 @@ static int setup(struct perf *p)
 	} else {
 		p->region = aligned_alloc(4096, REGION);
 	}
-	p->ctl = aligned_alloc(4096, 65536);
+	p->ctl = aligned_alloc(4096, CTL_BYTES);
 	if (!p->region || !p->ctl)
 		return die("memory", -ENOMEM);
 	memset(p->region, 0x5a, REGION);
-	memset(p->ctl, 0, 65536);
+	memset(p->ctl, 0, CTL_BYTES);
 	if ((err = mroce_create_cq(p->dev, 8192, &p->cq)) ||
 	    (err = mroce_reg_mr(p->dev, p->region, REGION, MROCE_ACCESS_LOCAL_WRITE |
 				MROCE_ACCESS_REMOTE_WRITE | MROCE_ACCESS_REMOTE_READ, &p->mr)) ||
-	    (err = mroce_reg_mr(p->dev, p->ctl, 65536, MROCE_ACCESS_LOCAL_WRITE, &p->ctl_mr)))
+	    (err = mroce_reg_mr(p->dev, p->ctl, CTL_BYTES, MROCE_ACCESS_LOCAL_WRITE, &p->ctl_mr)))
 		return die("setup", err);
 	return 0;
 }
 
 static void conn_bufs(struct perf *p, struct conn *c, __u32 i)
 {
-	c->rx = (struct msg *)(p->ctl + i * 512);
+	c->rx = (struct msg *)(p->ctl + i * CTL_STRIDE);
 	c->tx = c->rx + CTL_SLOTS;
 }
 
 /* ---- server -------------------------------------------------------------- */
+
+/* -b: keep the run's depth in flight on c while its count or time lasts; then it drains. */
+static int bidir_post(struct perf *p, struct conn *c, double now)
+{
+	int err;
+
+	while (c->bi_on && c->posted - c->done < p->bi.depth &&
+	       (c->bi_counted ? c->posted < c->bi_target : now < c->bi_end))
+		if ((err = post_data(p, c, p->bi.op, p->bi.size)))
+			return err;
+	if (c->bi_on && c->posted == c->done)
+		c->bi_on = false;	/* nothing in flight and nothing more to post */
+	return 0;
+}
+
+/* A -b START on c: the run begins (its first connection fills our source), then c's side of it. */
+static bool bidir_start(struct perf *p, struct conn *c, const struct msg *m, double now)
+{
+	if (!perf_test_is_bw(m->test) || !m->size || m->size > PERF_MAX_BIDIR_SIZE || !m->depth || m->depth > 256)
+		return false;
+	if (m->run != p->bi.run || m->size != p->bi.size) {
+		p->bi.run = m->run;
+		p->bi.size = m->size;
+		p->bi.op = op_of(m->test);
+		p->bi.t0 = now;
+		p->bi.ops = 0;
+		p->bi.checked = 0;
+		pattern_fill(p->region + SRC_BIDIR, SIDE_SERVER, m->size);
+		perf_meter_start(&p->meter, now, m->size);
+	}
+	p->bi.depth = m->depth;
+	c->posted = c->done = 0;
+	c->bi_counted = m->flags & MSG_F_COUNTED;
+	c->bi_target = m->iters;
+	c->bi_end = now + m->secs;
+	c->bi_last = now;
+	c->bi_stats = false;
+	c->bi_on = true;
+	return true;
+}
+
+/* The server's figures for c, once its side of the run is done: STATS. */
+static void bidir_stats(struct perf *p, struct conn *c)
+{
+	struct msg r = { .type = MSG_STATS, .run = p->bi.run, .iters = c->done, .secs = c->bi_last - p->bi.t0 };
+
+	/*
+	 * The client asks once all its requests completed, so whatever it
+	 * WRITEs or SENDs here is in place: our first half holds its pattern.
+	 */
+	if (!p->bi.checked)
+		p->bi.checked = pattern_held(p->region, SIDE_CLIENT, p->bi.size) ? 1 : -1;
+	r.bad = p->bi.checked < 0;
+	r.peak = perf_meter_peak(&p->meter, p->bi.ops, r.secs);
+	send_ctl(p, c, &r);
+	c->bi_stats = false;
+}
 
 /*
  * One event loop: connections (a control and a data QP each) are accepted
@@ -360,9 +514,20 @@ static int server(struct perf *p)
 					k->peer = m;	/* where latency tests' pongs go */
 					continue;
 				}
+				if (m.type == MSG_STATS) {
+					k->bi_stats = true;	/* answered once k's side is done */
+					continue;
+				}
 				if (m.type == MSG_START) {
 					test = m.test;
 					size = m.size;
+					p->bidir = m.flags & MSG_F_BIDIR;
+					if (p->bidir && !bidir_start(p, k, &m, now)) {
+						fprintf(stderr, "mroce-perf: a bidirectional %s of %u B refused\n",
+							perf_test_name(m.test), m.size);
+						r.bad = 1;
+						p->bidir = false;
+					}
 				} else if (m.type == MSG_STOP) {
 					r.type = MSG_DONE;
 					closing[k - p->conns] = now;
@@ -370,6 +535,22 @@ static int server(struct perf *p)
 					continue;
 				}
 				send_ctl(p, k, &r);
+				if (m.type == MSG_START && p->bidir && (err = bidir_post(p, k, now))) {
+					die("post", err);
+					k->bi_on = false;
+				}
+				continue;
+			}
+			/* -b: our own requests' completions (the client's own arrive as receives, if any) */
+			if (!ctl && k->bi_on && (wc[i].opcode == MROCE_WC_RDMA_WRITE ||
+			    wc[i].opcode == MROCE_WC_RDMA_READ || wc[i].opcode == MROCE_WC_SEND)) {
+				k->done++;
+				p->bi.ops++;
+				k->bi_last = now;
+				if ((err = bidir_post(p, k, now))) {
+					die("post", err);
+					k->bi_on = false;
+				}
 				continue;
 			}
 			if (ctl || (wc[i].opcode != MROCE_WC_RECV && wc[i].opcode != MROCE_WC_RECV_RDMA_WITH_IMM))
@@ -380,6 +561,26 @@ static int server(struct perf *p)
 				post_data(p, k, MROCE_WR_RDMA_WRITE_WITH_IMM, size);
 			else if (test == PERF_SEND_LAT)
 				post_data(p, k, MROCE_WR_SEND, size);
+		}
+		/* -b: figures for the connections whose side is done; the peak of those still running */
+		{
+			bool running = false;
+
+			for (__u32 i = 0; i < PERF_MAX_QPS; i++) {
+				struct conn *k = &p->conns[i];
+
+				if (!k->cqp)
+					continue;
+				if (k->bi_on && (err = bidir_post(p, k, now))) {	/* its time may be up */
+					die("post", err);
+					k->bi_on = false;
+				}
+				running |= k->bi_on;
+				if (k->bi_stats && !k->bi_on)
+					bidir_stats(p, k);
+			}
+			if (running)
+				perf_meter_tick(&p->meter, now, p->bi.ops);
 		}
 		/* A finished connection lingers 100 ms: its last ACKs may need resending. */
 		for (__u32 i = 0; i < PERF_MAX_QPS; i++) {
@@ -416,46 +617,76 @@ static __u64 perf_asks(struct perf *p)
 	return n;
 }
 
+/* -b: the server's side of a run, from its STATS, and whether both ends held the other's data. */
+struct bidir_figures {
+	__u64	ops;
+	double	secs, peak_ops;		/* the server's: its run's length, its best window */
+	bool	verified;
+};
+
 static void report(struct perf *p, __u32 size, __u64 ops, double secs, double cpu,
-		   const struct mroce_dev_stats *s0, const struct mroce_dev_stats *s1, __u64 asks)
+		   const struct mroce_dev_stats *s0, const struct mroce_dev_stats *s1, __u64 asks,
+		   const struct bidir_figures *bi)
 {
 	const struct perf_args *a = &p->a;
 	double bytes = (double)ops * size, gbps = bytes * 8 / secs / 1e9, mops = (double)ops / secs / 1e6;
 	double peak_ops = perf_meter_peak(&p->meter, ops, secs);
+	double peak_Bps = peak_ops * size, avg_Bps = bytes / secs;
+	struct perf_dir dir[2] = { { ops, (__u64)ops * size, secs, gbps } };
+	__u64 all_ops = ops;
 	struct perf_lat_summary lat;
 	__u64 retx = s1->retx_pkts - s0->retx_pkts, ooo = s1->ooo_pkts - s0->ooo_pkts,
 	      dup = s1->dup_pkts - s0->dup_pkts, rto = s1->rto_events - s0->rto_events,
 	      retired = s1->paths_retired - s0->paths_retired, pkts = s1->tx_pkts - s0->tx_pkts;
 	bool bw = perf_test_is_bw(a->test);
 
+	if (bi) {	/* perftest's -b figures: both directions summed */
+		double s_Bps = bi->secs > 0 ? (double)bi->ops * size / bi->secs : 0;
+
+		dir[1] = (struct perf_dir){ bi->ops, bi->ops * size, bi->secs, s_Bps * 8 / 1e9 };
+		all_ops += bi->ops;
+		bytes += (double)bi->ops * size;
+		avg_Bps += s_Bps;
+		gbps += dir[1].gbps;
+		mops += bi->secs > 0 ? (double)bi->ops / bi->secs / 1e6 : 0;
+		peak_Bps += bi->peak_ops * size;
+	}
 	perf_lat_summarize(p->lat, p->nlat, &lat);
 	if (a->json) {
 		struct perf_result r = {
 			.test = perf_test_name(a->test), .dev = a->dev, .size = size, .qps = a->qps,
 			.mode = a->go_back_n ? "gbn" : a->unordered ? "unordered" : "ordered",
-			.paths = a->paths, .ops = ops, .retx = retx, .ooo = ooo, .dup = dup,
+			.paths = a->paths, .ops = all_ops, .retx = retx, .ooo = ooo, .dup = dup,
 			.tx_pkts = pkts, .rto = rto, .retired = retired, .asks = asks, .secs = secs, .gbps = gbps,
 			.mops = mops, .p50 = lat.typical, .p99 = lat.p99, .p999 = lat.p999,
 			.rss_kb = rss_kb(), .cpu_s_per_gb = bytes ? cpu / (bytes / 1e9) : 0,
-			.peak_gbps = peak_ops * size * 8 / 1e9, .lat = lat, .latency_test = !bw,
+			.peak_gbps = peak_Bps * 8 / 1e9, .lat = lat, .latency_test = !bw,
 			.intervals = p->meter.iv, .nintervals = p->meter.niv,
+			.bidir = bi, .verified = bi && bi->verified, .dir = { dir[0], dir[1] },
 		};
 
 		if (p->meter.oom || perf_json_print(stdout, perf_json_result(&r)))
 			fprintf(stderr, "mroce-perf: out of memory for the JSON report\n");
 	} else {
 		if (bw)
-			perf_print_bw_row(stdout, size, ops, peak_ops * size, bytes / secs, mops, a->gbits);
+			perf_print_bw_row(stdout, size, all_ops, peak_Bps, avg_Bps, mops, a->gbits);
 		else
 			perf_print_lat_row(stdout, size, ops, &lat);
 		/* mroce's own figures, printed under the table (selftests/test_xsk.sh reads them) */
-		if (p->ntransport < PERF_MAX_SIZES)
+		if (p->ntransport < 2 * PERF_MAX_SIZES)
 			snprintf(p->transport[p->ntransport++], sizeof(p->transport[0]),
 				 "%s %u B: %.3f Gbit/s in %.3f s, sent %llu retx %llu ooo %llu dup %llu "
 				 "rto %llu retired %llu  cpu %.2f s/GB", perf_test_name(a->test), size,
 				 gbps, secs, (unsigned long long)pkts, (unsigned long long)retx,
 				 (unsigned long long)ooo, (unsigned long long)dup, (unsigned long long)rto,
 				 (unsigned long long)retired, bytes ? cpu / (bytes / 1e9) : 0);
+		if (bi && p->ntransport < 2 * PERF_MAX_SIZES)
+			snprintf(p->transport[p->ntransport++], sizeof(p->transport[0]),
+				 "  both ways: client->server %.3f Gbit/s (%llu in %.3f s), server->client "
+				 "%.3f Gbit/s (%llu in %.3f s), total %.3f Gbit/s; %s", dir[0].gbps,
+				 (unsigned long long)dir[0].ops, dir[0].secs, dir[1].gbps,
+				 (unsigned long long)dir[1].ops, dir[1].secs, gbps,
+				 bi->verified ? "each end held the other's data" : "DATA CHECK FAILED");
 	}
 	fflush(stdout);
 }
@@ -469,15 +700,52 @@ static __u64 posted_total(const struct perf *p)
 	return n;
 }
 
+static const char *bidir_fault = "";
+
+/*
+ * -b, once all our requests completed: each connection's STATS, which the
+ * server sends once its side is done too (so all it WRITEs or SENDs here is
+ * in place), then whether our first half holds the server's bytes and its
+ * held ours.
+ */
+static int bidir_collect(struct perf *p, __u32 size, struct bidir_figures *bi)
+{
+	int err;
+
+	bi->verified = true;
+	/* one connection at a time: wait_ctl drops what comes on the others */
+	for (__u32 i = 0; i < p->nconns; i++) {
+		struct msg m = { .type = MSG_STATS, .run = p->run }, r;
+
+		if ((err = send_ctl(p, &p->conns[i], &m)))
+			return err;
+		do {
+			if ((err = wait_ctl(p, &p->conns[i], MSG_STATS, &r)))
+				return err;
+		} while (r.run != p->run);
+		bi->ops += r.iters;
+		if (r.secs > bi->secs)
+			bi->secs = r.secs;
+		if (r.peak > bi->peak_ops)
+			bi->peak_ops = r.peak;
+		if (r.bad) {
+			bi->verified = false;
+			bidir_fault = "the server's buffer does not hold the client's data";
+		}
+	}
+	if (bi->verified && !pattern_held(p->region, SIDE_SERVER, size)) {
+		bi->verified = false;
+		bidir_fault = "the client's buffer does not hold the server's data";
+	}
+	return 0;
+}
+
 /* One size: run until the duration or iteration count is reached. */
 static int run_size(struct perf *p, __u32 size)
 {
 	const struct perf_args *a = &p->a;
 	enum perf_test t = a->test;
-	enum mroce_wr_opcode op = t == PERF_WRITE_BW ? MROCE_WR_RDMA_WRITE :
-				  t == PERF_READ_BW || t == PERF_READ_LAT ? MROCE_WR_RDMA_READ :
-				  t == PERF_SEND_BW || t == PERF_SEND_LAT ? MROCE_WR_SEND :
-				  MROCE_WR_RDMA_WRITE_WITH_IMM;
+	enum mroce_wr_opcode op = op_of(t);
 	bool bw = perf_test_is_bw(t);
 	struct mroce_dev_stats s0, s1;
 	double t0, end, cpu0, sent_at = 0;
@@ -485,11 +753,22 @@ static int run_size(struct perf *p, __u32 size)
 	__u64 ops = 0, target = a->iters;
 	int err;
 
+	if (a->bidir) {	/* our source, before the server may READ it */
+		p->run++;
+		pattern_fill(p->region + SRC_BIDIR, SIDE_CLIENT, size);
+	}
 	for (__u32 i = 0; i < p->nconns; i++) {
-		struct msg m = { .type = MSG_START, .test = t, .size = size }, r;
+		/* -b: the server posts as many as we do (-n split over the QPs as ours are), or as long */
+		struct msg m = { .type = MSG_START, .test = t, .size = size, .run = p->run, .depth = a->depth,
+				 .flags = (a->bidir ? MSG_F_BIDIR : 0) | (target ? MSG_F_COUNTED : 0),
+				 .iters = target / p->nconns + (i < target % p->nconns), .secs = a->duration_s }, r;
 
 		if ((err = send_ctl(p, &p->conns[i], &m)) || (err = wait_ctl(p, &p->conns[i], MSG_READY, &r)))
 			return die("start", err);
+		if (r.bad) {
+			fprintf(stderr, "mroce-perf: the server refused the bidirectional run (an older mroce-perf?)\n");
+			return 1;
+		}
 		p->conns[i].posted = p->conns[i].done = 0;
 	}
 	p->nlat = 0;
@@ -533,6 +812,8 @@ static int run_size(struct perf *p, __u32 size)
 				done_one = true;
 			} else {
 				done_one = wc[k].opcode != MROCE_WC_RECV && wc[k].opcode != MROCE_WC_RECV_RDMA_WITH_IMM;
+				if (!done_one && a->bidir)	/* the server's SEND took a receive */
+					post_data_recv(p, c, PERF_MAX_SIZE);
 			}
 			if (!done_one)
 				continue;
@@ -569,10 +850,18 @@ static int run_size(struct perf *p, __u32 size)
 	}
 	mroce_dev_stats(p->dev, &s1);
 	{
-		double t1 = now_s();
+		double t1 = now_s(), cpu1 = cpu_s();
+		struct bidir_figures bi = { .verified = true };
 
 		perf_meter_finish(&p->meter, t1, ops);
-		report(p, size, ops, t1 - t0, cpu_s() - cpu0, &s0, &s1, perf_asks(p) - asks0);
+		if (a->bidir && (err = bidir_collect(p, size, &bi)))
+			return die("the server's figures", err);
+		report(p, size, ops, t1 - t0, cpu1 - cpu0, &s0, &s1, perf_asks(p) - asks0, a->bidir ? &bi : NULL);
+		if (!bi.verified) {
+			fprintf(stderr, "mroce-perf: %s %u B both ways: the data check failed (%s)\n",
+				perf_test_name(t), size, bidir_fault);
+			return 1;
+		}
 	}
 	return 0;
 }
@@ -610,6 +899,9 @@ static void print_header(const struct perf *p)
 	       a->dm ? "device (dm)" : a->umem ? "UMEM pool" : "heap", "Run", run);
 	if (a->gid_index >= 0)
 		printf(" %-15s: %d (ignored: mroce addresses the peer by IP)\n", "GID index", a->gid_index);
+	if (a->bidir)
+		printf(" %-15s: %s\n", "Bidirectional", "on: the server runs the same test toward us at once;"
+		       " rows sum both directions");
 	if (!perf_test_is_bw(a->test))
 		printf(" %-15s: %s\n", "Latency", a->test == PERF_READ_LAT ? "one READ, post to completion" :
 		       "half the round trip of a ping-pong");
@@ -635,6 +927,9 @@ static int client(struct perf *p)
 		   .cc_ecn = a->cc_ecn, .cc_delay = a->cc_delay);
 	int err;
 
+	p->bidir = a->bidir;
+	/* -b runs are numbered from a start of our own: a server tells them from an earlier client's */
+	p->run = (__u32)(now_s() * 1e6) ^ (__u32)getpid() << 16;
 	p->lat = calloc(LAT_MAX, sizeof(double));
 	if (!p->lat)
 		return die("memory", -ENOMEM);

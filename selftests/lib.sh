@@ -106,6 +106,8 @@ counter() {
 # of the test's output matching $FIGURES (a regex) are always shown.
 run_test() {
 	local name=$1 fn=$2 out rc
+	# ONLY=REGEX: run just the tests whose function name matches (the others are not counted)
+	[ -z "${ONLY:-}" ] || [[ $fn =~ $ONLY ]] || return 0
 	if ! "${TEST_SETUP:-setup_pair}" "${3:-1500}" >"$TMP/setup.log" 2>&1; then
 		echo "FAIL: $name: could not create the test hosts"
 		sed 's/^/    /' "$TMP/setup.log"

@@ -104,6 +104,59 @@ for side in ("sum_sent", "sum_received"):
 print("json: %d intervals, %.3f Gbit/s, peak %.3f" % (len(iv), d["gbit_s"], d["bw_peak_gbit_s"]))'
 }
 
+# -b (perftest's bidirectional): for each bandwidth test both ends run it toward
+# each other at once over the same connections; the client's JSON has each
+# direction, their sum, and whether each end held the other's data. Each
+# direction must carry a fair share (>= 20% of the bytes), not merely some: a
+# direction starved until the other stopped still moves a few.
+bidir_check() {	# ARGS...: the client's; its JSON line(s) checked
+	client -d "$IF_A" -b --json "$@" "$IP_B" || return 1
+	grep '^{' "$TMP/cli.log" | COUNTED=${COUNTED:-0} python3 -c '
+import json, os, sys
+lines = [l for l in sys.stdin]
+assert lines, "no JSON"
+for l in lines:
+    d = json.loads(l)
+    b = d["bidirectional"]
+    c, s, t = b["client_to_server"], b["server_to_client"], b["total"]
+    size = d["size"]
+    for name, x in (("client->server", c), ("server->client", s)):
+        assert x["ops"] > 0 and x["bytes"] == x["ops"] * size, (name, x)
+        assert x["seconds"] > 0 and abs(x["gbit_s"] - x["bytes"] * 8 / x["seconds"] / 1e9) < 0.001 + x["gbit_s"] * 0.001, (name, x)
+        assert x["bytes"] >= 0.2 * (c["bytes"] + s["bytes"]), ("a direction starved", name, c, s)
+    counted = int(os.environ["COUNTED"])
+    if counted:
+        assert c["ops"] == counted and s["ops"] == counted, ("-n: each direction its count", c, s)
+    assert t["ops"] == c["ops"] + s["ops"] and t["bytes"] == c["bytes"] + s["bytes"], (t, c, s)
+    assert abs(t["gbit_s"] - (c["gbit_s"] + s["gbit_s"])) < 0.0002, (t, c, s)
+    assert d["ops"] == t["ops"] and abs(d["gbit_s"] - t["gbit_s"]) < 0.0002, ("the row is the sum", d["ops"], d["gbit_s"], t)
+    e = d["end"]
+    assert e["sum_sent"]["bytes"] == c["bytes"] and e["sum_received_bidir_reverse"]["bytes"] == s["bytes"], e
+    assert sum(i["bytes"] for i in d["intervals"]) == c["bytes"], "the intervals are the client direction"
+    assert b["verified"] is True, "each end must hold the other end\u2019s data"
+    print("bidir: %s %d B: client->server %.3f Gbit/s (%d), server->client %.3f Gbit/s (%d), total %.3f, verified"
+          % (d["test"], size, c["gbit_s"], c["ops"], s["gbit_s"], s["ops"], t["gbit_s"]))'
+}
+
+t_bidirectional() {
+	local t
+	start_server || return 1
+	for t in write_bw read_bw send_bw; do
+		bidir_check --test "$t" -s 64k -D 2 || { echo "$t -b failed"; return 1; }
+	done
+	# two QPs, a count: -n 3000 split over the QPs, 3000 each way exactly; two sizes in one run
+	for t in write_bw read_bw send_bw; do
+		COUNTED=3000 bidir_check --test "$t" -q 2 -n 3000 -s 4k || { echo "$t -b -q 2 -n 3000 failed"; return 1; }
+	done
+	# the text: the header says so, the row's iterations are both directions', the line per direction
+	client --test write_bw -d "$IF_A" -b -s 1m -n 200 "$IP_B" || return 1
+	grep -q '^ Bidirectional  : on' "$TMP/cli.log" || { echo "no Bidirectional line in the header"; return 1; }
+	awk '$1 == 1048576 && NF == 5 && $2 == 400 { found = 1 } END { exit !found }' "$TMP/cli.log" ||
+		{ echo "the row should count 400 iterations (200 each way)"; return 1; }
+	grep -q "^  both ways: client->server [0-9.]* Gbit/s (200 in .*server->client [0-9.]* Gbit/s (200 in .*each end held the other's data$" \
+		"$TMP/cli.log" || { echo "no per-direction line"; return 1; }
+}
+
 # Bad values stop both tools before they touch the network: exit 2, the flag named.
 t_bad_values() {
 	local bad=0 args out rc
@@ -121,6 +174,10 @@ $PERF|--duration|client -d $IF_A --test write_bw -D -1 $IP_B
 $PERF|--iters|client -d $IF_A --test write_bw -n 0 $IP_B
 $PERF|--qps|client -d $IF_A --test write_bw -q 99999999999999999999 $IP_B
 $PERF|--gid-index|client -d $IF_A --test write_bw -x abc $IP_B
+$PERF|--bidirectional|client -d $IF_A --test write_lat -b $IP_B
+$PERF|--bidirectional|client -d $IF_A --test send_lat --bidirectional $IP_B
+$PERF|--bidirectional|client -d $IF_A --test write_bw -b -s 33m $IP_B
+$PERF|--bidirectional|client -d $IF_A --test read_bw -b --sweep $IP_B
 $CPERF|-w|-w abc
 $CPERF|-n|-n 0
 $CPERF|-g|-g 2
@@ -289,6 +346,7 @@ FIGURES='^(figures|json):' run_test "mroce-perf write_bw with perftest's flags: 
 FIGURES='^figures:' run_test "mroce-perf write_lat with perftest's flags: the latency columns" t_write_lat_perftest_flags 3498
 run_test "mroce-perf -a: 2 B to 8 MiB" t_all_sizes 3498
 FIGURES='^json:' run_test "mroce-perf --json: iperf3's intervals and end beside the old keys" t_json_intervals 3498
+FIGURES='^bidir:' run_test "mroce-perf -b: write_bw, read_bw and send_bw both ways at once, each direction's share, verified" t_bidirectional 3498
 run_test "bad values: exit 2 and the flag named" t_bad_values
 TEST_SETUP=coll_setup TEST_TEARDOWN=: FIGURES='^usage:' \
 	run_test "help, version and usage errors of every tool" t_help_version_usage

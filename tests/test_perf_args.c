@@ -86,6 +86,42 @@ static void test_every_option(void **state)
 	assert_int_equal(PARSE(&a, err, "client", "--version"), PERF_ARGS_VERSION);
 }
 
+/* -b: bandwidth tests only, sizes up to 32 MiB; the server takes it too (as perftest's) and ignores it. */
+static void test_bidirectional(void **state)
+{
+	static const char *const bw[] = { "write_bw", "read_bw", "send_bw", "ib_write_bw" };
+	static const char *const lat[] = { "write_lat", "read_lat", "send_lat" };
+	struct perf_args a;
+	char err[256] = "";
+
+	(void)state;
+	assert_int_equal(PARSE(&a, err, "client", "--test", "write_bw", "-d", "va", "198.18.0.2"), 0);
+	assert_false(a.bidir);
+	for (size_t i = 0; i < sizeof(bw) / sizeof(bw[0]); i++) {
+		assert_int_equal(PARSE(&a, err, "client", "--test", (char *)bw[i], "-d", "va", "-b", "198.18.0.2"), 0);
+		assert_true(a.bidir);
+		assert_int_equal(PARSE(&a, err, "client", "--test", (char *)bw[i], "-d", "va", "--bidirectional",
+				       "-s", "32m", "198.18.0.2"), 0);
+		assert_true(a.bidir);
+		assert_int_equal(a.sizes[0], 32u << 20);
+	}
+	assert_int_equal(PARSE(&a, err, "client", "--test", "read_bw", "-d", "va", "-b", "-a", "198.18.0.2"), 0);
+	for (size_t i = 0; i < sizeof(lat) / sizeof(lat[0]); i++) {
+		err[0] = 0;
+		assert_int_equal(PARSE(&a, err, "client", "--test", (char *)lat[i], "-d", "va", "-b", "198.18.0.2"), -1);
+		assert_non_null(strstr(err, "--bidirectional (-b): bandwidth tests only"));
+		assert_non_null(strstr(err, lat[i]));
+	}
+	err[0] = 0;
+	assert_int_equal(PARSE(&a, err, "client", "--test", "write_bw", "-d", "va", "-b", "-s", "33m", "198.18.0.2"), -1);
+	assert_non_null(strstr(err, "sizes up to 32 MiB"));
+	err[0] = 0;
+	assert_int_equal(PARSE(&a, err, "client", "--test", "send_bw", "-d", "va", "-b", "--sweep", "198.18.0.2"), -1);
+	assert_non_null(strstr(err, "not 67108864"));
+	assert_int_equal(PARSE(&a, err, "server", "-d", "vb", "-b", "198.18.0.2"), 0);
+	assert_true(a.server);
+}
+
 /* perftest's flags, with perftest's meanings (ib_write_bw -d DEV -s SIZE ... SERVER). */
 static void test_perftest_flags(void **state)
 {
@@ -268,6 +304,7 @@ int main(void)
 		cmocka_unit_test(test_every_option),
 		cmocka_unit_test(test_bad_arguments),
 		cmocka_unit_test(test_perftest_flags),
+		cmocka_unit_test(test_bidirectional),
 		cmocka_unit_test(test_existing_callers),
 	};
 

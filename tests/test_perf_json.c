@@ -72,6 +72,45 @@ static void test_result_escapes_dev(void **state)
 	json_object_put(o);
 }
 
+/* -b: each direction, their sum, the check; end.sum_* the client's direction, *_bidir_reverse the server's. */
+static void test_result_bidirectional(void **state)
+{
+	struct perf_interval iv[] = { { .start = 0, .end = 2, .ops = 300, .bytes = 300 * 4096 } };
+	struct perf_result r = {
+		.test = "read_bw", .mode = "ordered", .dev = "va", .size = 4096, .qps = 2, .paths = 4,
+		.ops = 700, .secs = 2, .gbps = 0.004915 + 0.0065536, .intervals = iv, .nintervals = 1,
+		.bidir = true, .verified = true,
+		.dir = { { .ops = 300, .bytes = 300 * 4096, .secs = 2, .gbps = 0.0049152 },
+			 { .ops = 400, .bytes = 400 * 4096, .secs = 2.5, .gbps = 0.0052429 } },
+	};
+	struct json_object *o, *b, *x, *end;
+
+	(void)state;
+	o = round_trip(perf_json_result(&r));
+	b = get(o, "bidirectional");
+	assert_int_equal(json_object_get_uint64(get(get(b, "client_to_server"), "ops")), 300);
+	assert_int_equal(json_object_get_uint64(get(get(b, "server_to_client"), "bytes")), 400 * 4096);
+	assert_true(json_object_get_double(get(get(b, "server_to_client"), "seconds")) == 2.5);
+	x = get(b, "total");
+	assert_int_equal(json_object_get_uint64(get(x, "ops")), 700);
+	assert_int_equal(json_object_get_uint64(get(x, "bytes")), 700 * 4096);
+	assert_true(fabs(json_object_get_double(get(x, "gbit_s")) - (0.0049152 + 0.0052429)) < 0.0001);
+	assert_true(json_object_get_double(get(x, "seconds")) == 2.5);
+	assert_true(json_object_get_boolean(get(b, "verified")));
+	end = get(o, "end");
+	assert_int_equal(json_object_get_uint64(get(get(end, "sum_sent"), "bytes")), 300 * 4096);
+	assert_int_equal(json_object_get_uint64(get(get(end, "sum_received"), "bytes")), 300 * 4096);
+	assert_int_equal(json_object_get_uint64(get(get(end, "sum_sent_bidir_reverse"), "bytes")), 400 * 4096);
+	assert_true(json_object_get_double(get(get(end, "sum_received_bidir_reverse"), "seconds")) == 2.5);
+	json_object_put(o);
+	/* not -b: no such keys */
+	r.bidir = false;
+	o = round_trip(perf_json_result(&r));
+	assert_false(json_object_object_get_ex(o, "bidirectional", NULL));
+	assert_false(json_object_object_get_ex(get(o, "end"), "sum_sent_bidir_reverse", NULL));
+	json_object_put(o);
+}
+
 /* iperf3's shape beside the old keys: intervals[] and end.sum_sent / sum_received. */
 static void test_result_intervals(void **state)
 {
@@ -172,6 +211,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_result_escapes_dev),
 		cmocka_unit_test(test_result_intervals),
+		cmocka_unit_test(test_result_bidirectional),
 		cmocka_unit_test(test_coll_report),
 		cmocka_unit_test(test_print_null),
 	};

@@ -608,6 +608,79 @@ static void test_ordered_vs_unordered(void **state)
 	}
 }
 
+/*
+ * Both ends at once: B keeps 32 READs of A in flight (re-posting each as it
+ * completes), then A posts 4 READs of B, or 4 WRITEs to B. A's must not wait
+ * for B to stop: a responder answering a steady stream of READs still sends
+ * its own requests (they once went out only when no response was left to send).
+ */
+struct reads_both {
+	struct waiter	w;		/* first: collected() takes it */
+	int		b_posted, b_cap, a_want;
+};
+
+static bool b_keeps_reading(void *ctx)
+{
+	struct reads_both *r = ctx;
+	struct pair *p = r->w.p;
+
+	collected(&r->w);
+	while (r->b_posted - r->w.nb < 32 && r->b_posted < r->b_cap) {
+		assert_int_equal(post(p->qb, MROCE_WR_RDMA_READ, (__u64)r->b_posted, p->lb + BUF / 2, 16384,
+				      mroce_mr_lkey(p->mb), (__u64)(unsigned long)p->la, mroce_mr_rkey(p->ma), 0), 0);
+		r->b_posted++;
+	}
+	return (r->a_want ? r->w.na >= r->a_want : r->w.nb >= r->w.want_b) || r->w.nb >= r->b_cap;
+}
+
+static void test_reads_both_ways(void **state)
+{
+	static const enum mroce_wr_opcode ops[] = { MROCE_WR_RDMA_READ, MROCE_WR_RDMA_WRITE };
+
+	(void)state;
+	for (size_t k = 0; k < sizeof(ops) / sizeof(ops[0]); k++) {
+		bool read = ops[k] == MROCE_WR_RDMA_READ;
+		struct pair p;
+		struct reads_both *r = calloc(1, sizeof(*r));
+
+		pair_open(&p, 950 + k, NULL, NULL);
+		pair_connect(&p);
+		r->w.p = &p;
+		r->b_cap = 3000;
+		fill(p.la, BUF / 2, 7);
+		fill(p.lb, BUF / 2, 9);
+		/* B's READs first, until its stream is steady */
+		r->w.want_b = 64;
+		assert_int_equal(sim_run(p.net, p.da, p.db, b_keeps_reading, r, 10000000), 0);
+		assert_true(r->w.nb < r->b_cap);
+		/* then A's, while B goes on: READs of B's first 16 KiB, or WRITEs of A's to B's second quarter */
+		for (int i = 0; i < 4; i++)
+			assert_int_equal(post(p.qa, ops[k], 100 + (__u64)i, read ? p.la + BUF / 2 + i * 16384 : p.la,
+					      16384, mroce_mr_lkey(p.ma),
+					      (__u64)(unsigned long)(read ? p.lb : p.lb + BUF / 4 + i * 16384),
+					      mroce_mr_rkey(p.mb), 0), 0);
+		r->a_want = 4;
+		assert_int_equal(sim_run(p.net, p.da, p.db, b_keeps_reading, r, 60000000), 0);
+		printf("  A: %d of 4 %ss done while B did %d READs (B still reading: %s)\n", r->w.na,
+		       read ? "READ" : "WRITE", r->w.nb, r->w.nb < r->b_cap ? "yes" : "no");
+		assert_int_equal(r->w.na, 4);
+		assert_true(r->w.nb < r->b_cap);	/* before B stopped */
+		for (int i = 0; i < 4; i++) {
+			assert_int_equal(r->w.wa[i].status, MROCE_WC_SUCCESS);
+			assert_int_equal(r->w.wa[i].opcode, read ? MROCE_WC_RDMA_READ : MROCE_WC_RDMA_WRITE);
+			if (read)
+				assert_memory_equal(p.la + BUF / 2 + i * 16384, p.lb, 16384);
+			else
+				assert_memory_equal(p.lb + BUF / 4 + i * 16384, p.la, 16384);
+		}
+		for (int i = 0; i < r->w.nb; i++)
+			assert_int_equal(r->w.wb[i].status, MROCE_WC_SUCCESS);
+		assert_memory_equal(p.lb + BUF / 2, p.la, 16384);
+		free(r);
+		pair_close(&p);
+	}
+}
+
 /* 256 QPs at once between two devices, each with its own transfer, window at its largest. */
 static void test_many_qps(void **state)
 {
@@ -1384,6 +1457,7 @@ int main(void)
 		cmocka_unit_test(test_retry_exhaustion_one_qp),
 		cmocka_unit_test(test_ordered_vs_unordered),
 		cmocka_unit_test(test_many_qps),
+		cmocka_unit_test(test_reads_both_ways),
 		cmocka_unit_test(test_scatter_gather),
 		cmocka_unit_test(test_congestion_control),
 		cmocka_unit_test(test_congestion_control_default),

@@ -12,7 +12,7 @@ takes here without multi-buffer), the impaired cases on the emulated fabric
 Writes the markdown report, gnuplot PNGs beside it, and raw JSON results.
 Everything created (namespaces, fabric, processes) is removed on any exit.
 """
-import argparse, json, os, platform, re, shutil, signal, statistics, subprocess, sys, time
+import argparse, json, os, platform, re, shutil, signal, statistics, subprocess, sys, threading, time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BUILD = os.environ.get("BUILD", os.path.join(ROOT, "build"))
@@ -183,6 +183,50 @@ def xdp(attach, ends=None):
             raise RuntimeError(f"XDP {'not ' if attach else 'still '}attached on {dev} in {ns}:\n{shown}")
 
 
+def cpu_busy_s():
+    """Busy CPU seconds of the whole machine so far (all CPUs)."""
+    with open("/proc/stat") as f:
+        v = [int(x) for x in f.readline().split()[1:9]]
+    user, nice, system, idle, iowait, irq, softirq, steal = v
+    return (user + nice + system + irq + softirq + steal) / os.sysconf("SC_CLK_TCK")
+
+
+class Sampler:
+    """(CLOCK_MONOTONIC, busy CPU s) every 20 ms, on a thread: CPU over any span after the fact."""
+
+    def __init__(self):
+        self.samples, self.stop = [], threading.Event()
+        self.t = threading.Thread(target=self.run, daemon=True)
+        self.t.start()
+
+    def run(self):
+        while not self.stop.is_set():
+            self.samples.append((time.monotonic(), cpu_busy_s()))
+            self.stop.wait(0.02)
+
+    def cpu(self, t0, t1):
+        time.sleep(0.05)	# a sample after t1
+        s = list(self.samples)
+        return interp(s, t1) - interp(s, t0)
+
+
+def live(ns, args, timeout=300):
+    """Run a client, stamping each line of its output as it arrives: [(monotonic, line)]."""
+    p = subprocess.Popen(ns_cmd(ns, args), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                         bufsize=1)
+    lines, killer = [], threading.Timer(timeout, p.kill)
+    killer.start()
+    try:
+        for line in p.stdout:
+            lines.append((time.monotonic(), line.rstrip("\n")))
+        p.wait()
+    finally:
+        killer.cancel()
+    if p.returncode:
+        raise RuntimeError(f"{' '.join(args)} exited {p.returncode}:\n" + "\n".join(l for _, l in lines[-30:]))
+    return lines
+
+
 def run_in_any(ns, args, timeout=120):
     """run_in, whatever the exit code (the caller checks the outcome)."""
     return subprocess.run(ns_cmd(ns, args), text=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
@@ -317,6 +361,140 @@ def perf_profile(secs):
               "--percent-limit", "1.5"], check=False).stdout
     os.unlink(data)
     return "\n".join(l for l in rep.splitlines() if l.strip() and not l.startswith("#"))[:4000]
+
+
+# ---- both directions at once: mroce-perf -b beside iperf3 --bidir ------------------
+
+BIDIR_BEGIN, BIDIR_END = "<!-- targets: bench.py bidir -->", "<!-- /targets bidir -->"
+BIDIR_SECS = 4	# per run; the first second (connecting, ramp) is outside CPU per byte
+BIDIR_MROCE = ["--test", "write_bw", "-b", "--size", "1m"]	# the library's defaults, as targets.py's
+BIDIR_TCP = ["--bidir"]
+
+
+def steady(lines, pattern, span_bytes, sampler):
+    """CPU s per GB over the steady part of a run: from the first interval line's arrival to the
+    last's; bytes: span_bytes(t0, t1, the interval matches after the first)."""
+    iv = [(t, m) for t, l in lines for m in [re.search(pattern, l)] if m]
+    if len(iv) < 2:
+        return None
+    t0, t1 = iv[0][0], iv[-1][0]
+    nbytes = span_bytes(t0, t1, [m for _, m in iv[1:]])
+    return sampler.cpu(t0, t1) / (nbytes / 1e9) if nbytes else None
+
+
+def bidir_mroce(secs, sampler):
+    """`mroce-perf client --test write_bw -b --size 1m`: both ends WRITE each other at once.
+
+    Its per-second lines are the client's direction; the server's bytes over the same span are
+    taken at the server's average rate (mroce-perf reports it at the end)."""
+    srv = start_in(NS_B, [PERF, "server", "--dev", "vb", "--addr", IP_B], ready="listening")
+    try:
+        lines = live(NS_A, [PERF, "client", "--dev", "va", "--addr", IP_B] + BIDIR_MROCE + ["--duration", str(secs)])
+    finally:
+        stop(srv)
+    text = "\n".join(l for _, l in lines)
+    m = re.search(r"both ways: client->server ([\d.]+) Gbit/s \((\d+) in ([\d.]+) s\), server->client ([\d.]+) "
+                  r"Gbit/s \((\d+) in ([\d.]+) s\), total ([\d.]+) Gbit/s; (.*)$", text, re.M)
+    if not m or m.group(8) != "each end held the other's data":
+        raise RuntimeError(f"mroce-perf -b: no verified result line in:\n{text[-2000:]}")
+    c2s, s2c = float(m.group(1)), float(m.group(4))
+    cpu = steady(lines, r"\[\s*([\d.]+)-\s*([\d.]+) s\]\s+(\d+) bytes",
+                 lambda t0, t1, ms: sum(int(x.group(3)) for x in ms) + s2c * 1e9 / 8 * (t1 - t0), sampler)
+    return {"gbps": float(m.group(7)), "c2s": c2s, "s2c": s2c, "cpu_s_per_gb": cpu}
+
+
+def bidir_tcp(secs, sampler):
+    """`iperf3 -c B --bidir`: a stream each way at once; the caller detaches mroce's datapath."""
+    srv = start_in(NS_B, ["iperf3", "-s", "-1", "-B", IP_B], ready=None)
+    try:
+        lines = live(NS_A, ["iperf3", "-c", IP_B, "-t", str(secs), "-i", "1", "--forceflush", "-f", "g"] + BIDIR_TCP)
+    finally:
+        stop(srv)
+    text = "\n".join(l for _, l in lines)
+    rx = {role: float(g) for role, g in
+          re.findall(r"\]\[(TX-C|RX-C)\]\s+[\d.]+-[\d.]+\s+sec\s+[\d.]+ \w+\s+([\d.]+) Gbits/sec.*receiver", text)}
+    if set(rx) != {"TX-C", "RX-C"}:
+        raise RuntimeError(f"iperf3 --bidir: no receiver lines in:\n{text[-2000:]}")
+    # interval lines of both streams (not the summary's): each second's rate times its length
+    pat = r"^\[\s*\d+\]\[(?:TX|RX)-C\]\s+([\d.]+)-([\d.]+)\s+sec\s+[\d.]+ \w+\s+([\d.]+) Gbits/sec(?!.*(?:sender|receiver))"
+    cpu = steady(lines, pat, lambda t0, t1, ms: sum(float(x.group(3)) * 1e9 / 8 * (float(x.group(2)) - float(x.group(1)))
+                                                    for x in ms[1:]), sampler)
+    return {"gbps": rx["TX-C"] + rx["RX-C"], "c2s": rx["TX-C"], "s2c": rx["RX-C"], "cpu_s_per_gb": cpu}
+
+
+def bidir_rounds(runs, secs):
+    """Interleaved, A B A B: mroce -b (datapath attached), then iperf3 --bidir (detached), per round."""
+    sampler, rounds = Sampler(), []
+    try:
+        for i in range(runs):
+            print(f"bench: bidirectional, round {i + 1} of {runs}", flush=True)
+            r = {"mroce": bidir_mroce(secs, sampler)}
+            xdp(False)	# TCP as on a host without mroce
+            try:
+                r["tcp"] = bidir_tcp(secs, sampler)
+            finally:
+                xdp(True)
+            rounds.append(r)
+    finally:
+        sampler.stop.set()
+    return rounds
+
+
+def ratio(a, b):
+    return None if a is None or not b else a / b
+
+
+def bidir_targets():
+    """(text, measure(round), met(x) or None, unit[, judged]), as target_rows() takes them."""
+    return [
+        ("mroce WRITE 1 MiB both ways at once (`mroce-perf client --test write_bw -b --size 1m`), total "
+         "throughput >= 1.0x kernel TCP's both ways (`iperf3 -c B --bidir`, datapath detached), the "
+         "one-way line's target (WRITE 1 MiB >= kernel TCP)",
+         lambda r: ratio(r["mroce"]["gbps"], r["tcp"]["gbps"]), lambda x: x >= 1.0, "x"),
+        ("... CPU per byte (all CPUs, over the transfer) / kernel TCP's",
+         lambda r: ratio(r["mroce"]["cpu_s_per_gb"], r["tcp"]["cpu_s_per_gb"]), None, "x"),
+        ("... the slower direction's share of mroce's total (0.5: even)",
+         lambda r: ratio(min(r["mroce"]["c2s"], r["mroce"]["s2c"]), r["mroce"]["gbps"]), None, ""),
+        ("earlier target (targets.py): WRITE throughput >= 2.0x iperf3's, here both ways",
+         lambda r: ratio(r["mroce"]["gbps"], r["tcp"]["gbps"]), lambda x: x >= 2.0, "x", False),
+        ("earlier target (targets.py): WRITE CPU per byte <= 0.5x kernel TCP's, here both ways",
+         lambda r: ratio(r["mroce"]["cpu_s_per_gb"], r["tcp"]["cpu_s_per_gb"]), lambda x: x <= 0.5, "x", False),
+    ]
+
+
+def bidir_report(rounds, secs):
+    L = [BIDIR_BEGIN, "## Both directions at once (`selftests/bench/bench.py --bidir`)\n",
+         f"Generated on {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}: {len(rounds)} rounds of {secs:g} s, "
+         "interleaved (mroce, then TCP, each round), on bench.py's veth pair (MTU 3498). mroce: "
+         "`mroce-perf client --dev va --addr B --test write_bw -b --size 1m --duration S` (server: `mroce-perf "
+         "server --dev vb --addr B`), the library's defaults, its datapath attached on both ends; both ends "
+         "WRITE each other over the same connection, and each checks it holds the other's bytes. TCP: "
+         "`iperf3 -c B --bidir -t S`, a stream each way, mroce's datapath detached from both ends (`mroce "
+         "detach`). Throughput: both directions summed (mroce-perf's total; iperf3's two receiver "
+         "figures). CPU per byte over all CPUs from /proc/stat, from the end of the first second to the "
+         "last interval, over both directions' bytes (mroce: the client's intervals plus the server's "
+         "direction at its average rate). The ratio is the median of the rounds'.\n",
+         "| target | measured (median) | each round | met |", "|---|---|---|---|"]
+    rows, met_all = target_rows(rounds, bidir_targets())
+    L += rows
+    L += ["", "Gbit/s (client to server + server to client = total), CPU s per GB, each round:\n",
+          "| round | mroce `write_bw -b` 1 MiB | iperf3 `--bidir` |", "|---|---|---|"]
+    f = lambda d: (f"{fmt(d['c2s'])} + {fmt(d['s2c'])} = {fmt(d['gbps'])}, {fmt(d['cpu_s_per_gb'])}")
+    for i, r in enumerate(rounds):
+        L.append(f"| {i + 1} | {f(r['mroce'])} | {f(r['tcp'])} |")
+    L.append(BIDIR_END)
+    return "\n".join(L) + "\n", met_all
+
+
+def bidir_publish(rounds, secs, out):
+    text, _ = bidir_report(rounds, secs)
+    publish("bidir", text, out, BIDIR_BEGIN, BIDIR_END)
+    for t in bidir_targets():
+        if t[2] is not None and (len(t) < 5 or t[4]):
+            xs = [x for x in (t[1](r) for r in rounds) if x is not None]
+            m = median(xs)
+            print(f"{'met' if m is not None and t[2](m) else 'missed'}: {t[0].split(' (`')[0]}: "
+                  f"{fmt(m)}x (rounds: {', '.join(f'{x:.2f}' for x in xs)})")
 
 
 # ---- the impaired cases on the emulated fabric ---------------------------------
@@ -471,13 +649,26 @@ def main():
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--quick", action="store_true", help="1 run, short durations (a smoke test of the suite)")
     ap.add_argument("--out", default=os.path.join(ROOT, "docs", "benchmarks.md"))
+    ap.add_argument("--bidir", action="store_true",
+                    help="only both directions at once: mroce-perf -b beside iperf3 --bidir (its section of --out)")
     a = ap.parse_args()
     if os.geteuid():
         sys.exit("bench: needs root (network namespaces, XDP)")
-    for t in (PERF, RAW):
+    for t in (PERF, MROCE) + (() if a.bidir else (RAW,)):
         if not os.access(t, os.X_OK):
             sys.exit(f"bench: {t} is not built (run make)")
+    if a.bidir and not shutil.which("iperf3"):
+        sys.exit("bench: iperf3 is missing (make bench installs it)")
     runs, secs = (1, 1) if a.quick else (a.runs, 2)
+    if a.bidir:
+        signal.signal(signal.SIGTERM, lambda *_: sys.exit(130))
+        try:
+            veth_pair(MTU)
+            rounds = bidir_rounds(runs, BIDIR_SECS)
+        finally:
+            cleanup()
+        bidir_publish(rounds, BIDIR_SECS, a.out)
+        return
     outdir = os.path.join(os.path.dirname(os.path.abspath(a.out)), "bench")
     os.makedirs(outdir, exist_ok=True)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(130))
@@ -522,6 +713,8 @@ def main():
                 v = [x for x in repeat(runs, lambda: fi_pingpong(prov, ep, 1 << 20, 100 if a.quick else 300)) if x]
                 r["fi"][name] = {k: median([x[k] for x in v]) for k in ("gbps", "usec")} if v else None
         xdp(True)
+        say("both directions at once")
+        r["bidir"] = bidir_rounds(runs, BIDIR_SECS)
         say("profile")
         r["profile"] = perf_profile(secs)
         cleanup()
@@ -535,6 +728,7 @@ def main():
         json.dump(r, f, indent=1)
     plots(r, outdir)
     report(r, a.out)
+    bidir_publish(r["bidir"], BIDIR_SECS, a.out)
     print(open(a.out).read().split("## Side by side")[0])
     print(f"bench: report in {a.out}, plots and results.json in {outdir}")
 

@@ -49,7 +49,7 @@ Prints each target as met or missed with the median of the rounds' ratios and
 every round's ratio, and the commands; with --out, replaces the section between
 <!-- targets: targets.py --> and <!-- /targets --> of the report (or appends it).
 """
-import argparse, json, os, re, signal, subprocess, sys, threading, time
+import argparse, json, os, re, signal, subprocess, sys, time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import bench as B  # noqa: E402  (the namespaces, the servers, the tools' paths)
@@ -58,53 +58,12 @@ BEGIN, END = "<!-- targets: targets.py -->", "<!-- /targets -->"
 MAC_B = None	# the receiver's MAC, for xsk_raw's frames
 
 
-# ---- CPU over all CPUs, sampled ------------------------------------------------
+# ---- CPU over all CPUs, sampled (bench.py's) -------------------------------------
 
-def cpu_busy_s():
-    """Busy CPU seconds of the whole machine so far (all CPUs)."""
-    with open("/proc/stat") as f:
-        v = [int(x) for x in f.readline().split()[1:9]]
-    user, nice, system, idle, iowait, irq, softirq, steal = v
-    return (user + nice + system + irq + softirq + steal) / os.sysconf("SC_CLK_TCK")
-
-
-class Sampler:
-    """(CLOCK_MONOTONIC, busy CPU s) every 20 ms, on a thread: CPU over any span after the fact."""
-
-    def __init__(self):
-        self.samples, self.stop = [], threading.Event()
-        self.t = threading.Thread(target=self.run, daemon=True)
-        self.t.start()
-
-    def run(self):
-        while not self.stop.is_set():
-            self.samples.append((time.monotonic(), cpu_busy_s()))
-            self.stop.wait(0.02)
-
-    def cpu(self, t0, t1):
-        time.sleep(0.05)	# a sample after t1
-        s = list(self.samples)
-        return B.interp(s, t1) - B.interp(s, t0)
+cpu_busy_s, Sampler, live = B.cpu_busy_s, B.Sampler, B.live
 
 
 SAMPLER = None
-
-
-def live(ns, args, timeout=300):
-    """Run a client, stamping each line of its output as it arrives: [(monotonic, line)]."""
-    p = subprocess.Popen(B.ns_cmd(ns, args), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                         bufsize=1)
-    lines, killer = [], threading.Timer(timeout, p.kill)
-    killer.start()
-    try:
-        for line in p.stdout:
-            lines.append((time.monotonic(), line.rstrip("\n")))
-        p.wait()
-    finally:
-        killer.cancel()
-    if p.returncode:
-        raise RuntimeError(f"{' '.join(args)} exited {p.returncode}:\n" + "\n".join(l for _, l in lines[-30:]))
-    return lines
 
 
 def steady_cpu(lines, pattern, to_bytes):
