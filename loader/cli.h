@@ -89,6 +89,7 @@ struct mroce_cli_status {
 	struct mroce_cli_totals	tt;
 	int			xsk_sockets;	/* AF_XDP sockets found; < 0: not scanned (-errno) */
 	struct mroce_dev_stats	xsk;		/* their xsk_* counters, summed */
+	__u32			queue_pid[MROCE_MAX_QUEUES];	/* process serving each queue, 0: none */
 };
 
 /* `status --json`, built with json-c (names are escaped); NULL without memory. */

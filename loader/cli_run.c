@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* The mroce tool's commands. */
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <json-c/json.h>
@@ -120,9 +121,26 @@ struct json_object *mroce_cli_status_json(const struct mroce_cli_status *st)
 	put_u64(o, "prog_id", info->prog_id);
 	put_str(o, "mode", mode_name(info->mode));
 	put_u64(o, "udp_port", info->udp_port);
+	put_u64(o, "udp_ports", info->udp_ports);
 	put_u64(o, "flows", info->flows);
 	put_u64(o, "xdp_places", info->xdp_places);
 	put_str(o, "pin_dir", info->pin_dir);
+	{
+		struct json_object *q = json_object_new_array();
+
+		/* the processes serving receive queues: [{queue, pid}] */
+		for (__u32 i = 0; q && i < MROCE_MAX_QUEUES; i++) {
+			struct json_object *e;
+
+			if (!st->queue_pid[i] || !(e = json_object_new_object()))
+				continue;
+			put_u64(e, "queue", i);
+			put_u64(e, "pid", st->queue_pid[i]);
+			json_object_array_add(q, e);
+		}
+		if (q)
+			json_object_object_add(o, "queues", q);
+	}
 	for (int s = 0; s < MROCE_STAT_MAX; s++)
 		put_u64(c, mroce_stat_name(s), st->stats[s]);
 	json_object_object_add(o, "counters", c);
@@ -205,6 +223,14 @@ static int cmd_status(const struct mroce_cli *cli, struct mroce_dp *dp, FILE *ou
 	if (err)
 		return report(errout, cli, "status", err);
 	transport_totals(dp, &st.tt);
+	for (__u32 q = 0; q < MROCE_MAX_QUEUES; q++) {
+		__u32 id;
+
+		mroce_dp_queue_get(dp, q, &id, &st.queue_pid[q]);
+		/* a dead process's entry: its socket went with it, the queue is free */
+		if (st.queue_pid[q] && kill((pid_t)st.queue_pid[q], 0) && errno == ESRCH)
+			st.queue_pid[q] = 0;
+	}
 	st.xsk_sockets = mroce_xsk_scan_stats(&st.xsk);
 	if (cli->json)
 		return mroce_cli_print_json(out, mroce_cli_status_json(&st));
@@ -214,6 +240,15 @@ static int cmd_status(const struct mroce_cli *cli, struct mroce_dp *dp, FILE *ou
 		i->ifname, i->ifindex, i->prog_id, MROCE_PROG_NAME, mode_name(i->mode),
 		i->udp_port, i->flows, i->flows == 1 ? "" : "s",
 		i->pin_dir[0] ? ", maps pinned in " : "", i->pin_dir);
+	fprintf(out, "receive queues: %u, the device on queue q receiving on UDP port %u + q;",
+		i->udp_ports, i->udp_port);
+	for (__u32 q = 0, any = 0; q < MROCE_MAX_QUEUES; q++) {
+		if (st.queue_pid[q])
+			fprintf(out, "%s queue %u: pid %u", any++ ? "," : "", q, st.queue_pid[q]);
+		if (q + 1 == MROCE_MAX_QUEUES && !any)
+			fprintf(out, " none served");
+	}
+	fputc('\n', out);
 	fprintf(out, "device memory: %s\n", i->xdp_places ? "XDP places WRITE payloads" :
 		"user space places WRITE payloads (XDP placement off: the kernel refuses "
 		"bpf_xdp_adjust_meta, or the object was loaded without libmroce)");
