@@ -79,7 +79,8 @@ _mroce_perf() {
 	--cc) _mroce_reply default none ecn delay both; return ;;
 	--connection | -c) _mroce_reply RC; return ;;
 	--addr | --port | --size | --qps | --qp | --paths | --depth | --tx-depth | --window | \
-	--duration | --iters | --gid-index | -s | -D | -n | -q | -x | -p | -t) return ;;
+	--duration | --iters | --gid-index | --queue | -s | -D | -n | -q | -x | -p | -t) return ;;
+	--queues) _mroce_reply all; return ;;
 	esac
 	if [ "$COMP_CWORD" -eq 1 ]; then
 		_mroce_reply server client -h --help -V --version
@@ -87,10 +88,10 @@ _mroce_perf() {
 	fi
 	case ${COMP_WORDS[1]} in
 	server) _mroce_reply --dev --addr --port --qps --paths --window --cc --order --gbn \
-		--progress --memory --json --bidirectional ;;
+		--progress --memory --json --bidirectional --queue --queues ;;
 	client) _mroce_reply --dev --addr --port --test --size --all --sweep --qps --paths --depth \
 		--bidirectional --window --cc --order --gbn --duration --iters --progress --memory --report_gbits --json \
-		--gid-index --CPU-freq --rdma_cm --connection ;;
+		--gid-index --CPU-freq --rdma_cm --connection --queue --queues ;;
 	esac
 }
 

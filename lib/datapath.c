@@ -1126,17 +1126,19 @@ int mroce_dp_xsk_set(struct mroce_dp *dp, __u32 queue, int xsk_fd)
 	return bpf_map_update_elem(dp->xsks_fd, &queue, &xsk_fd, BPF_ANY) ? -errno : 0;
 }
 
-int mroce_dp_queue_set(struct mroce_dp *dp, __u32 queue, __u32 dev_id)
+int mroce_dp_queue_set(struct mroce_dp *dp, __u32 queue, __u32 dev_id, __u32 flags)
 {
 	struct mroce_queue *q;
 
-	if (!dp || queue >= MROCE_MAX_QUEUES)
+	if (!dp || queue >= MROCE_MAX_QUEUES || (flags & ~(__u32)MROCE_QUEUE_PORT) ||
+	    (!dev_id && flags))
 		return -EINVAL;
 	q = &dp->queues[queue];
 	/* dev_id last when serving, first when leaving: XDP reads it alone. */
 	if (!dev_id)
 		__atomic_store_n(&q->dev_id, 0, __ATOMIC_RELEASE);
 	q->owner_pid = dev_id ? (__u32)getpid() : 0;
+	q->flags = flags;
 	if (dev_id)
 		__atomic_store_n(&q->dev_id, dev_id, __ATOMIC_RELEASE);
 	return 0;

@@ -3,7 +3,8 @@
  * Next-hop MAC resolution from the kernel's tables: ask the route for the
  * destination (gateway or on-link), then the neighbour table for its
  * link-layer address. If the neighbour is not resolved yet, one datagram to
- * the destination's discard port makes the kernel resolve it.
+ * the destination's discard port makes the kernel resolve it. The device's
+ * own address is its own MAC.
  */
 #include <errno.h>
 #include <net/if.h>
@@ -174,7 +175,22 @@ int mroce_resolve_mac_on(struct mroce_dev *dev, int family, const struct in6_add
 	int fd, oif, err;
 	char *buf;
 
-	(void)dev;
+	/*
+	 * One of the device's own addresses (another process on this host, on
+	 * queues of its own): the frame goes out to our own MAC, for a switch
+	 * port in hairpin mode to bring back (docs/datapath.md, "Queues"). The
+	 * kernel's route would name the loopback device.
+	 */
+	for (__u32 i = 0; dev && i < dev->nplanes; i++) {
+		const struct mroce_route *l = &dev->plane_local[i];
+
+		if (l->family != family || (ifindex && dev->plane_ifindex[i] != ifindex) ||
+		    memcmp(family == AF_INET ? (const void *)&l->src.v4 : (const void *)&l->src.v6,
+			   dst, family == AF_INET ? 4 : 16))
+			continue;
+		memcpy(mac, l->src_mac, 6);
+		return 0;
+	}
 	buf = malloc(NEIGH_BUF);
 	if (!buf)
 		return -ENOMEM;

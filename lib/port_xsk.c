@@ -433,7 +433,7 @@ static void xp_close(void *port)
 	 */
 	if (p->in_map) {
 		mroce_dp_xsk_clear(p->dp, p->queue);
-		mroce_dp_queue_set(p->dp, p->queue, 0);
+		mroce_dp_queue_set(p->dp, p->queue, 0, 0);
 	}
 	if (p->xsk)
 		xsk_socket__delete(p->xsk);
@@ -664,10 +664,12 @@ static bool queue_taken(struct mroce_dp *dp, __u32 q)
 
 /*
  * One interface's AF_XDP socket on queue, its datapath attached if it was
- * not, serving it for device dev_id. -EBUSY: another socket has the queue.
+ * not, serving it for device dev_id (first: the device's first queue, whose
+ * port is the device's). -EBUSY: another socket has the queue.
  */
 static int xsk_port_open(const char *ifname, const struct mroce_dev_opts *opts, __u64 pool_bytes,
-			 __u32 queue, __u32 dev_id, struct xsk_port **pp, struct xsk_facts *fx)
+			 __u32 queue, bool first, __u32 dev_id, struct xsk_port **pp,
+			 struct xsk_facts *fx)
 {
 	struct xsk_umem_config ucfg = {
 		.fill_size = RING_SIZE, .comp_size = RING_SIZE, .frame_size = FRAME_SIZE,
@@ -789,7 +791,7 @@ static int xsk_port_open(const char *ifname, const struct mroce_dev_opts *opts, 
 		*xsk_ring_prod__fill_addr(&p->fq, idx + i) = (__u64)i * FRAME_SIZE;
 	xsk_ring_prod__submit(&p->fq, nframes / 2);
 	/* Ours now (the bind is the lock): the owner first, then the socket. */
-	err = mroce_dp_queue_set(p->dp, p->queue, dev_id);
+	err = mroce_dp_queue_set(p->dp, p->queue, dev_id, first ? MROCE_QUEUE_PORT : 0);
 	p->in_map = !err;
 	if (!err)
 		err = mroce_dp_xsk_set(p->dp, p->queue, p->fd);
@@ -854,7 +856,7 @@ static int iface_run(const char *ifname, const struct mroce_dev_opts *opts, __u6
 	f->first = first;
 	for (__u32 i = 0; i < n && !err; i++) {
 		/* the transmit pool: in the first queue's UMEM, which sends */
-		err = xsk_port_open(ifname, opts, i ? 0 : pool_bytes, first + i, dev_id, &f->p[i],
+		err = xsk_port_open(ifname, opts, i ? 0 : pool_bytes, first + i, !i, dev_id, &f->p[i],
 				    i ? &fx : &f->fx);
 		if (!err)
 			f->n++;

@@ -429,13 +429,18 @@ static void test_no_socket_and_port(void **state)
 	expect("port back to default", f.buf, f.len, XDP_PASS, MROCE_STAT_PASS);
 }
 
-/* Queue 0 (every test run's) as served by device dev_id (0: none). */
+/* Queue i as served by device dev_id (0: none), flags MROCE_QUEUE_*. */
+static void set_queue(__u32 i, __u32 dev_id, __u32 flags)
+{
+	struct mroce_queue q = { .dev_id = dev_id, .owner_pid = dev_id ? 1 : 0, .flags = flags };
+
+	assert_int_equal(bpf_map_update_elem(E.queues_fd, &i, &q, BPF_ANY), 0);
+}
+
+/* Queue 0, every test run's, as served by device dev_id (0: none), its first queue. */
 static void set_queue0(__u32 dev_id)
 {
-	struct mroce_queue q = { .dev_id = dev_id, .owner_pid = dev_id ? 1 : 0 };
-	__u32 zero = 0;
-
-	assert_int_equal(bpf_map_update_elem(E.queues_fd, &zero, &q, BPF_ANY), 0);
+	set_queue(0, dev_id, dev_id ? MROCE_QUEUE_PORT : 0);
 }
 
 static void set_flow_dev(__u32 qpn, __u32 flags, __u32 dev_id)
@@ -479,14 +484,30 @@ static void test_queue_owner_and_ports(void **state)
 	fx_build(&f, AF_INET, MROCE_OP_WRITE, FX_PSN + 1);
 	expect("go-back-N gap still there", f.buf, f.len, XDP_REDIRECT, MROCE_STAT_GAP_REPORT);
 
-	/* the ports: one per queue from the base; none past them */
+	/*
+	 * The ports: one per queue from the base, each MetaRoCE's only while a
+	 * device receives on it (its first queue); other traffic there passes,
+	 * even what would be malformed MetaRoCE. None past the queues.
+	 */
 	set_flow_dev(FX_QPN, 0, 7);
+	set_queue(1, 9, MROCE_QUEUE_PORT);
 	fx_build(&f, AF_INET, MROCE_OP_WRITE, FX_PSN);
 	fx_udp(&f)->dest = htons(MROCE_DEFAULT_PORT + 1);
 	expect("second queue's port, one port", f.buf, f.len, XDP_PASS, MROCE_STAT_PASS);
 	cfg.n_ports = 2;
 	assert_int_equal(bpf_map_update_elem(E.cfg_fd, &zero, &cfg, BPF_ANY), 0);
 	expect("second queue's port", f.buf, f.len, XDP_REDIRECT, MROCE_STAT_RX);
+	f.buf[14 + 20 + 8] ^= 0xff;	/* the BTH's first byte: version */
+	expect("second queue's port, bad version", f.buf, f.len, XDP_DROP, MROCE_STAT_BAD_VERSION);
+	set_queue(1, 9, 0);
+	expect("a queue, not a device's first: another protocol's port", f.buf, f.len, XDP_PASS,
+	       MROCE_STAT_PASS);
+	set_queue(1, 0, 0);
+	expect("a queue nobody serves: another protocol's port", f.buf, f.len, XDP_PASS,
+	       MROCE_STAT_PASS);
+	f.buf[14 + 20 + 8] ^= 0xff;
+	fx_udp(&f)->dest = htons(MROCE_DEFAULT_PORT);
+	expect("the base port is always MetaRoCE's", f.buf, f.len, XDP_REDIRECT, MROCE_STAT_RX);
 	fx_udp(&f)->dest = htons(MROCE_DEFAULT_PORT + 2);
 	expect("past the ports", f.buf, f.len, XDP_PASS, MROCE_STAT_PASS);
 	fx_udp(&f)->dest = htons(MROCE_DEFAULT_PORT - 1);

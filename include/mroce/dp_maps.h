@@ -172,8 +172,16 @@ _Static_assert(sizeof(struct mroce_cfg) == 12 + 20 * MROCE_CFG_ADDRS, "cfg layou
 struct mroce_queue {
 	__u32	dev_id;		/* 0: no device */
 	__u32	owner_pid;
+	__u32	flags;		/* MROCE_QUEUE_* */
+	__u32	rsvd;
 };
-_Static_assert(sizeof(struct mroce_queue) == 8, "queue layout");
+_Static_assert(sizeof(struct mroce_queue) == 16, "queue layout");
+/*
+ * The device's first queue: UDP port base + this queue's index is the
+ * device's. A frame to base + q for a queue without it is not MetaRoCE
+ * (another protocol's port: Ultra Ethernet's is 4793) and passes.
+ */
+#define MROCE_QUEUE_PORT	0x1
 
 /*
  * What the XDP program keeps per flow for itself (the mroce_retx_ts map,

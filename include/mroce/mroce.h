@@ -150,9 +150,10 @@ MROCE_API int mroce_dp_xsk_clear(struct mroce_dp *dp, __u32 queue);
 /*
  * Record that device dev_id serves receive queue `queue` (0: none), for XDP
  * to hand a flow's frames only to its own device's queues (struct
- * mroce_queue in dp_maps.h); and read it back (owner_pid 0: none).
+ * mroce_queue in dp_maps.h; flags MROCE_QUEUE_PORT on the device's first
+ * queue: UDP port base + queue is its); and read it back (owner_pid 0: none).
  */
-MROCE_API int mroce_dp_queue_set(struct mroce_dp *dp, __u32 queue, __u32 dev_id);
+MROCE_API int mroce_dp_queue_set(struct mroce_dp *dp, __u32 queue, __u32 dev_id, __u32 flags);
 MROCE_API int mroce_dp_queue_get(const struct mroce_dp *dp, __u32 queue, __u32 *dev_id,
 				 __u32 *owner_pid);
 

@@ -65,6 +65,7 @@ struct mroce_pkt {
 	__u16				l4_off;
 	__u8				ip_ver;		/* 4 or 6 */
 	__u8				ecn;		/* IP ECN bits of the packet */
+	__u16				dport;		/* UDP destination port (set unless PASS) */
 };
 
 /*
@@ -76,7 +77,9 @@ struct mroce_pkt {
  * or the counter of the rule it broke. Flow, token and window checks come
  * after, with the flow at hand. pkt->payload may lie past data_end.
  * MetaRoCE's UDP destination ports: port .. port + n_ports - 1 (n_ports 0
- * counts as 1; struct mroce_cfg).
+ * counts as 1; struct mroce_cfg); beyond port itself, XDP takes one only
+ * while a device receives on it (struct mroce_queue), and sets pkt->dport
+ * for it to check that first.
  */
 /* Whether UDP destination port dport is one of MetaRoCE's: port .. port + n_ports - 1, no wrap. */
 static __always_inline int mroce_port_ours(__u32 dport, __u32 port, __u32 n_ports)
@@ -131,6 +134,7 @@ static __always_inline int mroce_parse_ports(const void *data, const void *data_
 			return MROCE_STAT_PASS;
 		if (!mroce_port_ours(mroce_be16(udp->dest), port, n_ports))
 			return MROCE_STAT_PASS;
+		pkt->dport = mroce_be16(udp->dest);
 		if (ip->frag_off & mroce_be16(IP_MF))
 			return MROCE_STAT_FRAGMENT;
 		tot = mroce_be16(ip->tot_len);
@@ -155,6 +159,7 @@ static __always_inline int mroce_parse_ports(const void *data, const void *data_
 			return MROCE_STAT_PASS;
 		if (!mroce_port_ours(mroce_be16(udp->dest), port, n_ports))
 			return MROCE_STAT_PASS;
+		pkt->dport = mroce_be16(udp->dest);
 		plen = mroce_be16(ip6->payload_len);
 		if (plen < sizeof(*udp))
 			return MROCE_STAT_BAD_LENGTH;
