@@ -139,22 +139,22 @@ def run(n, secs, tuned):
             t.start()
         for t in ts:
             t.join()
-        if errors:
-            logs = []
-            for i, p in enumerate(srvs):
-                log = next((l for q, l in B.procs if q is p), None)
-                if log:
-                    log.seek(0)
-                    logs.append(f"server {i}:\n{log.read()[-1000:]}")
-            raise RuntimeError("\n".join(errors + logs))
+        for i, p in enumerate(srvs if errors else ()):
+            log = next((l for q, l in B.procs if q is p), None)
+            if log:
+                log.seek(0)
+                errors.append(f"server {i}:\n{log.read()[-1000:]}")
     finally:
         for p in srvs:
             B.stop(p)
+    # first, as a failed client may be its outcome: frames that met the wrong queue, or none
     after = strays()
     grew = {k: after[k] - before[k] for k in after if after[k] != before[k]}
     if grew:
         raise StrayFrames(f"{n} queue(s){' (tuned)' if tuned else ''}: frames counted as {grew} "
-                          "(a queue not served by the device, or by none)")
+                          "(a queue not served by the device, or by none)" + "".join("\n" + e for e in errors))
+    if errors:
+        raise RuntimeError("\n".join(errors))
     gbps, firsts, lasts, cum = [], [], [], []
     for i, ls in enumerate(lines):
         text = "\n".join(l for _, l in ls)
