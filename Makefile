@@ -59,7 +59,7 @@ LIB_SO  := $(BUILD)/libmroce.so
 COLL_A  := $(BUILD)/libmroce-coll.a
 COLL_SO := $(BUILD)/libmroce-coll.so
 
-.PHONY: all lib cli examples tests selftests asan ubsan-clang headers api-check test check test-fabric test-coll sim sim-studies bench bench-bidir bench-targets bench-loss bench-incast bench-failure bench-streams bench-planes bench-latency bench-cc bench-coll demo model deps install uninstall clean
+.PHONY: all lib cli examples tests selftests asan ubsan-clang headers api-check test check test-fabric test-coll sim sim-studies bench bench-bidir bench-queues bench-targets bench-loss bench-incast bench-failure bench-streams bench-planes bench-latency bench-cc bench-coll demo model deps install uninstall clean
 .DELETE_ON_ERROR:
 .PRECIOUS: $(BUILD)/%/.dir
 
@@ -241,6 +241,7 @@ bench: deps
 	selftests/bench/planes_targets.py $(if $(RUNS),--rounds $(RUNS)) --out docs/benchmarks.md
 	selftests/bench/latency_targets.py $(if $(RUNS),--rounds $(RUNS)) --out docs/benchmarks.md
 	selftests/bench/cc_targets.py $(if $(RUNS),--rounds $(RUNS)) --out docs/benchmarks.md
+	selftests/bench/queues_targets.py $(if $(RUNS),--rounds $(RUNS)) --out docs/benchmarks.md
 	selftests/bench/coll_bench.py $(if $(RUNS),--runs $(RUNS))
 	BUILD=$(abspath $(BUILD)) $(TORCH_PY) selftests/bench/torch_bench.py $(if $(RUNS),--rounds $(RUNS))
 
@@ -281,6 +282,12 @@ bench-latency: all
 # defaults against --cc none, interleaved; >= 0.97x wanted.
 bench-cc: all
 	selftests/bench/cc_targets.py $(if $(RUNS),--rounds $(RUNS)) --out docs/benchmarks.md
+
+# Receive queues alone (~1.5 min): WRITE 1 MiB with 1, 2 and 4 queues of a 4-queue veth pair,
+# a process and a QP per queue on each end, servers busy-polling (the default) and on their
+# thread (tuned, beside), interleaved; against what the 2 cores allow.
+bench-queues: all
+	selftests/bench/queues_targets.py $(if $(RUNS),--rounds $(RUNS)) --out docs/benchmarks.md
 
 # The point-to-point targets alone (~5 min): mroce (defaults) against the bare datapath
 # (xsk_raw, same frame size) and kernel TCP with mroce's datapath detached, interleaved,

@@ -148,12 +148,14 @@ def cleanup():
     sh([FABRIC_SH, "down", FAB], check=False)
 
 
-def veth_pair(mtu):
+def veth_pair(mtu, queues=1):
+    """va in NS_A, vb in NS_B, `queues` receive and transmit queues each end (veth delivers a
+    frame on the peer's queue it left from), the datapath attached; returns vb's MAC."""
     cleanup()
     sh(["ip", "netns", "add", NS_A])
     sh(["ip", "netns", "add", NS_B])
-    sh(["ip", "link", "add", "va", "netns", NS_A, "numtxqueues", "1", "numrxqueues", "1", "type", "veth",
-        "peer", "name", "vb", "netns", NS_B, "numtxqueues", "1", "numrxqueues", "1"])
+    nq = ["numtxqueues", str(queues), "numrxqueues", str(queues)]
+    sh(["ip", "link", "add", "va", "netns", NS_A] + nq + ["type", "veth", "peer", "name", "vb", "netns", NS_B] + nq)
     for ns, dev, ip in ((NS_A, "va", IP_A), (NS_B, "vb", IP_B)):
         run_in(ns, ["ip", "link", "set", "lo", "up"])
         run_in(ns, ["ip", "link", "set", dev, "mtu", str(mtu), "up"])
