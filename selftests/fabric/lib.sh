@@ -10,7 +10,7 @@
 #       steering rules); FAB_STEER_BASE=B: preload UDP port B+q -> queue q
 #   fabric_destroy NAME                            (idempotent)
 #   fab_host NAME I CMD...   run CMD in host I
-#   fab NAME CMD...          a control command (path, pin, hash, show, stats ...)
+#   fab NAME CMD...          a control command (path, pin, steer, hash, rxq, show, stats ...)
 #   fabric_add_plane NAME PLANE PATHS [MTU]        plane PLANE (1-3): eth<PLANE> in
 #                            every host, 198.18.<10+PLANE>.<i+1>/24, on a switch of its own
 #                            (FAB_QUEUES and FAB_STEER_BASE as for fabric_create)
