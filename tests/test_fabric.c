@@ -17,6 +17,7 @@
 #include <arpa/inet.h>
 #include <linux/if_ether.h>
 #include <linux/ip.h>
+#include <linux/ipv6.h>
 #include <linux/udp.h>
 
 #include "../selftests/fabric/switch.h"
@@ -26,6 +27,7 @@
 typedef struct ethhdr	eth_u __attribute__((aligned(1)));
 typedef struct iphdr	ip_u __attribute__((aligned(1)));
 typedef struct udphdr	udp_u __attribute__((aligned(1)));
+typedef struct ipv6hdr	ip6_u __attribute__((aligned(1)));
 
 struct txlog {
 	int	n;
@@ -557,6 +559,33 @@ static void test_queue_of_the_rest(void **state)
 		assert_int_equal(t.queue[0], q2);
 	}
 	assert_int_equal(fab_frame_queue(&sw, 1, f, 10), 0);	/* truncated */
+	/* IPv6 UDP: steered by the same rules, else RSS over its 16-byte addresses and ports. */
+	{
+		ip6_u *ip6 = (void *)(f + sizeof(struct ethhdr));
+		__u8 *l4 = (__u8 *)(ip6 + 1);
+		int seen[4] = {};
+
+		memset(f, 0, sizeof(f));
+		((eth_u *)f)->h_proto = htons(ETH_P_IPV6);
+		ip6->version = 6;
+		ip6->nexthdr = IPPROTO_UDP;
+		inet_pton(AF_INET6, "fd00::1", &ip6->saddr);
+		inet_pton(AF_INET6, "fd00::2", &ip6->daddr);
+		l4[2] = 4792 >> 8;
+		l4[3] = 4792 & 0xff;
+		for (int p = 0; p < 64; p++) {
+			l4[0] = 0xc0;
+			l4[1] = (__u8)p;
+			assert_int_equal(fab_frame_queue(&sw, 1, f, 100), 0);	/* steer 1 4792 0 */
+			assert_int_equal(fab_frame_queue(&sw, 2, f, 100),
+					 fab_queue_of(&sw, 2, &ip6->saddr, &ip6->daddr, 16, IPPROTO_UDP,
+						      (__u16)(0xc000 | p), 4792));
+			seen[fab_frame_queue(&sw, 2, f, 100)]++;
+		}
+		assert_true(seen[0] && seen[1] && seen[2] && seen[3]);
+		assert_int_equal(fab_frame_queue(&sw, 2, f, sizeof(struct ethhdr) + sizeof(*ip6) + 2),
+				 fab_queue_of(&sw, 2, &ip6->saddr, &ip6->daddr, 16, 0, 0, 0));	/* no ports */
+	}
 	fab_switch_free(&sw);
 }
 

@@ -162,8 +162,22 @@ static int run(int argc, char **argv)
 		case 'r': seed = strtoull(optarg, NULL, 0); break;
 		case 'n': nslots = (__u32)atoi(optarg); break;
 		case 'b': bpf_path = optarg; break;
-		case 'q': nqueues = (__u32)atoi(optarg); break;
-		case 'B': steer_base = strtol(optarg, NULL, 10); break;
+		case 'q':
+		case 'B': {
+			char *end;
+			long v = strtol(optarg, &end, 10);
+
+			if (end == optarg || *end || v < 0 || v > 65535) {
+				fprintf(stderr, "fabric: --%s %s: not a number in range\n",
+					c == 'q' ? "queues" : "steer-base", optarg);
+				return 2;
+			}
+			if (c == 'q')
+				nqueues = (__u32)v;
+			else
+				steer_base = v;
+			break;
+		}
 		default: return 2;
 		}
 	}
