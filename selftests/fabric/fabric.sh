@@ -20,7 +20,7 @@ BUILD=${BUILD:-$ROOT/build}
 . "$ROOT/selftests/fabric/lib.sh"
 
 usage() {
-	sed -n '3,17p' "$0" | sed 's/^# \{0,1\}//' >&2
+	sed -n '3,16p' "$0" | sed 's/^# \{0,1\}//' >&2
 	exit 2
 }
 
