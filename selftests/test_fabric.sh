@@ -489,8 +489,149 @@ sys.exit(0 if cost < 20 else 1)
 PY
 }
 
+# Multi-queue host links (TEST_QUEUES=4, TEST_STEER_BASE=4792, 2 hosts): the
+# switch sends each frame on the host receive queue a NIC would pick.
+XSK_RAW=$BUILD/selftests/xsk_raw
+
+# queue_counts PORT tx|rx: the port's per-queue counters, space-separated.
+queue_counts() {
+	f stats json | python3 -c "import json,sys; print(*json.load(sys.stdin)['ports'][$1]['$2_queue'])"
+}
+
+# udp_burst DPORT SPORT0 N: one datagram from each of host 0's UDP ports SPORT0..+N-1 to host 1.
+udp_burst() {
+	h 0 python3 -c "
+import socket, sys
+dport, s0, n = map(int, sys.argv[1:4])
+for sp in range(s0, s0 + n):
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.bind(('$(fab_ip 0)', sp))
+    s.sendto(b'q', ('$(fab_ip 1)', dport))
+    s.close()" "$@"
+}
+
+# spread_of DPORT SPORT0 N: send the burst; print host 1's queues' frame counts
+# from the switch, and (second line) where the switch says each flow goes.
+spread_of() {
+	local before after
+	before=$(queue_counts 1 tx)
+	udp_burst "$@" || return 1
+	sleep 0.2
+	after=$(queue_counts 1 tx)
+	python3 -c "import sys; b, a = (list(map(int, x.split())) for x in sys.argv[1:3]); print(*(y - x for x, y in zip(b, a)))" \
+		"$before" "$after"
+	local q want=(0 0 0 0) sp
+	for ((sp = $2; sp < $2 + $3; sp++)); do
+		q=$(f rxq 1 "$(fab_ip 0)" "$(fab_ip 1)" udp "$sp" "$1" | awk '{print $2}')
+		want[q]=$((want[q] + 1))
+	done
+	echo "${want[@]}"
+}
+
+# check_spread "GOT" "WANT" WHAT: per queue, what arrived is what the switch
+# predicted (queue 0 may also carry a stray ARP or neighbour frame or two).
+check_spread() {
+	python3 - "$1" "$2" "$3" <<'PY'
+import sys
+got, want = (list(map(int, x.split())) for x in sys.argv[1:3])
+print(f'queues: {sys.argv[3]}: per host queue {got} (predicted {want})')
+ok = got[0] - want[0] in range(0, 4) and got[1:] == want[1:]
+sys.exit(0 if ok else 1)
+PY
+}
+
+t_rss_queues() {
+	local out got want
+	h 0 ping -c 2 -i 0.2 -W 2 "$(fab_ip 1)" >/dev/null || { echo "ping failed"; return 1; }
+	f show
+	# RSS: 256 flows (source ports) to one UDP port, spread over all four queues.
+	out=$(spread_of 5000 40000 256) || return 1
+	got=$(echo "$out" | sed -n 1p) want=$(echo "$out" | sed -n 2p)
+	check_spread "$got" "$want" "RSS, 256 source ports to UDP port 5000" || return 1
+	python3 -c "import sys; g = list(map(int, sys.argv[1].split())); sys.exit(0 if min(g) >= 256 // 4 // 2 else 1)" "$got" ||
+		{ echo "RSS did not spread the flows over all 4 queues"; return 1; }
+	# --steer-base 4792: UDP port 4792+q to queue q alone, whatever the source port.
+	local q
+	for q in 0 1 2 3; do
+		out=$(spread_of $((4792 + q)) 41000 32) || return 1
+		got=$(echo "$out" | sed -n 1p)
+		check_spread "$got" "$(python3 -c "print(*[32 if i == $q else 0 for i in range(4)])")" \
+			"steer base: 32 flows to UDP port $((4792 + q))" || return 1
+	done
+	# A rule moves a port to one queue, then to a range of two, then goes.
+	f steer 1 5000 3 >/dev/null || return 1
+	got=$(spread_of 5000 42000 64 | sed -n 1p)
+	check_spread "$got" "0 0 0 64" "steer 1 5000 3" || return 1
+	f steer 1 5000 1 2 >/dev/null || return 1
+	out=$(spread_of 5000 43000 64) || return 1
+	got=$(echo "$out" | sed -n 1p) want=$(echo "$out" | sed -n 2p)
+	check_spread "$got" "$want" "steer 1 5000 1 2" || return 1
+	set -- $got
+	[ "$1" -le 3 ] && [ "$2" -gt 0 ] && [ "$3" -gt 0 ] && [ "$4" -eq 0 ] ||
+		{ echo "steer 1 5000 1 2: not queues 1 and 2 alone"; return 1; }
+	f steer 1 clear >/dev/null || return 1
+	out=$(spread_of 4792 44000 256) || return 1
+	got=$(echo "$out" | sed -n 1p) want=$(echo "$out" | sed -n 2p)
+	check_spread "$got" "$want" "steer 1 clear: RSS for UDP port 4792 again" || return 1
+	python3 -c "import sys; g = list(map(int, sys.argv[1].split())); sys.exit(0 if min(g) >= 32 else 1)" "$got" ||
+		{ echo "after clear, RSS did not spread the flows over all 4 queues"; return 1; }
+	f stats
+}
+
+# xsk_rx_tx RXHOST RXQ TXHOST TXQ DSTMAC DSTIP: xsk_raw on RXHOST's receive
+# queue RXQ counts what xsk_raw sends from TXHOST's transmit queue TXQ (0.5 s).
+xsk_rx_tx() {
+	local log=$TMP/xsk_rx.log rpid
+	rm -f "$log"
+	bg h "$1" "$XSK_RAW" rx --dev eth0 --queue "$2" --seconds 3 --token $$ >"$log" 2>&1
+	rpid=$!
+	wait_for "$log" "rx: ready" 10 || { cat "$log"; return 1; }
+	h "$3" "$XSK_RAW" tx --dev eth0 --queue "$4" --dst-mac "$5" --src "$(fab_ip "$3")" --dst "$6" \
+		--size 256 --seconds 0.5 --token $$ || return 1
+	wait "$rpid"
+	local rc=$?
+	cat "$log"
+	return $rc
+}
+
+# The queues are real: what a host sends on its transmit queue 3 reaches the
+# switch's socket of queue 3, and what the switch sends on host 1's queue 2
+# arrives on host 1's receive queue 2 (an AF_XDP socket bound there alone).
+t_queues_end_to_end() {
+	local tx0 rx0 tx1 rx1 frames
+	h 0 ping -c 2 -i 0.2 -W 2 "$(fab_ip 1)" >/dev/null || { echo "ping failed"; return 1; }
+	f steer 1 9 2 >/dev/null || return 1
+	rx0=$(queue_counts 0 rx) tx1=$(queue_counts 1 tx)
+	xsk_rx_tx 1 2 0 3 "$(fab_mac 1)" "$(fab_ip 1)" || return 1
+	rx1=$(queue_counts 0 rx) tx0=$(queue_counts 1 tx)
+	frames=$(sed -n 's/^rx: \([0-9]*\) frames.*/\1/p' "$TMP/xsk_rx.log")
+	python3 - "$rx0" "$rx1" "$tx1" "$tx0" "${frames:-0}" <<'PY'
+import sys
+rx0, rx1, tx0, tx1 = (list(map(int, x.split())) for x in sys.argv[1:5])
+got = int(sys.argv[5])
+rx = [b - a for a, b in zip(rx0, rx1)]
+tx = [b - a for a, b in zip(tx0, tx1)]
+print(f'queues: host 0 sent on its queue 3: the switch read {rx} per queue; it sent {tx} per queue to host 1, '
+      f'whose receive queue 2 socket counted {got}')
+ok = rx[3] >= got > 1000 and sum(rx) - rx[3] < 10 and tx[2] >= got and sum(tx) - tx[2] < 10
+sys.exit(0 if ok else 1)
+PY
+}
+
+# Hairpin: two processes on host 0 (an AF_XDP sender on transmit queue 1, a
+# receiver on receive queue 0) talk through the switch, which sends the frames
+# back out of the port they came in on.
+t_hairpin() {
+	f steer 0 9 0 >/dev/null || return 1
+	xsk_rx_tx 0 0 0 1 "$(fab_mac 0)" "$(fab_ip 0)" || { echo "nothing came back through the switch"; return 1; }
+	f stats
+}
+
 # A fresh fabric for every test (run_test in lib.sh); its figures always shown.
-fabric_setup() { fabric_create "$FAB" "${TEST_HOSTS:-$HOSTS}" "${TEST_PATHS:-$PATHS}" 1500; }
+fabric_setup() {
+	FAB_QUEUES=${TEST_QUEUES:-1} FAB_STEER_BASE=${TEST_STEER_BASE:-} \
+		fabric_create "$FAB" "${TEST_HOSTS:-$HOSTS}" "${TEST_PATHS:-$PATHS}" 1500
+}
 fabric_teardown() {
 	local p
 	fabric_destroy "$FAB"
@@ -499,7 +640,7 @@ fabric_teardown() {
 }
 TEST_SETUP=fabric_setup
 TEST_TEARDOWN=fabric_teardown
-FIGURES='^(client: (qp|stream)|recovery|incast|slow path|marking path|queue 64k|tcp:|path [0-9]+ down|the fabric|server saw|source ports|streams:|server: streams)'
+FIGURES='^(client: (qp|stream)|recovery|incast|slow path|marking path|queue 64k|tcp:|path [0-9]+ down|the fabric|server saw|source ports|streams:|server: streams|queues:|rx: [0-9])'
 
 require_root test_fabric
 [ -x "$FABRIC_BIN" ] || { echo "FAIL: test_fabric: $FABRIC_BIN is not built (run make)"; exit 1; }
@@ -507,8 +648,9 @@ if [ $# -gt 0 ]; then
 	for t in "$@"; do
 		[ "$t" = incast8 ] && TEST_HOSTS=$((INCAST_N + 1))
 		[ "$t" = plane_down ] && TEST_PATHS=1
+		case $t in rss_queues | queues_end_to_end | hairpin) TEST_HOSTS=2 TEST_QUEUES=4 TEST_STEER_BASE=4792 ;; esac
 		run_test "$t" "t_$t"
-		TEST_HOSTS= TEST_PATHS=
+		TEST_HOSTS= TEST_PATHS= TEST_QUEUES= TEST_STEER_BASE=
 	done
 else
 	run_test "every op, paths delayed 10/20/50/100 us" t_ops_mixed_delays
@@ -527,5 +669,10 @@ else
 	run_test "a path marking ECN: its slots skip, then move" t_marked_path
 	run_test "a 64 KiB queue at 1 Gbit/s: under 5% resent with the defaults" t_queue64k
 	run_test "64 streams on one QP, one stalled" t_streams64
+	TEST_HOSTS=2 TEST_QUEUES=4 TEST_STEER_BASE=4792
+	run_test "4 queues per host link: RSS spreads flows, steering rules move them" t_rss_queues
+	run_test "4 queues: a host's transmit queue and receive queue are the switch's" t_queues_end_to_end
+	run_test "hairpin: two processes of one host through the switch" t_hairpin
+	TEST_HOSTS= TEST_QUEUES= TEST_STEER_BASE=
 fi
 summary test_fabric

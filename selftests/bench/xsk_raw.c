@@ -6,8 +6,8 @@
  * transport on this datapath (copy-mode AF_XDP on veth here) can at best
  * reach at that frame size.
  *
- *   xsk_raw rx --dev DEV [--seconds T] [--token N] [--copy]
- *   xsk_raw tx --dev DEV --dst-mac MAC --src IP --dst IP --size BYTES [--seconds T] [--token N]
+ *   xsk_raw rx --dev DEV [--queue Q] [--seconds T] [--token N] [--copy]
+ *   xsk_raw tx --dev DEV [--queue Q] --dst-mac MAC --src IP --dst IP --size BYTES [--seconds T] [--token N]
  *   xsk_raw memcpy --size BYTES [--seconds T]
  *
  * rx prints, once the flow has stopped for 200 ms (or T has passed):
@@ -27,6 +27,9 @@
  * copy costs more than its own cycles: the receiver's core now holds the
  * receive buffers' cache lines, which the kernel's copy into them (on the
  * sender's core, veth's softirq) must take back.
+ *
+ * --queue Q (default 0): the queue of DEV to bind: rx counts only what
+ * arrives on receive queue Q, tx sends on transmit queue Q.
  *
  * memcpy is the other ceiling: one core copying BYTES at a time from a
  * 256 MiB buffer into another, beyond any cache, as a transport that copies
@@ -103,7 +106,7 @@ static void on_frame(void *ctx, const __u8 *frame, __u32 len)
 	}
 }
 
-static int rx(const char *dev, double seconds, __u64 token, bool copy)
+static int rx(const char *dev, __u32 queue, double seconds, __u64 token, bool copy)
 {
 	struct xport_ingress in;
 	struct xport p;
@@ -119,7 +122,7 @@ static int rx(const char *dev, double seconds, __u64 token, bool copy)
 		memset(c.dst, 0, COPY_AREA);	/* faulted in before the transfer */
 	}
 
-	if ((err = xport_ingress_load(&in, NULL)) || (err = xport_open(&p, dev, 0, &in))) {
+	if ((err = xport_ingress_load(&in, NULL)) || (err = xport_open_queue(&p, dev, queue, 0, &in))) {
 		xport_close(&p);
 		xport_ingress_close(&in);
 		return 1;
@@ -198,8 +201,8 @@ static int copy_ceiling(__u32 size, double seconds)
 	return 0;
 }
 
-static int tx(const char *dev, const char *mac, const char *src, const char *dst, __u32 size,
-	      double seconds, __u64 token)
+static int tx(const char *dev, __u32 queue, const char *mac, const char *src, const char *dst,
+	      __u32 size, double seconds, __u64 token)
 {
 	static __u8 frame[XPORT_FRAME];
 	struct ethhdr *eth;
@@ -253,7 +256,7 @@ static int tx(const char *dev, const char *mac, const char *src, const char *dst
 	udp->len = htons((__u16)(size - sizeof(*eth) - sizeof(*ip)));
 	memcpy(frame + HDRS, MAGIC, sizeof(MAGIC));
 	memcpy(frame + HDRS + sizeof(MAGIC), &token, 8);
-	if (xport_open(&p, dev, 0, NULL)) {
+	if (xport_open_queue(&p, dev, queue, 0, NULL)) {
 		xport_close(&p);
 		return 1;
 	}
@@ -277,18 +280,19 @@ int main(int argc, char **argv)
 {
 	static const struct option lo[] = {
 		{ "dev", 1, 0, 'd' }, { "dst-mac", 1, 0, 'm' }, { "src", 1, 0, 's' }, { "dst", 1, 0, 't' },
-		{ "size", 1, 0, 'z' }, { "seconds", 1, 0, 'T' }, { "token", 1, 0, 'k' }, { "copy", 0, 0, 'c' }, { 0, 0, 0, 0 },
+		{ "size", 1, 0, 'z' }, { "seconds", 1, 0, 'T' }, { "token", 1, 0, 'k' }, { "copy", 0, 0, 'c' },
+		{ "queue", 1, 0, 'q' }, { 0, 0, 0, 0 },
 	};
 	__u64 token = 1;
 	const char *dev = NULL, *mac = NULL, *src = NULL, *dst = NULL;
 	double seconds = 2;
-	__u32 size = 0;
+	__u32 size = 0, queue = 0;
 	bool copy = false;
 	int c;
 
 	if (argc < 2 || (strcmp(argv[1], "rx") && strcmp(argv[1], "tx") && strcmp(argv[1], "memcpy"))) {
-		fprintf(stderr, "usage: xsk_raw rx --dev DEV [--seconds T] [--token N] [--copy]\n"
-				"       xsk_raw tx --dev DEV --dst-mac MAC --src IP --dst IP --size BYTES [--seconds T] "
+		fprintf(stderr, "usage: xsk_raw rx --dev DEV [--queue Q] [--seconds T] [--token N] [--copy]\n"
+				"       xsk_raw tx --dev DEV [--queue Q] --dst-mac MAC --src IP --dst IP --size BYTES [--seconds T] "
 				"[--token N]\n"
 				"       xsk_raw memcpy --size BYTES [--seconds T]\n");
 		return 2;
@@ -304,6 +308,7 @@ int main(int argc, char **argv)
 		case 'T': seconds = atof(optarg); break;
 		case 'k': token = strtoull(optarg, NULL, 0); break;
 		case 'c': copy = true; break;
+		case 'q': queue = (__u32)atoi(optarg); break;
 		default: return 2;
 		}
 	}
@@ -318,10 +323,10 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	if (!strcmp(argv[1], "rx"))
-		return rx(dev, seconds, token, copy);
+		return rx(dev, queue, seconds, token, copy);
 	if (!mac || !src || !dst || !size) {
 		fprintf(stderr, "xsk_raw: tx needs --dst-mac, --src, --dst and --size\n");
 		return 2;
 	}
-	return tx(dev, mac, src, dst, size, seconds, token);
+	return tx(dev, queue, mac, src, dst, size, seconds, token);
 }

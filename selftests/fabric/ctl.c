@@ -180,26 +180,90 @@ static int cmd_pin(struct fab_switch *sw, char **tok, int n, struct out *o)
 	return 0;
 }
 
+/* SRC DST udp|tcp|PROTO SPORT DPORT from tok[0]: 0, or -EINVAL. */
+static int parse_flow(char **tok, int n, __u8 *s, __u8 *d, __u32 *alen, __u32 *proto, __u32 *sport,
+		      __u32 *dport)
+{
+	*alen = 0;
+	*proto = 256;
+	if (n == 5) {
+		if (inet_pton(AF_INET, tok[0], s) == 1 && inet_pton(AF_INET, tok[1], d) == 1)
+			*alen = 4;
+		else if (inet_pton(AF_INET6, tok[0], s) == 1 && inet_pton(AF_INET6, tok[1], d) == 1)
+			*alen = 16;
+		if (!strcmp(tok[2], "udp"))
+			*proto = 17;
+		else if (!strcmp(tok[2], "tcp"))
+			*proto = 6;
+		else if (parse_uint(tok[2], 255, proto))
+			*proto = 256;
+	}
+	if (!*alen || *proto > 255 || parse_uint(tok[3], 65535, sport) || parse_uint(tok[4], 65535, dport))
+		return -EINVAL;
+	return 0;
+}
+
+/* rxq PORT SRC DST udp|tcp|PROTO SPORT DPORT: the host receive queue a flow lands on. */
+static int cmd_rxq(struct fab_switch *sw, char **tok, int n, struct out *o)
+{
+	__u32 port, alen, proto, sport, dport;
+	__u8 s[16], d[16];
+
+	if (n != 7 || parse_uint(tok[1], sw->nports - 1, &port) ||
+	    parse_flow(tok + 2, n - 2, s, d, &alen, &proto, &sport, &dport)) {
+		say(o, "error: rxq PORT SRC DST udp|tcp|PROTO SPORT DPORT (ports 0..%u)\n", sw->nports - 1);
+		return -EINVAL;
+	}
+	say(o, "queue %u\n", fab_queue_of(sw, port, s, d, alen, proto, (__u16)sport, (__u16)dport));
+	return 0;
+}
+
+/* steer PORT UDPPORT QFIRST [NQ] | steer PORT UDPPORT none | steer PORT clear */
+static int cmd_steer(struct fab_switch *sw, char **tok, int n, struct out *o)
+{
+	__u32 port, dport, first, nq = 1;
+	int err;
+
+	if (n < 3 || n > 5 || parse_uint(tok[1], sw->nports - 1, &port) || (n == 3 && strcmp(tok[2], "clear"))) {
+		say(o, "error: steer PORT UDPPORT QFIRST [NQ] | steer PORT UDPPORT none | steer PORT clear "
+		       "(ports 0..%u)\n", sw->nports - 1);
+		return -EINVAL;
+	}
+	if (n == 3) {
+		fab_steer_clear(sw, port);
+		return 0;
+	}
+	if (parse_uint(tok[2], 65535, &dport)) {
+		say(o, "error: bad UDP port '%s'\n", tok[2]);
+		return -EINVAL;
+	}
+	if (n == 4 && !strcmp(tok[3], "none")) {
+		if (fab_steer_del(sw, port, dport)) {
+			say(o, "error: no rule for UDP port %u on port %u\n", dport, port);
+			return -EINVAL;
+		}
+		return 0;
+	}
+	if (parse_uint(tok[3], 255, &first) || (n == 5 && parse_uint(tok[4], 255, &nq)) ||
+	    (err = fab_steer_add(sw, port, dport, first, nq)) == -EINVAL) {
+		say(o, "error: queues %s..+%s out of range (host links have queues 0..%u)\n", tok[3],
+		    n == 5 ? tok[4] : "1", sw->nqueues - 1);
+		return -EINVAL;
+	}
+	if (err) {
+		say(o, "error: port %u has %u rules already\n", port, FAB_MAX_RULES);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 /* hash SRC DST udp|tcp|PROTO SPORT DPORT: the path a flow takes. */
 static int cmd_hash(struct fab_switch *sw, char **tok, int n, struct out *o)
 {
-	__u32 alen = 0, proto = 256, sport, dport;
+	__u32 alen, proto, sport, dport;
 	__u8 s[16], d[16];
 
-	if (n == 6) {
-		if (inet_pton(AF_INET, tok[1], s) == 1 && inet_pton(AF_INET, tok[2], d) == 1)
-			alen = 4;
-		else if (inet_pton(AF_INET6, tok[1], s) == 1 && inet_pton(AF_INET6, tok[2], d) == 1)
-			alen = 16;
-		if (!strcmp(tok[3], "udp"))
-			proto = 17;
-		else if (!strcmp(tok[3], "tcp"))
-			proto = 6;
-		else if (parse_uint(tok[3], 255, &proto))
-			proto = 256;
-	}
-	if (!alen || proto > 255 || parse_uint(tok[4], 65535, &sport) ||
-	    parse_uint(tok[5], 65535, &dport)) {
+	if (n != 6 || parse_flow(tok + 1, n - 1, s, d, &alen, &proto, &sport, &dport)) {
 		say(o, "error: hash SRC DST udp|tcp|PROTO SPORT DPORT\n");
 		return -EINVAL;
 	}
@@ -222,6 +286,36 @@ static void cmd_show(const struct fab_switch *sw, struct out *o)
 		    (unsigned long long)c->rate_bps, c->delay_us, c->buffer, c->loss_ppm, c->dup_ppm,
 		    c->ecn_bytes, pins);
 	}
+	if (sw->nqueues == 1)
+		return;
+	say(o, "queues: %u per host link; RSS over all of them unless a steering rule matches\n", sw->nqueues);
+	for (__u32 e = 0; e < sw->nports; e++) {
+		if (!sw->nsteer[e])
+			continue;
+		say(o, "steer port %u:", e);
+		for (__u32 r = 0; r < sw->nsteer[e]; r++) {
+			const struct fab_steer *st = &sw->steer[e][r];
+
+			if (st->n == 1)
+				say(o, " udp %u->%u", st->dport, st->first);
+			else
+				say(o, " udp %u->%u-%u", st->dport, st->first, st->first + st->n - 1);
+		}
+		say(o, "\n");
+	}
+}
+
+/* ,"tx_queue":[..],"rx_queue":[..] of one port, one entry per queue. */
+static void json_queues(const struct fab_switch *sw, __u32 e, struct out *o)
+{
+	for (int dir = 0; dir < 2; dir++) {
+		const __u64 *c = dir ? sw->port[e].rx_queue : sw->port[e].tx_queue;
+
+		say(o, ",\"%s\":[", dir ? "rx_queue" : "tx_queue");
+		for (__u32 q = 0; q < sw->nqueues; q++)
+			say(o, "%s%llu", q ? "," : "", (unsigned long long)c[q]);
+		say(o, "]");
+	}
 }
 
 static void cmd_stats(const struct fab_switch *sw, bool json, struct out *o)
@@ -236,12 +330,15 @@ static void cmd_stats(const struct fab_switch *sw, bool json, struct out *o)
 			say(o, "}");
 		}
 		say(o, "],\"ports\":[");
-		for (__u32 e = 0; e < sw->nports; e++)
+		for (__u32 e = 0; e < sw->nports; e++) {
 			say(o, "%s{\"port\":%u,\"rx_pkts\":%llu,\"flooded\":%llu,\"tx_pkts\":%llu,\"tx_drop\":%llu,"
-			    "\"tx_busy\":%llu}", e ? "," : "", e, (unsigned long long)sw->port[e].rx_pkts,
+			    "\"tx_busy\":%llu", e ? "," : "", e, (unsigned long long)sw->port[e].rx_pkts,
 			    (unsigned long long)sw->port[e].flooded, (unsigned long long)sw->port[e].tx_pkts,
 			    (unsigned long long)sw->port[e].tx_drop, (unsigned long long)sw->port[e].tx_busy);
-		say(o, "],\"nomem\":%llu}\n", (unsigned long long)sw->nomem);
+			json_queues(sw, e, o);
+			say(o, "}");
+		}
+		say(o, "],\"queues\":%u,\"nomem\":%llu}\n", sw->nqueues, (unsigned long long)sw->nomem);
 		return;
 	}
 	say(o, "%-4s %-4s", "path", "up");
@@ -261,6 +358,27 @@ static void cmd_stats(const struct fab_switch *sw, bool json, struct out *o)
 		say(o, "%-4u %12llu %12llu %12llu %12llu %12llu\n", e, (unsigned long long)sw->port[e].rx_pkts,
 		    (unsigned long long)sw->port[e].flooded, (unsigned long long)sw->port[e].tx_pkts,
 		    (unsigned long long)sw->port[e].tx_drop, (unsigned long long)sw->port[e].tx_busy);
+	if (sw->nqueues > 1) {
+		/* tx: frames sent to the host per its receive queue; rx: frames from it per its transmit queue. */
+		say(o, "%-4s %-3s", "port", "dir");
+		for (__u32 q = 0; q < sw->nqueues; q++) {
+			char h[16];
+
+			snprintf(h, sizeof(h), "q%u", q);
+			say(o, " %12s", h);
+		}
+		say(o, "\n");
+		for (__u32 e = 0; e < sw->nports; e++) {
+			for (int dir = 0; dir < 2; dir++) {
+				const __u64 *c = dir ? sw->port[e].rx_queue : sw->port[e].tx_queue;
+
+				say(o, "%-4u %-3s", e, dir ? "rx" : "tx");
+				for (__u32 q = 0; q < sw->nqueues; q++)
+					say(o, " %12llu", (unsigned long long)c[q]);
+				say(o, "\n");
+			}
+		}
+	}
 	if (sw->nomem)
 		say(o, "dropped for want of queue slots: %llu\n", (unsigned long long)sw->nomem);
 }
@@ -284,8 +402,12 @@ int fab_command(struct fab_switch *sw, const char *line, __u64 now, char *out, s
 		err = cmd_path(sw, tok, n, &o);
 	else if (!strcmp(tok[0], "pin"))
 		err = cmd_pin(sw, tok, n, &o);
+	else if (!strcmp(tok[0], "steer"))
+		err = cmd_steer(sw, tok, n, &o);
 	else if (!strcmp(tok[0], "hash"))
 		return cmd_hash(sw, tok, n, &o);
+	else if (!strcmp(tok[0], "rxq"))
+		return cmd_rxq(sw, tok, n, &o);
 	else if (!strcmp(tok[0], "show"))
 		cmd_show(sw, &o);
 	else if (!strcmp(tok[0], "stats"))
@@ -298,10 +420,12 @@ int fab_command(struct fab_switch *sw, const char *line, __u64 now, char *out, s
 		say(&o, "ok stopping\n");
 		return 1;
 	} else {
-		say(&o, "error: unknown command '%s' (path, pin, hash, show, stats, reset, stop)\n", tok[0]);
+		say(&o, "error: unknown command '%s' (path, pin, steer, hash, rxq, show, stats, reset, stop)\n",
+		    tok[0]);
 		return -EINVAL;
 	}
-	if (!err && (!strcmp(tok[0], "path") || !strcmp(tok[0], "pin") || !strcmp(tok[0], "reset")))
+	if (!err && (!strcmp(tok[0], "path") || !strcmp(tok[0], "pin") || !strcmp(tok[0], "steer") ||
+		     !strcmp(tok[0], "reset")))
 		say(&o, "ok t_ns=%llu\n", (unsigned long long)now);
 	return err;
 }

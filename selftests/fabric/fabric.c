@@ -2,15 +2,18 @@
 /*
  * fabric: the switch of the emulated fabric, and its control client.
  *
- *   fabric run --sock PATH --paths K [--seed N] [--slots N] IFNAME...
- *       runs in the switch namespace; port i is the i-th interface
+ *   fabric run --sock PATH --paths K [--queues N] [--steer-base B] [--seed N] [--slots N] IFNAME...
+ *       runs in the switch namespace; port i is the i-th interface, each
+ *       with N receive and transmit queues
  *   fabric ctl --sock PATH COMMAND...
- *       path, pin, hash, show, stats [json], reset, stop (see docs/fabric.md)
+ *       path, pin, steer, hash, rxq, show, stats [json], reset, stop (see docs/fabric.md)
  *
- * Frames reach the switch through XDP and AF_XDP (copy mode on veth), wait
- * in user space for their path's serialisation and delay, and leave through
- * the egress port's AF_XDP socket. One thread, sleeping in ppoll() until the
- * next frame is due or a frame or command arrives.
+ * Frames reach the switch through XDP and AF_XDP (copy mode on veth, a
+ * socket per queue of each port), wait in user space for their path's
+ * serialisation and delay, and leave through the egress port's AF_XDP socket
+ * of the queue the host's NIC would receive them on (veth delivers what is
+ * sent on transmit queue q to the peer's receive queue q). One thread,
+ * sleeping in ppoll() until the next frame is due or a frame or command arrives.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -33,8 +36,8 @@
 
 struct fabric {
 	struct fab_switch	sw;
-	struct xport		ports[FAB_MAX_PORTS];
-	__u32			nports;
+	struct xport		ports[FAB_MAX_PORTS][FAB_MAX_QUEUES];
+	__u32			nports, nqueues;
 	struct xport_ingress	in;
 	int			listen_fd;
 	const char		*sock_path;
@@ -55,14 +58,14 @@ static __u64 now_ns(void)
 	return (__u64)ts.tv_sec * 1000000000ULL + (__u64)ts.tv_nsec;
 }
 
-static int port_tx(void *ctx, __u32 port, const void *frame, __u32 len)
+static int port_tx(void *ctx, __u32 port, __u32 queue, const void *frame, __u32 len)
 {
-	return xport_tx(&((struct fabric *)ctx)->ports[port], frame, len);
+	return xport_tx(&((struct fabric *)ctx)->ports[port][queue], frame, len);
 }
 
 struct rx_ctx {
 	struct fabric	*f;
-	__u32		port;
+	__u32		port, queue;
 	__u64		now;
 };
 
@@ -70,20 +73,22 @@ static void on_frame(void *ctx, const __u8 *frame, __u32 len)
 {
 	struct rx_ctx *r = ctx;
 
-	fab_ingress(&r->f->sw, r->port, frame, len, r->now);
+	fab_ingress(&r->f->sw, r->port, r->queue, frame, len, r->now);
 }
 
-static int port_rx(struct fabric *f, __u32 i)
+static int port_rx(struct fabric *f, __u32 i, __u32 q)
 {
-	struct rx_ctx r = { f, i, now_ns() };
+	struct rx_ctx r = { f, i, q, now_ns() };
 
-	return xport_rx(&f->ports[i], on_frame, &r, RX_BATCH);
+	return xport_rx(&f->ports[i][q], on_frame, &r, RX_BATCH);
 }
 
 static void fabric_close(struct fabric *f)
 {
+	/* Queue 0's socket detaches the program: the others go first. */
 	for (__u32 i = 0; i < FAB_MAX_PORTS; i++)
-		xport_close(&f->ports[i]);
+		for (int q = FAB_MAX_QUEUES - 1; q >= 0; q--)
+			xport_close(&f->ports[i][q]);
 	if (f->listen_fd >= 0) {
 		close(f->listen_fd);
 		unlink(f->sock_path);
@@ -105,7 +110,8 @@ static int unix_addr(const char *path, struct sockaddr_un *sa)
 /* One connection, one command line, one reply. */
 static bool serve_command(struct fabric *f)
 {
-	char line[512], reply[8192];
+	static char reply[65536];
+	char line[512];
 	int fd = accept4(f->listen_fd, NULL, NULL, SOCK_CLOEXEC), rc;
 	struct pollfd pfd = { .events = POLLIN };
 	ssize_t n = 0, r;
@@ -121,7 +127,8 @@ static bool serve_command(struct fabric *f)
 	if (write(fd, reply, strlen(reply)) < 0)
 		fprintf(stderr, "fabric: reply lost: %s\n", strerror(errno));
 	close(fd);
-	if (rc == 0 && strncmp(line, "stats", 5) && strncmp(line, "show", 4) && strncmp(line, "hash", 4)) {
+	if (rc == 0 && strncmp(line, "stats", 5) && strncmp(line, "show", 4) && strncmp(line, "hash", 4) &&
+	    strncmp(line, "rxq", 3)) {
 		printf("fabric: %s", reply);
 		printf("fabric: applied: %s%s", line, strchr(line, '\n') ? "" : "\n");
 		fflush(stdout);
@@ -133,10 +140,12 @@ static int run(int argc, char **argv)
 {
 	static const struct option lo[] = {
 		{ "sock", 1, 0, 's' }, { "paths", 1, 0, 'k' }, { "seed", 1, 0, 'r' },
-		{ "slots", 1, 0, 'n' }, { "bpf", 1, 0, 'b' }, { 0, 0, 0, 0 },
+		{ "slots", 1, 0, 'n' }, { "bpf", 1, 0, 'b' }, { "queues", 1, 0, 'q' },
+		{ "steer-base", 1, 0, 'B' }, { 0, 0, 0, 0 },
 	};
 	struct fabric *f = calloc(1, sizeof(*f));
-	__u32 npaths = 4, nslots = 32768;
+	__u32 npaths = 4, nslots = 32768, nqueues = 1;
+	long steer_base = -1;
 	__u64 seed = 1;
 	const char *bpf_path = NULL;
 	struct sockaddr_un sa;
@@ -153,19 +162,41 @@ static int run(int argc, char **argv)
 		case 'r': seed = strtoull(optarg, NULL, 0); break;
 		case 'n': nslots = (__u32)atoi(optarg); break;
 		case 'b': bpf_path = optarg; break;
+		case 'q':
+		case 'B': {
+			char *end;
+			long v = strtol(optarg, &end, 10);
+
+			if (end == optarg || *end || v < 0 || v > 65535) {
+				fprintf(stderr, "fabric: --%s %s: not a number in range\n",
+					c == 'q' ? "queues" : "steer-base", optarg);
+				return 2;
+			}
+			if (c == 'q')
+				nqueues = (__u32)v;
+			else
+				steer_base = v;
+			break;
+		}
 		default: return 2;
 		}
 	}
 	f->nports = (__u32)(argc - optind);
 	if (!f->sock_path || f->nports < 2 || f->nports > FAB_MAX_PORTS) {
-		fprintf(stderr, "usage: fabric run --sock PATH [--paths K] [--seed N] IFNAME IFNAME...\n"
-				"  (2 to %d ports)\n", FAB_MAX_PORTS);
+		fprintf(stderr, "usage: fabric run --sock PATH [--paths K] [--queues N] [--steer-base B] [--seed N] "
+				"IFNAME IFNAME...\n  (2 to %d ports)\n", FAB_MAX_PORTS);
 		return 2;
 	}
-	err = fab_switch_init(&f->sw, f->nports, npaths, nslots, seed, port_tx, f);
+	f->nqueues = nqueues;
+	err = fab_switch_init(&f->sw, f->nports, npaths, nqueues, nslots, seed, port_tx, f);
 	if (err) {
-		fprintf(stderr, "fabric: bad switch size (1..%d paths, 2..%d ports): %s\n", FAB_MAX_PATHS,
-			FAB_MAX_PORTS, strerror(-err));
+		fprintf(stderr, "fabric: bad switch size (1..%d paths, 2..%d ports, 1..%d queues): %s\n",
+			FAB_MAX_PATHS, FAB_MAX_PORTS, FAB_MAX_QUEUES, strerror(-err));
+		return 2;
+	}
+	if (steer_base >= 0 && (steer_base > 65535 || fab_steer_base(&f->sw, (__u32)steer_base))) {
+		fprintf(stderr, "fabric: --steer-base %ld: UDP ports B..B+%u must be 0..65535\n", steer_base,
+			nqueues - 1);
 		return 2;
 	}
 	signal(SIGINT, on_signal);
@@ -176,9 +207,20 @@ static int run(int argc, char **argv)
 
 	if (xport_ingress_load(&f->in, bpf_path))
 		goto out;
-	for (__u32 i = 0; i < f->nports; i++)
-		if (xport_open(&f->ports[i], argv[optind + (int)i], i, &f->in))
+	for (__u32 i = 0; i < f->nports; i++) {
+		const char *name = argv[optind + (int)i];
+		int have = xport_rx_queues(name);
+
+		/* Frames on a queue without a socket would be lost without a count. */
+		if (have > 0 && (__u32)have != nqueues) {
+			fprintf(stderr, "fabric: %s has %d receive queues, --queues is %u: they must match\n", name,
+				have, nqueues);
 			goto out;
+		}
+		for (__u32 q = 0; q < nqueues; q++)
+			if (xport_open_queue(&f->ports[i][q], name, q, i, &f->in))
+				goto out;
+	}
 	if ((err = unix_addr(f->sock_path, &sa))) {
 		fprintf(stderr, "fabric: socket path too long\n");
 		goto out;
@@ -190,22 +232,27 @@ static int run(int argc, char **argv)
 		fprintf(stderr, "fabric: control socket %s: %s\n", f->sock_path, strerror(errno));
 		goto out;
 	}
-	printf("fabric: ready: %u ports, %u paths, control socket %s\n", f->nports, npaths, f->sock_path);
+	printf("fabric: ready: %u ports, %u paths, %u queues, control socket %s\n", f->nports, npaths, nqueues,
+	       f->sock_path);
 	fflush(stdout);
 
 	for (__u64 last_ctl = 0; !stop_signal;) {
-		struct pollfd pfd[FAB_MAX_PORTS + 1];
+		struct pollfd pfd[FAB_MAX_PORTS * FAB_MAX_QUEUES + 1];
+		__u32 nfd = f->nports * f->nqueues;
 		struct timespec ts;
+		bool kick = false;
 		__u64 next, now;
 		int got = 0;
 
 		for (__u32 i = 0; i < f->nports; i++)
-			got += port_rx(f, i);
+			for (__u32 q = 0; q < f->nqueues; q++)
+				got += port_rx(f, i, q);
 		now = now_ns();
 		next = fab_egress(&f->sw, now);
 		for (__u32 i = 0; i < f->nports; i++)
-			if (f->ports[i].kick)
-				xport_kick(&f->ports[i]);
+			for (__u32 q = 0; q < f->nqueues; q++)
+				if (f->ports[i][q].kick)
+					xport_kick(&f->ports[i][q]);
 		/* Commands are answered under full load too, within a millisecond. */
 		if (now - last_ctl > 1000000) {
 			last_ctl = now;
@@ -214,21 +261,24 @@ static int run(int argc, char **argv)
 		}
 		if (got)
 			continue;	/* more may be waiting: drain before sleeping */
-		for (__u32 i = 0; i < f->nports; i++)
-			pfd[i] = (struct pollfd){ .fd = f->ports[i].fd, .events = POLLIN };
-		pfd[f->nports] = (struct pollfd){ .fd = f->listen_fd, .events = POLLIN };
+		for (__u32 i = 0; i < f->nports; i++) {
+			for (__u32 q = 0; q < f->nqueues; q++) {
+				pfd[i * f->nqueues + q] = (struct pollfd){ .fd = f->ports[i][q].fd, .events = POLLIN };
+				kick |= f->ports[i][q].kick;
+			}
+		}
+		pfd[nfd] = (struct pollfd){ .fd = f->listen_fd, .events = POLLIN };
 		now = now_ns();
 		/* A port whose device was busy is kicked again soon (xport_kick()). */
-		for (__u32 i = 0; i < f->nports; i++)
-			if (f->ports[i].kick && next > now + 50000)
-				next = now + 50000;
+		if (kick && next > now + 50000)
+			next = now + 50000;
 		if (next <= now + 2000)
 			continue;	/* due within 2 us: not worth a sleep */
 		next -= now;
 		if (next > 100000000)
 			next = 100000000;
 		ts = (struct timespec){ .tv_sec = (time_t)(next / 1000000000), .tv_nsec = (long)(next % 1000000000) };
-		if (ppoll(pfd, f->nports + 1, &ts, NULL) > 0 && pfd[f->nports].revents & POLLIN &&
+		if (ppoll(pfd, nfd + 1, &ts, NULL) > 0 && pfd[nfd].revents & POLLIN &&
 		    serve_command(f))
 			break;
 	}
@@ -288,7 +338,8 @@ int main(int argc, char **argv)
 		return run(argc - 1, argv + 1);
 	if (argc >= 2 && !strcmp(argv[1], "ctl"))
 		return ctl(argc, argv);
-	fprintf(stderr, "usage: fabric run --sock PATH [--paths K] [--seed N] IFNAME IFNAME...\n"
-			"       fabric ctl --sock PATH path|pin|hash|show|stats|reset|stop ...\n");
+	fprintf(stderr, "usage: fabric run --sock PATH [--paths K] [--queues N] [--steer-base B] [--seed N] "
+			"IFNAME IFNAME...\n"
+			"       fabric ctl --sock PATH path|pin|steer|hash|rxq|show|stats|reset|stop ...\n");
 	return 2;
 }

@@ -2,10 +2,11 @@
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 # The emulated fabric, by hand (docs/fabric.md). Needs root and `make`.
 #
-#   fabric.sh up NAME [--hosts N] [--paths K] [--mtu M] [--seed S]
-#   fabric.sh plane NAME PLANE [--paths K] [--mtu M]   add plane PLANE (1-3): eth<PLANE>
+#   fabric.sh up NAME [--hosts N] [--paths K] [--mtu M] [--seed S] [--queues Q] [--steer-base B]
+#                                       Q queues per host link (RSS, steering); B: UDP port B+q -> queue q
+#   fabric.sh plane NAME PLANE [--paths K] [--mtu M] [--queues Q] [--steer-base B]   add plane PLANE (1-3): eth<PLANE>
 #                                       in every host, 198.18.<10+PLANE>.<i+1>, its own switch
-#   fabric.sh ctl NAME COMMAND...       path / pin / hash / show / stats [json] / reset
+#   fabric.sh ctl NAME COMMAND...       path / pin / steer / hash / rxq / show / stats [json] / reset
 #   fabric.sh ctl-plane NAME PLANE COMMAND...   the same, to plane PLANE's switch
 #   fabric.sh exec NAME HOST CMD...     run CMD in host HOST (0..N-1)
 #   fabric.sh down NAME                 remove everything `up` made
@@ -19,7 +20,7 @@ BUILD=${BUILD:-$ROOT/build}
 . "$ROOT/selftests/fabric/lib.sh"
 
 usage() {
-	sed -n '3,15p' "$0" | sed 's/^# \{0,1\}//' >&2
+	sed -n '3,16p' "$0" | sed 's/^# \{0,1\}//' >&2
 	exit 2
 }
 
@@ -37,6 +38,8 @@ up)
 		--paths) paths=$2 ;;
 		--mtu) mtu=$2 ;;
 		--seed) seed=$2 ;;
+		--queues) export FAB_QUEUES=$2 ;;
+		--steer-base) export FAB_STEER_BASE=$2 ;;
 		*) usage ;;
 		esac
 		shift 2 || usage
@@ -44,7 +47,7 @@ up)
 	[ "$(id -u)" = 0 ] || { echo "fabric: needs root (network namespaces, XDP)" >&2; exit 1; }
 	trap 'fabric_destroy "$name"; exit 130' INT TERM
 	fabric_create "$name" "$hosts" "$paths" "$mtu" "$seed" || exit 1
-	echo "fabric '$name': $hosts hosts (198.18.1.1-$hosts on eth0), $paths paths; switch log $FAB_RUN_DIR/$name.log"
+	echo "fabric '$name': $hosts hosts (198.18.1.1-$hosts on eth0, $(fab_queues) queues), $paths paths; switch log $FAB_RUN_DIR/$name.log"
 	;;
 plane)
 	[ $# -ge 2 ] || usage
@@ -54,6 +57,8 @@ plane)
 		case $1 in
 		--paths) paths=$2 ;;
 		--mtu) mtu=$2 ;;
+		--queues) export FAB_QUEUES=$2 ;;
+		--steer-base) export FAB_STEER_BASE=$2 ;;
 		*) usage ;;
 		esac
 		shift 2 || usage

@@ -5,11 +5,15 @@
 # paths.
 #
 #   fabric_create NAME HOSTS PATHS [MTU] [SEED]   ->  FAB_SOCK, FAB_LOG set
+#       env FAB_QUEUES=N: host links with N receive/transmit queues (default 1),
+#       the switch sending to each host on the queue its NIC would pick (RSS,
+#       steering rules); FAB_STEER_BASE=B: preload UDP port B+q -> queue q
 #   fabric_destroy NAME                            (idempotent)
 #   fab_host NAME I CMD...   run CMD in host I
-#   fab NAME CMD...          a control command (path, pin, hash, show, stats ...)
+#   fab NAME CMD...          a control command (path, pin, steer, hash, rxq, show, stats ...)
 #   fabric_add_plane NAME PLANE PATHS [MTU]        plane PLANE (1-3): eth<PLANE> in
 #                            every host, 198.18.<10+PLANE>.<i+1>/24, on a switch of its own
+#                            (FAB_QUEUES and FAB_STEER_BASE as for fabric_create)
 #   fab_plane NAME PLANE CMD...                    a control command to that switch
 
 FABRIC_BIN=${FABRIC_BIN:-$BUILD/selftests/fabric}
@@ -47,11 +51,16 @@ fabric_destroy() {
 	return 0
 }
 
+# fab_queues: the host links' queue count (FAB_QUEUES, default 1).
+fab_queues() { echo "${FAB_QUEUES:-1}"; }
+
 # fab_switch_start NAME NS SEED PATHS PORTS...: a switch in NS, ready (0) or gone (1).
 fab_switch_start() {
-	local n=$1 ns=$2 seed=$3 paths=$4 p i
+	local n=$1 ns=$2 seed=$3 paths=$4 p i steer=()
 	shift 4
+	[ -n "${FAB_STEER_BASE:-}" ] && steer=(--steer-base "$FAB_STEER_BASE")
 	in_ns "$ns" "$FABRIC_BIN" run --sock "$(fab_sock "$n")" --paths "$paths" --seed "$seed" \
+		--queues "$(fab_queues)" "${steer[@]+"${steer[@]}"}" \
 		"$@" >"$FAB_RUN_DIR/$n.log" 2>&1 </dev/null &
 	p=$!
 	echo "$p" >"$FAB_RUN_DIR/$n.pid"
@@ -70,7 +79,8 @@ fab_switch_start() {
 # fabric_add_plane NAME PLANE PATHS [MTU]: a second (third, fourth) plane for
 # the hosts of fabric NAME. On failure the whole fabric goes.
 fabric_add_plane() {
-	local n=$1 pl=$2 paths=$3 mtu=${4:-1500} sw i hns ports=()
+	local n=$1 pl=$2 paths=$3 mtu=${4:-1500} sw i hns ports=() q
+	q=$(fab_queues)
 	sw="mrf-$n-sw$pl"
 	if [ "$pl" -lt 1 ] || [ "$pl" -gt 3 ]; then
 		echo "fabric: planes 1-3" >&2
@@ -81,9 +91,9 @@ fabric_add_plane() {
 	for ((i = 0; ; i++)); do
 		hns=$(fab_ns_host "$n" "$i")
 		ip netns list | awk '{print $1}' | grep -qx "$hns" || break
-		ip link add "eth$pl" netns "$hns" numtxqueues 1 numrxqueues 1 \
+		ip link add "eth$pl" netns "$hns" numtxqueues "$q" numrxqueues "$q" \
 			address "$(printf '02:00:c6:12:%02x:%02x' $((10 + pl)) $((i + 1)))" type veth \
-			peer name "p$i" netns "$sw" numtxqueues 1 numrxqueues 1 &&
+			peer name "p$i" netns "$sw" numtxqueues "$q" numrxqueues "$q" &&
 		in_ns "$hns" ip link set "eth$pl" mtu "$mtu" up &&
 		in_ns "$hns" ethtool -K "eth$pl" tx off >/dev/null &&
 		in_ns "$hns" ip addr add "$(fab_plane_ip "$pl" "$i")/24" dev "eth$pl" &&
@@ -95,10 +105,15 @@ fabric_add_plane() {
 
 # fabric_create NAME HOSTS PATHS [MTU] [SEED]: on failure, nothing is left behind.
 fabric_create() {
-	local n=$1 hosts=$2 paths=$3 mtu=${4:-1500} seed=${5:-1} sw i hns ports=() p
+	local n=$1 hosts=$2 paths=$3 mtu=${4:-1500} seed=${5:-1} sw i hns ports=() p q
+	q=$(fab_queues)
 	sw=$(fab_ns_sw "$n")
 	if [ "$hosts" -lt 2 ] || [ "$hosts" -gt 16 ] || [ "$paths" -lt 1 ] || [ "$paths" -gt 16 ]; then
 		echo "fabric: 2-16 hosts and 1-16 paths" >&2
+		return 2
+	fi
+	if ! [[ "$q" =~ ^[0-9]+$ ]] || [ "$q" -lt 1 ] || [ "$q" -gt 16 ]; then
+		echo "fabric: FAB_QUEUES must be 1-16" >&2
 		return 2
 	fi
 	[ -x "$FABRIC_BIN" ] || { echo "fabric: $FABRIC_BIN is missing (make builds it; installed, reinstall mroce)" >&2; return 1; }
@@ -112,8 +127,8 @@ fabric_create() {
 	for ((i = 0; i < hosts; i++)); do
 		hns=$(fab_ns_host "$n" "$i")
 		ip netns add "$hns" &&
-		ip link add eth0 netns "$hns" numtxqueues 1 numrxqueues 1 address "$(fab_mac "$i")" type veth \
-			peer name "p$i" netns "$sw" numtxqueues 1 numrxqueues 1 &&
+		ip link add eth0 netns "$hns" numtxqueues "$q" numrxqueues "$q" address "$(fab_mac "$i")" type veth \
+			peer name "p$i" netns "$sw" numtxqueues "$q" numrxqueues "$q" &&
 		in_ns "$hns" ip link set lo up &&
 		in_ns "$hns" ip link set eth0 mtu "$mtu" up &&
 		# The switch forwards raw frames from AF_XDP: a checksum left for

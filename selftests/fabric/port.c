@@ -4,10 +4,13 @@
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <unistd.h>
+#include <linux/ethtool.h>
 #include <linux/if_link.h>
+#include <linux/sockios.h>
 #include <linux/if_xdp.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -55,7 +58,29 @@ void xport_ingress_close(struct xport_ingress *in)
 	in->obj = NULL;
 }
 
+int xport_rx_queues(const char *name)
+{
+	struct ethtool_channels ch = { .cmd = ETHTOOL_GCHANNELS };
+	struct ifreq ifr = {};
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0), err = 0;
+
+	if (fd < 0)
+		return -errno;
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", name);
+	ifr.ifr_data = (void *)&ch;
+	if (ioctl(fd, SIOCETHTOOL, &ifr) < 0)
+		err = -errno;
+	close(fd);
+	return err ? err : (int)(ch.rx_count + ch.combined_count);
+}
+
 int xport_open(struct xport *p, const char *name, __u32 slot, const struct xport_ingress *in)
+{
+	return xport_open_queue(p, name, 0, slot, in);
+}
+
+int xport_open_queue(struct xport *p, const char *name, __u32 queue, __u32 slot,
+		     const struct xport_ingress *in)
 {
 	struct xsk_umem_config ucfg = { .fill_size = XPORT_RING, .comp_size = XPORT_RING,
 					.frame_size = XPORT_FRAME };
@@ -69,7 +94,13 @@ int xport_open(struct xport *p, const char *name, __u32 slot, const struct xport
 
 	memset(p, 0, sizeof(*p));
 	p->fd = -1;
+	p->queue = queue;
 	snprintf(p->name, sizeof(p->name), "%s", name);
+	if (slot >= XPORT_MAX_SLOTS || queue >= XPORT_MAX_QUEUES) {
+		fprintf(stderr, "%s: port %u queue %u: at most %d ports of %d queues\n", name, slot, queue,
+			XPORT_MAX_SLOTS, XPORT_MAX_QUEUES);
+		return -EINVAL;
+	}
 	p->ifindex = (int)if_nametoindex(name);
 	if (!p->ifindex) {
 		fprintf(stderr, "no interface '%s'\n", name);
@@ -84,13 +115,14 @@ int xport_open(struct xport *p, const char *name, __u32 slot, const struct xport
 	/* A socket closed a moment ago on this queue is released by the kernel
 	 * asynchronously: EBUSY for a while after its process has exited. */
 	for (int tries = 0; !err; tries++) {
-		err = xsk_socket__create(&p->xsk, name, 0, p->umem, &p->rx, &p->tx, &xcfg);
+		err = xsk_socket__create(&p->xsk, name, queue, p->umem, &p->rx, &p->tx, &xcfg);
 		if (err != -EBUSY || tries == 100)
 			break;
 		usleep(10000);
 	}
 	if (err) {
-		fprintf(stderr, "AF_XDP socket on %s: %s\n", name, strerror(-err));
+		fprintf(stderr, "AF_XDP socket on %s queue %u: %s%s\n", name, queue, strerror(-err),
+			err == -EINVAL && queue ? " (has the interface that many queues?)" : "");
 		return err;
 	}
 	p->fd = xsk_socket__fd(p->xsk);
@@ -103,10 +135,20 @@ int xport_open(struct xport *p, const char *name, __u32 slot, const struct xport
 		p->free[p->nfree++] = (__u64)(XPORT_RING + k) * XPORT_FRAME;
 	if (!in)
 		return 0;
+	idx = slot * XPORT_MAX_QUEUES + queue;
 	if (bpf_map_update_elem(in->ports_fd, &p->ifindex, &slot, BPF_ANY) ||
-	    bpf_map_update_elem(in->xsks_fd, &slot, &p->fd, BPF_ANY))
+	    bpf_map_update_elem(in->xsks_fd, &idx, &p->fd, BPF_ANY))
 		return -errno;
 	err = bpf_xdp_attach(p->ifindex, in->prog_fd, XDP_FLAGS_DRV_MODE | XDP_FLAGS_UPDATE_IF_NOEXIST, NULL);
+	if (err == -EBUSY || err == -EEXIST) {
+		/* Another queue's socket attached this very program: join it. */
+		struct bpf_prog_info info = {};
+		__u32 id = 0, ilen = sizeof(info);
+
+		if (!bpf_xdp_query_id(p->ifindex, XDP_FLAGS_DRV_MODE, &id) &&
+		    !bpf_obj_get_info_by_fd(in->prog_fd, &info, &ilen) && id == info.id)
+			return 0;
+	}
 	if (err) {
 		fprintf(stderr, "native XDP on %s: %s\n", name, strerror(-err));
 		return err;

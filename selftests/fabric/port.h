@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * One AF_XDP socket on one interface (queue 0, copy mode), with the UMEM
- * split between receive frames (kept on the fill ring) and transmit frames
- * (a free list). Used by the fabric's switch ports and by xsk_raw, the
- * bare datapath benchmark. Receiving needs fabric.bpf.o attached to the
- * interface: xport_ingress_load() loads it once for any number of ports.
+ * One AF_XDP socket on one queue of one interface (copy mode), with its own
+ * UMEM split between receive frames (kept on the fill ring) and transmit
+ * frames (a free list). Used by the fabric's switch ports (a socket per
+ * queue) and by xsk_raw, the bare datapath benchmark. Receiving needs
+ * fabric.bpf.o attached to the interface: xport_ingress_load() loads it
+ * once for any number of ports and queues. The socket of queue q transmits
+ * on the interface's transmit queue q (for veth: the peer's receive queue q).
  */
 #ifndef MROCE_FABRIC_PORT_H
 #define MROCE_FABRIC_PORT_H
@@ -14,12 +16,15 @@
 #include <linux/types.h>
 #include <xdp/xsk.h>
 
+#include "port_map.h"
+
 #define XPORT_FRAME	XSK_UMEM__DEFAULT_FRAME_SIZE
 #define XPORT_RING	2048
 
 struct xport {
 	char			name[IF_NAMESIZE];
 	int			ifindex, fd;
+	__u32			queue;
 	bool			attached, kick;
 	struct xsk_umem		*umem;
 	struct xsk_socket	*xsk;
@@ -39,8 +44,17 @@ struct xport_ingress {
 int xport_ingress_load(struct xport_ingress *in, const char *path);
 void xport_ingress_close(struct xport_ingress *in);
 
-/* Open port `slot` on ifname; in NULL: transmit only, no XDP program attached. */
+/*
+ * Open port `slot` (0..XPORT_MAX_SLOTS-1) on ifname's queue (0..XPORT_MAX_QUEUES-1);
+ * in NULL: transmit only. The first socket on an interface attaches the XDP
+ * program and detaches it when closed; the others join it (close them first).
+ */
+int xport_open_queue(struct xport *p, const char *ifname, __u32 queue, __u32 slot,
+		     const struct xport_ingress *in);
+/* The same on queue 0. */
 int xport_open(struct xport *p, const char *ifname, __u32 slot, const struct xport_ingress *in);
+/* How many receive queues ifname has (ethtool's channel count), or a negative errno. */
+int xport_rx_queues(const char *ifname);
 void xport_close(struct xport *p);
 
 /* Copy a frame into a transmit slot: 0, or -EAGAIN when the ring is full. */

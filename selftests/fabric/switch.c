@@ -6,6 +6,9 @@
  * frame sees is what the link still has to serialise, (busy_until - now) *
  * rate, which is what buffer limits and ECN thresholds are compared with:
  * congestion makes queues, and queues make delay, marks and drops.
+ *
+ * Each frame also carries the host receive queue it will be transmitted on,
+ * chosen at ingress as the receiving NIC would (steering rule, else RSS).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -29,12 +32,14 @@ struct fab_slot {
 	__u32	next;
 	__u16	len;
 	__u8	port;
+	__u8	queue;	/* the host's receive queue */
 };
 
-int fab_switch_init(struct fab_switch *sw, __u32 nports, __u32 npaths, __u32 nslots, __u64 seed,
-		    fab_tx_fn tx, void *tx_ctx)
+int fab_switch_init(struct fab_switch *sw, __u32 nports, __u32 npaths, __u32 nqueues, __u32 nslots,
+		    __u64 seed, fab_tx_fn tx, void *tx_ctx)
 {
-	if (!nports || nports > FAB_MAX_PORTS || !npaths || npaths > FAB_MAX_PATHS || !nslots || !tx)
+	if (!nports || nports > FAB_MAX_PORTS || !npaths || npaths > FAB_MAX_PATHS || !nqueues ||
+	    nqueues > FAB_MAX_QUEUES || !nslots || !tx)
 		return -EINVAL;
 	memset(sw, 0, sizeof(*sw));
 	sw->slots = calloc(nslots, sizeof(*sw->slots));
@@ -45,6 +50,7 @@ int fab_switch_init(struct fab_switch *sw, __u32 nports, __u32 npaths, __u32 nsl
 	}
 	sw->nports = nports;
 	sw->npaths = npaths;
+	sw->nqueues = nqueues;
 	sw->nslots = sw->nfree = nslots;
 	for (__u32 i = 0; i < nslots; i++)
 		sw->slots[i].next = i + 1 < nslots ? i + 1 : FAB_NIL;
@@ -104,6 +110,163 @@ __u32 fab_hash(const void *src, const void *dst, __u32 addr_len, __u8 proto, __u
 	return h;
 }
 
+/* The RSS key of Microsoft's specification, many NICs' default: its
+ * published test vectors are checked by tests/test_fabric.c. */
+static const __u8 rss_key[40] = {
+	0x6d, 0x5a, 0x56, 0xda, 0x25, 0x5b, 0x0e, 0xc2, 0x41, 0x67, 0x25, 0x3d, 0x43, 0xa3,
+	0x8f, 0xb0, 0xd0, 0xca, 0x2b, 0xcb, 0xae, 0x7b, 0x30, 0xb4, 0x77, 0xcb, 0x2d, 0xa3,
+	0x80, 0x30, 0xf2, 0x0c, 0x6a, 0x42, 0xb7, 0x3b, 0xbe, 0xac, 0x01, 0xfa,
+};
+
+__u32 fab_rss_hash(const void *src, const void *dst, __u32 addr_len, bool l4, __u16 sport,
+		   __u16 dport)
+{
+	__u8 in[2 * 16 + 4];
+	__u32 n = 2 * addr_len, h = 0, v;
+
+	memcpy(in, src, addr_len);
+	memcpy(in + addr_len, dst, addr_len);
+	if (l4) {
+		in[n++] = (__u8)(sport >> 8);
+		in[n++] = (__u8)sport;
+		in[n++] = (__u8)(dport >> 8);
+		in[n++] = (__u8)dport;
+	}
+	/* For each input bit set, XOR in the 32 key bits starting at its position. */
+	v = (__u32)rss_key[0] << 24 | (__u32)rss_key[1] << 16 | (__u32)rss_key[2] << 8 | rss_key[3];
+	for (__u32 i = 0; i < n; i++) {
+		for (int b = 7; b >= 0; b--) {
+			if (in[i] >> b & 1)
+				h ^= v;
+			v = v << 1 | (rss_key[i + 4] >> b & 1);
+		}
+	}
+	return h;
+}
+
+__u32 fab_queue_of(const struct fab_switch *sw, __u32 port, const void *src, const void *dst,
+		   __u32 addr_len, __u32 proto, __u16 sport, __u16 dport)
+{
+	bool l4 = proto == IPPROTO_TCP || proto == IPPROTO_UDP;
+	__u32 first = 0, n = sw->nqueues, h;
+
+	if (proto > 255 || n <= 1 || port >= sw->nports)
+		return 0;
+	if (proto == IPPROTO_UDP) {
+		for (__u32 r = 0; r < sw->nsteer[port]; r++) {
+			if (sw->steer[port][r].dport == dport) {
+				first = sw->steer[port][r].first;
+				n = sw->steer[port][r].n;
+				break;
+			}
+		}
+	}
+	if (n == 1)
+		return first;
+	h = fab_rss_hash(src, dst, addr_len, l4, l4 ? sport : 0, l4 ? dport : 0);
+	/* An indirection table filled as ethtool's default: entry i -> i % n. */
+	return first + h % FAB_RSS_TABLE % n;
+}
+
+/*
+ * As a NIC parses for RSS: ports only when the whole datagram is here (a
+ * fragment hashes on its addresses alone, so all fragments meet on one
+ * queue), IPv6 with no extension header before TCP/UDP.
+ */
+__u32 fab_frame_queue(const struct fab_switch *sw, __u32 port, const __u8 *f, __u32 len)
+{
+	const eth_u *eth = (const void *)f;
+	__u32 proto = 256, hdr;
+	__u16 sport = 0, dport = 0;
+	const void *src, *dst;
+	__u32 alen;
+
+	if (sw->nqueues <= 1 || len < sizeof(*eth))
+		return 0;
+	if (eth->h_proto == htons(ETH_P_IP)) {
+		const ip_u *ip = (const void *)(f + sizeof(*eth));
+
+		if (len < sizeof(*eth) + sizeof(*ip) || ip->version != 4 || ip->ihl < 5)
+			return 0;
+		hdr = sizeof(*eth) + ip->ihl * 4u;
+		proto = ip->protocol;
+		if (ntohs(ip->frag_off) & 0x3fff)	/* MF or an offset: a fragment */
+			proto = 0;
+		src = &ip->saddr;
+		dst = &ip->daddr;
+		alen = 4;
+	} else if (eth->h_proto == htons(ETH_P_IPV6)) {
+		const ip6_u *ip6 = (const void *)(f + sizeof(*eth));
+
+		if (len < sizeof(*eth) + sizeof(*ip6) || ip6->version != 6)
+			return 0;
+		hdr = sizeof(*eth) + sizeof(*ip6);
+		proto = ip6->nexthdr;
+		src = &ip6->saddr;
+		dst = &ip6->daddr;
+		alen = 16;
+	} else {
+		return 0;
+	}
+	if (proto == IPPROTO_UDP || proto == IPPROTO_TCP) {
+		if (len < hdr + 4)
+			proto = 0;	/* truncated: no ports to read */
+		else {
+			sport = (__u16)(f[hdr] << 8 | f[hdr + 1]);
+			dport = (__u16)(f[hdr + 2] << 8 | f[hdr + 3]);
+		}
+	}
+	return fab_queue_of(sw, port, src, dst, alen, proto, sport, dport);
+}
+
+int fab_steer_add(struct fab_switch *sw, __u32 port, __u32 dport, __u32 first, __u32 n)
+{
+	__u32 r;
+
+	if (port >= sw->nports || dport > 65535 || !n || first >= sw->nqueues || n > sw->nqueues - first)
+		return -EINVAL;
+	for (r = 0; r < sw->nsteer[port] && sw->steer[port][r].dport != dport; r++)
+		;
+	if (r == FAB_MAX_RULES)
+		return -ENOSPC;
+	if (r == sw->nsteer[port])
+		sw->nsteer[port]++;
+	sw->steer[port][r] = (struct fab_steer){ (__u16)dport, (__u8)first, (__u8)n };
+	return 0;
+}
+
+int fab_steer_del(struct fab_switch *sw, __u32 port, __u32 dport)
+{
+	if (port >= sw->nports)
+		return -EINVAL;
+	for (__u32 r = 0; r < sw->nsteer[port]; r++) {
+		if (sw->steer[port][r].dport == dport) {
+			sw->steer[port][r] = sw->steer[port][--sw->nsteer[port]];
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+void fab_steer_clear(struct fab_switch *sw, __u32 port)
+{
+	if (port < sw->nports)
+		sw->nsteer[port] = 0;
+}
+
+int fab_steer_base(struct fab_switch *sw, __u32 base)
+{
+	int err;
+
+	if (base > 65535 || sw->nqueues - 1 > 65535 - base)
+		return -EINVAL;
+	for (__u32 e = 0; e < sw->nports; e++)
+		for (__u32 q = 0; q < sw->nqueues; q++)
+			if ((err = fab_steer_add(sw, e, base + q, q, 1)))
+				return err;
+	return 0;
+}
+
 static int mac_lookup(const struct fab_switch *sw, const __u8 *mac)
 {
 	for (__u32 i = 0; i < FAB_MACS; i++)
@@ -137,11 +300,13 @@ static void flood(struct fab_switch *sw, __u32 in, const __u8 *frame, __u32 len)
 {
 	for (__u32 e = 0; e < sw->nports; e++) {
 		if (e == in)
-			continue;
-		if (sw->tx(sw->tx_ctx, e, frame, len))
+			continue;	/* hairpin is for unicast: a host never hears its own broadcast */
+		if (sw->tx(sw->tx_ctx, e, 0, frame, len)) {
 			sw->port[e].tx_drop++;
-		else
+		} else {
 			sw->port[e].flooded++;
+			sw->port[e].tx_queue[0]++;
+		}
 	}
 }
 
@@ -232,8 +397,8 @@ static __u64 backlog_bytes(const struct fab_queue *q, const struct fab_path_cfg 
 	return (q->busy_until_ns - now) * c->rate_bps / 8000000000ULL;
 }
 
-static void enqueue(struct fab_switch *sw, __u32 path, __u32 egress, const __u8 *f, __u32 len,
-		    __u64 now)
+static void enqueue(struct fab_switch *sw, __u32 path, __u32 egress, __u32 queue, const __u8 *f,
+		    __u32 len, __u64 now)
 {
 	struct fab_queue *q = &sw->q[path][egress];
 	const struct fab_path_cfg *c = &sw->cfg[path];
@@ -254,6 +419,7 @@ static void enqueue(struct fab_switch *sw, __u32 path, __u32 egress, const __u8 
 	s->due_ns = q->busy_until_ns + (__u64)c->delay_us * 1000;
 	s->len = (__u16)len;
 	s->port = (__u8)egress;
+	s->queue = (__u8)queue;
 	s->next = FAB_NIL;
 	if (q->tail == FAB_NIL)
 		q->head = i;
@@ -263,7 +429,8 @@ static void enqueue(struct fab_switch *sw, __u32 path, __u32 egress, const __u8 
 	q->count++;
 }
 
-void fab_ingress(struct fab_switch *sw, __u32 in, const __u8 *frame, __u32 len, __u64 now)
+void fab_ingress(struct fab_switch *sw, __u32 in, __u32 rxq, const __u8 *frame, __u32 len,
+		 __u64 now)
 {
 	const eth_u *eth = (const void *)frame;
 	struct fab_path_stats *st;
@@ -271,25 +438,31 @@ void fab_ingress(struct fab_switch *sw, __u32 in, const __u8 *frame, __u32 len, 
 	__u8 buf[FAB_MAX_FRAME], *tos = NULL;
 	__u64 backlog;
 	int egress, path;
+	__u32 queue;
 
 	if (in >= sw->nports || len < sizeof(*eth) || len > FAB_MAX_FRAME)
 		return;
 	sw->port[in].rx_pkts++;
+	if (rxq < FAB_MAX_QUEUES)
+		sw->port[in].rx_queue[rxq]++;
 	mac_learn(sw, eth->h_source, in);
 	egress = mac_lookup(sw, eth->h_dest);
 	if (egress < 0) {
 		flood(sw, in, frame, len);
 		return;
 	}
-	if ((__u32)egress == in)
-		return;		/* the host's own address: nothing to forward */
+	/* egress == in: hairpin (reflective relay), e.g. two processes of one
+	 * host talking through the switch; it goes the same way as any frame. */
+	queue = fab_frame_queue(sw, (__u32)egress, frame, len);
 	memcpy(buf, frame, len);
 	path = classify(sw, buf, len, (__u32)egress, &tos);
 	if (path < 0) {		/* not IP: straight across, no path */
-		if (sw->tx(sw->tx_ctx, (__u32)egress, frame, len))
+		if (sw->tx(sw->tx_ctx, (__u32)egress, queue, frame, len)) {
 			sw->port[egress].tx_drop++;
-		else
+		} else {
 			sw->port[egress].tx_pkts++;
+			sw->port[egress].tx_queue[queue]++;
+		}
 		return;
 	}
 	c = &sw->cfg[path];
@@ -309,9 +482,9 @@ void fab_ingress(struct fab_switch *sw, __u32 in, const __u8 *frame, __u32 len, 
 	}
 	if (c->ecn_bytes && backlog > c->ecn_bytes && mark_ce(buf, tos))
 		st->ecn_marked++;
-	enqueue(sw, (__u32)path, (__u32)egress, buf, len, now);
+	enqueue(sw, (__u32)path, (__u32)egress, queue, buf, len, now);
 	if (c->dup_ppm && dice_ppm(sw) < c->dup_ppm) {
-		enqueue(sw, (__u32)path, (__u32)egress, buf, len, now);
+		enqueue(sw, (__u32)path, (__u32)egress, queue, buf, len, now);
 		st->duplicated++;
 	}
 	backlog = backlog_bytes(&sw->q[path][egress], c, now);
@@ -336,12 +509,14 @@ __u64 fab_egress(struct fab_switch *sw, __u64 now)
 						next = s->due_ns;
 					break;
 				}
-				if (sw->tx(sw->tx_ctx, e, sw->data + (size_t)i * FAB_MAX_FRAME, s->len)) {
+				if (sw->tx(sw->tx_ctx, e, s->queue, sw->data + (size_t)i * FAB_MAX_FRAME,
+					   s->len)) {
 					sw->port[e].tx_busy++;
 					next = now;	/* ring full: retry once the port drains */
 					break;
 				}
 				sw->port[e].tx_pkts++;
+				sw->port[e].tx_queue[s->queue]++;
 				sw->st[p].fwd_pkts++;
 				sw->st[p].fwd_bytes += s->len;
 				q->head = s->next;
