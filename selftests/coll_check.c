@@ -848,6 +848,14 @@ int main(int argc, char **argv)
 
 	printf("coll_check: rank %d of %d (%s%s): %d checks, %d failed, %.0f ms\n", rank, nranks,
 	       algo, faulty ? ", faults" : "", checks, failures, now_ms() - t0);
+	{
+		struct mroce_dev_attr attr;
+
+		/* where this rank received: several ranks per host each on queues of their own */
+		if (!mroce_dev_query(mroce_coll_dev(c), &attr))
+			printf("coll_check: rank %d: %s queues %u..%u, UDP port %u\n", rank, attr.ifname,
+			       attr.queue, attr.queue + attr.queues - 1, attr.udp_port);
+	}
 	if (!rank && (faulty || stats)) {
 		struct mroce_dev_stats st;
 

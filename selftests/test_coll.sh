@@ -42,6 +42,29 @@ t_a2av_mismatch() {
 	done
 }
 
+# Two ranks per host (namespace), each on a receive queue of its own, the
+# fabric's switch steering each one's UDP port to its queue (flow rules) and
+# bringing the frames between the two ranks of a host back (hairpin); the
+# same under 1% loss on every path.
+per_host_two() {
+	local out rc
+	out=$(launch -n 4 --per-host 2 --net fabric "$@" -- "$CHECK" --stats 2>&1)
+	rc=$?
+	printf '%s\n' "$out" | grep -E "coll_check: rank [0-9]: .*queues|checks" | sort
+	[ $rc = 0 ] || { printf '%s\n' "$out" | tail -20; return 1; }
+	# ranks 0, 1 on host 0 and 2, 3 on host 1: one on queue 0, the other on queue 1
+	for pair in "0 1" "2 3"; do
+		set -- $pair
+		local qa qb
+		qa=$(printf '%s\n' "$out" | sed -n "s/.*coll_check: rank $1: eth0 queues \([0-9]\)\.\..*/\1/p")
+		qb=$(printf '%s\n' "$out" | sed -n "s/.*coll_check: rank $2: eth0 queues \([0-9]\)\.\..*/\1/p")
+		[ -n "$qa" ] && [ -n "$qb" ] && [ "$qa" != "$qb" ] ||
+			{ echo "ranks $1 and $2 of one host are not on queues of their own ($qa, $qb)"; return 1; }
+	done
+}
+t_four_ranks_two_per_host() { per_host_two; }
+t_four_ranks_two_per_host_loss() { per_host_two --fabric-ctl 'path all loss=1%'; }
+
 # Fault injection in every rank's device: 1% of frames dropped, 1%
 # duplicated, 5% held back behind later ones.
 t_four_ranks_loss_reorder_dup() {
@@ -152,6 +175,8 @@ else
 	run_test "4 ranks, 1% loss, 1% duplication, 5% reordering" t_four_ranks_loss_reorder_dup
 	run_test "8 ranks, 1% loss, 1% duplication, 5% reordering" t_eight_ranks_loss_reorder_dup
 	run_test "4 ranks on the fabric: delayed paths, 1% loss, 1% dup" t_fabric_four_ranks
+	run_test "4 ranks, 2 per host on queues of their own (steered, hairpin)" t_four_ranks_two_per_host
+	run_test "4 ranks, 2 per host, 1% loss on every path" t_four_ranks_two_per_host_loss
 	run_test "send/recv whose sizes disagree: an error on both ranks, no wait" t_p2p_mismatch
 	run_test "all-to-all-v whose sizes disagree: -EBADMSG on both ranks, no wait" t_a2av_mismatch
 	run_test "rank killed in the middle of an all-reduce" t_rank_killed_mid_allreduce
