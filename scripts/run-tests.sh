@@ -70,7 +70,7 @@ fabric_tier() {
 	run_script selftests/test_fabric.sh fabric "$PWD/build"
 	echo "== fabric selftests with the sanitizer-built tools (functional ones)"
 	run_script selftests/test_fabric.sh fabric-asan "$PWD/build/asan" \
-		ops_mixed_delays ops_loss_1pct ops_duplication
+		ops_mixed_delays ops_loss_1pct ops_duplication mroce_rss4
 }
 
 coll_tier() {
@@ -78,7 +78,7 @@ coll_tier() {
 	run_script selftests/test_coll.sh coll "$PWD/build"
 	echo "== collectives with the sanitizer-built library"
 	run_script selftests/test_coll.sh coll-asan "$PWD/build/asan" \
-		three_ranks_ring four_ranks_loss_reorder_dup
+		three_ranks_ring four_ranks_loss_reorder_dup four_ranks_two_per_host
 }
 
 if [ "${1:-}" = fabric ] || [ "${1:-}" = coll ]; then
@@ -135,7 +135,8 @@ echo "== XDP program under BPF_PROG_TEST_RUN (root)"
 run_cmocka build/selftests/prog_test bpf
 run_cmocka build/asan/selftests/prog_test asan-bpf
 
-VETH_TESTS=(selftests/test_datapath.sh selftests/test_verbs.sh selftests/test_xsk.sh selftests/test_perf_tools.sh)
+VETH_TESTS=(selftests/test_datapath.sh selftests/test_verbs.sh selftests/test_xsk.sh selftests/test_perf_tools.sh
+	selftests/test_queues.sh)
 echo "== selftests on veth pairs in network namespaces (root)"
 for s in "${VETH_TESTS[@]}"; do
 	run_script "$s" veth "$PWD/build"
