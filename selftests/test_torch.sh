@@ -23,6 +23,9 @@ launch() {
 
 t_ops_2()	{ launch -n 2 -- "$PY" "$OPS" ops; }
 t_ops_4()	{ launch -n 4 -- "$PY" "$OPS" ops; }
+# Two ranks per host sharing its NIC, each on a receive queue of its own
+# (the fabric steers each one's port there and hairpins a host's frames).
+t_ops_4_two_per_host() { launch -n 4 --per-host 2 --net fabric -- "$PY" "$OPS" ops; }
 t_gloo_order_3(){ launch -n 3 -- "$PY" "$OPS" gloo-order; }
 t_gloo_order_4(){ launch -n 4 -- "$PY" "$OPS" gloo-order; }
 t_async()	{ launch -n 3 -- "$PY" "$OPS" async; }
@@ -167,6 +170,7 @@ if [ $# -gt 0 ]; then
 else
 	run_test "2 ranks: every op and dtype, checked values" t_ops_2
 	run_test "4 ranks: every op and dtype, checked values" t_ops_4
+	run_test "4 ranks, 2 per host sharing a NIC: every op and dtype, checked values" t_ops_4_two_per_host
 	run_test "3 ranks: float sums bit for bit equal to gloo's" t_gloo_order_3
 	run_test "4 ranks: float sums bit for bit equal to gloo's" t_gloo_order_4
 	run_test "async work: wait, futures, is_completed" t_async
