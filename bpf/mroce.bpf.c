@@ -465,13 +465,18 @@ int mroce_xdp(struct xdp_md *ctx)
 	frame_len = bpf_xdp_get_buff_len(ctx);
 	verdict = mroce_parse_ports(data, data_end, (__u32)frame_len, mroce_port(cfg),
 				    cfg ? cfg->n_ports : 1, &pkt);
-	/* Beyond the base, a port is MetaRoCE's only while a device receives on it. */
+	/*
+	 * Beyond the base, a port is MetaRoCE's only while a device receives on
+	 * it: its first queue's, with a socket (a dead process's entry stays in
+	 * the queues map, its socket left the XSKMAP with it).
+	 */
 	if (verdict != MROCE_STAT_PASS && pkt.dport != mroce_port(cfg)) {
 		__u32 k = (__u32)pkt.dport - mroce_port(cfg);
 
 		owner = bpf_map_lookup_elem(&mroce_queues, &k);
 		if (!owner || !MROCE_READ_ONCE(owner->dev_id) ||
-		    !(MROCE_READ_ONCE(owner->flags) & MROCE_QUEUE_PORT))
+		    !(MROCE_READ_ONCE(owner->flags) & MROCE_QUEUE_PORT) ||
+		    !bpf_map_lookup_elem(&mroce_xsks, &k))
 			verdict = MROCE_STAT_PASS;
 	}
 	if (verdict == MROCE_STAT_PASS) {

@@ -27,6 +27,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "mroce/dp_maps.h"
 #include "coll_internal.h"
 
 #define REC_MAGIC	0x4d524331u	/* "MRC1" */
@@ -200,6 +201,34 @@ static int env_int(const char *name, long lo, long hi, long *out)
 		return -EINVAL;
 	*out = v;
 	return 0;
+}
+
+/*
+ * MROCE_QUEUE and MROCE_QUEUES (libmroce(7), ENVIRONMENT): the receive
+ * queues of the communicator's own device (several ranks per NIC).
+ */
+static int env_queues(struct mroce_dev_opts *o)
+{
+	const char *all = getenv("MROCE_QUEUES");
+	long v;
+	int err;
+
+	err = env_int("MROCE_QUEUE", 0, MROCE_MAX_QUEUES - 1, &v);
+	if (err != -ENOENT) {
+		if (err)
+			return err;
+		o->queue = (__u32)v;
+	}
+	if (all && !strcmp(all, "all")) {
+		o->queues = MROCE_QUEUES_ALL;
+		return 0;
+	}
+	err = env_int("MROCE_QUEUES", 1, MROCE_MAX_QUEUES, &v);
+	if (err == -ENOENT)
+		return 0;
+	if (!err)
+		o->queues = (__u32)v;
+	return err;
 }
 
 /* The interface holding addr, or the address of ifname. */
@@ -597,7 +626,10 @@ int mroce_coll_comm_create(const struct mroce_coll_opts *opts, struct mroce_coll
 		if (!err) {
 			MROCE_OPTS(mroce_dev_opts, dopts, .no_thread = true,
 				   .test_faults = MROCE_OPT(opts, test_faults, NULL));
-			err = mroce_dev_open(ifname, &dopts, &c->dev);
+
+			err = env_queues(&dopts);
+			if (!err)
+				err = mroce_dev_open(ifname, &dopts, &c->dev);
 			c->own_dev = c->self_progress = !err;
 		}
 		if (!err) {

@@ -1024,7 +1024,7 @@ int mroce_dp_info(const struct mroce_dp *dp, struct mroce_dp_info *info)
 	if (bpf_map_lookup_elem(dp->cfg_fd, &zero, &cfg))
 		return -errno;
 	info->udp_port = cfg.udp_port ? cfg.udp_port : MROCE_DEFAULT_PORT;
-	info->udp_ports = cfg.n_ports ? cfg.n_ports : 1;
+	info->udp_ports = (__u8)(cfg.n_ports ? cfg.n_ports : 1);	/* <= MROCE_MAX_QUEUES */
 	for (__u32 q = 1; q < MROCE_MAX_QPS; q++)
 		info->flows += __atomic_load_n(&dp->flows[q].state, __ATOMIC_ACQUIRE) ==
 			       MROCE_FLOW_ACTIVE;

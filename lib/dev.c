@@ -189,7 +189,6 @@ int mroce_dev_create(const struct mroce_port_ops *ops, void *port, struct mroce_
 	dev->plane_dp[0] = dp;
 	memcpy(dev->attr.mac, local->src_mac, 6);
 	dev->attr.queues = 1;	/* the AF_XDP port sets its own (port_xsk.c) */
-	dev->attr.udp_port = dev->udp_port;
 	dev->grant.off = MROCE_OPT(opts, no_rate_grants, false);
 	if (faults) {
 		err = mroce_port_fault_new(ops, port, faults, &dev->stats.faults, &dev->port);
@@ -338,6 +337,15 @@ int mroce_dev_query(struct mroce_dev *dev, struct mroce_dev_attr *attr)
 	*attr = dev->attr;
 	return 0;
 }
+
+int mroce_dev_udp_port(struct mroce_dev *dev)
+{
+	return dev ? dev->udp_port : -EINVAL;
+}
+
+/* The layouts earlier libraries' callers were built with: they only grow into padding. */
+_Static_assert(sizeof(struct mroce_dev_attr) == 40, "mroce_dev_attr's size is ABI");
+_Static_assert(sizeof(struct mroce_dp_info) == 100, "mroce_dp_info's size is ABI");
 
 int mroce_dev_stats(struct mroce_dev *dev, struct mroce_dev_stats *stats)
 {

@@ -33,6 +33,14 @@ int mroce_dp_attach_open(const char *ifname, const struct mroce_attach_opts *opt
 
 /* ifname's MAC address (if it is Ethernet) and, if mtu is not NULL, its MTU; 0 or -errno. */
 int mroce_if_hw(const char *ifname, __u8 mac[6], __u32 *mtu);
+/*
+ * Record that device dev_id serves receive queue `queue` (0: none), for XDP
+ * to hand a flow's frames only to its own device's queues (struct
+ * mroce_queue in dp_maps.h; flags MROCE_QUEUE_PORT on the device's first
+ * queue: UDP port base + queue is its). Only the device that bound the
+ * queue's socket writes it.
+ */
+int mroce_dp_queue_set(struct mroce_dp *dp, __u32 queue, __u32 dev_id, __u32 flags);
 /* ifname's receive queues in use (ethtool's channels, else sysfs; at least 1). */
 __u32 mroce_if_rx_queues(const char *ifname);
 /* Whether ifname's driver is named driver ("veth"). */

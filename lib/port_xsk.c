@@ -652,7 +652,11 @@ struct xsk_facts {
 	bool			zc;
 };
 
-/* Whether a live process's device is recorded on queue q (a dead one's socket is gone). */
+/*
+ * Whether a live process's device is recorded on queue q (a dead one's
+ * socket is gone). Only a hint: a pid may be reused, or another pid
+ * namespace's; the bind decides.
+ */
 static bool queue_taken(struct mroce_dp *dp, __u32 q)
 {
 	__u32 id, pid;
@@ -668,7 +672,7 @@ static bool queue_taken(struct mroce_dp *dp, __u32 q)
  * port is the device's). -EBUSY: another socket has the queue.
  */
 static int xsk_port_open(const char *ifname, const struct mroce_dev_opts *opts, __u64 pool_bytes,
-			 __u32 queue, bool first, __u32 dev_id, struct xsk_port **pp,
+			 __u32 queue, bool first, __u32 def_frames, __u32 dev_id, struct xsk_port **pp,
 			 struct xsk_facts *fx)
 {
 	struct xsk_umem_config ucfg = {
@@ -685,7 +689,7 @@ static int xsk_port_open(const char *ifname, const struct mroce_dev_opts *opts, 
 	bool zc = false, sg;
 	int err;
 
-	nframes = MROCE_OPT(opts, umem_frames, 0) ? MROCE_OPT(opts, umem_frames, 0) : UMEM_FRAMES;
+	nframes = MROCE_OPT(opts, umem_frames, 0) ? MROCE_OPT(opts, umem_frames, 0) : def_frames;
 	if (nframes < 64 || nframes > 2 * RING_SIZE || (nframes & (nframes - 1)))
 		return -EINVAL;
 	p = calloc(1, sizeof(*p));
@@ -708,8 +712,6 @@ static int xsk_port_open(const char *ifname, const struct mroce_dev_opts *opts, 
 		err = mroce_dp_info(p->dp, &info);
 	if (!err)
 		err = if_facts(ifname, &local, &mtu);
-	if (!err && queue_taken(p->dp, queue))
-		err = -EBUSY;
 	if (err)
 		goto fail;
 	/* Room for two VLAN tags on what arrives; beyond one buffer, multi-buffer. */
@@ -768,11 +770,14 @@ static int xsk_port_open(const char *ifname, const struct mroce_dev_opts *opts, 
 	}
 	if (!p->xsk) {	/* the driver refused zero-copy (veth always does): copy mode */
 		xcfg.bind_flags = XDP_COPY | XDP_USE_NEED_WAKEUP | (sg || pool_bytes ? XDP_USE_SG : 0);
-		/* A socket closed a moment ago on this queue (a restarted application) is
-		 * released by the kernel asynchronously: EBUSY for a while, up to 1 s. */
+		/*
+		 * A socket closed a moment ago on this queue (a restarted application) is
+		 * released by the kernel asynchronously: EBUSY for a while, up to 1 s. Not
+		 * worth waiting for while a live device is recorded there: it holds it.
+		 */
 		for (int tries = 0;; tries++) {
 			err = xsk_socket__create(&p->xsk, ifname, p->queue, p->umem, &p->rx, &p->tx, &xcfg);
-			if (err != -EBUSY || tries == 100)
+			if (err != -EBUSY || tries == 100 || queue_taken(p->dp, queue))
 				break;
 			usleep(10000);
 		}
@@ -822,6 +827,14 @@ static __u32 new_dev_id(void)
 	return id;
 }
 
+/* The receive queues of ifname a device can serve: at most MROCE_MAX_QUEUES. */
+static __u32 rx_queues(const char *ifname)
+{
+	__u32 nq = mroce_if_rx_queues(ifname);
+
+	return nq < MROCE_MAX_QUEUES ? nq : MROCE_MAX_QUEUES;
+}
+
 /* One interface's sockets, on queues first .. first + n - 1: as one port. */
 struct xsk_iface {
 	struct xsk_port		*p[MROCE_MAX_QUEUES];
@@ -850,14 +863,23 @@ static int iface_run(const char *ifname, const struct mroce_dev_opts *opts, __u6
 		     __u32 first, __u32 n, __u32 dev_id, struct xsk_iface *f, __u32 *busy)
 {
 	struct xsk_facts fx;
+	__u32 share = UMEM_FRAMES;
 	int err = 0;
 
+	/*
+	 * The first queue sends, and keeps the default UMEM; the others only
+	 * receive their share of what RSS spreads: a UMEM as many times smaller
+	 * as there are queues, at least 256 frames (a 32-queue device: 39 MiB,
+	 * not 256). umem_frames, when set, is every queue's.
+	 */
+	for (__u32 k = 1; k < n && share > 256; k <<= 1)
+		share >>= 1;
 	memset(f, 0, sizeof(*f));
 	f->first = first;
 	for (__u32 i = 0; i < n && !err; i++) {
 		/* the transmit pool: in the first queue's UMEM, which sends */
-		err = xsk_port_open(ifname, opts, i ? 0 : pool_bytes, first + i, !i, dev_id, &f->p[i],
-				    i ? &fx : &f->fx);
+		err = xsk_port_open(ifname, opts, i ? 0 : pool_bytes, first + i, !i,
+				    i ? share : UMEM_FRAMES, dev_id, &f->p[i], i ? &fx : &f->fx);
 		if (!err)
 			f->n++;
 		else if (err == -EBUSY)
@@ -880,13 +902,11 @@ static int iface_run(const char *ifname, const struct mroce_dev_opts *opts, __u6
 static int iface_open(const char *ifname, const struct mroce_dev_opts *opts, __u64 pool_bytes,
 		      __u32 from, __u32 want, bool exact, __u32 dev_id, struct xsk_iface *f)
 {
-	__u32 nq = mroce_if_rx_queues(ifname), busy = 0;
+	__u32 nq = rx_queues(ifname), busy = 0;
 	int err = -MROCE_ERR_QUEUES_BUSY;
 
-	if (nq > MROCE_MAX_QUEUES)
-		nq = MROCE_MAX_QUEUES;
 	if (from >= nq || want > nq - from)
-		return -EINVAL;	/* no such queue */
+		return -ENXIO;	/* no such queue */
 	for (__u32 s = from; s + want <= nq; s = busy + 1) {
 		err = iface_run(ifname, opts, pool_bytes, s, want, dev_id, f, &busy);
 		if (err != -EBUSY)
@@ -897,15 +917,21 @@ static int iface_open(const char *ifname, const struct mroce_dev_opts *opts, __u
 	return -MROCE_ERR_QUEUES_BUSY;
 }
 
-/* How many queues a device serves when the application does not say (opts.queues 0). */
-static __u32 default_queues(const char *ifname, __u32 from)
+/*
+ * How many queues a device serves when the application does not say
+ * (opts.queues 0, opts.queue 0): one on veth, which spreads nothing (a
+ * frame arrives on the queue its sender sent it from), and on a NIC with
+ * one queue or with more than a device serves (MROCE_MAX_QUEUES: its port
+ * is to be steered); every queue on a NIC whose RSS spreads a peer's
+ * packets over them all.
+ */
+static __u32 default_queues(const char *ifname)
 {
 	__u32 nq = mroce_if_rx_queues(ifname);
 
-	/* veth spreads nothing: a frame arrives on the queue its sender sent it from */
-	if (nq <= 1 || from >= nq || mroce_if_driver_is(ifname, "veth"))
+	if (nq <= 1 || nq > MROCE_MAX_QUEUES || mroce_if_driver_is(ifname, "veth"))
 		return 1;
-	return nq - from;	/* a NIC's RSS spreads a peer's packets over every queue */
+	return nq;
 }
 
 /*
@@ -934,14 +960,16 @@ int mroce_port_xsk_open(const char *ifname, const struct mroce_dev_opts *opts,
 	if (!f)
 		return -ENOMEM;
 	dev_id = new_dev_id();
-	exact = want == MROCE_QUEUES_ALL;
+	/* every queue, one named queue, or the default: exactly those (RSS would spread
+	 * to another's, a steering rule names one); N: the first free run of N */
+	exact = want == MROCE_QUEUES_ALL || !want;
 	if (want == MROCE_QUEUES_ALL) {
-		__u32 nq = mroce_if_rx_queues(ifname);
+		__u32 nq = rx_queues(ifname);
 
 		want = from < nq ? nq - from : 1;
 	} else if (!want) {
-		want = default_queues(ifname, from);
-		exact = want > 1;	/* every queue, or RSS would spread to another's */
+		want = from ? 1 : default_queues(ifname);
+		exact = want > 1 || from;
 	}
 	for (__u32 i = 0; i < n && !err; i++) {
 		const char *name = i ? planes[i - 1] : ifname;
@@ -984,7 +1012,9 @@ int mroce_port_xsk_open(const char *ifname, const struct mroce_dev_opts *opts,
 	}
 	/* The device's UDP port: the base's plus its first queue (struct mroce_cfg). */
 	f[0].fx.local.dport = (__u16)(f[0].fx.info.udp_port + f[0].first);
-	err = mroce_dev_create(top, port, f[0].p[0]->dp, &f[0].fx.local, opts, &dev);
+	err = f[0].first < f[0].fx.info.udp_ports ? 0 : -EADDRNOTAVAIL;	/* past port 65535 */
+	if (!err)
+		err = mroce_dev_create(top, port, f[0].p[0]->dp, &f[0].fx.local, opts, &dev);
 	if (err) {
 		top->close(port);
 		free(f);
@@ -994,8 +1024,7 @@ int mroce_port_xsk_open(const char *ifname, const struct mroce_dev_opts *opts,
 	snprintf(dev->attr.ifname, sizeof(dev->attr.ifname), "%s", ifname);
 	dev->attr.ifindex = f[0].fx.info.ifindex;
 	dev->attr.queue = f[0].first;
-	dev->attr.queues = f[0].n;
-	dev->attr.udp_port = dev->udp_port;
+	dev->attr.queues = (__u8)f[0].n;
 	dev->attr.mtu = mtu;
 	dev->attr.zero_copy = f[0].fx.zc;
 	dev->attr.need_wakeup = true;

@@ -854,7 +854,8 @@ int main(int argc, char **argv)
 		/* where this rank received: several ranks per host each on queues of their own */
 		if (!mroce_dev_query(mroce_coll_dev(c), &attr))
 			printf("coll_check: rank %d: %s queues %u..%u, UDP port %u\n", rank, attr.ifname,
-			       attr.queue, attr.queue + attr.queues - 1, attr.udp_port);
+			       attr.queue, attr.queue + attr.queues - 1,
+			       mroce_dev_udp_port(mroce_coll_dev(c)));
 	}
 	if (!rank && (faulty || stats)) {
 		struct mroce_dev_stats st;

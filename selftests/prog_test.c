@@ -462,7 +462,8 @@ static void test_queue_owner_and_ports(void **state)
 {
 	struct mroce_cfg cfg = {};
 	struct fx_frame f;
-	__u32 zero = 0;
+	__u32 zero = 0, one;
+	int fd = xsk_socket__fd(E.xsk);
 
 	(void)state;
 	set_flow_dev(FX_QPN, 0, 7);
@@ -491,6 +492,8 @@ static void test_queue_owner_and_ports(void **state)
 	 */
 	set_flow_dev(FX_QPN, 0, 7);
 	set_queue(1, 9, MROCE_QUEUE_PORT);
+	one = 1;
+	assert_int_equal(bpf_map_update_elem(E.xsks_fd, &one, &fd, BPF_ANY), 0);
 	fx_build(&f, AF_INET, MROCE_OP_WRITE, FX_PSN);
 	fx_udp(&f)->dest = htons(MROCE_DEFAULT_PORT + 1);
 	expect("second queue's port, one port", f.buf, f.len, XDP_PASS, MROCE_STAT_PASS);
@@ -499,6 +502,10 @@ static void test_queue_owner_and_ports(void **state)
 	expect("second queue's port", f.buf, f.len, XDP_REDIRECT, MROCE_STAT_RX);
 	f.buf[14 + 20 + 8] ^= 0xff;	/* the BTH's first byte: version */
 	expect("second queue's port, bad version", f.buf, f.len, XDP_DROP, MROCE_STAT_BAD_VERSION);
+	/* its process died: the socket left the XSKMAP, the entry stayed */
+	assert_int_equal(bpf_map_delete_elem(E.xsks_fd, &one), 0);
+	expect("a dead device's port: another protocol's", f.buf, f.len, XDP_PASS, MROCE_STAT_PASS);
+	assert_int_equal(bpf_map_update_elem(E.xsks_fd, &one, &fd, BPF_ANY), 0);
 	set_queue(1, 9, 0);
 	expect("a queue, not a device's first: another protocol's port", f.buf, f.len, XDP_PASS,
 	       MROCE_STAT_PASS);
@@ -510,6 +517,7 @@ static void test_queue_owner_and_ports(void **state)
 	expect("the base port is always MetaRoCE's", f.buf, f.len, XDP_REDIRECT, MROCE_STAT_RX);
 	fx_udp(&f)->dest = htons(MROCE_DEFAULT_PORT + 2);
 	expect("past the ports", f.buf, f.len, XDP_PASS, MROCE_STAT_PASS);
+	assert_int_equal(bpf_map_delete_elem(E.xsks_fd, &one), 0);
 	fx_udp(&f)->dest = htons(MROCE_DEFAULT_PORT - 1);
 	expect("before the ports", f.buf, f.len, XDP_PASS, MROCE_STAT_PASS);
 	cfg.udp_port = 65535;

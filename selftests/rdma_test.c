@@ -1358,7 +1358,7 @@ int main(int argc, char **argv)
 		err = mroce_dev_open(o.dev, &dopts, &dev);
 		if (!err && !mroce_dev_query(dev, &attr))
 			printf("%s: queues %u..%u, UDP port %u\n", o.server ? "server" : "client",
-			       attr.queue, attr.queue + attr.queues - 1, attr.udp_port);
+			       attr.queue, attr.queue + attr.queues - 1, mroce_dev_udp_port(dev));
 	}
 	if (err)
 		return fail(o.dev, err);

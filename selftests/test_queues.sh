@@ -177,6 +177,53 @@ t_other_queue_isolated() {
 	grep -E "^server: (ok|packets)" "$TMP/p.log"
 }
 
+# queues_map_set SIDE QUEUE DEV_ID PID FLAGS: write the mroce_queues entry of
+# SIDE's interface as a process that died would have left it (bpftool, by the
+# attached program's map ids: every attached interface has a map of that name).
+queues_map_set() {
+	local side=$1 dev prog map
+	[ "$side" = a ] && dev=$IF_A || dev=$IF_B
+	prog=$($side bpftool -j net show dev "$dev" | python3 -c \
+		'import json,sys; print(json.load(sys.stdin)[0]["xdp"][0]["id"])') || return 1
+	map=$(bpftool -j prog show id "$prog" | python3 -c 'import json,sys,subprocess
+for m in json.load(sys.stdin)["map_ids"]:
+    j = json.loads(subprocess.run(["bpftool", "-j", "map", "show", "id", str(m)], capture_output=True).stdout)
+    if j.get("name") == "mroce_queues":
+        print(m)') || return 1
+	[ -n "$map" ] || { echo "no mroce_queues map on $dev"; return 1; }
+	python3 - "$2" "$3" "$4" "$5" <<'PY' >"$TMP/qmap.args"
+import struct, sys
+q, dev, pid, flags = map(int, sys.argv[1:5])
+print(" ".join(f"{b:#04x}" for b in struct.pack("<I", q)), "value",
+      " ".join(f"{b:#04x}" for b in struct.pack("<IIII", dev, pid, flags, 0)))
+PY
+	# shellcheck disable=SC2046
+	bpftool map update id "$map" key $(cat "$TMP/qmap.args")
+}
+
+# A crashed process's entries: one naming a live pid (a reused one) does not
+# keep the queue from a new device (the bind decides), and one still marking
+# its port leaves that port to other traffic once its socket is gone.
+t_stale_entries() {
+	b "$MROCE" attach "$IF_B" >/dev/null || return 1
+	# queue 0: a dead device's entry whose pid is now a live process's (ours)
+	queues_map_set b 0 12345 $$ 1 || return 1
+	servers 1 || return 1
+	clients 1 --sizes 4097,1048576 || return 1
+	echo "a live pid recorded on queue 0 did not keep a new device from it"
+	# queue 1: a dead device's first queue, its port 4793, no socket any more
+	queues_map_set b 1 54321 $$ 1 || return 1
+	local p0 p1
+	p0=$(counter "$IF_B" pass)
+	a python3 -c "import socket; s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+for i in range(20): s.sendto(b'not MetaRoCE, another protocol on port 4793', ('$IP_B', 4793))"
+	sleep 0.3
+	p1=$(counter "$IF_B" pass)
+	echo "UDP to port 4793 (a dead device's): pass $p0 -> $p1"
+	[ $((p1 - p0)) -ge 20 ] || { echo "another protocol's frames on a dead device's port were not passed"; return 1; }
+	no_stray_frames
+}
+
 setup_q2() { PAIR_QUEUES=2 setup_pair "$@"; }
 setup_q4() { PAIR_QUEUES=4 setup_pair "$@"; }
 setup_q8() { PAIR_QUEUES=8 setup_pair "$@"; }
@@ -189,4 +236,5 @@ TEST_SETUP=setup_q2 run_test "2 processes per end under 1% loss and reordering" 
 TEST_SETUP=setup_q2 run_test "without --queue: the next free queue, then a clear error" t_default_next_free_queue
 TEST_SETUP=setup_q4 run_test "one process killed mid-transfer: the others unaffected, its queue reused" t_one_killed
 TEST_SETUP=setup_q2 run_test "a frame on another process's queue: dropped, counted, never delivered" t_other_queue_isolated
+TEST_SETUP=setup_q2 run_test "a crashed process's entries: a reused pid blocks nothing, its port is free" t_stale_entries
 summary queues

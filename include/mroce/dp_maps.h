@@ -62,7 +62,7 @@ struct mroce_flow {
 	__u32	rx_base;	/* every PSN before this one has been placed */
 	__u32	peer_qpn;	/* remote QPN, for tools */
 	__u32	owner_pid;	/* process that owns the QP, so a dead one's flows can be reclaimed */
-	__u32	dev_id;		/* its device: XDP hands it only to that device's queues (0: any) */
+	__u32	dev_id;		/* its device: XDP hands it only to that device's queues (0: none) */
 	__u64	pd_cookie;	/* the QP's protection domain (struct mroce_dmr.pd_cookie) */
 	__u64	rx_bits[MROCE_RXWIN_WORDS];	/* set: PSN placed */
 	/*

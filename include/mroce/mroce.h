@@ -124,15 +124,15 @@ struct mroce_dp_info {
 	 * without the switch set; docs/datapath.md).
 	 */
 	__u8			xdp_places;
-	__u8			reserved;
+	/*
+	 * MetaRoCE's UDP ports: udp_port .. udp_port + udp_ports - 1, one per
+	 * receive queue (at most MROCE_MAX_QUEUES); a device serving queue q
+	 * first receives on udp_port + q.
+	 */
+	__u8			udp_ports;
 	__u32			flows;		/* active flows */
 	char			ifname[16];
 	char			pin_dir[64];	/* "" when not pinned */
-	/*
-	 * MetaRoCE's UDP ports: udp_port .. udp_port + udp_ports - 1, one per
-	 * receive queue; a device serving queue q first uses udp_port + q.
-	 */
-	__u16			udp_ports;
 };
 
 MROCE_API int mroce_dp_info(const struct mroce_dp *dp, struct mroce_dp_info *info);
@@ -148,12 +148,10 @@ MROCE_API int mroce_dp_set_port(struct mroce_dp *dp, __u16 udp_port);
 MROCE_API int mroce_dp_xsk_set(struct mroce_dp *dp, __u32 queue, int xsk_fd);
 MROCE_API int mroce_dp_xsk_clear(struct mroce_dp *dp, __u32 queue);
 /*
- * Record that device dev_id serves receive queue `queue` (0: none), for XDP
- * to hand a flow's frames only to its own device's queues (struct
- * mroce_queue in dp_maps.h; flags MROCE_QUEUE_PORT on the device's first
- * queue: UDP port base + queue is its); and read it back (owner_pid 0: none).
+ * The device serving receive queue `queue` (struct mroce_queue in
+ * dp_maps.h): its id and its process (in the pid namespace of the process
+ * that opened it; 0, 0: none).
  */
-MROCE_API int mroce_dp_queue_set(struct mroce_dp *dp, __u32 queue, __u32 dev_id, __u32 flags);
 MROCE_API int mroce_dp_queue_get(const struct mroce_dp *dp, __u32 queue, __u32 *dev_id,
 				 __u32 *owner_pid);
 

@@ -45,14 +45,17 @@ struct mroce_faults {
 struct mroce_dev_opts {
 	size_t			sz;
 	/*
-	 * The receive queues the device serves (docs/datapath.md, "Queues"):
-	 * `queues` of them, the first free run from `queue` on (default 0).
-	 * queues 0: one on veth and on a NIC with one queue, every queue on a
-	 * NIC with several (whose RSS spreads a peer's packets over all of
-	 * them); MROCE_QUEUES_ALL: every queue. A device serving queue q first
-	 * receives on UDP port udp_port + q: a NIC's flow rules can steer it.
-	 * A queue another device serves is never shared (its socket would read
-	 * the other's frames): -MROCE_ERR_QUEUES_BUSY when no run is free.
+	 * The receive queues the device serves (docs/datapath.md, "Receive
+	 * queues and processes"): queues N, the first free run of N from
+	 * `queue` on; MROCE_QUEUES_ALL, every queue from `queue` on; queues 0
+	 * and a queue: exactly that one; both 0 (the default): the first free
+	 * queue on veth, on a NIC with one queue or with more than
+	 * MROCE_MAX_QUEUES, every queue on another NIC (whose RSS spreads a
+	 * peer's packets over all of them). A device serving queue q first
+	 * receives on UDP port udp_port + q (mroce_dev_udp_port()): a NIC's
+	 * flow rules can steer it. A queue another device serves is never
+	 * shared (its socket would read the other's frames):
+	 * -MROCE_ERR_QUEUES_BUSY when no run is free, -ENXIO past the queues.
 	 */
 	__u32			queue;
 	bool			force_copy;	/* skip the zero-copy attempt */
@@ -104,10 +107,12 @@ struct mroce_dev_attr {
 	bool	need_wakeup;
 	bool	thread;		/* a progress thread runs the transport */
 	__u8	planes;		/* interfaces the device sends and receives on (ifname's first) */
-	__u32	queues;		/* receive queues served: queue .. queue + queues - 1 */
-	__u16	udp_port;	/* the UDP port its peers send to */
+	/* receive queues served: queue .. queue + queues - 1 (at most MROCE_MAX_QUEUES) */
+	__u8	queues;
 };
 MROCE_API int mroce_dev_query(struct mroce_dev *dev, struct mroce_dev_attr *attr);
+/* The UDP port the device receives on (its peers send to): the datapath's base + attr.queue. */
+MROCE_API int mroce_dev_udp_port(struct mroce_dev *dev);
 
 /* Run the transport once: receive, handle timers, send. In no_thread mode
  * the application calls this; timeout_ms > 0 waits that long for work. */
