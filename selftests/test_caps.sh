@@ -53,6 +53,10 @@ setpriv_argv() {
 }
 # a_caps / b_caps "CAPS" CMD...: CMD on host A / B as nobody with CAPS.
 a_caps() { local SP; setpriv_argv "$1"; shift; a "${SP[@]}" "$@"; }
+# a_caps_timeout SECS "CAPS" CMD...: a_caps under timeout(1), which runs as
+# root and execs setpriv, the way every other command here starts: in a
+# fresh machine's chroot, timeout run as nobody could not execute CMD.
+a_caps_timeout() { local SP s=$1; setpriv_argv "$2"; shift 2; a timeout "$s" "${SP[@]}" "$@"; }
 b_caps() { local SP; setpriv_argv "$1"; shift; b "${SP[@]}" "$@"; }
 
 # without "CAPS" CAP: CAPS less CAP.
@@ -102,7 +106,7 @@ perf_pair() {
 	rm -f "$TMP/srv.log"
 	bg b_caps "$caps" "$PERF" server -d "$IF_B" "$IP_B" >"$TMP/srv.log" 2>&1
 	wait_for "$TMP/srv.log" listening 30 || { cat "$TMP/srv.log"; return 1; }
-	a_caps "$caps" timeout 60 "$PERF" client -d "$IF_A" --test write_bw -s 64k -n 200 "$IP_B" \
+	a_caps_timeout 60 "$caps" "$PERF" client -d "$IF_A" --test write_bw -s 64k -n 200 "$IP_B" \
 		>"$TMP/cli.log" 2>&1 || { echo "client failed:"; cat "$TMP/cli.log" "$TMP/srv.log"; return 1; }
 	awk '$1 == 65536 && $2 == 200 && $4 > 0 { found = 1 } END { exit !found }' "$TMP/cli.log" ||
 		{ echo "no 65536-byte row of 200 iterations:"; cat "$TMP/cli.log"; return 1; }
@@ -119,7 +123,7 @@ rdma_pair() {
 	rm -f "$TMP/srv.log"
 	bg b_caps "$caps" "$RT" server --dev "$IF_B" --addr "$IP_B" >"$TMP/srv.log" 2>&1
 	wait_for "$TMP/srv.log" listening 30 || { cat "$TMP/srv.log"; return 1; }
-	a_caps "$caps" timeout 120 "$RT" client --dev "$IF_A" --addr "$IP_B" >"$TMP/rt.log" 2>&1 ||
+	a_caps_timeout 120 "$caps" "$RT" client --dev "$IF_A" --addr "$IP_B" >"$TMP/rt.log" 2>&1 ||
 		{ echo "rdma_test client failed:"; tail -n 20 "$TMP/rt.log"; return 1; }
 	echo "rdma_test (content checked) with [$caps]: ok"
 	teardown_procs
