@@ -55,7 +55,9 @@ setpriv_argv() {
 a_caps() { local SP; setpriv_argv "$1"; shift; a "${SP[@]}" "$@"; }
 # a_caps_timeout SECS "CAPS" CMD...: a_caps under timeout(1), which runs as
 # root and execs setpriv, the way every other command here starts: in a
-# fresh machine's chroot, timeout run as nobody could not execute CMD.
+# fresh machine's chroot (/root 0700, the build under it) a wrapper run as
+# nobody (timeout, prlimit) cannot execute CMD, though setpriv can. Every
+# wrapper goes before setpriv.
 a_caps_timeout() { local SP s=$1; setpriv_argv "$2"; shift 2; a timeout "$s" "${SP[@]}" "$@"; }
 b_caps() { local SP; setpriv_argv "$1"; shift; b "${SP[@]}" "$@"; }
 
@@ -91,9 +93,11 @@ expect_refusal() {
 # server_refused CAPS CAP: mroce-perf server on B with CAPS less CAP must
 # fail naming CAP (ipc_lock: the UMEM, 8 MiB, over a 4 MiB locked-memory limit).
 server_refused() {
-	local lim=()
+	local lim=() SP
 	[ "$2" = ipc_lock ] && lim=(prlimit --memlock=$((4 << 20)))
-	b_caps "$(without "$1" "$2")" "${lim[@]}" "$PERF" server -d "$IF_B" "$IP_B" \
+	# prlimit as root, execing setpriv (see a_caps_timeout), the limit inherited
+	setpriv_argv "$(without "$1" "$2")"
+	b "${lim[@]}" "${SP[@]}" "$PERF" server -d "$IF_B" "$IP_B" \
 		>"$TMP/no.log" 2>&1 && { echo "without $2: the server started"; return 1; }
 	expect_refusal "$2" "$TMP/no.log"
 }

@@ -332,6 +332,20 @@ def t_a2a_mismatch():
     same(buf[sum(osplit):], torch.full((4, 3), -1.0), "written past the output")
     print(f"torch_ops: rank {RANK}: a2a-mismatch {'ok' if not FAILS else 'FAILED (%d)' % len(FAILS)}",
           flush=True)
+    # Rank 0 holds the rendezvous store: the others may still be polling its
+    # barrier from init_process_group when ranks 0 and 1 are done (the
+    # mismatch is found at once). Everyone is done before anyone leaves, and
+    # rank 0, the store, leaves last: the others say so and touch it no more.
+    store = dist.distributed_c10d._get_default_store()
+    store.add("a2a_mismatch_done", 1)
+    deadline = time.monotonic() + 30
+    while store.add("a2a_mismatch_done", 0) < WORLD and time.monotonic() < deadline:
+        time.sleep(0.01)
+    if RANK:
+        store.add("a2a_mismatch_left", 1)
+    else:
+        while store.add("a2a_mismatch_left", 0) < WORLD - 1 and time.monotonic() < deadline:
+            time.sleep(0.01)
     os._exit(1 if FAILS else 0)
 
 
