@@ -17,41 +17,38 @@
 
 #include "internal.h"
 
-int mroce_if_hw(const char *ifname, __u8 mac[6], __u32 *mtu)
+/* One request about ifname on a throwaway socket (the GET ones need no capability). */
+static int if_ioctl(const char *ifname, unsigned long req, struct ifreq *ifr)
 {
-	struct ifreq ifr = {};
 	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0), err = 0;
 
 	if (fd < 0)
 		return -errno;
-	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
-	if (ioctl(fd, SIOCGIFHWADDR, &ifr) < 0)
+	snprintf(ifr->ifr_name, sizeof(ifr->ifr_name), "%s", ifname);
+	if (ioctl(fd, req, ifr) < 0)
 		err = -errno;
-	else if (ifr.ifr_hwaddr.sa_family == ARPHRD_ETHER)
-		memcpy(mac, ifr.ifr_hwaddr.sa_data, 6);	/* else left as it is (lo: zero) */
-	if (!err && mtu) {
-		if (ioctl(fd, SIOCGIFMTU, &ifr) < 0)
-			err = -errno;
-		else
-			*mtu = (__u32)ifr.ifr_mtu;
-	}
 	close(fd);
 	return err;
 }
 
-/* One ethtool query on ifname (the *_G* ones need no capability). */
+int mroce_if_hw(const char *ifname, __u8 mac[6], __u32 *mtu)
+{
+	struct ifreq ifr = {};
+	int err = if_ioctl(ifname, SIOCGIFHWADDR, &ifr);
+
+	if (!err && ifr.ifr_hwaddr.sa_family == ARPHRD_ETHER)
+		memcpy(mac, ifr.ifr_hwaddr.sa_data, 6);	/* else left as it is (lo: zero) */
+	if (!err && mtu && !(err = if_ioctl(ifname, SIOCGIFMTU, &ifr)))
+		*mtu = (__u32)ifr.ifr_mtu;
+	return err;
+}
+
+/* One ethtool query on ifname. */
 static int ethtool_get(const char *ifname, void *cmd)
 {
 	struct ifreq ifr = { .ifr_data = cmd };
-	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0), err = 0;
 
-	if (fd < 0)
-		return -errno;
-	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
-	if (ioctl(fd, SIOCETHTOOL, &ifr) < 0)
-		err = -errno;
-	close(fd);
-	return err;
+	return if_ioctl(ifname, SIOCETHTOOL, &ifr);
 }
 
 __u32 mroce_if_rx_queues(const char *ifname)

@@ -491,11 +491,17 @@ def bidir_report(rounds, secs):
 def bidir_publish(rounds, secs, out):
     text, _ = bidir_report(rounds, secs)
     publish("bidir", text, out, BIDIR_BEGIN, BIDIR_END)
-    for t in bidir_targets():
+    print_verdicts(bidir_targets(), rounds, " (`")
+
+
+def print_verdicts(targets, rounds, cut):
+    """One line per judged target (as target_rows() takes them): met or missed, the median of the
+    rounds and each round's figure; the target's text up to cut names it."""
+    for t in targets:
         if t[2] is not None and (len(t) < 5 or t[4]):
             xs = [x for x in (t[1](r) for r in rounds) if x is not None]
             m = median(xs)
-            print(f"{'met' if m is not None and t[2](m) else 'missed'}: {t[0].split(' (`')[0]}: "
+            print(f"{'met' if m is not None and t[2](m) else 'missed'}: {t[0].split(cut)[0]}: "
                   f"{fmt(m)}x (rounds: {', '.join(f'{x:.2f}' for x in xs)})")
 
 

@@ -322,12 +322,7 @@ def main():
     print(f"ceiling: {os.cpu_count()} CPUs; one queue (tuned) kept {B.fmt(busy and busy * 100, 0)}% of them "
           f"busy: at its CPU per byte N queues gain at most {B.fmt(busy and 1 / busy)}x over one (never more "
           f"than {os.cpu_count()}x); 2 queues (defaults) kept {B.fmt(busy2 and busy2 * 100, 0)}% busy")
-    for t in targets():
-        if t[2] is not None and (len(t) < 5 or t[4]):
-            xs = [x for x in (t[1](r) for r in rounds) if x is not None]
-            m = B.median(xs)
-            print(f"{'met' if m is not None and t[2](m) else 'missed'}: {t[0].split(' (')[0]}: "
-                  f"{B.fmt(m)}x (rounds: {', '.join(f'{x:.2f}' for x in xs)})")
+    B.print_verdicts(targets(), rounds, " (")
 
 
 if __name__ == "__main__":

@@ -363,12 +363,7 @@ def main():
     text, met_all = report(rounds, a.mtu, a.secs)
     begin, end = markers(a.mtu)
     B.publish("targets", text, a.out, begin, end)
-    for t in targets(a.mtu):
-        if t[2] is not None and (len(t) < 5 or t[4]):
-            xs = [x for x in (t[1](r) for r in rounds) if x is not None]
-            m = B.median(xs)
-            print(f"{'met' if m is not None and t[2](m) else 'missed'}: {t[0].split(':')[0]}: "
-                  f"{B.fmt(m)}x (rounds: {', '.join(f'{x:.2f}' for x in xs)})")
+    B.print_verdicts(targets(a.mtu), rounds, ":")
 
 
 if __name__ == "__main__":
