@@ -27,10 +27,11 @@ MULTIARCH = $(shell $(CC) -print-multiarch 2>/dev/null)
 BPF_CFLAGS = -O2 -g -target bpf -std=gnu11 $(WARN) -Iinclude \
 	     -idirafter /usr/include/$(MULTIARCH) -MMD -MP
 
-# The collectives are their own library, built on libmroce's public API only.
-COLL_SRCS  := $(wildcard lib/coll_*.c)
+# The collectives are their own library (coll/), built on libmroce's public API
+# (include/mroce/) and lib/opts.h only.
+COLL_SRCS  := $(wildcard coll/*.c)
 COLL_OBJS  := $(COLL_SRCS:%.c=$(BUILD)/%.o)
-LIB_SRCS   := $(filter-out $(COLL_SRCS),$(wildcard lib/*.c))
+LIB_SRCS   := $(wildcard lib/*.c)
 LIB_OBJS   := $(LIB_SRCS:%.c=$(BUILD)/%.o)
 CLI_SRCS   := $(filter-out loader/main.c,$(wildcard loader/*.c))
 CLI_OBJS   := $(CLI_SRCS:%.c=$(BUILD)/%.o)
@@ -99,6 +100,9 @@ $(BUILD)/lib/datapath.o: $(SKEL)
 $(BUILD)/lib/%.o: lib/%.c | $(BUILD)/lib/.dir
 	$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
 
+$(BUILD)/coll/%.o: coll/%.c | $(BUILD)/coll/.dir
+	$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
+
 $(BUILD)/loader/%.o: loader/%.c | $(BUILD)/loader/.dir
 	$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
 
@@ -113,8 +117,8 @@ $(LIB_SO): $(LIB_OBJS) lib/libmroce.map
 $(COLL_A): $(COLL_OBJS)
 	$(AR) rcs $@ $^
 
-$(COLL_SO): $(COLL_OBJS) $(LIB_SO) lib/libmroce-coll.map
-	$(CC) -shared -Wl,-soname,libmroce-coll.so.0 -Wl,--version-script=lib/libmroce-coll.map \
+$(COLL_SO): $(COLL_OBJS) $(LIB_SO) coll/libmroce-coll.map
+	$(CC) -shared -Wl,-soname,libmroce-coll.so.0 -Wl,--version-script=coll/libmroce-coll.map \
 		$(LDFLAGS) -o $@ $(COLL_OBJS) $(LIB_SO) -lpthread -lm
 
 $(CLI): $(BUILD)/loader/main.o $(CLI_OBJS) $(LIB_A)
@@ -366,7 +370,7 @@ install: $(INSTALL_BINS) install-pytorch
 	install -m 0644 include/mroce/*.h $(DESTDIR)$(INCLUDEDIR)/mroce/
 	install -m 0644 $(BPF_OBJ) $(DESTDIR)$(LIBDIR)/mroce/mroce.bpf.o
 	sed $(PC_SUBST) lib/mroce.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/mroce.pc
-	sed $(PC_SUBST) lib/mroce-coll.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/mroce-coll.pc
+	sed $(PC_SUBST) coll/mroce-coll.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/mroce-coll.pc
 	for m in $(MAN_PAGES); do \
 		install -m 0644 $$m $(DESTDIR)$(MANDIR)/man$${m##*.}/ || exit 1; done
 	install -m 0644 completion/mroce.bash $(DESTDIR)$(BASHCOMPDIR)/mroce

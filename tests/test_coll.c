@@ -18,7 +18,7 @@
 
 #include "mroce/mroce.h"
 
-/* Internal to libmroce (lib/coll_reduce.c); the static library exposes it. */
+/* Internal to libmroce (coll/reduce.c); the static library exposes it. */
 void coll_reduce(enum mroce_coll_dtype t, enum mroce_coll_redop op, void *inout,
 		 const void *in, size_t n);
 void coll_reduce_to(enum mroce_coll_dtype t, enum mroce_coll_redop op, void *out,

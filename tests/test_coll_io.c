@@ -22,7 +22,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "../lib/coll_internal.h"
+#include "../coll/coll_internal.h"
 
 #define STORM_US	100
 #define BIG		(4u << 20)

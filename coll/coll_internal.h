@@ -22,7 +22,7 @@
 
 #include "mroce/mroce.h"
 #include "mroce/coll.h"
-#include "opts.h"
+#include "../lib/opts.h"
 
 #define COLL_SLOTS		16	/* inbox slots per peer: chunks in flight per pair */
 #define COLL_CREDIT_BATCH	(COLL_SLOTS / 2)
