@@ -293,7 +293,7 @@ int coll_post_staged(struct mroce_coll_comm *c, int peer, const void *src, __u32
 	if (!c->pool_free || !c->peers[peer].credits)
 		return -EAGAIN;
 	b = (unsigned int)__builtin_ctzll(c->pool_free);
-	if (len)
+	if (len && !c->dry)
 		memcpy(c->pool + (size_t)b * c->chunk, src, len);
 	err = coll_post_chunk(c, peer, c->pool + (size_t)b * c->chunk,
 			      mroce_mr_lkey(c->mr_local), len, WR(WR_POOL, b));

@@ -98,6 +98,9 @@ struct mroce_coll_comm {
 	__u32			chunk;
 	size_t			small_bytes;
 	bool			ring_only;
+	/* mroce-sim without --verify: the bytes are modelled, not moved (no
+	 * copy, no reduction); the messages and their sizes are the same */
+	bool			dry;
 	struct mroce_dev	*dev;
 	bool			own_dev;
 	struct mroce_cq		*cq;
@@ -165,7 +168,7 @@ void coll_reduce(enum mroce_coll_dtype t, enum mroce_coll_redop op, void *inout,
 void coll_reduce_to(enum mroce_coll_dtype t, enum mroce_coll_redop op, void *out,
 		    const void *a, const void *b, size_t n);
 
-/* coll_algo.c: each runs one whole operation on the calling thread */
+/* The arguments of one operation, as checked by ops.c. */
 struct coll_args {
 	enum mroce_coll_kind	kind;
 	const void		*sendbuf;
@@ -180,6 +183,101 @@ struct coll_args {
 	bool			v;
 	const size_t		*scounts, *sdispls, *rcounts, *rdispls;
 };
+
+/*
+ * ---- operations as state machines (op.c)
+ *
+ * An algorithm never waits: its step moves what the completions so far
+ * allow and returns. Whoever drives the communicator calls the step again
+ * after more completions: the library's blocking call (coll_run, between
+ * coll_step()s on its thread) and mroce-sim's event loop (after each run of
+ * a host's engine) alike, so both run this code.
+ */
+struct coll_op;
+
+struct coll_algo {
+	const char	*name;
+	/* Set up (buffers, regions, the first stage): 0 or -errno. */
+	int	(*start)(struct coll_op *op);
+	/* 1: finished (its sends may still be in flight), 0: not yet, < 0:
+	 * failed. Sets op->moved when anything moved. */
+	int	(*step)(struct coll_op *op);
+	/* Release what start took: after the last step, or a failure. */
+	void	(*fini)(struct coll_op *op);
+};
+
+struct coll_op {
+	struct mroce_coll_comm	*c;
+	struct coll_args	a;
+	const struct coll_algo	*algo;
+	void			*priv;		/* the algorithm's state */
+	size_t			esz, bytes;	/* element size; count x esz */
+	bool			moved;		/* the last step moved something */
+	bool			finished;	/* the algorithm is done: sends drain */
+	bool			started;
+};
+
+/* Start an operation (args checked): 0 or -errno; op is then ended by coll_op_end. */
+int coll_op_start(struct mroce_coll_comm *c, const struct coll_args *a, struct coll_op *op);
+/* 1: done (every send completed), 0: not yet, < 0: failed. Never waits. */
+int coll_op_progress(struct coll_op *op);
+/* Release the operation; err (its result) breaks the communicator if set. */
+int coll_op_end(struct coll_op *op, int err);
+
+/* ---- transfers (xfer.c): send a buffer to one peer while receiving one from another */
+struct xfer {
+	int		to;		/* -1: nothing to send */
+	const __u8	*src;
+	__u32		lkey;		/* 0: stage each chunk through the pool */
+	size_t		slen;
+	__u32		sc;		/* chunks posted */
+	bool		forward;	/* send only what has been received (chain) */
+	bool		after_tx;	/* receive a chunk only once the same chunk is
+					 * staged (src and dst are one buffer) */
+	int		from;		/* -1: nothing to receive */
+	__u8		*dst;
+	size_t		rlen;
+	__u32		rc;		/* chunks received */
+	bool		reduce;		/* dst = dst OP incoming */
+};
+
+/* One transfer: both directions, or either (to/from -1). */
+struct xfer xfer_make(int to, const void *src, size_t slen, int from, void *dst, size_t rlen,
+		      bool reduce);
+/* Move what can move in all of x: 1 all done, 0 not yet, < 0 failed. */
+int xfer_step(struct coll_op *op, struct xfer *x, int n);
+/*
+ * A staged algorithm: stages run one after another, each a few transfers
+ * run together. stage() fills x with stage k's (up to COLL_STAGE_XFERS) and
+ * returns how many, or -1 past the last stage; coll_staged_step runs them.
+ */
+#define COLL_STAGE_XFERS	2
+struct coll_staged {
+	int		(*stage)(struct coll_op *op, int k, struct xfer *x);
+	struct xfer	x[COLL_STAGE_XFERS];
+	int		nx, k;
+	bool		begun;
+};
+int coll_staged_step(struct coll_op *op, struct coll_staged *s);
+/* The usual case, as an algorithm's start (after its own set-up), step and fini. */
+int coll_staged_new(struct coll_op *op, int (*stage)(struct coll_op *, int, struct xfer *));
+int coll_staged_run(struct coll_op *op);
+void coll_staged_free(struct coll_op *op);
+__u32 coll_nchunks(const struct mroce_coll_comm *c, size_t len);
+int coll_mod(int a, int n);
+/* Register buf for local access (sends from it): 0 or -errno. */
+int coll_reg_local(struct mroce_coll_comm *c, const void *buf, size_t len, struct mroce_mr **mr);
+
+/* ---- the algorithms (algo_*.c) and the one table that picks them (select.c) */
+extern const struct coll_algo coll_algo_ring_allreduce, coll_algo_ring_reduce_scatter,
+	coll_algo_ring_allgather, coll_algo_rd, coll_algo_bcast_tree, coll_algo_bcast_chain,
+	coll_algo_a2a_inbox, coll_algo_a2a_direct, coll_algo_barrier, coll_algo_p2p_send, coll_algo_p2p_recv, coll_algo_local;
+const struct coll_algo *coll_select(const struct mroce_coll_comm *c, enum mroce_coll_kind kind,
+				    size_t bytes);
+/* All-to-all blocks up to this size go through the inboxes (select.c). */
+size_t coll_a2a_inbox_max(const struct mroce_coll_comm *c);
+
+/* Run one whole operation on the calling thread (op.c). */
 int coll_run(struct mroce_coll_comm *c, const struct coll_args *a);
 int coll_ping_all(struct mroce_coll_comm *c);
 

@@ -57,7 +57,7 @@ static __u64 deadline_in(unsigned int ms)
 	return coll_now_ns() + (__u64)ms * 1000000ull;
 }
 
-struct xfer {
+struct io_xfer {
 	int	fd;
 	__u8	*buf;
 	size_t	len;
@@ -66,7 +66,7 @@ struct xfer {
 
 static void *sender(void *arg)
 {
-	struct xfer *x = arg;
+	struct io_xfer *x = arg;
 
 	x->err = coll_io_all(x->fd, x->buf, x->len, true, deadline_in(20000));
 	return NULL;
@@ -84,7 +84,7 @@ static void test_io_all_storm(void **state)
 {
 	__u8 *src = malloc(BIG), *dst = calloc(1, BIG);
 	int sv[2], small = 4096;
-	struct xfer x;
+	struct io_xfer x;
 	pthread_t t;
 
 	(void)state;
@@ -94,7 +94,7 @@ static void test_io_all_storm(void **state)
 	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
 	setsockopt(sv[0], SOL_SOCKET, SO_SNDBUF, &small, sizeof(small));
 	setsockopt(sv[1], SOL_SOCKET, SO_RCVBUF, &small, sizeof(small));
-	x = (struct xfer){ .fd = sv[0], .buf = src, .len = BIG };
+	x = (struct io_xfer){ .fd = sv[0], .buf = src, .len = BIG };
 	storm(true);
 	assert_int_equal(pthread_create(&t, NULL, sender, &x), 0);
 	assert_int_equal(coll_io_all(sv[1], dst, BIG, false, deadline_in(20000)), 0);

@@ -1,0 +1,91 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Collectives: which algorithm runs an operation, from one table by kind,
+ * size and rank count (docs/collectives.md, "Algorithms"). `bytes` is the
+ * buffer of all-reduce and broadcast, all blocks together for the others
+ * (all-to-all: size blocks of bytes / size).
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "coll_internal.h"
+
+/* One rank, or nothing to move: the result is the input. */
+static int local_start(struct coll_op *op)
+{
+	const struct coll_args *a = &op->a;
+	__u8 *mine = a->recvbuf;
+
+	if (a->kind == MROCE_COLL_ALLGATHER)
+		mine += (size_t)op->c->rank * op->bytes;
+	if (a->kind != MROCE_COLL_BROADCAST && a->kind != MROCE_COLL_BARRIER && op->bytes &&
+	    a->sendbuf != mine && !op->c->dry)
+		memcpy(mine, a->sendbuf, op->bytes);
+	return 0;
+}
+
+static int local_step(struct coll_op *op)
+{
+	(void)op;
+	return 1;
+}
+
+const struct coll_algo coll_algo_local = { .name = "local", .start = local_start,
+					   .step = local_step };
+
+size_t coll_a2a_inbox_max(const struct mroce_coll_comm *c)
+{
+	/* Blocks up to this size go through the inboxes: no buffer offer to
+	 * wait for, but a copy on each side. Beyond it the copies cost more
+	 * than the offer's round trip. */
+	return c->small_bytes < c->chunk ? c->small_bytes : c->chunk;
+}
+
+const struct coll_algo *coll_select(const struct mroce_coll_comm *c, enum mroce_coll_kind kind,
+				    size_t bytes)
+{
+	bool small = !c->ring_only && bytes <= c->small_bytes;
+	bool one = c->size == 1;
+
+	switch (kind) {
+	case MROCE_COLL_ALLREDUCE:
+		return one || !bytes ? &coll_algo_local : small ? &coll_algo_rd :
+		       &coll_algo_ring_allreduce;
+	case MROCE_COLL_REDUCE_SCATTER:
+		return one || !bytes ? &coll_algo_local : &coll_algo_ring_reduce_scatter;
+	case MROCE_COLL_ALLGATHER:
+		return one || !bytes ? &coll_algo_local : &coll_algo_ring_allgather;
+	case MROCE_COLL_BROADCAST:
+		return one || !bytes ? &coll_algo_local : small ? &coll_algo_bcast_tree :
+		       &coll_algo_bcast_chain;
+	case MROCE_COLL_ALLTOALL:
+		/* all-to-all-v always runs: only the pairs' messages show that
+		 * every rank agrees on the sizes (bytes 0 then) */
+		return bytes / (size_t)c->size <= coll_a2a_inbox_max(c) ? &coll_algo_a2a_inbox :
+		       &coll_algo_a2a_direct;
+	case MROCE_COLL_BARRIER:
+		return &coll_algo_barrier;
+	case MROCE_COLL_SEND:
+		return &coll_algo_p2p_send;
+	case MROCE_COLL_RECV:
+		return &coll_algo_p2p_recv;
+	}
+	return NULL;
+}
+
+const char *mroce_coll_algo(const struct mroce_coll_comm *c, enum mroce_coll_kind kind,
+			    size_t bytes)
+{
+	const struct coll_algo *al;
+
+	if (!c || (unsigned int)kind > MROCE_COLL_RECV)
+		return NULL;
+	al = coll_select(c, kind, bytes);
+	if (!al)
+		return NULL;
+	/* the name of what the size alone picks, whatever the buffer's content */
+	if (al == &coll_algo_local && c->size > 1)
+		return coll_select(c, kind, bytes ? bytes : 1)->name;
+	return al->name;
+}
