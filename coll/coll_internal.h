@@ -98,6 +98,9 @@ struct mroce_coll_comm {
 	__u32			chunk;
 	size_t			small_bytes;
 	bool			ring_only;
+	/* this algorithm's name wherever the kind has one of that name
+	 * (NULL: the table decides); studies and tests pin one this way */
+	char			*force_algo;
 	/* mroce-sim without --verify: the bytes are modelled, not moved (no
 	 * copy, no reduction); the messages and their sizes are the same */
 	bool			dry;

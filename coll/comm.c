@@ -385,6 +385,7 @@ static void comm_free(struct mroce_coll_comm *c)
 	pthread_cond_destroy(&c->cond);
 	pthread_mutex_destroy(&c->lock);
 	free(c->peers);
+	free(c->force_algo);
 	free(c);
 }
 

@@ -42,8 +42,35 @@ size_t coll_a2a_inbox_max(const struct mroce_coll_comm *c)
 	return c->small_bytes < c->chunk ? c->small_bytes : c->chunk;
 }
 
+/* Every algorithm of each kind, for pinning one by name. */
+static const struct coll_algo *const candidates[][4] = {
+	[MROCE_COLL_ALLREDUCE]		= { &coll_algo_ring_allreduce, &coll_algo_rd },
+	[MROCE_COLL_REDUCE_SCATTER]	= { &coll_algo_ring_reduce_scatter },
+	[MROCE_COLL_ALLGATHER]		= { &coll_algo_ring_allgather },
+	[MROCE_COLL_BROADCAST]		= { &coll_algo_bcast_chain, &coll_algo_bcast_tree },
+	[MROCE_COLL_ALLTOALL]		= { &coll_algo_a2a_direct, &coll_algo_a2a_inbox },
+	[MROCE_COLL_BARRIER]		= { &coll_algo_barrier },
+	[MROCE_COLL_SEND]		= { &coll_algo_p2p_send },
+	[MROCE_COLL_RECV]		= { &coll_algo_p2p_recv },
+};
+
+static const struct coll_algo *table(const struct mroce_coll_comm *c, enum mroce_coll_kind kind,
+				     size_t bytes);
+
 const struct coll_algo *coll_select(const struct mroce_coll_comm *c, enum mroce_coll_kind kind,
 				    size_t bytes)
+{
+	const struct coll_algo *al = table(c, kind, bytes);
+
+	if (c->force_algo && al != &coll_algo_local)
+		for (size_t i = 0; i < 4 && candidates[kind][i]; i++)
+			if (!strcmp(candidates[kind][i]->name, c->force_algo))
+				return candidates[kind][i];
+	return al;
+}
+
+static const struct coll_algo *table(const struct mroce_coll_comm *c, enum mroce_coll_kind kind,
+				     size_t bytes)
 {
 	bool small = !c->ring_only && bytes <= c->small_bytes;
 	bool one = c->size == 1;
