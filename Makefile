@@ -60,7 +60,7 @@ LIB_SO  := $(BUILD)/libmroce.so
 COLL_A  := $(BUILD)/libmroce-coll.a
 COLL_SO := $(BUILD)/libmroce-coll.so
 
-.PHONY: all lib cli examples tests selftests asan ubsan-clang headers api-check test check test-fabric test-coll sim sim-studies bench bench-bidir bench-queues bench-targets bench-loss bench-incast bench-failure bench-streams bench-planes bench-latency bench-cc bench-coll demo model deps install uninstall clean
+.PHONY: all lib cli examples tests selftests asan ubsan-clang headers api-check test check test-fabric test-coll sim sim-studies bench bench-bidir bench-queues bench-targets bench-loss bench-incast bench-failure bench-streams bench-planes bench-latency bench-cc bench-coll bench-coll-algos demo model deps install uninstall clean
 .DELETE_ON_ERROR:
 .PRECIOUS: $(BUILD)/%/.dir
 
@@ -247,6 +247,7 @@ bench: deps
 	selftests/bench/cc_targets.py $(if $(RUNS),--rounds $(RUNS)) --out docs/benchmarks.md
 	selftests/bench/queues_targets.py $(if $(RUNS),--rounds $(RUNS)) --out docs/benchmarks.md
 	selftests/bench/coll_bench.py $(if $(RUNS),--runs $(RUNS))
+	selftests/bench/coll_algos_targets.py $(if $(RUNS),--rounds $(RUNS)) --out docs/benchmarks.md
 	BUILD=$(abspath $(BUILD)) $(TORCH_PY) selftests/bench/torch_bench.py $(if $(RUNS),--rounds $(RUNS))
 
 # Both directions at once alone (~1 min): mroce-perf write_bw -b beside iperf3 --bidir (datapath
@@ -307,6 +308,12 @@ bench-coll: deps
 	scripts/deps.sh bench
 	$(MAKE) all
 	selftests/bench/coll_bench.py $(if $(RUNS),--runs $(RUNS))
+
+# The algorithm table against the choices it replaced (~10 min): 2 and 4 ranks.
+bench-coll-algos: deps
+	scripts/deps.sh bench
+	$(MAKE) all
+	selftests/bench/coll_algos_targets.py $(if $(RUNS),--rounds $(RUNS)) --out docs/benchmarks.md
 
 # The cluster simulator on small fabrics (docs/scale.md; no root, ~10 s; part of make test).
 sim: $(SIM)

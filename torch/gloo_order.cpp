@@ -8,7 +8,7 @@
 // S / N consecutive segments c * S / N ...; the last chunks may be short or
 // empty. Chunk c starts at rank c - 1 and travels down the ring, so it is
 // ((x[c-1] + x[c-2]) + x[c-3]) + ... + x[c].
-// libmroce's ring (lib/coll_algo.c) has rank r send segment r - 1 first
+// libmroce's ring (coll/algo_ring.c) has rank r send segment r - 1 first
 // and finish with segment r, so segment k is ((y[k+1] + y[k+2]) + ...) + y[k]
 // (docs/collectives.md says "starting at rank k"; the code and the
 // measurements here say k + 1). With communicator rank m = (N - r) mod N for
