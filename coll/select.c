@@ -108,6 +108,9 @@ const char *mroce_coll_algo(const struct mroce_coll_comm *c, enum mroce_coll_kin
 
 	if (!c || (unsigned int)kind > MROCE_COLL_RECV)
 		return NULL;
+	if (c->size == 1 && kind != MROCE_COLL_BARRIER && kind != MROCE_COLL_SEND &&
+	    kind != MROCE_COLL_RECV)
+		return coll_algo_local.name;
 	al = coll_select(c, kind, bytes);
 	if (!al)
 		return NULL;
