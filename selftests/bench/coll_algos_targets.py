@@ -54,7 +54,8 @@ def old_choice(coll, size, ranks):
 
 
 def run(ranks, coll, size, iters, pin=None):
-    """One mroce-coll-perf job at one size; (time_us, algo, wrong) of rank 0's JSON."""
+    """One mroce-coll-perf job at one size; (time_us, algo, wrong) of rank 0's JSON, or None
+    where the size is below one element per rank."""
     env = dict(os.environ)
     env.pop("MROCE_COLL_ALGO", None)
     if pin:
@@ -76,7 +77,10 @@ def run(ranks, coll, size, iters, pin=None):
     bad = [(i, p.returncode, outs[i][1][-600:]) for i, p in enumerate(procs) if p.returncode]
     if bad:
         raise RuntimeError(f"mroce-coll-perf failed: {bad}")
-    row = json.loads(outs[0][0])["results"][0]
+    res = json.loads(outs[0][0])["results"]
+    if not res:
+        return None	# mroce-coll-perf runs no size below one element per rank
+    row = res[0]
     if row["wrong"]:
         raise RuntimeError(f"{coll} {size} B on {ranks} ranks ({pin or 'table'}): "
                            f"{row['wrong']} wrong elements")
@@ -96,7 +100,10 @@ def measure(rounds, quick):
                         continue	# less than one float per peer
                     old = old_choice(coll, size, ranks)
                     a, b = [], []
-                    t, algo, _ = run(ranks, coll, size, iters)
+                    first = run(ranks, coll, size, iters)
+                    if first is None:
+                        continue
+                    t, algo, _ = first
                     a.append(t)
                     same = algo == old
                     for r in range(rounds):
