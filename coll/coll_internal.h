@@ -274,9 +274,13 @@ int coll_reg_local(struct mroce_coll_comm *c, const void *buf, size_t len, struc
 /* ---- the algorithms (algo_*.c) and the one table that picks them (select.c) */
 extern const struct coll_algo coll_algo_ring_allreduce, coll_algo_ring_reduce_scatter,
 	coll_algo_ring_allgather, coll_algo_rd, coll_algo_bcast_tree, coll_algo_bcast_chain,
-	coll_algo_a2a_inbox, coll_algo_a2a_direct, coll_algo_barrier, coll_algo_p2p_send, coll_algo_p2p_recv, coll_algo_local;
+	coll_algo_a2a_inbox, coll_algo_a2a_direct, coll_algo_barrier, coll_algo_p2p_send, coll_algo_p2p_recv, coll_algo_local,
+	coll_algo_rhd_allreduce, coll_algo_rhd_reduce_scatter, coll_algo_rd_allgather,
+	coll_algo_bcast_sag;
 const struct coll_algo *coll_select(const struct mroce_coll_comm *c, enum mroce_coll_kind kind,
 				    size_t bytes);
+/* force_algo: a comma-separated list of names each some algorithm has (select.c) */
+bool coll_algo_names_valid(const char *list);
 /* All-to-all blocks up to this size go through the inboxes (select.c). */
 size_t coll_a2a_inbox_max(const struct mroce_coll_comm *c);
 
