@@ -31,6 +31,7 @@
 #define COLL_CTRL_LEN		32
 #define COLL_ADV_RING		4	/* all-to-all buffer offers a peer may have ahead */
 #define COLL_MAX_RANKS		MROCE_COLL_MAX_RANKS
+#define COLL_A2A_WINDOW		32	/* all-to-all peers in flight at once (default) */
 #define COLL_SPIN_US		50	/* busy-poll this long after an event, then sleep */
 
 /* Immediate: top two bits say what arrived, the rest is a number. */
@@ -101,6 +102,8 @@ struct mroce_coll_comm {
 	/* this algorithm's name wherever the kind has one of that name
 	 * (NULL: the table decides); studies and tests pin one this way */
 	char			*force_algo;
+	/* all-to-all: peers in flight at once (algo_a2a.c) */
+	int			a2a_window;
 	/* mroce-sim without --verify: the bytes are modelled, not moved (no
 	 * copy, no reduction); the messages and their sizes are the same */
 	bool			dry;

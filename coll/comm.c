@@ -584,6 +584,10 @@ static int resolve_opts(const struct mroce_coll_opts *opts, struct mroce_coll_co
 	if (!c->small_bytes)
 		c->small_bytes = 16 * 1024;
 	c->ring_only = MROCE_OPT(opts, ring_only, false);
+	err = env_int("MROCE_COLL_A2A_WINDOW", 2, COLL_MAX_RANKS, &v);
+	if (err == -EINVAL)
+		return -EINVAL;
+	c->a2a_window = err ? COLL_A2A_WINDOW : (int)v;
 	/* pin algorithms by name (select.c); every rank must set the same */
 	pin = getenv("MROCE_COLL_ALGO");
 	if (pin && *pin) {
