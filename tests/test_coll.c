@@ -17,6 +17,7 @@
 #include <cmocka.h>
 
 #include "mroce/mroce.h"
+#include "../coll/coll_internal.h"
 
 /* Internal to libmroce (coll/reduce.c); the static library exposes it. */
 void coll_reduce(enum mroce_coll_dtype t, enum mroce_coll_redop op, void *inout,
@@ -417,6 +418,114 @@ static void test_bad_options(void **state)
 	mroce_coll_comm_destroy(c);
 }
 
+/* ---- the one table (coll/select.c): what is chosen when -------------------- */
+
+static const char *pick(int size, enum mroce_coll_kind k, size_t bytes, const char *pin,
+			bool ring_only)
+{
+	struct mroce_coll_comm c = { .size = size, .chunk = 256 * 1024, .small_bytes = 16 * 1024,
+				     .force_algo = (char *)pin, .ring_only = ring_only };
+
+	return mroce_coll_algo(&c, k, bytes);
+}
+
+static void test_table(void **state)
+{
+	const size_t K = 1024, M = 1024 * 1024;
+
+	(void)state;
+	/* few ranks (2 - 8): today's choices, the ring and the chain */
+	for (int n = 2; n <= 8; n++) {
+		assert_string_equal(pick(n, MROCE_COLL_ALLREDUCE, 4 * K, NULL, false), "rd");
+		assert_string_equal(pick(n, MROCE_COLL_ALLREDUCE, 16 * K + 4, NULL, false), "ring");
+		assert_string_equal(pick(n, MROCE_COLL_ALLREDUCE, 64 * M, NULL, false), "ring");
+		assert_string_equal(pick(n, MROCE_COLL_REDUCE_SCATTER, 1 * M, NULL, false), "ring");
+		assert_string_equal(pick(n, MROCE_COLL_ALLGATHER, 1 * M, NULL, false), "ring");
+		assert_string_equal(pick(n, MROCE_COLL_BROADCAST, 4 * K, NULL, false), "tree");
+		assert_string_equal(pick(n, MROCE_COLL_BROADCAST, 1 * M, NULL, false), "chain");
+		assert_string_equal(pick(n, MROCE_COLL_ALLTOALL, (size_t)n * K, NULL, false),
+				    "pairwise-inbox");
+		assert_string_equal(pick(n, MROCE_COLL_ALLTOALL, (size_t)n * M, NULL, false),
+				    "pairwise-direct");
+	}
+	/* beyond 8 ranks: the log-step algorithms */
+	for (int n = 9; n <= 1024; n = n * 2 + 1) {
+		assert_string_equal(pick(n, MROCE_COLL_ALLREDUCE, 4 * K, NULL, false), "rd");
+		assert_string_equal(pick(n, MROCE_COLL_ALLREDUCE, 1 * M, NULL, false), "rhd");
+		assert_string_equal(pick(n, MROCE_COLL_ALLREDUCE, 64 * M, NULL, false), "rhd");
+		assert_string_equal(pick(n, MROCE_COLL_REDUCE_SCATTER, 1 * K, NULL, false), "rhd");
+		assert_string_equal(pick(n, MROCE_COLL_ALLGATHER, 1 * M, NULL, false), "rd");
+		assert_string_equal(pick(n, MROCE_COLL_BROADCAST, 4 * K, NULL, false), "tree");
+		assert_string_equal(pick(n, MROCE_COLL_BROADCAST, 1 * M, NULL, false), "scatter-ag");
+		assert_string_equal(pick(n, MROCE_COLL_ALLTOALL, (size_t)n * M, NULL, false),
+				    "pairwise-direct");
+		/* the tests' ring_only keeps the ring at any rank count */
+		assert_string_equal(pick(n, MROCE_COLL_ALLREDUCE, 1 * M, NULL, true), "ring");
+		assert_string_equal(pick(n, MROCE_COLL_ALLGATHER, 1 * M, NULL, true), "ring");
+	}
+	/* a broadcast of many chunks per rank: the chain at any rank count */
+	assert_string_equal(pick(9, MROCE_COLL_BROADCAST, 64 * M, NULL, false), "chain");
+	assert_string_equal(pick(1024, MROCE_COLL_BROADCAST, 64 * M, NULL, false), "scatter-ag");
+	assert_string_equal(pick(1024, MROCE_COLL_BROADCAST, 1024 * M, NULL, false), "chain");
+	/* one rank or nothing to move: local, whatever is pinned */
+	assert_string_equal(pick(1, MROCE_COLL_ALLREDUCE, 1 * M, "rhd", false), "local");
+}
+
+static void test_table_pinned(void **state)
+{
+	const size_t M = 1024 * 1024;
+
+	(void)state;
+	/* the first name of the list that the kind has; the table for the rest */
+	assert_string_equal(pick(4, MROCE_COLL_ALLREDUCE, 1 * M, "rhd", false), "rhd");
+	assert_string_equal(pick(4, MROCE_COLL_ALLREDUCE, 8, "rhd", false), "rhd");
+	assert_string_equal(pick(4, MROCE_COLL_REDUCE_SCATTER, 1 * M, "rhd", false), "rhd");
+	assert_string_equal(pick(4, MROCE_COLL_ALLGATHER, 1 * M, "rhd", false), "ring");
+	assert_string_equal(pick(4, MROCE_COLL_ALLGATHER, 1 * M, "rhd,rd", false), "rd");
+	assert_string_equal(pick(4, MROCE_COLL_ALLREDUCE, 1 * M, "rhd,rd", false), "rhd");
+	assert_string_equal(pick(4, MROCE_COLL_ALLREDUCE, 1 * M, "rd,rhd", false), "rd");
+	assert_string_equal(pick(4, MROCE_COLL_BROADCAST, 1 * M, "rd,scatter-ag", false),
+			    "scatter-ag");
+	assert_string_equal(pick(64, MROCE_COLL_ALLREDUCE, 1 * M, "ring", false), "ring");
+	assert_string_equal(pick(64, MROCE_COLL_BROADCAST, 1 * M, "ring,tree", false), "tree");
+	/* a prefix is not a name */
+	assert_string_equal(pick(64, MROCE_COLL_ALLREDUCE, 1 * M, "rh", false), "rhd");
+	assert_string_equal(pick(4, MROCE_COLL_ALLREDUCE, 1 * M, "rhdx", false), "ring");
+	assert_true(coll_algo_names_valid("rhd"));
+	assert_true(coll_algo_names_valid("ring,rd,scatter-ag,chain,tree,pairwise-direct"));
+	assert_false(coll_algo_names_valid(""));
+	assert_false(coll_algo_names_valid("rhd,"));
+	assert_false(coll_algo_names_valid("rhd,bogus"));
+	assert_false(coll_algo_names_valid("rh"));
+}
+
+/* MROCE_COLL_ALGO: pins (mroce_coll_algo says so); a name no algorithm has is refused. */
+static void test_algo_env(void **state)
+{
+	MROCE_OPTS(mroce_coll_opts, o, .rank = 0, .world_size = 1);
+	struct mroce_coll_comm *c = NULL;
+
+	(void)state;
+	setenv("MROCE_COLL_ALGO", "ring,bogus", 1);
+	assert_int_equal(mroce_coll_comm_create(&o, &c), -EINVAL);
+	setenv("MROCE_COLL_ALGO", "rhd,rd", 1);
+	assert_int_equal(mroce_coll_comm_create(&o, &c), 0);
+	assert_string_equal(c->force_algo, "rhd,rd");
+	mroce_coll_comm_destroy(c);
+	unsetenv("MROCE_COLL_ALGO");
+	setenv("MROCE_COLL_A2A_WINDOW", "1", 1);
+	assert_int_equal(mroce_coll_comm_create(&o, &c), -EINVAL);
+	setenv("MROCE_COLL_A2A_WINDOW", "4", 1);
+	assert_int_equal(mroce_coll_comm_create(&o, &c), 0);
+	assert_int_equal(c->a2a_window, 4);
+	mroce_coll_comm_destroy(c);
+	unsetenv("MROCE_COLL_A2A_WINDOW");
+	assert_int_equal(mroce_coll_comm_create(&o, &c), 0);
+	assert_null(c->force_algo);
+	assert_int_equal(c->a2a_window, COLL_A2A_WINDOW);
+	mroce_coll_comm_destroy(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -431,6 +540,9 @@ int main(void)
 		cmocka_unit_test(test_solo_alltoallv),
 		cmocka_unit_test(test_rendezvous_variables),
 		cmocka_unit_test(test_bad_options),
+		cmocka_unit_test(test_table),
+		cmocka_unit_test(test_table_pinned),
+		cmocka_unit_test(test_algo_env),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
