@@ -24,17 +24,20 @@
  * v + rem): blocks are contiguous, in rank order, so every stage moves one
  * contiguous span each way, in chunks through the channels.
  *
- * Halving stage with mask m (p/2, p/4, ..., 1): v and v ^ m share a window of
- * 2m blocks; the one with bit m clear keeps the lower half and sends the upper,
- * the other the reverse, each reducing what it receives into what it keeps.
- * After the last stage virtual rank v holds block v fully reduced. Doubling
- * stages (masks 1, 2, ..., p/2) run it backwards: v and v ^ m swap their
- * windows of m blocks.
+ * Halving stage i with mask m: v and v ^ m share a window of blocks (the
+ * same for both: the earlier stages' bits of v pick it); the one with bit m
+ * clear keeps the lower half and sends the upper, the other the reverse, each
+ * reducing what it receives into what it keeps. Doubling stages run the
+ * halving backwards, swapping windows. Masks: reduce-scatter p/2, p/4, ..., 1
+ * (v ends with block v, its own); all-reduce 1, 2, ..., p/2, so that its
+ * biggest exchanges (half the vector) are with the nearest ranks, as a
+ * fat tree's leaf holds them, and only the smallest cross the spine.
  *
  * Reduction order: x_2v o x_2v+1 for the folded pairs (y_v, else y_v = x_v+rem),
- * then a binary tree pairing by the highest bit first:
- * ((y_0 o y_p/2) o (y_p/4 o y_3p/4)) o ... ; each element is reduced by one
- * rank and copied to the others, so every rank holds the same bits.
+ * then a binary tree: all-reduce over rank order ((y_0 o y_1) o (y_2 o y_3)) o ...,
+ * reduce-scatter by the highest bit first ((y_0 o y_p/2) o (y_p/4 o y_3p/4)) o ...;
+ * each element is reduced by one rank and copied to the others, so every
+ * rank holds the same bits.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -56,6 +59,7 @@ struct rhd {
 	int			U;	/* units */
 	size_t			E, esz;	/* elements of the work buffer; element size */
 	int			Ls;	/* broadcast: scatter stages after the first */
+	bool			near_first;	/* halving masks 1, 2, ..: all-reduce */
 };
 
 static int phys(const struct rhd *h, int rel)
@@ -144,31 +148,52 @@ static int fold_out(struct rhd *h, struct xfer *x, bool own_unit)
 	return 1;
 }
 
-/* Halving stage i (0 .. L-1): mask p2 >> (i + 1). */
+/* The mask of halving stage i: all-reduce nearest first (1, 2, .., p2/2), the
+ * others farthest first (p2/2, .., 1: virtual rank v ends with block v). */
+static int hmask(const struct rhd *h, int i)
+{
+	return h->near_first ? 1 << i : h->p2 >> (i + 1);
+}
+
+/* First block of v's window after the first `steps` halving stages: each
+ * stage's bit of v picks the upper or the lower half. */
+static int window(const struct rhd *h, int v, int steps)
+{
+	int lo = 0;
+
+	for (int t = 0; t < steps; t++)
+		if (v & hmask(h, t))
+			lo += h->p2 >> (t + 1);
+	return lo;
+}
+
+/* Halving stage i (0 .. L-1): keep one half of the window, reduce into it. */
 static int halving(struct rhd *h, int i, struct xfer *x)
 {
-	int m = h->p2 >> (i + 1), v = h->v, lo;
+	int m = hmask(h, i), v = h->v, lo, half;
 
 	if (v < 0)
 		return 0;
-	lo = v & ~(2 * m - 1);
+	lo = window(h, v, i);
+	half = h->p2 >> (i + 1);
 	if (v & m)
-		x[0] = block_xfer(h, v ^ m, lo, lo + m, lo + m, lo + 2 * m, true);
+		x[0] = block_xfer(h, v ^ m, lo, lo + half, lo + half, lo + 2 * half, true);
 	else
-		x[0] = block_xfer(h, v ^ m, lo + m, lo + 2 * m, lo, lo + m, true);
+		x[0] = block_xfer(h, v ^ m, lo + half, lo + 2 * half, lo, lo + half, true);
 	return 1;
 }
 
-/* Doubling stage i (0 .. L-1): mask 1 << i. */
+/* Doubling stage i (0 .. L-1): halving stage L-1-i backwards, windows swapped. */
 static int doubling(struct rhd *h, int i, struct xfer *x)
 {
-	int m = 1 << i, v = h->v, lo, plo;
+	int j = h->L - 1 - i, v = h->v, lo, plo, size;
 
 	if (v < 0)
 		return 0;
-	lo = v & ~(m - 1);
-	plo = lo ^ m;
-	x[0] = block_xfer(h, v ^ m, lo, lo + m, plo, plo + m, false);
+	size = h->p2 >> (j + 1);
+	lo = window(h, v, j + 1);
+	plo = (v & hmask(h, j)) ? lo - size : lo + size;
+	x[0] = block_xfer(h, v ^ hmask(h, j), lo, lo + size, plo, plo + size, false);
 	return 1;
 }
 
@@ -273,7 +298,12 @@ static int allreduce_start(struct coll_op *op)
 {
 	if (op->a.sendbuf != op->a.recvbuf && op->bytes && !op->c->dry)
 		memcpy(op->a.recvbuf, op->a.sendbuf, op->bytes);
-	return rhd_setup(op, RHD_ALLREDUCE, op->a.recvbuf, op->a.count, 0, 0);
+	int err = rhd_setup(op, RHD_ALLREDUCE, op->a.recvbuf, op->a.count, 0, 0);
+
+	/* the biggest exchanges with the nearest ranks (a leaf's, on a fat tree) */
+	if (!err)
+		((struct rhd *)op->priv)->near_first = true;
+	return err;
 }
 
 static int reduce_scatter_start(struct coll_op *op)
