@@ -725,7 +725,8 @@ static void print_failure_stats(struct mroce_coll_comm *c, int rank)
 		(uint64_t)st.xsk_tx_invalid_descs);
 }
 
-/* --algo NAME: the names pinned must be what runs, for the kinds that have them. */
+/* --algo NAME: the names pinned must be what runs, for the kinds that have them
+ * (list NULL: say what the table picks at 1 MiB). */
 static int check_pinned(struct mroce_coll_comm *c, const char *list)
 {
 	static const enum mroce_coll_kind kinds[] = {
@@ -736,19 +737,21 @@ static int check_pinned(struct mroce_coll_comm *c, const char *list)
 	char want[256];
 	int used = 0;
 
-	snprintf(want, sizeof(want), ",%s,", list);
+	snprintf(want, sizeof(want), ",%s,", list ? list : "");
 	for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++) {
 		const char *got = mroce_coll_algo(c, kinds[k], 1 << 20);
 		char pat[64];
 
 		snprintf(pat, sizeof(pat), ",%s,", got ? got : "?");
-		if (strstr(want, pat)) {
+		if (list && strstr(want, pat)) {
 			used++;
 			if (!rank)
 				printf("coll_check: %s pinned to %s\n", names[k], got);
+		} else if (!list && !rank) {
+			printf("coll_check: %s of 1 MiB runs %s\n", names[k], got ? got : "?");
 		}
 	}
-	if (!used && nranks > 1) {
+	if (list && !used && nranks > 1) {
 		fprintf(stderr, "coll_check: rank %d: --algo %s: no operation runs it\n", rank, list);
 		return 1;
 	}
@@ -823,6 +826,8 @@ int main(int argc, char **argv)
 	if (strcmp(algo, "auto") && strcmp(algo, "ring") && strcmp(algo, "small") &&
 	    check_pinned(c, algo))
 		return mroce_coll_comm_destroy(c), 1;
+	if (!strcmp(algo, "auto"))
+		check_pinned(c, NULL);
 	if (v_mismatch) {
 		int code = a2av_mismatch_test(c, v_send, v_recv);
 

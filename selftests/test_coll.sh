@@ -41,6 +41,21 @@ t_pinned_algos() {
 	launch -n 6 -- "$CHECK" --algo ring,tree --max-count 70000 &&
 	launch -n 7 -- "$CHECK" --algo rd,chain --max-count 70000
 }
+# Beyond 8 ranks the table itself picks the log-step algorithms (12: not a
+# power of two); pinned ones under loss, duplication and reordering.
+t_twelve_ranks() {
+	local out
+	out=$(launch -n 12 -- "$CHECK" --max-count 20000 2>&1) || { printf '%s\n' "$out" | tail -20; return 1; }
+	printf '%s\n' "$out" | grep '^coll_check: rank 0 of\|runs'
+	for want in "allreduce of 1 MiB runs rhd" "reducescatter of 1 MiB runs rhd" \
+		    "allgather of 1 MiB runs rd" "broadcast of 1 MiB runs scatter-ag"; do
+		printf '%s\n' "$out" | grep -q "$want" || { echo "expected: $want"; return 1; }
+	done
+}
+t_log_algos_faults() {
+	launch -n 6 --env MROCE_COLL_A2A_WINDOW=2 -- "$CHECK" --algo rhd,rd,scatter-ag \
+		--max-count 70000 --loss 10000 --dup 10000 --reorder 50000
+}
 # All-to-all with a window of 2 peers in flight (distance by distance).
 t_a2a_window() {
 	local n
@@ -183,7 +198,7 @@ coll_setup() { :; }
 coll_teardown() { "$LAUNCH" down "$JOB" >/dev/null 2>&1; }
 TEST_SETUP=coll_setup
 TEST_TEARDOWN=coll_teardown
-FIGURES='^(coll_check: rank 0|coll_check: [a-z]* pinned|\[[0-9]\] coll_check: rank [0-9]: mismatched|\[[0-9]\] coll_check: rank [0-9]: allreduce|killed rank:|fabric:|rendezvous:|json:)'
+FIGURES='^(coll_check: rank 0|coll_check: [a-z]* pinned|coll_check: [a-z]* of 1 MiB runs|\[[0-9]\] coll_check: rank [0-9]: mismatched|\[[0-9]\] coll_check: rank [0-9]: allreduce|killed rank:|fabric:|rendezvous:|json:)'
 trap 'coll_teardown; cleanup_all' EXIT
 
 require_root test_coll
@@ -201,6 +216,8 @@ else
 	run_test "log-step algorithms pinned, 2-8 ranks, element by element" t_log_algos
 	run_test "ring, tree, rd, chain pinned at 6 and 7 ranks" t_pinned_algos
 	run_test "all-to-all, 2 peers in flight, 5, 7, 8 ranks" t_a2a_window
+	run_test "12 ranks: the table's log-step algorithms" t_twelve_ranks
+	run_test "log-step algorithms, 6 ranks, 1% loss, 1% dup, 5% reordering" t_log_algos_faults
 	run_test "4 ranks, 1% loss, 1% duplication, 5% reordering" t_four_ranks_loss_reorder_dup
 	run_test "8 ranks, 1% loss, 1% duplication, 5% reordering" t_eight_ranks_loss_reorder_dup
 	run_test "4 ranks on the fabric: delayed paths, 1% loss, 1% dup" t_fabric_four_ranks
