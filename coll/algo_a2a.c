@@ -24,13 +24,14 @@
  * flight at once: a peer's control message goes out, and its direct block's
  * region is registered, only once its distance enters the window; the region
  * goes as soon as the block has landed, and the window moves on once every
- * peer of its lowest distance is done (COLL_A2A_WINDOW peers, or
- * MROCE_COLL_A2A_WINDOW). Both ends of a pair are at the same
- * distance from each other, so they open each other in the same window; the
- * lowest distance any rank has not finished is open everywhere, so the
- * operation always progresses. 1024-way all-to-all thus keeps at most 32
- * offers and regions open per rank, not 1023 (fewer ranks than the window:
- * every peer at once, as before). The direct sends read the send blocks
+ * peer of its lowest distance is done (coll_a2a_window(): 32 peers, more for
+ * blocks under 128 KiB so that 4 MiB stay in flight; MROCE_COLL_A2A_WINDOW
+ * fixes it). Both ends of a pair are at the same distance from each other,
+ * so they open each other in the same window; the lowest distance any rank
+ * has not finished is open everywhere, so the operation always progresses.
+ * 1024-way all-to-all of 64 KiB blocks thus keeps 64 offers and regions open
+ * per rank, of 1 MiB blocks 32, not 1023 (blocks of 16 KiB or less go through
+ * the inboxes: no offer, no region). The direct sends read the send blocks
  * through one local region over all of them.
  */
 
@@ -186,6 +187,28 @@ struct a2a {
 	int		window;		/* distances open at once */
 };
 
+/*
+ * Distances open at once (both neighbours of a distance count). Peers in
+ * flight: MROCE_COLL_A2A_WINDOW if set, else at least COLL_A2A_WINDOW and as
+ * many as carry COLL_A2A_WINDOW_BYTES, so that small blocks (1 KiB at 1024
+ * ranks) still keep that much in flight. Ranks may differ (all-to-all-v):
+ * each always opens its lowest distance not done, which is all progress needs.
+ */
+int coll_a2a_window(const struct mroce_coll_comm *c, size_t moved)
+{
+	size_t peers = (size_t)c->a2a_window, per;
+
+	if (!peers) {
+		per = c->size > 1 ? moved / (2 * (size_t)(c->size - 1)) : 0;
+		peers = per ? COLL_A2A_WINDOW_BYTES / per : (size_t)c->size;
+		if (peers < COLL_A2A_WINDOW)
+			peers = COLL_A2A_WINDOW;
+	}
+	if (peers > (size_t)c->size)
+		peers = (size_t)c->size;
+	return peers / 2 > 1 ? (int)(peers / 2) : 1;
+}
+
 /* The peers at distance d: r + d and r - d, one when they are the same. */
 static int a2a_peers_at(int r, int n, int d, int p[2])
 {
@@ -216,7 +239,7 @@ static int a2a_start(struct coll_op *op)
 {
 	struct mroce_coll_comm *c = op->c;
 	const struct coll_args *a = &op->a;
-	size_t esz = op->esz, T = coll_a2a_inbox_max(c), tot = 0;
+	size_t esz = op->esz, T = coll_a2a_inbox_max(c), tot = 0, moved = 0;
 	int n = c->size, r = c->rank;
 	struct a2a *s = calloc(1, sizeof(*s));
 	struct a2a_peer *bl;
@@ -233,11 +256,6 @@ static int a2a_start(struct coll_op *op)
 	s->left = 2 * (n - 1);
 	s->ndist = n / 2;
 	s->dlo = 1;
-	/* peers in flight at once (both neighbours of a distance count); a
-	 * communicator that never set it gets the default */
-	s->window = (c->a2a_window ? c->a2a_window : COLL_A2A_WINDOW) / 2;
-	if (s->window < 1)
-		s->window = 1;
 	for (int p = 0; p < n; p++) {
 		__u8 *src;
 
@@ -246,7 +264,10 @@ static int a2a_start(struct coll_op *op)
 			  &bl[p].rlen);
 		bl[p].src = src;
 		tot += bl[p].slen;
+		if (p != r)
+			moved += bl[p].slen + bl[p].rlen;
 	}
+	s->window = coll_a2a_window(c, moved);
 	/* In place, or any send block overlapping a receive block: peers would
 	 * write where we still read, so the send blocks are copied first. */
 	for (int p = 0; !overlap && p < n; p++)

@@ -31,7 +31,8 @@
 #define COLL_CTRL_LEN		32
 #define COLL_ADV_RING		4	/* all-to-all buffer offers a peer may have ahead */
 #define COLL_MAX_RANKS		MROCE_COLL_MAX_RANKS
-#define COLL_A2A_WINDOW		32	/* all-to-all peers in flight at once (default) */
+#define COLL_A2A_WINDOW		32	/* all-to-all peers in flight at once, at least */
+#define COLL_A2A_WINDOW_BYTES	(4u << 20)	/* ... and as many as make this many bytes */
 #define COLL_SPIN_US		50	/* busy-poll this long after an event, then sleep */
 
 /* Immediate: top two bits say what arrived, the rest is a number. */
@@ -102,7 +103,7 @@ struct mroce_coll_comm {
 	/* this algorithm's name wherever the kind has one of that name
 	 * (NULL: the table decides); studies and tests pin one this way */
 	char			*force_algo;
-	/* all-to-all: peers in flight at once (algo_a2a.c) */
+	/* all-to-all: peers in flight at once (algo_a2a.c); 0: by block size */
 	int			a2a_window;
 	/* mroce-sim without --verify: the bytes are modelled, not moved (no
 	 * copy, no reduction); the messages and their sizes are the same */
@@ -284,6 +285,8 @@ const struct coll_algo *coll_select(const struct mroce_coll_comm *c, enum mroce_
 				    size_t bytes);
 /* force_algo: a comma-separated list of names each some algorithm has (select.c) */
 bool coll_algo_names_valid(const char *list);
+/* All-to-all: distances open at once for `moved` bytes to and from the peers (algo_a2a.c). */
+int coll_a2a_window(const struct mroce_coll_comm *c, size_t moved);
 /* All-to-all blocks up to this size go through the inboxes (select.c). */
 size_t coll_a2a_inbox_max(const struct mroce_coll_comm *c);
 

@@ -587,7 +587,7 @@ static int resolve_opts(const struct mroce_coll_opts *opts, struct mroce_coll_co
 	err = env_int("MROCE_COLL_A2A_WINDOW", 2, COLL_MAX_RANKS, &v);
 	if (err == -EINVAL)
 		return -EINVAL;
-	c->a2a_window = err ? COLL_A2A_WINDOW : (int)v;
+	c->a2a_window = err ? 0 : (int)v;	/* 0: by block size (algo_a2a.c) */
 	/* pin algorithms by name (select.c); every rank must set the same */
 	pin = getenv("MROCE_COLL_ALGO");
 	if (pin && *pin) {

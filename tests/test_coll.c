@@ -499,6 +499,33 @@ static void test_table_pinned(void **state)
 	assert_false(coll_algo_names_valid("rh"));
 }
 
+/* All-to-all's window: distances open at once (2 peers each). */
+static size_t blocks(int n, size_t block)
+{
+	return 2 * (size_t)(n - 1) * block;	/* bytes to and from the peers */
+}
+
+static void test_a2a_window(void **state)
+{
+	struct mroce_coll_comm c = { .size = 1024 };
+
+	(void)state;
+	assert_int_equal(coll_a2a_window(&c, blocks(1024, 1024)), 512);	/* 1 KiB: all */
+	assert_int_equal(coll_a2a_window(&c, blocks(1024, 16384)), 128);	/* 256 peers: 4 MiB */
+	assert_int_equal(coll_a2a_window(&c, blocks(1024, 65536)), 32);		/* 64 peers */
+	assert_int_equal(coll_a2a_window(&c, blocks(1024, 1 << 20)), 16);	/* 32 at least */
+	assert_int_equal(coll_a2a_window(&c, blocks(1024, 64 << 20)), 16);
+	assert_int_equal(coll_a2a_window(&c, 0), 512);				/* empty blocks */
+	c.a2a_window = 2;	/* MROCE_COLL_A2A_WINDOW fixes it */
+	assert_int_equal(coll_a2a_window(&c, blocks(1024, 1024)), 1);
+	c.a2a_window = 64;
+	assert_int_equal(coll_a2a_window(&c, blocks(1024, 1024)), 32);
+	c = (struct mroce_coll_comm){ .size = 4 };	/* fewer ranks than the window: all */
+	assert_int_equal(coll_a2a_window(&c, blocks(4, 64 << 20)), 2);
+	c.size = 2;
+	assert_int_equal(coll_a2a_window(&c, blocks(2, 1 << 20)), 1);
+}
+
 /* MROCE_COLL_ALGO: pins (mroce_coll_algo says so); a name no algorithm has is refused. */
 static void test_algo_env(void **state)
 {
@@ -522,7 +549,7 @@ static void test_algo_env(void **state)
 	unsetenv("MROCE_COLL_A2A_WINDOW");
 	assert_int_equal(mroce_coll_comm_create(&o, &c), 0);
 	assert_null(c->force_algo);
-	assert_int_equal(c->a2a_window, COLL_A2A_WINDOW);
+	assert_int_equal(c->a2a_window, 0);	/* by block size */
 	mroce_coll_comm_destroy(c);
 }
 
@@ -756,6 +783,7 @@ int main(void)
 		cmocka_unit_test(test_table),
 		cmocka_unit_test(test_table_pinned),
 		cmocka_unit_test(test_algo_env),
+		cmocka_unit_test(test_a2a_window),
 		cmocka_unit_test(test_sched_log_algos),
 	};
 
