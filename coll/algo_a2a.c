@@ -18,7 +18,23 @@
  * an inbox chunk, or a sender announcing otherwise, as the disagreement it
  * is. Either end that sees a disagreement tells the other (both fail with
  * -EBADMSG) and breaks the communicator.
+ *
+ * Window: peers are taken by distance d = 1, 2, ..., N/2 (r + d and r - d
+ * both, each direction with each), and at most COLL_A2A_WINDOW peers are in
+ * flight at once: a peer's control message goes out, and its direct block's
+ * region is registered, only once its distance enters the window; the region
+ * goes as soon as the block has landed, and the window moves on once every
+ * peer of its lowest distance is done (coll_a2a_window(): 32 peers, more for
+ * blocks under 128 KiB so that 4 MiB stay in flight; MROCE_COLL_A2A_WINDOW
+ * fixes it). Both ends of a pair are at the same distance from each other,
+ * so they open each other in the same window; the lowest distance any rank
+ * has not finished is open everywhere, so the operation always progresses.
+ * 1024-way all-to-all of 64 KiB blocks thus keeps 64 offers and regions open
+ * per rank, of 1 MiB blocks 32, not 1023 (blocks of 16 KiB or less go through
+ * the inboxes: no offer, no region). The direct sends read the send blocks
+ * through one local region over all of them.
  */
+
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -30,7 +46,7 @@ struct a2a_peer {
 	const __u8	*src;
 	__u8		*dst;
 	size_t		slen, rlen;
-	struct mroce_mr	*smr, *rmr;	/* direct: exactly the block */
+	struct mroce_mr	*rmr;		/* direct receive: exactly the block */
 	bool		s_direct, r_direct;
 	bool		told;		/* our message for this operation is posted */
 	bool		sent, got;
@@ -75,7 +91,8 @@ static int a2a_tell(struct mroce_coll_comm *c, int p, struct a2a_peer *b, __u32 
 }
 
 /* 1: sent, 0: not yet (no offer, credit or room), < 0: failed */
-static int a2a_try_send(struct mroce_coll_comm *c, int to, struct a2a_peer *b, __u32 op)
+static int a2a_try_send(struct mroce_coll_comm *c, int to, struct a2a_peer *b, __u32 op,
+			__u32 lkey)
 {
 	const struct coll_advert *m;
 	struct mroce_sge sge;
@@ -93,7 +110,7 @@ static int a2a_try_send(struct mroce_coll_comm *c, int to, struct a2a_peer *b, _
 	if (!(m->flags & A2A_OFFER) || m->rlen != b->slen)
 		return a2a_mismatch(c, to);
 	sge = (struct mroce_sge){ .addr = (__u64)(unsigned long)b->src, .length = (__u32)b->slen,
-				  .lkey = mroce_mr_lkey(b->smr) };
+				  .lkey = lkey };
 	wr = (struct mroce_send_wr){ .wr_id = WR(WR_OP, 0),
 				     .opcode = MROCE_WR_RDMA_WRITE_WITH_IMM,
 				     .sg_list = &sge, .num_sge = 1,
@@ -161,10 +178,44 @@ static bool spans_overlap(const __u8 *a, size_t alen, const __u8 *b, size_t blen
 struct a2a {
 	struct a2a_peer	*bl;
 	__u8		*copy;		/* the send blocks, when they overlap the receive blocks */
+	struct mroce_mr	*smr;		/* local: every direct send block */
 	__u32		op;
 	int		left;		/* blocks still to send and receive */
-	int		tell;		/* the next peer offset (1 .. size-1) to tell */
+	int		ndist;		/* distances: 1 .. size / 2 */
+	int		dlo;		/* the lowest distance not done */
+	int		dopen;		/* distances 1 .. dopen are open */
+	int		window;		/* distances open at once */
 };
+
+/*
+ * Distances open at once (both neighbours of a distance count). Peers in
+ * flight: MROCE_COLL_A2A_WINDOW if set, else at least COLL_A2A_WINDOW and as
+ * many as carry COLL_A2A_WINDOW_BYTES, so that small blocks (1 KiB at 1024
+ * ranks) still keep that much in flight. Ranks may differ (all-to-all-v):
+ * each always opens its lowest distance not done, which is all progress needs.
+ */
+int coll_a2a_window(const struct mroce_coll_comm *c, size_t moved)
+{
+	size_t peers = (size_t)c->a2a_window, per;
+
+	if (!peers) {
+		per = c->size > 1 ? moved / (2 * (size_t)(c->size - 1)) : 0;
+		peers = per ? COLL_A2A_WINDOW_BYTES / per : (size_t)c->size;
+		if (peers < COLL_A2A_WINDOW)
+			peers = COLL_A2A_WINDOW;
+	}
+	if (peers > (size_t)c->size)
+		peers = (size_t)c->size;
+	return peers / 2 > 1 ? (int)(peers / 2) : 1;
+}
+
+/* The peers at distance d: r + d and r - d, one when they are the same. */
+static int a2a_peers_at(int r, int n, int d, int p[2])
+{
+	p[0] = coll_mod(r + d, n);
+	p[1] = coll_mod(r - d, n);
+	return p[0] == p[1] ? 1 : 2;
+}
 
 static void a2a_fini(struct coll_op *op)
 {
@@ -173,12 +224,11 @@ static void a2a_fini(struct coll_op *op)
 	if (!s)
 		return;
 	/* Deregistering first closes the buffer to late or stray writes. */
-	for (int p = 0; s->bl && p < op->c->size; p++) {
+	for (int p = 0; s->bl && p < op->c->size; p++)
 		if (s->bl[p].rmr)
 			mroce_dereg_mr(s->bl[p].rmr);
-		if (s->bl[p].smr)
-			mroce_dereg_mr(s->bl[p].smr);
-	}
+	if (s->smr)
+		mroce_dereg_mr(s->smr);
 	free(s->copy);
 	free(s->bl);
 	free(s);
@@ -189,10 +239,11 @@ static int a2a_start(struct coll_op *op)
 {
 	struct mroce_coll_comm *c = op->c;
 	const struct coll_args *a = &op->a;
-	size_t esz = op->esz, T = coll_a2a_inbox_max(c), tot = 0;
-	int n = c->size, r = c->rank, err = 0;
+	size_t esz = op->esz, T = coll_a2a_inbox_max(c), tot = 0, moved = 0;
+	int n = c->size, r = c->rank;
 	struct a2a *s = calloc(1, sizeof(*s));
 	struct a2a_peer *bl;
+	uintptr_t smin = UINTPTR_MAX, smax = 0;
 	bool overlap = false;
 
 	if (!s)
@@ -203,7 +254,8 @@ static int a2a_start(struct coll_op *op)
 		return -ENOMEM;
 	s->op = c->op_seq;
 	s->left = 2 * (n - 1);
-	s->tell = 1;
+	s->ndist = n / 2;
+	s->dlo = 1;
 	for (int p = 0; p < n; p++) {
 		__u8 *src;
 
@@ -212,7 +264,10 @@ static int a2a_start(struct coll_op *op)
 			  &bl[p].rlen);
 		bl[p].src = src;
 		tot += bl[p].slen;
+		if (p != r)
+			moved += bl[p].slen + bl[p].rlen;
 	}
+	s->window = coll_a2a_window(c, moved);
 	/* In place, or any send block overlapping a receive block: peers would
 	 * write where we still read, so the send blocks are copied first. */
 	for (int p = 0; !overlap && p < n; p++)
@@ -237,21 +292,65 @@ static int a2a_start(struct coll_op *op)
 		bl[p].s_direct = p != r && bl[p].slen > T;
 		bl[p].r_direct = p != r && bl[p].rlen > T;
 		bl[p].told = !bl[p].s_direct && !bl[p].r_direct;
+		if (bl[p].s_direct) {
+			if ((uintptr_t)bl[p].src < smin)
+				smin = (uintptr_t)bl[p].src;
+			if ((uintptr_t)bl[p].src + bl[p].slen > smax)
+				smax = (uintptr_t)bl[p].src + bl[p].slen;
+		}
 	}
-	/* regions for the direct blocks */
-	for (int p = 0; !err && p < n; p++) {
-		struct a2a_peer *b = &bl[p];
+	/* one local region (no remote access) over the direct send blocks; the
+	 * receive regions open with the window (a2a_open) */
+	if (smax)
+		return coll_reg_local(c, (const void *)smin, smax - smin, &s->smr);
+	return 0;
+}
 
-		if (p == r)
-			continue;
-		if (b->s_direct)
-			err = coll_reg_local(c, b->src, b->slen, &b->smr);
-		if (!err && b->r_direct)
-			err = mroce_reg_mr(c->dev, b->dst, b->rlen,
-					   MROCE_ACCESS_LOCAL_WRITE | MROCE_ACCESS_REMOTE_WRITE,
-					   &b->rmr);
+/* Open peer p: its region for a direct receive, our message: 1 done, 0 not yet, < 0 failed. */
+static int a2a_open(struct mroce_coll_comm *c, struct a2a *s, int p)
+{
+	struct a2a_peer *b = &s->bl[p];
+	int k;
+
+	if (b->told)
+		return 1;
+	if (b->r_direct && !b->rmr && !b->got) {
+		k = mroce_reg_mr(c->dev, b->dst, b->rlen,
+				 MROCE_ACCESS_LOCAL_WRITE | MROCE_ACCESS_REMOTE_WRITE, &b->rmr);
+		if (k)
+			return k;
 	}
-	return err;
+	if ((k = a2a_tell(c, p, b, s->op)) <= 0)
+		return k;
+	b->told = true;
+	return 1;
+}
+
+/* Move what can move with peer p: 1 moved, 0 nothing, < 0 failed. */
+static int a2a_peer_step(struct mroce_coll_comm *c, struct a2a *s, int p)
+{
+	struct a2a_peer *b = &s->bl[p];
+	int moved = 0, k;
+
+	if (!b->sent && (k = a2a_try_send(c, p, b, s->op, s->smr ? mroce_mr_lkey(s->smr) : 0))) {
+		if (k < 0)
+			return k;
+		b->sent = true;
+		s->left--;
+		moved = 1;
+	}
+	if (!b->got && (k = a2a_try_recv(c, p, b, s->op))) {
+		if (k < 0)
+			return k;
+		b->got = true;
+		s->left--;
+		moved = 1;
+		if (b->rmr) {	/* the block has landed: its region goes now */
+			mroce_dereg_mr(b->rmr);
+			b->rmr = NULL;
+		}
+	}
+	return moved;
 }
 
 static int a2a_step(struct coll_op *op)
@@ -259,39 +358,48 @@ static int a2a_step(struct coll_op *op)
 	struct mroce_coll_comm *c = op->c;
 	struct a2a *s = op->priv;
 	struct a2a_peer *bl = s->bl;
-	int n = c->size, r = c->rank, k;
+	int n = c->size, r = c->rank, pp[2], np, k;
 
-	/* the messages first, peers in step order */
-	for (; s->tell < n; s->tell++) {
-		int p = coll_mod(r + s->tell, n);
-
-		if (bl[p].told)
-			continue;
-		if ((k = a2a_tell(c, p, &bl[p], s->op)) <= 0)
-			return k;
-		bl[p].told = true;
-		op->moved = true;
-	}
 	for (;;) {
 		bool moved = false;
 
-		for (int st = 1; st < n; st++) {
-			int to = coll_mod(r + st, n), from = coll_mod(r - st, n);
+		/* open the distances the window reaches, nearest first */
+		while (s->dopen < s->ndist && s->dopen + 1 < s->dlo + s->window) {
+			bool all = true;
 
-			if (!bl[to].sent && (k = a2a_try_send(c, to, &bl[to], s->op)) != 0) {
-				if (k < 0)
+			np = a2a_peers_at(r, n, s->dopen + 1, pp);
+			for (int i = 0; i < np; i++) {
+				if (bl[pp[i]].told)
+					continue;
+				if ((k = a2a_open(c, s, pp[i])) < 0)
 					return k;
-				bl[to].sent = true;
-				s->left--;
-				moved = true;
+				if (k == 0)
+					all = false;
+				else
+					moved = true;
 			}
-			if (!bl[from].got && (k = a2a_try_recv(c, from, &bl[from], s->op)) != 0) {
-				if (k < 0)
+			if (!all)
+				break;	/* no room for a message yet: the next step */
+			s->dopen++;
+		}
+		for (int d = s->dlo; d <= s->dopen; d++) {
+			np = a2a_peers_at(r, n, d, pp);
+			for (int i = 0; i < np; i++) {
+				if ((k = a2a_peer_step(c, s, pp[i])) < 0)
 					return k;
-				bl[from].got = true;
-				s->left--;
-				moved = true;
+				moved |= k > 0;
 			}
+		}
+		/* the window moves past the distances done */
+		while (s->dlo <= s->dopen) {
+			bool done = true;
+
+			np = a2a_peers_at(r, n, s->dlo, pp);
+			for (int i = 0; i < np; i++)
+				done &= bl[pp[i]].sent && bl[pp[i]].got;
+			if (!done)
+				break;
+			s->dlo++;
 		}
 		op->moved |= moved;
 		if (!moved)

@@ -31,6 +31,8 @@
 #define COLL_CTRL_LEN		32
 #define COLL_ADV_RING		4	/* all-to-all buffer offers a peer may have ahead */
 #define COLL_MAX_RANKS		MROCE_COLL_MAX_RANKS
+#define COLL_A2A_WINDOW		32	/* all-to-all peers in flight at once, at least */
+#define COLL_A2A_WINDOW_BYTES	(4u << 20)	/* ... and as many as make this many bytes */
 #define COLL_SPIN_US		50	/* busy-poll this long after an event, then sleep */
 
 /* Immediate: top two bits say what arrived, the rest is a number. */
@@ -101,6 +103,8 @@ struct mroce_coll_comm {
 	/* this algorithm's name wherever the kind has one of that name
 	 * (NULL: the table decides); studies and tests pin one this way */
 	char			*force_algo;
+	/* all-to-all: peers in flight at once (algo_a2a.c); 0: by block size */
+	int			a2a_window;
 	/* mroce-sim without --verify: the bytes are modelled, not moved (no
 	 * copy, no reduction); the messages and their sizes are the same */
 	bool			dry;
@@ -274,9 +278,15 @@ int coll_reg_local(struct mroce_coll_comm *c, const void *buf, size_t len, struc
 /* ---- the algorithms (algo_*.c) and the one table that picks them (select.c) */
 extern const struct coll_algo coll_algo_ring_allreduce, coll_algo_ring_reduce_scatter,
 	coll_algo_ring_allgather, coll_algo_rd, coll_algo_bcast_tree, coll_algo_bcast_chain,
-	coll_algo_a2a_inbox, coll_algo_a2a_direct, coll_algo_barrier, coll_algo_p2p_send, coll_algo_p2p_recv, coll_algo_local;
+	coll_algo_a2a_inbox, coll_algo_a2a_direct, coll_algo_barrier, coll_algo_p2p_send, coll_algo_p2p_recv, coll_algo_local,
+	coll_algo_rhd_allreduce, coll_algo_rhd_reduce_scatter, coll_algo_rd_allgather,
+	coll_algo_bcast_sag;
 const struct coll_algo *coll_select(const struct mroce_coll_comm *c, enum mroce_coll_kind kind,
 				    size_t bytes);
+/* force_algo: a comma-separated list of names each some algorithm has (select.c) */
+bool coll_algo_names_valid(const char *list);
+/* All-to-all: distances open at once for `moved` bytes to and from the peers (algo_a2a.c). */
+int coll_a2a_window(const struct mroce_coll_comm *c, size_t moved);
 /* All-to-all blocks up to this size go through the inboxes (select.c). */
 size_t coll_a2a_inbox_max(const struct mroce_coll_comm *c);
 

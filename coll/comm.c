@@ -543,7 +543,7 @@ static int rendezvous_peer(struct mroce_coll_comm *c, const struct sockaddr_in *
 static int resolve_opts(const struct mroce_coll_opts *opts, struct mroce_coll_comm *c,
 			struct sockaddr_in *master, __u32 *paths)
 {
-	const char *maddr = MROCE_OPT(opts, master_addr, NULL);
+	const char *maddr = MROCE_OPT(opts, master_addr, NULL), *pin;
 	long v;
 	int err;
 
@@ -584,6 +584,18 @@ static int resolve_opts(const struct mroce_coll_opts *opts, struct mroce_coll_co
 	if (!c->small_bytes)
 		c->small_bytes = 16 * 1024;
 	c->ring_only = MROCE_OPT(opts, ring_only, false);
+	err = env_int("MROCE_COLL_A2A_WINDOW", 2, COLL_MAX_RANKS, &v);
+	if (err == -EINVAL)
+		return -EINVAL;
+	c->a2a_window = err ? 0 : (int)v;	/* 0: by block size (algo_a2a.c) */
+	/* pin algorithms by name (select.c); every rank must set the same */
+	pin = getenv("MROCE_COLL_ALGO");
+	if (pin && *pin) {
+		if (!coll_algo_names_valid(pin))
+			return -EINVAL;	/* a name no algorithm has: never ignored silently */
+		if (!(c->force_algo = strdup(pin)))
+			return -ENOMEM;
+	}
 	*paths = MROCE_OPT(opts, paths, 0);
 	if (!*paths)
 		*paths = 8;

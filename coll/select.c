@@ -42,12 +42,28 @@ size_t coll_a2a_inbox_max(const struct mroce_coll_comm *c)
 	return c->small_bytes < c->chunk ? c->small_bytes : c->chunk;
 }
 
+/*
+ * The table's thresholds. Up to COLL_FEW_RANKS ranks the ring and the chain
+ * stay (measured on 2 and 4 ranks, where they pipeline every chunk and their
+ * N-1 round trips are few); beyond it the log-step algorithms, whose round
+ * trips grow with log2 N. A chain still wins at any rank count once the
+ * buffer is many chunks per rank: its N-1 hops are then a small part of the
+ * pipeline, and it moves the buffer once where scatter + all-gather moves it
+ * twice.
+ */
+#define COLL_FEW_RANKS		8
+#define COLL_CHAIN_CHUNKS	4	/* chunks per rank from which the chain wins */
+
 /* Every algorithm of each kind, for pinning one by name. */
-static const struct coll_algo *const candidates[][4] = {
-	[MROCE_COLL_ALLREDUCE]		= { &coll_algo_ring_allreduce, &coll_algo_rd },
-	[MROCE_COLL_REDUCE_SCATTER]	= { &coll_algo_ring_reduce_scatter },
-	[MROCE_COLL_ALLGATHER]		= { &coll_algo_ring_allgather },
-	[MROCE_COLL_BROADCAST]		= { &coll_algo_bcast_chain, &coll_algo_bcast_tree },
+#define COLL_CANDIDATES		4
+static const struct coll_algo *const candidates[][COLL_CANDIDATES] = {
+	[MROCE_COLL_ALLREDUCE]		= { &coll_algo_ring_allreduce, &coll_algo_rd,
+					    &coll_algo_rhd_allreduce },
+	[MROCE_COLL_REDUCE_SCATTER]	= { &coll_algo_ring_reduce_scatter,
+					    &coll_algo_rhd_reduce_scatter },
+	[MROCE_COLL_ALLGATHER]		= { &coll_algo_ring_allgather, &coll_algo_rd_allgather },
+	[MROCE_COLL_BROADCAST]		= { &coll_algo_bcast_chain, &coll_algo_bcast_tree,
+					    &coll_algo_bcast_sag },
 	[MROCE_COLL_ALLTOALL]		= { &coll_algo_a2a_direct, &coll_algo_a2a_inbox },
 	[MROCE_COLL_BARRIER]		= { &coll_algo_barrier },
 	[MROCE_COLL_SEND]		= { &coll_algo_p2p_send },
@@ -57,15 +73,57 @@ static const struct coll_algo *const candidates[][4] = {
 static const struct coll_algo *table(const struct mroce_coll_comm *c, enum mroce_coll_kind kind,
 				     size_t bytes);
 
+/* The pinned algorithm of this kind: the first name of the comma-separated
+ * list force_algo that the kind has, else NULL. */
+static const struct coll_algo *pinned(const char *list, enum mroce_coll_kind kind)
+{
+	const char *p = list;
+
+	while (p && *p) {
+		size_t len = strcspn(p, ",");
+
+		for (size_t i = 0; i < COLL_CANDIDATES && candidates[kind][i]; i++)
+			if (strlen(candidates[kind][i]->name) == len &&
+			    !strncmp(candidates[kind][i]->name, p, len))
+				return candidates[kind][i];
+		p += len;
+		if (*p)
+			p++;
+	}
+	return NULL;
+}
+
+bool coll_algo_names_valid(const char *list)
+{
+	const char *p = list;
+
+	if (!p || !*p)
+		return false;
+	for (;;) {
+		size_t len = strcspn(p, ",");
+		bool known = false;
+
+		for (size_t k = 0; !known && k < sizeof(candidates) / sizeof(candidates[0]); k++)
+			for (size_t i = 0; i < COLL_CANDIDATES && candidates[k][i]; i++)
+				if (strlen(candidates[k][i]->name) == len &&
+				    !strncmp(candidates[k][i]->name, p, len))
+					known = true;
+		if (!known)
+			return false;
+		p += len;
+		if (!*p)
+			return true;
+		p++;
+	}
+}
+
 const struct coll_algo *coll_select(const struct mroce_coll_comm *c, enum mroce_coll_kind kind,
 				    size_t bytes)
 {
-	const struct coll_algo *al = table(c, kind, bytes);
+	const struct coll_algo *al = table(c, kind, bytes), *pin;
 
-	if (c->force_algo && al != &coll_algo_local)
-		for (size_t i = 0; i < 4 && candidates[kind][i]; i++)
-			if (!strcmp(candidates[kind][i]->name, c->force_algo))
-				return candidates[kind][i];
+	if (c->force_algo && al != &coll_algo_local && (pin = pinned(c->force_algo, kind)))
+		return pin;
 	return al;
 }
 
@@ -74,21 +132,31 @@ static const struct coll_algo *table(const struct mroce_coll_comm *c, enum mroce
 {
 	bool small = !c->ring_only && bytes <= c->small_bytes;
 	bool one = c->size == 1;
+	/* the ring and the chain: few ranks, or the tests' ring_only */
+	bool few = c->ring_only || c->size <= COLL_FEW_RANKS;
 
 	switch (kind) {
 	case MROCE_COLL_ALLREDUCE:
 		return one || !bytes ? &coll_algo_local : small ? &coll_algo_rd :
-		       &coll_algo_ring_allreduce;
+		       few ? &coll_algo_ring_allreduce : &coll_algo_rhd_allreduce;
 	case MROCE_COLL_REDUCE_SCATTER:
-		return one || !bytes ? &coll_algo_local : &coll_algo_ring_reduce_scatter;
+		return one || !bytes ? &coll_algo_local : few ? &coll_algo_ring_reduce_scatter :
+		       &coll_algo_rhd_reduce_scatter;
 	case MROCE_COLL_ALLGATHER:
-		return one || !bytes ? &coll_algo_local : &coll_algo_ring_allgather;
+		return one || !bytes ? &coll_algo_local : few ? &coll_algo_ring_allgather :
+		       &coll_algo_rd_allgather;
 	case MROCE_COLL_BROADCAST:
-		return one || !bytes ? &coll_algo_local : small ? &coll_algo_bcast_tree :
-		       &coll_algo_bcast_chain;
+		if (one || !bytes)
+			return &coll_algo_local;
+		if (small)
+			return &coll_algo_bcast_tree;
+		if (few || bytes / c->chunk >= (size_t)COLL_CHAIN_CHUNKS * (size_t)c->size)
+			return &coll_algo_bcast_chain;
+		return &coll_algo_bcast_sag;
 	case MROCE_COLL_ALLTOALL:
 		/* all-to-all-v always runs: only the pairs' messages show that
-		 * every rank agrees on the sizes (bytes 0 then) */
+		 * every rank agrees on the sizes (bytes 0 then); either way at
+		 * most COLL_A2A_WINDOW peers at once (algo_a2a.c) */
 		return bytes / (size_t)c->size <= coll_a2a_inbox_max(c) ? &coll_algo_a2a_inbox :
 		       &coll_algo_a2a_direct;
 	case MROCE_COLL_BARRIER:

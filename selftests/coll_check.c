@@ -9,7 +9,7 @@
  * tolerance (1e-5 float, 1e-12 double), and every rank must hold the same
  * bits (their hashes are all-gathered and compared).
  *
- *   coll_check [--algo auto|ring|small] [--loss PPM] [--dup PPM] [--reorder PPM]
+ *   coll_check [--algo auto|ring|small|NAME[,NAME...]] [--loss PPM] [--dup PPM] [--reorder PPM]
  *              [--timeout-ms MS] [--max-count N] [--stats]
  *   coll_check --kill-test [--timeout-ms MS]   all-reduce until the job breaks
  *   coll_check --p2p-mismatch   rank 1 receives fewer elements than rank 0 sends
@@ -725,6 +725,39 @@ static void print_failure_stats(struct mroce_coll_comm *c, int rank)
 		(uint64_t)st.xsk_tx_invalid_descs);
 }
 
+/* --algo NAME: the names pinned must be what runs, for the kinds that have them
+ * (list NULL: say what the table picks at 1 MiB). */
+static int check_pinned(struct mroce_coll_comm *c, const char *list)
+{
+	static const enum mroce_coll_kind kinds[] = {
+		MROCE_COLL_ALLREDUCE, MROCE_COLL_REDUCE_SCATTER, MROCE_COLL_ALLGATHER,
+		MROCE_COLL_BROADCAST, MROCE_COLL_ALLTOALL };
+	static const char *const names[] = { "allreduce", "reducescatter", "allgather",
+					     "broadcast", "alltoall" };
+	char want[256];
+	int used = 0;
+
+	snprintf(want, sizeof(want), ",%s,", list ? list : "");
+	for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++) {
+		const char *got = mroce_coll_algo(c, kinds[k], 1 << 20);
+		char pat[64];
+
+		snprintf(pat, sizeof(pat), ",%s,", got ? got : "?");
+		if (list && strstr(want, pat)) {
+			used++;
+			if (!rank)
+				printf("coll_check: %s pinned to %s\n", names[k], got);
+		} else if (!list && !rank) {
+			printf("coll_check: %s of 1 MiB runs %s\n", names[k], got ? got : "?");
+		}
+	}
+	if (list && !used && nranks > 1) {
+		fprintf(stderr, "coll_check: rank %d: --algo %s: no operation runs it\n", rank, list);
+		return 1;
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option lopts[] = {
@@ -767,7 +800,7 @@ int main(int argc, char **argv)
 			v_mismatch = true;
 			break;
 		default:
-			fprintf(stderr, "usage: coll_check [--algo auto|ring|small] [--loss PPM] "
+			fprintf(stderr, "usage: coll_check [--algo auto|ring|small|NAMES] [--loss PPM] "
 				"[--dup PPM] [--reorder PPM] [--timeout-ms MS] [--max-count N] "
 				"[--stats] [--kill-test] [--p2p-mismatch] [--a2av-mismatch S,R]\n");
 			return 2;
@@ -778,7 +811,7 @@ int main(int argc, char **argv)
 	else if (!strcmp(algo, "small"))
 		opts.small_bytes = SIZE_MAX;
 	else if (strcmp(algo, "auto"))
-		return fprintf(stderr, "coll_check: --algo auto|ring|small\n"), 2;
+		setenv("MROCE_COLL_ALGO", algo, 1);	/* pinned by name (every rank alike) */
 	if (faulty) {
 		faults.seed = 1 + (uint32_t)atoi(getenv("RANK") ? getenv("RANK") : "0");
 		opts.test_faults = &faults;
@@ -790,6 +823,11 @@ int main(int argc, char **argv)
 	}
 	rank = mroce_coll_rank(c);
 	nranks = mroce_coll_size(c);
+	if (strcmp(algo, "auto") && strcmp(algo, "ring") && strcmp(algo, "small") &&
+	    check_pinned(c, algo))
+		return mroce_coll_comm_destroy(c), 1;
+	if (!strcmp(algo, "auto"))
+		check_pinned(c, NULL);
 	if (v_mismatch) {
 		int code = a2av_mismatch_test(c, v_send, v_recv);
 

@@ -5,7 +5,8 @@
 # fabric. build/selftests/coll_check checks every operation, type and
 # reduction element by element (counts 0, 1, fewer than the ranks, uneven,
 # several chunks; all-to-all-v with per-pair counts, zeros, inbox and direct
-# blocks in one call; in place; non-blocking; send/recv round a ring) on 2, 3, 4, 5 and 8 ranks, clean
+# blocks in one call; in place; non-blocking; send/recv round a ring) on 2, 3, 4, 5 and 8 ranks,
+# every algorithm of the table pinned by name on 2-8 ranks, clean
 # and under loss, reordering and duplication; then a rank is killed in the
 # middle of an all-reduce and the others must fail in time and leave nothing.
 . "$(dirname "$0")/lib.sh"
@@ -23,6 +24,46 @@ t_three_ranks_ring()	{ launch -n 3 -- "$CHECK" --algo ring; }
 t_four_ranks()		{ launch -n 4 -- "$CHECK"; }
 t_five_ranks_small()	{ launch -n 5 -- "$CHECK" --algo small; }
 t_eight_ranks()		{ launch -n 8 -- "$CHECK" --max-count 70000; }
+# Every algorithm of the table pinned by name (MROCE_COLL_ALGO), checked
+# element by element at 2-8 ranks, powers of two and not: the log-step ones
+# the table picks beyond 8 ranks (rhd all-reduce and reduce-scatter, rd
+# all-gather, scatter-ag broadcast), then the others at rank counts the
+# default runs do not give them.
+t_log_algos() {
+	local n out
+	for n in 2 3 4 5 6 7 8; do
+		out=$(launch -n $n -- "$CHECK" --algo rhd,rd,scatter-ag --max-count 70000 2>&1) ||
+			{ printf '%s\n' "$out" | tail -20; echo "rhd,rd,scatter-ag failed on $n ranks"; return 1; }
+		printf '%s\n' "$out" | grep 'rank 0 of\|pinned'
+	done
+}
+t_pinned_algos() {
+	launch -n 6 -- "$CHECK" --algo ring,tree --max-count 70000 &&
+	launch -n 7 -- "$CHECK" --algo rd,chain --max-count 70000
+}
+# Beyond 8 ranks the table itself picks the log-step algorithms (12: not a
+# power of two); pinned ones under loss, duplication and reordering.
+t_twelve_ranks() {
+	local out
+	out=$(launch -n 12 -- "$CHECK" --max-count 20000 2>&1) || { printf '%s\n' "$out" | tail -20; return 1; }
+	printf '%s\n' "$out" | grep '^coll_check: rank 0 of\|runs'
+	for want in "allreduce of 1 MiB runs rhd" "reducescatter of 1 MiB runs rhd" \
+		    "allgather of 1 MiB runs rd" "broadcast of 1 MiB runs scatter-ag"; do
+		printf '%s\n' "$out" | grep -q "$want" || { echo "expected: $want"; return 1; }
+	done
+}
+t_log_algos_faults() {
+	launch -n 6 --env MROCE_COLL_A2A_WINDOW=2 -- "$CHECK" --algo rhd,rd,scatter-ag \
+		--max-count 70000 --loss 10000 --dup 10000 --reorder 50000
+}
+# All-to-all with a window of 2 peers in flight (distance by distance).
+t_a2a_window() {
+	local n
+	for n in 5 7 8; do
+		launch -n $n --env MROCE_COLL_A2A_WINDOW=2 -- "$CHECK" --max-count 70000 ||
+			{ echo "all-to-all window 2 failed on $n ranks"; return 1; }
+	done
+}
 # Point to point with sizes that disagree: the receiver gets -EBADMSG, and
 # both ranks' next collective fails instead of waiting.
 t_p2p_mismatch()	{ launch -n 2 -- "$CHECK" --p2p-mismatch --timeout-ms 5000; }
@@ -157,7 +198,7 @@ coll_setup() { :; }
 coll_teardown() { "$LAUNCH" down "$JOB" >/dev/null 2>&1; }
 TEST_SETUP=coll_setup
 TEST_TEARDOWN=coll_teardown
-FIGURES='^(coll_check: rank 0|\[[0-9]\] coll_check: rank [0-9]: mismatched|\[[0-9]\] coll_check: rank [0-9]: allreduce|killed rank:|fabric:|rendezvous:|json:)'
+FIGURES='^(coll_check: rank 0|coll_check: [a-z]* pinned|coll_check: [a-z]* of 1 MiB runs|\[[0-9]\] coll_check: rank [0-9]: mismatched|\[[0-9]\] coll_check: rank [0-9]: allreduce|killed rank:|fabric:|rendezvous:|json:)'
 trap 'coll_teardown; cleanup_all' EXIT
 
 require_root test_coll
@@ -172,6 +213,11 @@ else
 	run_test "4 ranks" t_four_ranks
 	run_test "5 ranks, latency algorithms for every size" t_five_ranks_small
 	run_test "8 ranks" t_eight_ranks
+	run_test "log-step algorithms pinned, 2-8 ranks, element by element" t_log_algos
+	run_test "ring, tree, rd, chain pinned at 6 and 7 ranks" t_pinned_algos
+	run_test "all-to-all, 2 peers in flight, 5, 7, 8 ranks" t_a2a_window
+	run_test "12 ranks: the table's log-step algorithms" t_twelve_ranks
+	run_test "log-step algorithms, 6 ranks, 1% loss, 1% dup, 5% reordering" t_log_algos_faults
 	run_test "4 ranks, 1% loss, 1% duplication, 5% reordering" t_four_ranks_loss_reorder_dup
 	run_test "8 ranks, 1% loss, 1% duplication, 5% reordering" t_eight_ranks_loss_reorder_dup
 	run_test "4 ranks on the fabric: delayed paths, 1% loss, 1% dup" t_fabric_four_ranks

@@ -17,6 +17,7 @@
 #include <cmocka.h>
 
 #include "mroce/mroce.h"
+#include "../coll/coll_internal.h"
 
 /* Internal to libmroce (coll/reduce.c); the static library exposes it. */
 void coll_reduce(enum mroce_coll_dtype t, enum mroce_coll_redop op, void *inout,
@@ -417,6 +418,354 @@ static void test_bad_options(void **state)
 	mroce_coll_comm_destroy(c);
 }
 
+/* ---- the one table (coll/select.c): what is chosen when -------------------- */
+
+static const char *pick(int size, enum mroce_coll_kind k, size_t bytes, const char *pin,
+			bool ring_only)
+{
+	struct mroce_coll_comm c = { .size = size, .chunk = 256 * 1024, .small_bytes = 16 * 1024,
+				     .force_algo = (char *)pin, .ring_only = ring_only };
+
+	return mroce_coll_algo(&c, k, bytes);
+}
+
+static void test_table(void **state)
+{
+	const size_t K = 1024, M = 1024 * 1024;
+
+	(void)state;
+	/* few ranks (2 - 8): today's choices, the ring and the chain */
+	for (int n = 2; n <= 8; n++) {
+		assert_string_equal(pick(n, MROCE_COLL_ALLREDUCE, 4 * K, NULL, false), "rd");
+		assert_string_equal(pick(n, MROCE_COLL_ALLREDUCE, 16 * K + 4, NULL, false), "ring");
+		assert_string_equal(pick(n, MROCE_COLL_ALLREDUCE, 64 * M, NULL, false), "ring");
+		assert_string_equal(pick(n, MROCE_COLL_REDUCE_SCATTER, 1 * M, NULL, false), "ring");
+		assert_string_equal(pick(n, MROCE_COLL_ALLGATHER, 1 * M, NULL, false), "ring");
+		assert_string_equal(pick(n, MROCE_COLL_BROADCAST, 4 * K, NULL, false), "tree");
+		assert_string_equal(pick(n, MROCE_COLL_BROADCAST, 1 * M, NULL, false), "chain");
+		assert_string_equal(pick(n, MROCE_COLL_ALLTOALL, (size_t)n * K, NULL, false),
+				    "pairwise-inbox");
+		assert_string_equal(pick(n, MROCE_COLL_ALLTOALL, (size_t)n * M, NULL, false),
+				    "pairwise-direct");
+	}
+	/* beyond 8 ranks: the log-step algorithms */
+	for (int n = 9; n <= 1024; n = n * 2 + 1) {
+		assert_string_equal(pick(n, MROCE_COLL_ALLREDUCE, 4 * K, NULL, false), "rd");
+		assert_string_equal(pick(n, MROCE_COLL_ALLREDUCE, 1 * M, NULL, false), "rhd");
+		assert_string_equal(pick(n, MROCE_COLL_ALLREDUCE, 64 * M, NULL, false), "rhd");
+		assert_string_equal(pick(n, MROCE_COLL_REDUCE_SCATTER, 1 * K, NULL, false), "rhd");
+		assert_string_equal(pick(n, MROCE_COLL_ALLGATHER, 1 * M, NULL, false), "rd");
+		assert_string_equal(pick(n, MROCE_COLL_BROADCAST, 4 * K, NULL, false), "tree");
+		assert_string_equal(pick(n, MROCE_COLL_BROADCAST, 1 * M, NULL, false), "scatter-ag");
+		assert_string_equal(pick(n, MROCE_COLL_ALLTOALL, (size_t)n * M, NULL, false),
+				    "pairwise-direct");
+		/* the tests' ring_only keeps the ring at any rank count */
+		assert_string_equal(pick(n, MROCE_COLL_ALLREDUCE, 1 * M, NULL, true), "ring");
+		assert_string_equal(pick(n, MROCE_COLL_ALLGATHER, 1 * M, NULL, true), "ring");
+	}
+	/* a broadcast of many chunks per rank: the chain at any rank count */
+	assert_string_equal(pick(9, MROCE_COLL_BROADCAST, 64 * M, NULL, false), "chain");
+	assert_string_equal(pick(1024, MROCE_COLL_BROADCAST, 64 * M, NULL, false), "scatter-ag");
+	assert_string_equal(pick(1024, MROCE_COLL_BROADCAST, 1024 * M, NULL, false), "chain");
+	/* one rank or nothing to move: local, whatever is pinned */
+	assert_string_equal(pick(1, MROCE_COLL_ALLREDUCE, 1 * M, "rhd", false), "local");
+}
+
+static void test_table_pinned(void **state)
+{
+	const size_t M = 1024 * 1024;
+
+	(void)state;
+	/* the first name of the list that the kind has; the table for the rest */
+	assert_string_equal(pick(4, MROCE_COLL_ALLREDUCE, 1 * M, "rhd", false), "rhd");
+	assert_string_equal(pick(4, MROCE_COLL_ALLREDUCE, 8, "rhd", false), "rhd");
+	assert_string_equal(pick(4, MROCE_COLL_REDUCE_SCATTER, 1 * M, "rhd", false), "rhd");
+	assert_string_equal(pick(4, MROCE_COLL_ALLGATHER, 1 * M, "rhd", false), "ring");
+	assert_string_equal(pick(4, MROCE_COLL_ALLGATHER, 1 * M, "rhd,rd", false), "rd");
+	assert_string_equal(pick(4, MROCE_COLL_ALLREDUCE, 1 * M, "rhd,rd", false), "rhd");
+	assert_string_equal(pick(4, MROCE_COLL_ALLREDUCE, 1 * M, "rd,rhd", false), "rd");
+	assert_string_equal(pick(4, MROCE_COLL_BROADCAST, 1 * M, "rd,scatter-ag", false),
+			    "scatter-ag");
+	assert_string_equal(pick(64, MROCE_COLL_ALLREDUCE, 1 * M, "ring", false), "ring");
+	assert_string_equal(pick(64, MROCE_COLL_BROADCAST, 1 * M, "ring,tree", false), "tree");
+	/* a prefix is not a name */
+	assert_string_equal(pick(64, MROCE_COLL_ALLREDUCE, 1 * M, "rh", false), "rhd");
+	assert_string_equal(pick(4, MROCE_COLL_ALLREDUCE, 1 * M, "rhdx", false), "ring");
+	assert_true(coll_algo_names_valid("rhd"));
+	assert_true(coll_algo_names_valid("ring,rd,scatter-ag,chain,tree,pairwise-direct"));
+	assert_false(coll_algo_names_valid(""));
+	assert_false(coll_algo_names_valid("rhd,"));
+	assert_false(coll_algo_names_valid("rhd,bogus"));
+	assert_false(coll_algo_names_valid("rh"));
+}
+
+/* All-to-all's window: distances open at once (2 peers each). */
+static size_t blocks(int n, size_t block)
+{
+	return 2 * (size_t)(n - 1) * block;	/* bytes to and from the peers */
+}
+
+static void test_a2a_window(void **state)
+{
+	struct mroce_coll_comm c = { .size = 1024 };
+
+	(void)state;
+	assert_int_equal(coll_a2a_window(&c, blocks(1024, 1024)), 512);	/* 1 KiB: all */
+	assert_int_equal(coll_a2a_window(&c, blocks(1024, 16384)), 128);	/* 256 peers: 4 MiB */
+	assert_int_equal(coll_a2a_window(&c, blocks(1024, 65536)), 32);		/* 64 peers */
+	assert_int_equal(coll_a2a_window(&c, blocks(1024, 1 << 20)), 16);	/* 32 at least */
+	assert_int_equal(coll_a2a_window(&c, blocks(1024, 64 << 20)), 16);
+	assert_int_equal(coll_a2a_window(&c, 0), 512);				/* empty blocks */
+	c.a2a_window = 2;	/* MROCE_COLL_A2A_WINDOW fixes it */
+	assert_int_equal(coll_a2a_window(&c, blocks(1024, 1024)), 1);
+	c.a2a_window = 64;
+	assert_int_equal(coll_a2a_window(&c, blocks(1024, 1024)), 32);
+	c = (struct mroce_coll_comm){ .size = 4 };	/* fewer ranks than the window: all */
+	assert_int_equal(coll_a2a_window(&c, blocks(4, 64 << 20)), 2);
+	c.size = 2;
+	assert_int_equal(coll_a2a_window(&c, blocks(2, 1 << 20)), 1);
+}
+
+/* MROCE_COLL_ALGO: pins (mroce_coll_algo says so); a name no algorithm has is refused. */
+static void test_algo_env(void **state)
+{
+	MROCE_OPTS(mroce_coll_opts, o, .rank = 0, .world_size = 1);
+	struct mroce_coll_comm *c = NULL;
+
+	(void)state;
+	setenv("MROCE_COLL_ALGO", "ring,bogus", 1);
+	assert_int_equal(mroce_coll_comm_create(&o, &c), -EINVAL);
+	setenv("MROCE_COLL_ALGO", "rhd,rd", 1);
+	assert_int_equal(mroce_coll_comm_create(&o, &c), 0);
+	assert_string_equal(c->force_algo, "rhd,rd");
+	mroce_coll_comm_destroy(c);
+	unsetenv("MROCE_COLL_ALGO");
+	setenv("MROCE_COLL_A2A_WINDOW", "1", 1);
+	assert_int_equal(mroce_coll_comm_create(&o, &c), -EINVAL);
+	setenv("MROCE_COLL_A2A_WINDOW", "4", 1);
+	assert_int_equal(mroce_coll_comm_create(&o, &c), 0);
+	assert_int_equal(c->a2a_window, 4);
+	mroce_coll_comm_destroy(c);
+	unsetenv("MROCE_COLL_A2A_WINDOW");
+	assert_int_equal(mroce_coll_comm_create(&o, &c), 0);
+	assert_null(c->force_algo);
+	assert_int_equal(c->a2a_window, 0);	/* by block size */
+	mroce_coll_comm_destroy(c);
+}
+
+/* ---- the staged algorithms' schedules at up to 1024 ranks, without a network ----
+ *
+ * Every rank's operation is started as the library starts it (the table, the pin),
+ * then its stages are run against the others in one process: a send copies its
+ * bytes into a first-in first-out queue for the pair, a receive takes the pair's
+ * oldest message (its length must be the one expected) and copies or adds it in,
+ * as the channels do. Stages run in each rank's own order, as far as messages
+ * allow; a pass where no rank moves with ranks not done is a deadlock. Results
+ * (int64 sums of distinct keys) are checked element by element. */
+
+struct sched_msg {
+	int		from;
+	size_t		len;
+	__u8		*data;
+	struct sched_msg *next;
+};
+
+struct sched_rank {
+	struct mroce_coll_comm	c;
+	struct coll_op		op;
+	int64_t			*send, *recv;
+	struct xfer		x[COLL_STAGE_XFERS];
+	int			k, nx;
+	bool			loaded, done, got[COLL_STAGE_XFERS];
+	struct sched_msg	*inbox, **tail;	/* messages for this rank, in arrival order */
+};
+
+static int64_t key(int r, size_t e)
+{
+	return (int64_t)(((uint64_t)r + 1) * 0x9e3779b97f4a7c15ull ^ (e * 0x2545f4914f6cdd1dull));
+}
+
+static bool take(struct sched_rank *rk, int from, __u8 *dst, size_t want, bool reduce)
+{
+	for (struct sched_msg **pp = &rk->inbox; *pp; pp = &(*pp)->next) {
+		struct sched_msg *m = *pp;
+
+		if (m->from != from)
+			continue;
+		assert_int_equal(m->len, want);	/* the pair agrees on the length */
+		if (reduce)
+			coll_reduce(MROCE_COLL_INT64, MROCE_COLL_SUM, dst, m->data, want / 8);
+		else if (want)
+			memcpy(dst, m->data, want);
+		*pp = m->next;
+		if (rk->tail == &m->next)
+			rk->tail = pp;
+		free(m->data);
+		free(m);
+		return true;
+	}
+	return false;
+}
+
+static bool spans_meet(const __u8 *a, size_t alen, const __u8 *b, size_t blen)
+{
+	return alen && blen && a < b + blen && b < a + alen;
+}
+
+/* One operation of kind on n ranks, algorithm pinned by name; count per rank
+ * (all-reduce, broadcast: the vector). */
+static void sched_run(int n, enum mroce_coll_kind kind, const char *algo, size_t count, int root)
+{
+	struct sched_rank *rk = calloc((size_t)n, sizeof(*rk));
+	size_t in = kind == MROCE_COLL_REDUCE_SCATTER ? count * (size_t)n : count;
+	size_t out = kind == MROCE_COLL_ALLGATHER ? count * (size_t)n : count;
+	int left = n;
+
+	assert_non_null(rk);
+	for (int r = 0; r < n; r++) {
+		struct sched_rank *q = &rk[r];
+		struct coll_args a = { .kind = kind, .count = count, .dtype = MROCE_COLL_INT64,
+				       .op = MROCE_COLL_SUM, .root = root };
+
+		q->c = (struct mroce_coll_comm){ .size = n, .rank = r, .chunk = 4096,
+						 .small_bytes = 16 * 1024,
+						 .force_algo = (char *)algo };
+		q->send = calloc(in + 1, 8);
+		q->recv = calloc(out + 1, 8);
+		assert_true(q->send && q->recv);
+		for (size_t e = 0; e < in; e++)
+			q->send[e] = key(r, e);
+		if (kind == MROCE_COLL_BROADCAST)
+			for (size_t e = 0; e < out; e++)
+				q->recv[e] = r == root ? key(r, e) : -1;
+		a.sendbuf = kind == MROCE_COLL_BROADCAST ? q->recv : q->send;
+		a.recvbuf = q->recv;
+		q->tail = &q->inbox;
+		assert_int_equal(coll_op_start(&q->c, &a, &q->op), 0);
+		assert_string_equal(q->op.algo->name, algo);
+	}
+	while (left) {
+		bool moved = false;
+
+		for (int r = 0; r < n; r++) {
+			struct sched_rank *q = &rk[r];
+			struct coll_staged *st = q->op.priv;
+			bool all = true;
+
+			if (q->done)
+				continue;
+			if (!q->loaded) {
+				q->nx = st->stage(&q->op, q->k, q->x);
+				if (q->nx < 0) {
+					q->done = true;
+					left--;
+					moved = true;
+					continue;
+				}
+				q->loaded = true;
+				moved = true;
+				for (int i = 0; i < q->nx; i++) {
+					struct xfer *x = &q->x[i];
+
+					q->got[i] = false;
+					/* what a stage sends is never what it receives into, but
+					 * for one buffer both ways, each chunk staged before the
+					 * same chunk is received (after_tx: rd) */
+					if (!x->after_tx || x->src != x->dst)
+						assert_false(spans_meet(x->src, x->to >= 0 ? x->slen : 0,
+									x->dst, x->from >= 0 ? x->rlen : 0));
+					if (x->to >= 0) {
+						struct sched_msg *m = calloc(1, sizeof(*m));
+
+						assert_true(x->to != r && x->to < n);
+						m->from = r;
+						m->len = x->slen;
+						m->data = malloc(x->slen + 1);
+						memcpy(m->data, x->src, x->slen);
+						*rk[x->to].tail = m;
+						rk[x->to].tail = &m->next;
+					}
+				}
+			}
+			for (int i = 0; i < q->nx; i++) {
+				struct xfer *x = &q->x[i];
+
+				if (x->from >= 0 && !q->got[i]) {
+					assert_true(x->from != r && x->from < n);
+					q->got[i] = take(q, x->from, x->dst, x->rlen, x->reduce);
+					moved |= q->got[i];
+				}
+				all &= x->from < 0 || q->got[i];
+			}
+			if (all) {
+				q->k++;
+				q->loaded = false;
+			}
+		}
+		if (!moved)
+			fail_msg("%s %d ranks: deadlock", algo, n);
+	}
+	for (int r = 0; r < n; r++) {
+		struct sched_rank *q = &rk[r];
+		struct coll_staged *st = q->op.priv;
+
+		assert_null(q->inbox);	/* every message taken */
+		if (kind == MROCE_COLL_REDUCE_SCATTER) {
+			/* the step after the last stage: the segment out of the work buffer */
+			st->begun = true;
+			st->nx = 0;
+			st->k = q->k - 1;
+			assert_int_equal(q->op.algo->step(&q->op), 1);
+		}
+		for (size_t e = 0; e < out; e++) {
+			int64_t want = 0;
+
+			if (kind == MROCE_COLL_ALLREDUCE || kind == MROCE_COLL_REDUCE_SCATTER) {
+				for (int s2 = 0; s2 < n; s2++)
+					want = (int64_t)((uint64_t)want + (uint64_t)key(s2,
+						kind == MROCE_COLL_ALLREDUCE ? e : (size_t)r * count + e));
+			} else if (kind == MROCE_COLL_ALLGATHER) {
+				want = key((int)(e / count), e % count);
+			} else {
+				want = key(root, e);
+			}
+			if (q->recv[e] != want)
+				fail_msg("%s %d ranks count %zu: rank %d element %zu wrong", algo, n,
+					 count, r, e);
+		}
+		coll_op_end(&q->op, 0);
+		free(q->send);
+		free(q->recv);
+	}
+	free(rk);
+}
+
+static void test_sched_log_algos(void **state)
+{
+	static const int ranks[] = { 2, 3, 4, 5, 6, 7, 8, 9, 12, 13, 16, 31, 33, 64, 100, 255,
+				     256, 257, 1000, 1024 };
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(ranks) / sizeof(ranks[0]); i++) {
+		int n = ranks[i];
+		size_t big = n <= 64 ? 3000 : 700;	/* several chunks of 4 KiB */
+
+		sched_run(n, MROCE_COLL_ALLREDUCE, "rhd", 1, 0);
+		sched_run(n, MROCE_COLL_ALLREDUCE, "rhd", (size_t)n - 1, 0);
+		sched_run(n, MROCE_COLL_ALLREDUCE, "rhd", (size_t)n * 3 + 5, 0);
+		sched_run(n, MROCE_COLL_ALLREDUCE, "rhd", big, 0);
+		sched_run(n, MROCE_COLL_REDUCE_SCATTER, "rhd", 1, 0);
+		sched_run(n, MROCE_COLL_REDUCE_SCATTER, "rhd", n <= 64 ? 600 : 3, 0);
+		sched_run(n, MROCE_COLL_ALLGATHER, "rd", 1, 0);
+		sched_run(n, MROCE_COLL_ALLGATHER, "rd", n <= 64 ? 600 : 3, 0);
+		sched_run(n, MROCE_COLL_BROADCAST, "scatter-ag", 1, n - 1);
+		sched_run(n, MROCE_COLL_BROADCAST, "scatter-ag", (size_t)n + 1, n / 2);
+		sched_run(n, MROCE_COLL_BROADCAST, "scatter-ag", big, 1 % n);
+		sched_run(n, MROCE_COLL_BROADCAST, "tree", big, n / 3);
+		sched_run(n, MROCE_COLL_ALLREDUCE, "rd", 7, 0);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -431,6 +780,11 @@ int main(void)
 		cmocka_unit_test(test_solo_alltoallv),
 		cmocka_unit_test(test_rendezvous_variables),
 		cmocka_unit_test(test_bad_options),
+		cmocka_unit_test(test_table),
+		cmocka_unit_test(test_table_pinned),
+		cmocka_unit_test(test_algo_env),
+		cmocka_unit_test(test_a2a_window),
+		cmocka_unit_test(test_sched_log_algos),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
