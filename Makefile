@@ -115,6 +115,7 @@ $(LIB_SO): $(LIB_OBJS) lib/libmroce.map
 		$(LDFLAGS) -o $@ $(LIB_OBJS) $(LDLIBS)
 
 $(COLL_A): $(COLL_OBJS)
+	@rm -f $@	# ar keeps members of deleted sources
 	$(AR) rcs $@ $^
 
 $(COLL_SO): $(COLL_OBJS) $(LIB_SO) coll/libmroce-coll.map

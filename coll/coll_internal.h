@@ -24,7 +24,13 @@
 #include "mroce/coll.h"
 #include "../lib/opts.h"
 
-#define COLL_SLOTS		16	/* inbox slots per peer: chunks in flight per pair */
+/* Inbox slots per peer: chunks in flight per pair. 4 x 256 KiB covers the
+ * bandwidth-delay product of a 400 Gbit/s fabric (RTTs of a few us) and of
+ * veth (RTTs of 100 us at ~20 Gbit/s) several times over; more only lets a
+ * rank that moved on to the next stage of a log-step algorithm pour into a
+ * peer still receiving the last one (incast at every stage boundary: 16
+ * slots overflowed 1 MiB switch buffers in mroce-sim, docs/scale.md). */
+#define COLL_SLOTS		4
 #define COLL_CREDIT_BATCH	(COLL_SLOTS / 2)
 #define COLL_POOL		64	/* staging buffers for sends whose source changes */
 #define COLL_CTRL_BUFS		128	/* receives posted per QP */
