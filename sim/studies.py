@@ -3,7 +3,7 @@
 """The studies of docs/scale.md: mroce-sim runs, their tables and plots.
 
     sim/studies.py                  every study (make sim-studies)
-    sim/studies.py --only incast    one of: modes-256 modes-1024 failures incast state
+    sim/studies.py --only incast    one of: modes-256 modes-1024 collectives failures incast state
     sim/studies.py --quick          smaller sizes, to try the script itself
 
 Each run's JSON and time series go to docs/scale/; a run whose JSON is there
@@ -290,6 +290,80 @@ plot 'incast-none.dat' using 1:3 with lines title 'rate, library defaults', \\
 
 # ---- state and the simulator's cost
 
+# ---- the collectives at scale: the library's algorithms against the ideal, before and after
+
+COLL_TARGETS = {	# (workload, MiB): the completion time over the ideal at most this
+    ("allreduce", 1): 4.0, ("allreduce", 16): 1.3, ("allreduce", 64): 1.3,
+    ("alltoall", 1): 5.0, ("alltoall", 4): 1.5, ("alltoall", 16): 1.2, ("alltoall", 64): 1.2,
+}
+BEFORE = os.path.join(OUT, "before")	# the same rows from the code before the algorithms for scale
+
+
+def before_of(hosts, work, size):
+    """The row's run on the code before (its JSON, with the command that made it), or None."""
+    name = f"modes-{hosts}-{'allreduce-ring' if work == 'allreduce' else work}-{size // 1024}k-sprayed"
+    path = os.path.join(BEFORE, name + ".json")
+    if not os.path.exists(path):
+        return None
+    with open(path) as f:
+        return json.load(f)
+
+
+def study_collectives(sizes, force):
+    """All-reduce and all-to-all on 256 and 1024 hosts as libmroce-coll's table runs them
+    (the library's defaults), beside the ring pinned (all-reduce: the algorithm before) and the
+    figures of the code before. Prints every target met or missed."""
+    rows, dat, verdicts = [], [], []
+    for hosts in (256, 1024):
+        for work in ("allreduce", "alltoall"):
+            for size in sizes:
+                base = FAB[hosts] + ["--workload", work, "--size", str(size)]
+                tag = f"coll-{hosts}-{work}-{size // 1024}k"
+                after = run(tag, base, force)
+                ring = run(tag + "-ring", base + ["--algo", "ring"], force) if work == "allreduce" else None
+                before = before_of(hosts, work, size)
+                rows.append((hosts, work, size, before, ring, after))
+                dat.append(f"{hosts} {work} {size / MIB:g} "
+                           f"{before['ratio'] if before else 'nan'} {ring['ratio'] if ring and ring['ok'] else 'nan'} "
+                           f"{after['ratio'] if after['ok'] else 'nan'}")
+                t = COLL_TARGETS.get((work, size // MIB))
+                if t is not None:
+                    ok = after["ok"] and after["ratio"] <= t
+                    verdicts.append(f"{'met' if ok else 'missed'}: {work} on {hosts} hosts at "
+                                    f"{fmt_size(size)} <= {t}x the ideal: {ratio_cell(after)}x")
+    with open(os.path.join(OUT, "collectives.dat"), "w") as f:
+        f.write("# hosts workload size_mib ratio_before ratio_ring_pinned ratio_after\n" + "\n".join(dat) + "\n")
+    for hosts in (256, 1024):
+        png = f"collectives-{hosts}.png"
+        plot(f"""set title 'Collectives, {hosts} hosts, 400 Gbit/s: completion / ideal, before and after'
+set logscale x 2; set logscale y; set xlabel 'bytes per host (MiB)'; set ylabel 'completion / ideal'
+set key top right
+plot '< grep "^{hosts} allreduce" collectives.dat' using 3:4 with linespoints dashtype 2 title 'all-reduce before (ring)', \\
+     '< grep "^{hosts} allreduce" collectives.dat' using 3:6 with linespoints lw 2 title 'all-reduce after (the table)', \\
+     '< grep "^{hosts} alltoall" collectives.dat' using 3:4 with linespoints dashtype 2 title 'all-to-all before', \\
+     '< grep "^{hosts} alltoall" collectives.dat' using 3:6 with linespoints lw 2 title 'all-to-all after'""", png)
+    t = ["![collectives, 256 hosts](scale/collectives-256.png) ![collectives, 1024 hosts](scale/collectives-1024.png)", "",
+         "| hosts | collective | bytes per host | before | ring pinned, now | after: algorithm | after | target |",
+         "|---|---|---|---|---|---|---|---|"]
+    for hosts, work, size, before, ring, after in rows:
+        tg = COLL_TARGETS.get((work, size // MIB))
+        met = "" if tg is None else (f"<= {tg}: " + ("met" if after["ok"] and after["ratio"] <= tg else "missed"))
+        t.append(f"| {hosts} | {work} | {fmt_size(size)} | {ratio_cell(before) if before else 'n/a'} | "
+                 f"{ratio_cell(ring) if ring else ''} | {after.get('algorithm', '?')} | {ratio_cell(after)} | {met} |")
+    t += ["", "Each cell: completion time over the ideal. *Before*: the same row on the code before the "
+          "algorithms for scale (commit 2258b6b: the ring, and the simulator's own all-to-all), from its saved run in "
+          "`docs/scale/before/` (each JSON holds its command). *Ring pinned*: the library's ring on "
+          "today's engine (`--algo ring`). *After*: the library's table as a user gets it. Commands:",
+          "", "```"]
+    t.append(cmd_of(FAB[256] + ["--workload", "allreduce", "--size", "SIZE"]) + "   # after; HOSTS 256 or 1024")
+    t.append(cmd_of(FAB[256] + ["--workload", "allreduce", "--size", "SIZE", "--algo", "ring"]) + "   # ring pinned")
+    t.append(cmd_of(FAB[256] + ["--workload", "alltoall", "--size", "SIZE"]))
+    t += ["```", ""] + [f"- {v}" for v in verdicts]
+    section("collectives", "\n".join(t))
+    for v in verdicts:
+        print(v)
+
+
 def study_state(force):
     t = ["| run | hosts | frames | wall (s) | frames per minute | ns per frame | max RSS (MiB) | "
          "state per host (B) | per connection end (B) |", "|---|---|---|---|---|---|---|---|---|"]
@@ -318,7 +392,8 @@ def study_state(force):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--only", choices=("modes-256", "modes-1024", "failures", "incast", "state"))
+    ap.add_argument("--only", choices=("modes-256", "modes-1024", "collectives", "failures", "incast",
+                                       "state"))
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--force", action="store_true")
     a = ap.parse_args()
@@ -326,13 +401,16 @@ def main():
         sys.exit(f"studies: {SIM} is not built (make all)")
     os.makedirs(OUT, exist_ok=True)
     q = a.quick
-    todo = [a.only] if a.only else ["modes-256", "modes-1024", "failures", "incast", "state"]
+    todo = [a.only] if a.only else ["modes-256", "modes-1024", "collectives", "failures", "incast",
+                                    "state"]
     for s in todo:
         print(f"studies: {s}", flush=True)
         if s == "modes-256":
             study_modes(256, [MIB, 4 * MIB] if q else [MIB, 4 * MIB, 16 * MIB, 64 * MIB], a.force)
         elif s == "modes-1024":
             study_modes(1024, [MIB] if q else [MIB, 4 * MIB, 16 * MIB, 64 * MIB], a.force)
+        elif s == "collectives":
+            study_collectives([MIB, 4 * MIB] if q else [MIB, 4 * MIB, 16 * MIB, 64 * MIB], a.force)
         elif s == "failures":
             study_failures(4 * MIB if q else 16 * MIB, a.force)
         elif s == "incast":
