@@ -113,7 +113,6 @@ void mroce_plane_heard(struct mroce_qp *qp, __u8 plane, __u64 sent_us, __u64 now
 void mroce_planes_timer(struct mroce_qp *qp, __u64 now);
 bool mroce_planes_echo(struct mroce_qp *qp, __u32 ts_echo, __u64 now);
 __u64 mroce_planes_due(const struct mroce_qp *qp);
-void mroce_plane_probe_mark(const struct mroce_qp *qp, struct mroce_hdr *h, __u8 path);
 __u8 mroce_plane_ack_way(const struct mroce_qp *qp, __u8 plane, __u64 now);
 bool mroce_plane_answer_there(const struct mroce_qp *qp, __u8 plane, __u64 now);
 void mroce_plane_answer_sent(struct mroce_qp *qp, __u8 plane, __u64 now);
@@ -124,6 +123,24 @@ bool mroce_planes_held(const struct mroce_qp *qp);
 __u32 mroce_planes_shunned(const struct mroce_qp *qp, __u64 now);
 bool mroce_planes_may_send(const struct mroce_qp *qp);
 int mroce_planes_probe_slot(const struct mroce_qp *qp);
+
+void mroce_plane_probe_mark(struct mroce_qp *qp, struct mroce_hdr *h, __u8 path, __u64 now);
+
+/* Plane pl is up and proven: its address echoed a nonce of ours (planes.c). */
+static inline bool mroce_plane_proven(const struct mroce_qp *qp, __u8 pl)
+{
+	return !qp->planes[pl].down && !qp->planes[pl].unproven;
+}
+
+/*
+ * Data may go on plane pl: it is up, and proven or within what an unproven
+ * plane may carry before its proof (planes.c). A down plane carries its
+ * probe alone, which the callers arrange.
+ */
+static inline bool mroce_plane_open(const struct mroce_qp *qp, __u8 pl)
+{
+	return !qp->planes[pl].down && (!qp->planes[pl].unproven || qp->planes[pl].credit);
+}
 
 /* Data sent on a plane: it owes an acknowledgement from now on (planes.c). */
 static inline void mroce_plane_sent(struct mroce_qp *qp, __u8 plane, __u64 now)

@@ -20,10 +20,19 @@ static bool path_full(const struct mroce_path *p)
 	return p->pwnd_x256 && p->inflight * 256 >= p->pwnd_x256;
 }
 
-/* On a plane that is down (planes.c): only a probe's one packet goes there. */
+/*
+ * On a plane that is down (planes.c): only a probe's one packet goes there;
+ * or on one not proven yet that may carry no more before its proof.
+ */
 static bool on_down_plane(const struct mroce_qp *qp, const struct mroce_path *p)
 {
-	return qp->nplanes > 1 && qp->planes[p->plane].down;
+	return qp->nplanes > 1 && !mroce_plane_open(qp, p->plane);
+}
+
+/* On a plane not proven yet that may carry no more before its proof (planes.c). */
+static bool on_spent_plane(const struct mroce_qp *qp, const struct mroce_path *p)
+{
+	return qp->nplanes > 1 && !qp->planes[p->plane].down && !mroce_plane_open(qp, p->plane);
 }
 
 static bool probe_out(const struct mroce_qp *qp, const struct mroce_path *p)
@@ -49,7 +58,7 @@ __u8 mroce_path_choose(const struct mroce_qp *qp, __u64 now, bool *skipped)
 			__u8 i = (__u8)((qp->next_path + k) % n);
 			const struct mroce_path *c = &qp->paths[i];
 
-			if (probe_out(qp, c))
+			if (probe_out(qp, c) || on_spent_plane(qp, c))
 				continue;
 			if (c->bad) {
 				if (now < c->probe_at_us)
@@ -63,7 +72,7 @@ __u8 mroce_path_choose(const struct mroce_qp *qp, __u64 now, bool *skipped)
 		*skipped = false;
 	}
 	/* Nothing GOOD: round robin, but never a second packet onto a plane being probed. */
-	for (__u32 k = 0; k < n && probe_out(qp, &qp->paths[p]); k++)
+	for (__u32 k = 0; k < n && (probe_out(qp, &qp->paths[p]) || on_spent_plane(qp, &qp->paths[p])); k++)
 		p = (__u8)((p + 1) % n);
 	return p;
 }

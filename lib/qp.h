@@ -168,6 +168,9 @@ struct mroce_plane {
 	__u64	probe_at_us;	/* down: when the next probe starts */
 	__u32	probe_gap_us;	/* down: between probes, doubling to MROCE_PLANE_PROBE_MAX_US */
 	bool	down;
+	bool	unproven;	/* up, its address not proven yet: carries at most credit packets more */
+	__u16	credit;
+	bool	stamp;		/* its next data packet carries the nonce (the first plane's first, for its echo's RTT) */
 	bool	trial;		/* down: a probe is out, on slot trial_slot (one packet's window) */
 	__u8	trial_slot;
 	__u16	trial_pseq;	/* ... the slot's sequence of its packet */
