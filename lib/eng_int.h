@@ -126,6 +126,15 @@ int mroce_planes_probe_slot(const struct mroce_qp *qp);
 
 void mroce_plane_probe_mark(struct mroce_qp *qp, struct mroce_hdr *h, __u8 path, __u64 now);
 
+/*
+ * What a plane not proven yet may carry before its nonce comes back: an
+ * initial window (MROCE_CC_INIT_PKTS, what a new connection sends in its
+ * first round trip anyway). Bounded so: a peer naming a victim's address
+ * for a plane gets at most this many data packets sent there per
+ * connection, and none more until a probe of its own proves it.
+ */
+#define MROCE_PLANE_UNPROVEN_PKTS	MROCE_CC_INIT_PKTS
+
 /* Plane pl is up and proven: its address echoed a nonce of ours (planes.c). */
 static inline bool mroce_plane_proven(const struct mroce_qp *qp, __u8 pl)
 {

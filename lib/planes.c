@@ -42,14 +42,6 @@
 #define MROCE_PLANE_PROBE_MIN_US	10000
 #define MROCE_PLANE_PROBE_MAX_US	320000	/* a plane back is in use within ~1/3 s */
 /*
- * What a plane not proven yet may carry before its nonce comes back: an
- * initial window (MROCE_CC_INIT_PKTS, what a new connection sends in its
- * first round trip anyway). Bounded so: a peer naming a victim's address
- * for a plane gets at most this many data packets sent there per
- * connection, and none more until a probe of its own proves it.
- */
-#define MROCE_PLANE_UNPROVEN_PKTS	MROCE_CC_INIT_PKTS
-/*
  * An echo of a probe's nonce counts for this long after it (the peer's
  * hold, added to it), and while the probe is at most a second old. The
  * nonce is at least 2^30 us (18 minutes) away from our clock either way:
@@ -360,6 +352,30 @@ static void probe_failed(struct mroce_qp *qp, __u8 pl, __u64 now, bool dead)
 		qp->dev->plane_shun_until_us[pl] = now + MROCE_PLANE_PROBE_MIN_US;
 }
 
+/*
+ * A plane not proven yet whose nonce went unanswered as a probe's does
+ * (sibling_due): it fails as a probe does. Its slots move to the planes
+ * up, what it carried is resent there at once, the device holds it off,
+ * and it is probed as a down plane is; its nonce, echoed late (a plane
+ * slower than the rest), still proves it (mroce_planes_echo).
+ */
+static void unproven_failed(struct mroce_qp *qp, __u8 pl, __u64 now)
+{
+	struct mroce_plane *p = &qp->planes[pl];
+
+	p->down = true;
+	p->unproven = false;
+	p->trial = false;
+	p->trial_armed = true;
+	p->wait_since_us = 0;
+	p->probe_gap_us = MROCE_PLANE_PROBE_MIN_US;
+	p->probe_at_us = now + p->probe_gap_us;
+	qp->dev->plane_shun_until_us[pl] = p->probe_at_us;
+	for (__u32 s = 0; s < qp->attr.paths; s++)
+		if (qp->paths[s].plane == pl)
+			slot_move(qp, (__u8)s, best_live(qp), true);
+}
+
 void mroce_plane_heard(struct mroce_qp *qp, __u8 pl, __u64 sent_us, __u64 now)
 {
 	struct mroce_plane *p = &qp->planes[pl];
@@ -428,9 +444,13 @@ static void proven(struct mroce_qp *qp, __u8 i, __u64 now)
 {
 	qp->planes[i].heard_us = now;
 	qp->planes[i].wait_since_us = 0;
-	if (qp->planes[i].down)
+	if (qp->planes[i].down) {
 		plane_rejoin(qp, i);
-	qp->planes[i].unproven = false;
+	} else if (qp->planes[i].unproven) {
+		qp->planes[i].unproven = false;	/* joins: its slots are there already */
+		qp->dev->plane_shun_until_us[i] = 0;
+		qp->st.plane_rejoins++;
+	}
 }
 
 bool mroce_planes_echo(struct mroce_qp *qp, __u32 ts_echo, __u64 now)
@@ -609,6 +629,12 @@ static __u64 sibling_due(const struct mroce_qp *qp, __u8 pl)
 	return due;
 }
 
+/* A plane up, not proven yet, whose nonce went out with its first packets. */
+static bool unproven_out(const struct mroce_plane *p)
+{
+	return p->unproven && !p->down && !p->stamp;
+}
+
 /*
  * A plane up that this connection has never heard from: the first, which
  * a connection starts on while its first packets probe the others. Were
@@ -769,6 +795,9 @@ __u64 mroce_planes_due(const struct mroce_qp *qp)
 		__u64 t = p->down && p->trial ? sibling_due(qp, i) :
 			  held && p->down ? p->probe_at_us : unheard_due(qp, i);
 
+		if (unproven_out(p) && sibling_due(qp, i) < t)
+			t = sibling_due(qp, i);
+
 		if (t < due)
 			due = t;
 	}
@@ -797,6 +826,11 @@ void mroce_planes_timer(struct mroce_qp *qp, __u64 now)
 		}
 		if (p->down && p->trial && now >= sibling_due(qp, i)) {
 			probe_failed(qp, i, now, true);
+			continue;
+		}
+		/* the same for a plane not proven yet whose packets carry its nonce: dead */
+		if (unproven_out(p) && now >= sibling_due(qp, i)) {
+			unproven_failed(qp, i, now);
 			continue;
 		}
 		if (now >= unheard_due(qp, i)) {
