@@ -272,7 +272,7 @@ __u8 mroce_resend_path(const struct mroce_qp *qp, __u8 was, __u64 now)
 	__u32 n = qp->attr.paths, avoid = 0;
 	int i = -1;
 
-	if (qp->stall_slot && qp->stall_slot <= n)
+	if (qp->stall_slot && qp->stall_slot <= n && !on_spent_plane(qp, &qp->paths[qp->stall_slot - 1]))
 		return (__u8)(qp->stall_slot - 1);
 	if (qp->nplanes > 1 && was < n) {
 		avoid = mroce_planes_shunned(qp, now);
@@ -295,13 +295,20 @@ __u8 mroce_resend_path(const struct mroce_qp *qp, __u8 was, __u64 now)
 __u8 mroce_copy_path(const struct mroce_qp *qp, __u8 first, __u32 k)
 {
 	__u32 n = qp->attr.paths, seen = 0;
+	__u8 open[MROCE_MAX_PATHS];
+	__u32 nopen = 0;
 
 	for (__u32 j = 1; j < n; j++) {
 		__u8 i = (__u8)((first + j) % n);
 
 		if (!qp->paths[i].bad && !on_down_plane(qp, &qp->paths[i]) && ++seen == k)
 			return i;
+		if (!on_spent_plane(qp, &qp->paths[i]))
+			open[nopen++] = i;
 	}
+	/* too few: the k-th after it, but never on a plane that may carry no more unproven */
+	if (on_spent_plane(qp, &qp->paths[(first + k) % n]) && nopen)
+		return open[(k - 1) % nopen];
 	return (__u8)((first + k) % n);
 }
 
