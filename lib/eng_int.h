@@ -95,6 +95,7 @@ __u64 mroce_read_due(const struct mroce_qp *qp);
 __u8 mroce_path_choose(const struct mroce_qp *qp, __u64 now, bool *skipped);
 void mroce_path_took(struct mroce_qp *qp, __u8 slot, bool skipped, __u64 now);
 void mroce_path_refused(struct mroce_qp *qp, __u8 slot);
+void mroce_plane_clocked(struct mroce_qp *qp, __u8 plane, __u64 now);
 __u8 mroce_pick_path(struct mroce_qp *qp, __u64 now);
 void mroce_path_suspect(struct mroce_qp *qp, const struct mroce_txpkt *rec, __u32 thresh, __u64 now);
 void mroce_path_marked(struct mroce_qp *qp, __u8 slot, __u64 now);

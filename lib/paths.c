@@ -41,6 +41,113 @@ static bool probe_out(const struct mroce_qp *qp, const struct mroce_path *p)
 }
 
 /*
+ * Over planes, each plane's delivery rate: packets acknowledged on it per
+ * millisecond, measured over spans of at least twice its lowest RTT (and
+ * MROCE_PLANE_RATE_MIN_US), smoothed by a quarter.
+ */
+#define MROCE_PLANE_RATE_MIN_US	4
+
+/* The plane's slots' lowest RTT, or with avg their lowest RTTs' mean (0: none yet). */
+static __u32 plane_base_us(const struct mroce_qp *qp, __u8 pl, bool avg)
+{
+	__u32 base = 0, n = 0;
+	__u64 sum = 0;
+
+	for (__u32 s = 0; s < qp->attr.paths; s++) {
+		__u32 m = qp->paths[s].min_rtt_us;
+
+		if (qp->paths[s].plane != pl || !m)
+			continue;
+		sum += m;
+		n++;
+		if (!base || m < base)
+			base = m;
+	}
+	return avg && n ? (__u32)(sum / n) : base;
+}
+
+void mroce_plane_clocked(struct mroce_qp *qp, __u8 pl, __u64 now)
+{
+	struct mroce_plane *p = &qp->planes[pl];
+	__u64 span = now - p->rate_at_us, r;
+
+	p->refused = false;	/* its ring drains */
+	if (!p->rate_at_us || now < p->rate_at_us) {
+		p->rate_at_us = now;
+		p->rate_acks = 0;
+		return;
+	}
+	p->rate_acks++;
+	if (span < MROCE_PLANE_RATE_MIN_US || span < 2ull * plane_base_us(qp, pl, false))
+		return;
+	r = (__u64)p->rate_acks * 1000 / span;
+	r = r > UINT32_MAX ? UINT32_MAX : r ? r : 1;
+	p->rate_ppms = p->rate_ppms ? (__u32)((3ull * p->rate_ppms + r) / 4) : (__u32)r;
+	p->rate_at_us = now;
+	p->rate_acks = 0;
+}
+
+/* A GOOD slot for a new packet now: not a probe's, not on a spent plane, not SKIP, not full. */
+static bool slot_good(const struct mroce_qp *qp, const struct mroce_path *c, __u64 now)
+{
+	return !probe_out(qp, c) && !on_spent_plane(qp, c) && !c->bad && now >= c->skip_until_us &&
+	       !path_full(c);
+}
+
+/*
+ * Over planes, a new packet goes on the plane with the shortest queue of
+ * ours: the time its packets in flight, and this one, take to drain at
+ * the rate it delivers, less its slots' round trip without a queue. A
+ * queue under a quarter of that round trip (and two packets' time) is
+ * none, and a plane given less than a round trip's worth has none: planes
+ * without a queue take turns in the round robin, as they would without
+ * rates; one with a queue waits while another has none, or a shorter one.
+ * So a plane half as fast carries a third of two planes' packets, and one
+ * run dry is filled first. Round robin alone kept half of every window in
+ * a slow plane's queue while the other ran dry: a bulk transfer over
+ * planes of 800 and 400 Mbit/s took 1.28x its ideal, over 800 and 200
+ * 1.43x (over two of 800, 1.11x). -1 while some plane up has no rate yet
+ * (a connection's first window goes round robin over every plane), or no
+ * GOOD slot is on a plane of the shortest queue.
+ */
+static int quickest_slot(const struct mroce_qp *qp, __u64 now)
+{
+	__u32 fly[MROCE_MAX_PLANES] = { 0 }, n = qp->attr.paths;
+	__u64 cost[MROCE_MAX_PLANES], best = UINT64_MAX;
+	bool good[MROCE_MAX_PLANES] = { false };
+
+	for (__u32 s = 0; s < n; s++) {
+		const struct mroce_path *c = &qp->paths[s];
+
+		fly[c->plane] += c->inflight;
+		good[c->plane] |= slot_good(qp, c, now);
+	}
+	for (__u8 i = 0; i < qp->nplanes; i++)
+		if (mroce_plane_open(qp, i) && !qp->planes[i].rate_ppms)
+			return -1;
+	for (__u8 i = 0; i < qp->nplanes; i++) {
+		__u64 rate = qp->planes[i].rate_ppms, base, drain;
+
+		cost[i] = UINT64_MAX;
+		if (!mroce_plane_open(qp, i) || !good[i] || qp->planes[i].refused)
+			continue;	/* a full ring: round robin moves past it (mroce_path_refused) */
+		base = plane_base_us(qp, i, true);
+		drain = ((__u64)fly[i] + 1) * 1000 / rate;
+		cost[i] = fly[i] * 1000 < rate * base || drain <= base + base / 4 + 2000 / rate ?
+			  0 : drain - base;
+		if (cost[i] < best)
+			best = cost[i];
+	}
+	for (__u32 k = 0; best != UINT64_MAX && k < n; k++) {
+		__u8 s = (__u8)((qp->next_path + k) % n);
+
+		if (cost[qp->paths[s].plane] == best && slot_good(qp, &qp->paths[s], now))
+			return s;
+	}
+	return -1;
+}
+
+/*
  * The path slot of a new packet: round robin over the GOOD slots. A SKIP
  * slot (CE-marked within its RTT) is passed over, and so is one whose own
  * window is full; an ASSUMED_BAD slot gets one packet per RTT, its probe.
@@ -53,6 +160,23 @@ __u8 mroce_path_choose(const struct mroce_qp *qp, __u64 now, bool *skipped)
 	__u8 p = (__u8)(qp->next_path % n);
 
 	*skipped = false;
+	if (n > 1 && !qp->attr.static_paths && qp->nplanes > 1) {
+		int quick;
+
+		/* probes first, where the round robin would reach them: a down plane's, an assumed-bad slot's */
+		for (__u32 k = 0; k < n; k++) {
+			__u8 i = (__u8)((qp->next_path + k) % n);
+			const struct mroce_path *c = &qp->paths[i];
+
+			if (probe_out(qp, c) || on_spent_plane(qp, c))
+				continue;
+			if (qp->planes[c->plane].down || (c->bad && now >= c->probe_at_us))
+				return i;
+		}
+		quick = quickest_slot(qp, now);
+		if (quick >= 0)
+			return (__u8)quick;
+	}
 	if (n > 1 && !qp->attr.static_paths) {
 		for (__u32 k = 0; k < n; k++) {
 			__u8 i = (__u8)((qp->next_path + k) % n);
@@ -91,6 +215,8 @@ void mroce_path_took(struct mroce_qp *qp, __u8 slot, bool skipped, __u64 now)
 
 	if (qp->attr.paths > 1 && !qp->attr.static_paths && c->bad)
 		c->probe_at_us = now + probe_gap(qp, c);
+	if (qp->nplanes > 1)
+		qp->planes[c->plane].refused = false;
 	qp->st.paths_skipped += skipped;
 	qp->next_path = slot + 1u;
 }
@@ -105,8 +231,10 @@ void mroce_path_took(struct mroce_qp *qp, __u8 slot, bool skipped, __u64 now)
  */
 void mroce_path_refused(struct mroce_qp *qp, __u8 slot)
 {
-	if (qp->nplanes > 1)
+	if (qp->nplanes > 1) {
 		qp->next_path = slot + 1u;
+		qp->planes[qp->paths[slot].plane].refused = true;	/* passed over by quickest_slot */
+	}
 }
 
 __u8 mroce_pick_path(struct mroce_qp *qp, __u64 now)

@@ -287,6 +287,8 @@ static void plane_rejoin(struct mroce_qp *qp, __u8 pl)
 	p->down = false;
 	p->trial = false;
 	p->trial_armed = false;
+	p->rate_ppms = 0;	/* measured again (paths.c): round robin meanwhile */
+	p->rate_at_us = 0;
 	p->probe_gap_us = MROCE_PLANE_PROBE_MIN_US;
 	p->ack_probe_gap_us = 0;
 	p->ack_probe_at_us = 0;

@@ -190,6 +190,11 @@ struct mroce_plane {
 	__u64	drops_seen;	/* the datapath's drops on the planes' interfaces, at its last verdict (plane_busy) */
 	__u8	busy_waits;	/* silences taken for a busy host since it was last heard from */
 	__u64	busy_until_us;	/* ... the latest: no verdict before */
+	/* what it delivers (paths.c, mroce_plane_clocked): packets acknowledged ... */
+	__u32	rate_acks;	/* ... since rate_at_us */
+	__u64	rate_at_us;
+	__u32	rate_ppms;	/* ... per millisecond, smoothed (0: not measured yet) */
+	bool	refused;	/* its transmit ring refused a packet, and none has gone there since */
 };
 
 /* Send queue entry. */
