@@ -99,7 +99,9 @@ static bool slot_good(const struct mroce_qp *qp, const struct mroce_path *c, __u
  * ours: the time its packets in flight, and this one, take to drain at
  * the rate it delivers, less its slots' round trip without a queue. A
  * queue under a quarter of that round trip (and two packets' time) is
- * none, and a plane given less than a round trip's worth has none: planes
+ * none, and a plane given less than a round trip's worth has none, nor one
+ * whose round trip is not known (its packets overtaken, their echoes give
+ * no RTT, and it was proven by another plane's probe answer): planes
  * without a queue take turns in the round robin, as they would without
  * rates; one with a queue waits while another has none, or a shorter one.
  * So a plane half as fast carries a third of two planes' packets, and one
@@ -131,9 +133,11 @@ static int quickest_slot(const struct mroce_qp *qp, __u64 now)
 		cost[i] = UINT64_MAX;
 		if (!mroce_plane_open(qp, i) || !good[i] || qp->planes[i].refused)
 			continue;	/* a full ring: round robin moves past it (mroce_path_refused) */
+		/* no RTT of its slots' own (overtaken, loss.c): its probe's echo's */
 		base = plane_base_us(qp, i, true);
+		base = base ? base : qp->planes[i].echo_rtt_us;
 		drain = ((__u64)fly[i] + 1) * 1000 / rate;
-		cost[i] = fly[i] * 1000 < rate * base || drain <= base + base / 4 + 2000 / rate ?
+		cost[i] = !base || fly[i] * 1000 < rate * base || drain <= base + base / 4 + 2000 / rate ?
 			  0 : drain - base;
 		if (cost[i] < best)
 			best = cost[i];
