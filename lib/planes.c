@@ -13,9 +13,15 @@
  * waits twice as long (up to MROCE_PLANE_PROBE_MAX_US). Only the echo
  * proves the plane: a peer can acknowledge what it never got, but cannot
  * echo what it never saw.
- * Planes other than the first start down: the peer's addresses for them
- * come from the peer, unchecked, so nothing but a probe goes there, and no
- * ACK either (mroce_plane_ack_way), until one is proven so. A QP that only
+ * Planes other than the first start up but not proven: the peer's
+ * addresses for them come from the peer, unchecked. Each carries data
+ * from the connection's first packet, but at most MROCE_PLANE_UNPROVEN_PKTS
+ * packets, each with its nonce (mroce_plane_probe_mark), until an echo
+ * proves it; no ACK goes there either (mroce_plane_ack_way). Its nonce
+ * unanswered as a probe's would be, it fails as a probe does
+ * (unproven_failed); never heard from, it is found dead as the first plane
+ * would be (unheard_due). A peer naming a victim's address for a plane so
+ * gets one allowance per connection, then probes. A QP that only
  * receives has no data to carry a probe: an ACK goes as one, to a plane its
  * peer's data comes in on (mroce_plane_ack_probe). A probe's echo also goes
  * back on the plane the probe came in on (mroce_plane_answer_there): were
