@@ -3,7 +3,7 @@
 """The studies of docs/scale.md: mroce-sim runs, their tables and plots.
 
     sim/studies.py                  every study (make sim-studies)
-    sim/studies.py --only incast    one of: modes-256 modes-1024 failures incast state
+    sim/studies.py --only incast    one of: modes-256 modes-1024 failures planes incast state
     sim/studies.py --quick          smaller sizes, to try the script itself
 
 Each run's JSON and time series go to docs/scale/; a run whose JSON is there
@@ -246,6 +246,36 @@ plot 'fail-clean.dat' using 1:($2/1000) with lines title 'clean', \\
     section("failures", "\n".join(t))
 
 
+# ---- planes: throughput against one plane
+
+PLANE_TARGET = {16 * MIB: 0.8, 64 * MIB: 0.9}	# P planes give >= this x P times one plane's throughput
+
+
+def study_planes(sizes, force):
+    """All-to-all on 256 hosts over 1, 2, 4 and 8 planes: each plane a fabric of its own."""
+    t = ["| bytes per host | planes | completion (us) | ratio to its ideal | throughput vs 1 plane | target | met | "
+         "resends | planes given up |", "|---|---|---|---|---|---|---|---|---|"]
+    cmds = []
+    for size in sizes:
+        one = None
+        for n in (1, 2, 4, 8):
+            args = FAB[256] + ["--workload", "alltoall", "--size", str(size), "--planes", str(n)]
+            j = run(f"planes-{size // MIB}m-p{n}", args, force)
+            cmds.append(cmd_of(args))
+            if n == 1:
+                one = j
+            gain = one["completion_us"] / j["completion_us"] if j["ok"] and one["ok"] else float("nan")
+            want = PLANE_TARGET.get(size, 0) * n if n > 1 else None
+            met = "" if want is None else ("met" if j["ok"] and gain >= want else "missed")
+            t.append(f"| {fmt_size(size)} | {n} | {j['completion_us']:.0f}{'' if j['ok'] else ' (failed)'} | "
+                     f"{ratio_cell(j)} | {gain:.2f}x | {'' if want is None else f'>= {want:.1f}x'} | {met} | "
+                     f"{j['retransmissions']} | {j.get('plane_downs', '-')} |")
+    t += ["", "Throughput vs 1 plane: the 1-plane run's completion time over this one's, at the same size. "
+          "Targets: P planes give at least 0.9 P times one plane's throughput at 64 MiB and 0.8 P at "
+          "16 MiB. Commands:", "", "```"] + cmds + ["```"]
+    section("planes", "\n".join(t))
+
+
 # ---- incast
 
 def study_incast(size, force):
@@ -318,7 +348,7 @@ def study_state(force):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--only", choices=("modes-256", "modes-1024", "failures", "incast", "state"))
+    ap.add_argument("--only", choices=("modes-256", "modes-1024", "failures", "planes", "incast", "state"))
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--force", action="store_true")
     a = ap.parse_args()
@@ -326,7 +356,7 @@ def main():
         sys.exit(f"studies: {SIM} is not built (make all)")
     os.makedirs(OUT, exist_ok=True)
     q = a.quick
-    todo = [a.only] if a.only else ["modes-256", "modes-1024", "failures", "incast", "state"]
+    todo = [a.only] if a.only else ["modes-256", "modes-1024", "failures", "planes", "incast", "state"]
     for s in todo:
         print(f"studies: {s}", flush=True)
         if s == "modes-256":
@@ -335,6 +365,8 @@ def main():
             study_modes(1024, [MIB] if q else [MIB, 4 * MIB, 16 * MIB, 64 * MIB], a.force)
         elif s == "failures":
             study_failures(4 * MIB if q else 16 * MIB, a.force)
+        elif s == "planes":
+            study_planes([4 * MIB] if q else [16 * MIB, 64 * MIB], a.force)
         elif s == "incast":
             study_incast(256 * 1024 if q else MIB, a.force)
         else:
