@@ -377,7 +377,7 @@ static void test_short_message_on_every_plane(void **state)
  */
 static void test_slow_plane_gets_its_share(void **state)
 {
-	const __u32 slow_mbps[] = { 200, 400 };
+	const __u32 slow_mbps[] = { 400, 200 };
 
 	(void)state;
 	for (__u32 k = 0; k < 2; k++) {
