@@ -787,11 +787,12 @@ void mroce_planes_stalled(struct mroce_qp *qp, __u64 now)
 }
 
 /*
- * No plane up, over several (a connection opened while the device held the
- * first for dead, mroce_planes_connect): nothing goes but a probe's one
+ * No plane open, over several: none up, or those up not proven and their
+ * allowance spent (mroce_plane_open): nothing goes but a probe's one
  * packet on each plane probed (mroce_planes_probe_slot), new or resent,
  * till an echo proves one. Anything else would go on a plane held for
- * dead, or on one whose address the peer named and nothing has checked.
+ * dead, or on one whose address the peer named and nothing has checked
+ * beyond what it may carry unproven.
  */
 bool mroce_planes_held(const struct mroce_qp *qp)
 {
