@@ -130,10 +130,9 @@ void mroce_plane_probe_mark(struct mroce_qp *qp, struct mroce_hdr *h, __u8 path,
 /*
  * What a plane not proven yet may carry before its nonce comes back: an
  * initial window (MROCE_CC_INIT_PKTS, what a new connection sends in its
- * first round trip anyway), data packets and the ACKs that go there for
- * want of a plane proven (mroce_plane_ack_way). Bounded so: a peer naming
- * a victim's address for a plane gets at most this many frames sent there
- * per connection, and none more until a probe of its own proves it.
+ * first round trip anyway). Bounded so: a peer naming a victim's address
+ * for a plane gets at most this many data packets sent there per
+ * connection, and none more until a probe of its own proves it.
  */
 #define MROCE_PLANE_UNPROVEN_PKTS	MROCE_CC_INIT_PKTS
 
