@@ -572,15 +572,6 @@ __u8 mroce_plane_ack_way(const struct mroce_qp *qp, __u8 plane, __u64 now)
 	for (__u8 i = 0; i < qp->nplanes; i++)
 		if (mroce_plane_proven(qp, i) && !(held & 1u << i))
 			return i;
-	/*
-	 * None proven up (the first held for dead at connect, the others not
-	 * proven yet): the plane the data came in on, within its allowance as
-	 * an unproven plane (each such ACK spends it, tx.c), not the first.
-	 */
-	if (plane < qp->nplanes && qp->planes[plane].unproven && mroce_plane_open(qp, plane))
-		return plane;
-	if (newest < qp->nplanes && qp->planes[newest].unproven && mroce_plane_open(qp, newest))
-		return newest;
 	return 0;
 }
 

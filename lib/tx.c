@@ -69,10 +69,6 @@ int mroce_emit(struct mroce_qp *qp, struct mroce_hdr *h, const struct mroce_sge 
 	 */
 	if (!ack && qp->nplanes > 1 && qp->planes[plane].unproven && !qp->planes[plane].credit)
 		return -EAGAIN;
-	/* an ACK its way back sent to a plane not proven (planes.c, mroce_plane_ack_way): spent there */
-	if (ack && !qp->ack_via && qp->nplanes > 1 && qp->planes[plane].unproven && !qp->planes[plane].down &&
-	    qp->planes[plane].credit)
-		qp->planes[plane].credit--;
 	if (dev->ops->select_plane)
 		dev->ops->select_plane(dev->port, plane);
 	buf = dev->ops->tx_buf(dev->port, &cap);
