@@ -96,13 +96,10 @@ static __u64 slack_us(const struct mroce_qp *qp)
 /*
  * The device holds the first plane for dead (a connection found it so, or
  * a probe of it failed, lately) while it holds some other not: a new
- * connection starts with the first plane down, its slots on the others,
- * which carry their allowance unproven as ever (a connection with no plane
- * up waited a round trip for a probe's echo before its first packet, and
- * the 256-host all-to-all over 8 planes took +97% with the first one down).
- * Its first window went on the first plane before, and was lost there:
- * 773,473 resends in the 256-host all-to-all over 2 planes with the first
- * one down (docs/scale.md).
+ * connection starts with no plane up, and sends nothing but the probes of
+ * the others till one is proven (mroce_planes_held). Its first window went
+ * on the first plane before, and was lost there: 773,473 resends in the
+ * 256-host all-to-all over 2 planes with the first one down (docs/scale.md).
  */
 static bool first_plane_shunned(const struct mroce_qp *qp, __u8 n, __u64 now)
 {
@@ -180,8 +177,6 @@ static __u32 new_nonce(struct mroce_qp *qp, __u64 now)
 	return ((__u32)now + (1u << 30) + (__u32)(mroce_dev_random64(qp->dev) % (1u << 31))) | 1;
 }
 
-static __u8 best_live(const struct mroce_qp *qp);
-
 void mroce_planes_connect(struct mroce_qp *qp, __u8 n, __u64 now)
 {
 	bool first_down = first_plane_shunned(qp, n, now);
@@ -192,11 +187,8 @@ void mroce_planes_connect(struct mroce_qp *qp, __u8 n, __u64 now)
 	drops = qp->nplanes > 1 ? planes_drops(qp) : 0;
 	for (__u32 i = 0; i < MROCE_MAX_PLANES; i++) {
 		__u64 shun = qp->dev->plane_shun_until_us[i];
-		/*
-		 * Held for dead by the device: probed, as a down plane is, when the
-		 * hold ends; the first only while another is not held (first_down).
-		 */
-		bool down = i > 0 ? shun > now : first_down;
+		/* held for dead by the device: probed, as a down plane is, when the hold ends */
+		bool down = first_down || (i > 0 && shun > now);
 
 		qp->planes[i] = (struct mroce_plane){
 			.down = down, .probe_at_us = shun > now ? shun : now,
@@ -216,16 +208,12 @@ void mroce_planes_connect(struct mroce_qp *qp, __u8 n, __u64 now)
 	for (__u8 i = 0; i < qp->nplanes; i++)
 		up += !qp->planes[i].down;
 	mroce_cc_planes_start(qp, up);
-	/* every plane up from the first packet; a down plane's slots on the planes up */
 	for (__u32 s = 0; s < qp->attr.paths; s++) {
 		__u8 home = (__u8)(s % qp->nplanes);
 
 		qp->paths[s].home = home;
-		qp->paths[s].plane = qp->planes[home].down ? 0 : home;
+		qp->paths[s].plane = qp->planes[home].down ? 0 : home;	/* every plane up from the first packet */
 	}
-	for (__u32 s = 0; s < qp->attr.paths; s++)
-		if (qp->planes[qp->paths[s].home].down)
-			qp->paths[s].plane = best_live(qp);
 	for (__u32 s = 0; s < MROCE_MAX_PATHS; s++)
 		qp->ret[s].plane = 0;
 }

@@ -670,13 +670,11 @@ static void test_probe_fails_by_its_siblings(void **state)
 
 /*
  * The device holds plane 0 for dead (another connection found it so) when
- * a connection opens: it starts with plane 0 down and every slot on plane
- * 1, which carries its allowance at once, unproven, and no more till its
- * nonce is echoed (no timer of the QP's spins the progress loop
- * meanwhile). The echo proves plane 1 and 4 MiB arrive without a data
- * packet on plane 0. Before, its first window went on plane 0 and was lost
- * there; then, it waited a round trip for a probe's echo before it sent
- * more than the probe.
+ * a connection opens: it starts with no plane up and sends nothing but its
+ * probe of plane 1, one packet, and no timer of its spins the progress
+ * loop meanwhile. The echo proves plane 1, every slot comes over, and 4
+ * MiB arrive without a data packet on plane 0. Before, its first window
+ * went on plane 0 and was lost there.
  */
 static void test_new_connection_skips_a_dead_first_plane(void **state)
 {
@@ -692,7 +690,7 @@ static void test_new_connection_skips_a_dead_first_plane(void **state)
 	now = p->net->now;
 	p->da->plane_shun_until_us[0] = now + 10000;
 	planes_connect(&pl);
-	assert_true(p->qa->planes[0].down && p->qa->planes[1].unproven && mroce_plane_open(p->qa, 1));
+	assert_true(p->qa->planes[0].down && p->qa->planes[1].down);
 	fill(p->la, BUF, 49);
 	assert_int_equal(post(p->qa, MROCE_WR_RDMA_WRITE, 1, p->la, BUF, mroce_mr_lkey(p->ma),
 			      (__u64)(unsigned long)p->lb, mroce_mr_rkey(p->mb), 0), 0);
@@ -700,9 +698,9 @@ static void test_new_connection_skips_a_dead_first_plane(void **state)
 		mroce_dev_progress(p->da, 0);
 		p->net->now++;
 	}
-	assert_int_equal(pl.a1.sent, MROCE_PLANE_UNPROVEN_PKTS);	/* the allowance, at once */
+	assert_int_equal(pl.a1.sent, 1);	/* the probe */
 	assert_int_equal(p->net->a.sent, 0);
-	assert_int_equal(p->qa->snd_nxt - p->qa->snd_una, MROCE_PLANE_UNPROVEN_PKTS);
+	assert_int_equal(p->qa->snd_nxt - p->qa->snd_una, 1);
 	pthread_mutex_lock(&p->da->lock);
 	assert_true(mroce_engine_next_timer(p->da) > p->net->now);	/* it waits, not spins */
 	pthread_mutex_unlock(&p->da->lock);
@@ -736,10 +734,7 @@ static void test_new_connection_skips_a_dead_first_plane(void **state)
 	assert_false(mroce_planes_held(p->qa));
 	p->qa->attr.paths = 8;
 	mroce_planes_connect(p->qa, 2, now);
-	assert_true(p->qa->planes[0].down && mroce_plane_open(p->qa, 1));
-	for (__u32 s = 0; s < 8; s++)
-		assert_int_equal(p->qa->paths[s].plane, 1);
-	assert_false(mroce_planes_held(p->qa));
+	assert_true(mroce_planes_held(p->qa));
 	pthread_mutex_unlock(&p->da->lock);
 	free(c);
 	planes_close(&pl);
