@@ -218,10 +218,11 @@ def study_failures(size, force):
     t += ["", "The planes' failures at a quarter of their own clean runs are the rows the targets are "
           "for; an eighth and half of the way are beside them, since the moment decides which "
           "flows are caught. The plane that fails is plane 1, except in the rows of the first "
-          "plane: a connection starts on plane 0 and proves the others by probes, so a "
-          "connection opened after plane 0 failed, before its device knew, loses its first "
+          "plane: a connection uses every plane from its first packet, the others within an "
+          "allowance each until their probe nonces come back, while the first needs no proof, so "
+          "a connection opened after plane 0 failed, before its device knew, loses its first "
           "packets there; once the device holds plane 0 for dead, new connections wait for a "
-          "probe's echo instead (docs/scale.md point 21).", "",
+          "probe's echo instead (docs/scale.md point 21; protocol.md, \"Planes\").", "",
           "Commands:", "", "```"]
     t.append(cmd_of(base) + "    # clean")
     for text, name, args, target, j in results:
