@@ -47,23 +47,18 @@ static bool probe_out(const struct mroce_qp *qp, const struct mroce_path *p)
  */
 #define MROCE_PLANE_RATE_MIN_US	4
 
-/* The plane's slots' lowest RTT, or with avg their lowest RTTs' mean (0: none yet). */
-static __u32 plane_base_us(const struct mroce_qp *qp, __u8 pl, bool avg)
+/* The plane's slots' lowest RTT (0: none yet). */
+static __u32 plane_base_us(const struct mroce_qp *qp, __u8 pl)
 {
-	__u32 base = 0, n = 0;
-	__u64 sum = 0;
+	__u32 base = 0;
 
 	for (__u32 s = 0; s < qp->attr.paths; s++) {
 		__u32 m = qp->paths[s].min_rtt_us;
 
-		if (qp->paths[s].plane != pl || !m)
-			continue;
-		sum += m;
-		n++;
-		if (!base || m < base)
+		if (qp->paths[s].plane == pl && m && (!base || m < base))
 			base = m;
 	}
-	return avg && n ? (__u32)(sum / n) : base;
+	return base;
 }
 
 void mroce_plane_clocked(struct mroce_qp *qp, __u8 pl, __u64 now)
@@ -78,7 +73,9 @@ void mroce_plane_clocked(struct mroce_qp *qp, __u8 pl, __u64 now)
 		return;
 	}
 	p->rate_acks++;
-	if (span < MROCE_PLANE_RATE_MIN_US || span < 2ull * plane_base_us(qp, pl, false))
+	if (span < MROCE_PLANE_RATE_MIN_US)
+		return;	/* (first: the per-ACK cost is this test alone) */
+	if (span < 2ull * plane_base_us(qp, pl))
 		return;
 	r = (__u64)p->rate_acks * 1000 / span;
 	r = r > UINT32_MAX ? UINT32_MAX : r ? r : 1;
@@ -114,15 +111,20 @@ static bool slot_good(const struct mroce_qp *qp, const struct mroce_path *c, __u
  */
 static int quickest_slot(const struct mroce_qp *qp, __u64 now)
 {
-	__u32 fly[MROCE_MAX_PLANES] = { 0 }, n = qp->attr.paths;
-	__u64 cost[MROCE_MAX_PLANES], best = UINT64_MAX;
+	__u32 fly[MROCE_MAX_PLANES] = { 0 }, based[MROCE_MAX_PLANES] = { 0 }, n = qp->attr.paths;
+	__u64 cost[MROCE_MAX_PLANES], bases[MROCE_MAX_PLANES] = { 0 }, best = UINT64_MAX;
 	bool good[MROCE_MAX_PLANES] = { false };
 
+	/* one pass over the slots: each plane's packets in flight, GOOD slots, lowest RTTs' mean */
 	for (__u32 s = 0; s < n; s++) {
 		const struct mroce_path *c = &qp->paths[s];
 
 		fly[c->plane] += c->inflight;
 		good[c->plane] |= slot_good(qp, c, now);
+		if (c->min_rtt_us) {
+			bases[c->plane] += c->min_rtt_us;
+			based[c->plane]++;
+		}
 	}
 	for (__u8 i = 0; i < qp->nplanes; i++)
 		if (mroce_plane_open(qp, i) && !qp->planes[i].rate_ppms)
@@ -134,8 +136,7 @@ static int quickest_slot(const struct mroce_qp *qp, __u64 now)
 		if (!mroce_plane_open(qp, i) || !good[i] || qp->planes[i].refused)
 			continue;	/* a full ring: round robin moves past it (mroce_path_refused) */
 		/* no RTT of its slots' own (overtaken, loss.c): its probe's echo's */
-		base = plane_base_us(qp, i, true);
-		base = base ? base : qp->planes[i].echo_rtt_us;
+		base = based[i] ? bases[i] / based[i] : qp->planes[i].echo_rtt_us;
 		drain = ((__u64)fly[i] + 1) * 1000 / rate;
 		cost[i] = !base || fly[i] * 1000 < rate * base || drain <= base + base / 4 + 2000 / rate ?
 			  0 : drain - base;
