@@ -26,8 +26,10 @@ void mroce_pkt_acked(struct mroce_qp *qp, struct mroce_txpkt *rec, __u32 psn, __
 		mroce_reo_acked(qp, rec, psn, now);	/* a loss declared for nothing */
 	if (p->entropy == rec->entropy) {
 		p->heard_us = now;
-		if (qp->nplanes > 1)
+		if (qp->nplanes > 1) {
 			mroce_plane_heard(qp, p->plane, rec->sent_us, now);
+			mroce_plane_clocked(qp, p->plane, now);
+		}
 		if (p->bad && rec->sent_us > p->bad_sent_us)
 			p->bad = false;		/* it delivers again: GOOD (paths.c) */
 	} else if (rec->path < qp->attr.paths) {

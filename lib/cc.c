@@ -39,6 +39,22 @@ void mroce_cc_init_slow_start(struct mroce_qp *qp)
 	e->ssthresh_x256 = qp->attr.max_inflight * 256;
 }
 
+/*
+ * A connection that starts over several planes (planes.c) starts with an
+ * initial window per plane up, at most the BDP cap: each plane is a
+ * fabric of its own, with its own queues (MPTCP gives each subflow its
+ * own too). A window the algorithm did not start at the initial one
+ * ("none": the cap) stays.
+ */
+void mroce_cc_planes_start(struct mroce_qp *qp, __u32 planes)
+{
+	__u32 cap = qp->attr.max_inflight, iw = cap < MROCE_CC_INIT_PKTS ? cap : MROCE_CC_INIT_PKTS;
+	__u64 w = (__u64)MROCE_CC_INIT_PKTS * planes;
+
+	if (planes > 1 && qp->cwnd_x256 == iw * 256)
+		qp->cwnd_x256 = (__u32)(w < cap ? w : cap) * 256;
+}
+
 static __u32 none_window(const struct mroce_qp *qp)
 {
 	return qp->attr.max_inflight;

@@ -41,6 +41,7 @@ extern const struct mroce_cc_ops mroce_cc_none, mroce_cc_dctcp, mroce_cc_swift,
 
 /* Pick the QP's algorithm from its attributes and initialise it. */
 void mroce_cc_init(struct mroce_qp *qp);
+void mroce_cc_planes_start(struct mroce_qp *qp, __u32 planes);
 
 static inline void *mroce_cc_priv(struct mroce_qp *qp) { return qp->cc_priv; }
 

@@ -95,6 +95,7 @@ __u64 mroce_read_due(const struct mroce_qp *qp);
 __u8 mroce_path_choose(const struct mroce_qp *qp, __u64 now, bool *skipped);
 void mroce_path_took(struct mroce_qp *qp, __u8 slot, bool skipped, __u64 now);
 void mroce_path_refused(struct mroce_qp *qp, __u8 slot);
+void mroce_plane_clocked(struct mroce_qp *qp, __u8 plane, __u64 now);
 __u8 mroce_pick_path(struct mroce_qp *qp, __u64 now);
 void mroce_path_suspect(struct mroce_qp *qp, const struct mroce_txpkt *rec, __u32 thresh, __u64 now);
 void mroce_path_marked(struct mroce_qp *qp, __u8 slot, __u64 now);
@@ -113,7 +114,6 @@ void mroce_plane_heard(struct mroce_qp *qp, __u8 plane, __u64 sent_us, __u64 now
 void mroce_planes_timer(struct mroce_qp *qp, __u64 now);
 bool mroce_planes_echo(struct mroce_qp *qp, __u32 ts_echo, __u64 now);
 __u64 mroce_planes_due(const struct mroce_qp *qp);
-void mroce_plane_probe_mark(const struct mroce_qp *qp, struct mroce_hdr *h, __u8 path);
 __u8 mroce_plane_ack_way(const struct mroce_qp *qp, __u8 plane, __u64 now);
 bool mroce_plane_answer_there(const struct mroce_qp *qp, __u8 plane, __u64 now);
 void mroce_plane_answer_sent(struct mroce_qp *qp, __u8 plane, __u64 now);
@@ -124,6 +124,33 @@ bool mroce_planes_held(const struct mroce_qp *qp);
 __u32 mroce_planes_shunned(const struct mroce_qp *qp, __u64 now);
 bool mroce_planes_may_send(const struct mroce_qp *qp);
 int mroce_planes_probe_slot(const struct mroce_qp *qp);
+
+void mroce_plane_probe_mark(struct mroce_qp *qp, struct mroce_hdr *h, __u8 path, __u64 now);
+
+/*
+ * What a plane not proven yet may carry before its nonce comes back: an
+ * initial window (MROCE_CC_INIT_PKTS, what a new connection sends in its
+ * first round trip anyway). Bounded so: a peer naming a victim's address
+ * for a plane gets at most this many data packets sent there per
+ * connection, and none more until a probe of its own proves it.
+ */
+#define MROCE_PLANE_UNPROVEN_PKTS	MROCE_CC_INIT_PKTS
+
+/* Plane pl is up and proven: its address echoed a nonce of ours (planes.c). */
+static inline bool mroce_plane_proven(const struct mroce_qp *qp, __u8 pl)
+{
+	return !qp->planes[pl].down && !qp->planes[pl].unproven;
+}
+
+/*
+ * Data may go on plane pl: it is up, and proven or within what an unproven
+ * plane may carry before its proof (planes.c). A down plane carries its
+ * probe alone, which the callers arrange.
+ */
+static inline bool mroce_plane_open(const struct mroce_qp *qp, __u8 pl)
+{
+	return !qp->planes[pl].down && (!qp->planes[pl].unproven || qp->planes[pl].credit);
+}
 
 /* Data sent on a plane: it owes an acknowledgement from now on (planes.c). */
 static inline void mroce_plane_sent(struct mroce_qp *qp, __u8 plane, __u64 now)

@@ -247,6 +247,8 @@ static bool on_held_plane(const struct mroce_qp *qp, const struct mroce_txpkt *r
  * because faster ones overtook it.
  * Losses on the path itself are found by path_gap, without waiting.
  */
+#define MROCE_UNPROVEN_THRESH_US	(1u << 30)	/* no verdict by time: the plane's decides */
+
 static __u32 rack_thresh(const struct mroce_qp *qp, const struct mroce_txpkt *rec, bool held)
 {
 	const struct mroce_path *p = &qp->paths[rec->path];
@@ -263,6 +265,15 @@ static __u32 rack_thresh(const struct mroce_qp *qp, const struct mroce_txpkt *re
 		 */
 		if (!p->srtt_us && qp->nplanes > 1 && 2 * qp->planes[p->plane].echo_rtt_us > own)
 			own = 2 * qp->planes[p->plane].echo_rtt_us;
+		/*
+		 * On a plane not proven yet (planes.c): judged by the plane's
+		 * verdict, not against the others. Its echo proves it and gives
+		 * its delay (then the rules above); a plane found dead has what
+		 * it carried declared lost at once. A plane slower than the
+		 * first had its whole first window resent for being overtaken.
+		 */
+		if (qp->nplanes > 1 && qp->planes[p->plane].unproven && !qp->planes[p->plane].down)
+			return MROCE_UNPROVEN_THRESH_US;
 		own += allow;
 
 		if (own > t)

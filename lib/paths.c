@@ -20,15 +20,136 @@ static bool path_full(const struct mroce_path *p)
 	return p->pwnd_x256 && p->inflight * 256 >= p->pwnd_x256;
 }
 
-/* On a plane that is down (planes.c): only a probe's one packet goes there. */
+/*
+ * On a plane that is down (planes.c): only a probe's one packet goes there;
+ * or on one not proven yet that may carry no more before its proof.
+ */
 static bool on_down_plane(const struct mroce_qp *qp, const struct mroce_path *p)
 {
-	return qp->nplanes > 1 && qp->planes[p->plane].down;
+	return qp->nplanes > 1 && !mroce_plane_open(qp, p->plane);
+}
+
+/* On a plane not proven yet that may carry no more before its proof (planes.c). */
+static bool on_spent_plane(const struct mroce_qp *qp, const struct mroce_path *p)
+{
+	return qp->nplanes > 1 && !qp->planes[p->plane].down && !mroce_plane_open(qp, p->plane);
 }
 
 static bool probe_out(const struct mroce_qp *qp, const struct mroce_path *p)
 {
 	return on_down_plane(qp, p) && qp->planes[p->plane].wait_since_us;
+}
+
+/*
+ * Over planes, each plane's delivery rate: packets acknowledged on it per
+ * millisecond, measured over spans of at least twice its lowest RTT (and
+ * MROCE_PLANE_RATE_MIN_US), smoothed by a quarter.
+ */
+#define MROCE_PLANE_RATE_MIN_US	4
+
+/* The plane's slots' lowest RTT (0: none yet). */
+static __u32 plane_base_us(const struct mroce_qp *qp, __u8 pl)
+{
+	__u32 base = 0;
+
+	for (__u32 s = 0; s < qp->attr.paths; s++) {
+		__u32 m = qp->paths[s].min_rtt_us;
+
+		if (qp->paths[s].plane == pl && m && (!base || m < base))
+			base = m;
+	}
+	return base;
+}
+
+void mroce_plane_clocked(struct mroce_qp *qp, __u8 pl, __u64 now)
+{
+	struct mroce_plane *p = &qp->planes[pl];
+	__u64 span = now - p->rate_at_us, r;
+
+	p->refused = false;	/* its ring drains */
+	if (!p->rate_at_us || now < p->rate_at_us) {
+		p->rate_at_us = now;
+		p->rate_acks = 0;
+		return;
+	}
+	p->rate_acks++;
+	if (span < MROCE_PLANE_RATE_MIN_US)
+		return;	/* (first: the per-ACK cost is this test alone) */
+	if (span < 2ull * plane_base_us(qp, pl))
+		return;
+	r = (__u64)p->rate_acks * 1000 / span;
+	r = r > UINT32_MAX ? UINT32_MAX : r ? r : 1;
+	p->rate_ppms = p->rate_ppms ? (__u32)((3ull * p->rate_ppms + r) / 4) : (__u32)r;
+	p->rate_at_us = now;
+	p->rate_acks = 0;
+}
+
+/* A GOOD slot for a new packet now: not a probe's, not on a spent plane, not SKIP, not full. */
+static bool slot_good(const struct mroce_qp *qp, const struct mroce_path *c, __u64 now)
+{
+	return !probe_out(qp, c) && !on_spent_plane(qp, c) && !c->bad && now >= c->skip_until_us &&
+	       !path_full(c);
+}
+
+/*
+ * Over planes, a new packet goes on the plane with the shortest queue of
+ * ours: the time its packets in flight, and this one, take to drain at
+ * the rate it delivers, less its slots' round trip without a queue. A
+ * queue under a quarter of that round trip (and two packets' time) is
+ * none, and a plane given less than a round trip's worth has none, nor one
+ * whose round trip is not known (its packets overtaken, their echoes give
+ * no RTT, and it was proven by another plane's probe answer): planes
+ * without a queue take turns in the round robin, as they would without
+ * rates; one with a queue waits while another has none, or a shorter one.
+ * So a plane half as fast carries a third of two planes' packets, and one
+ * run dry is filled first. Round robin alone kept half of every window in
+ * a slow plane's queue while the other ran dry: a bulk transfer over
+ * planes of 800 and 400 Mbit/s took 1.28x its ideal, over 800 and 200
+ * 1.43x (over two of 800, 1.11x). -1 while some plane up has no rate yet
+ * (a connection's first window goes round robin over every plane), or no
+ * GOOD slot is on a plane of the shortest queue.
+ */
+static int quickest_slot(const struct mroce_qp *qp, __u64 now)
+{
+	__u32 fly[MROCE_MAX_PLANES] = { 0 }, based[MROCE_MAX_PLANES] = { 0 }, n = qp->attr.paths;
+	__u64 cost[MROCE_MAX_PLANES], bases[MROCE_MAX_PLANES] = { 0 }, best = UINT64_MAX;
+	bool good[MROCE_MAX_PLANES] = { false };
+
+	/* one pass over the slots: each plane's packets in flight, GOOD slots, lowest RTTs' mean */
+	for (__u32 s = 0; s < n; s++) {
+		const struct mroce_path *c = &qp->paths[s];
+
+		fly[c->plane] += c->inflight;
+		good[c->plane] |= slot_good(qp, c, now);
+		if (c->min_rtt_us) {
+			bases[c->plane] += c->min_rtt_us;
+			based[c->plane]++;
+		}
+	}
+	for (__u8 i = 0; i < qp->nplanes; i++)
+		if (mroce_plane_open(qp, i) && !qp->planes[i].rate_ppms)
+			return -1;
+	for (__u8 i = 0; i < qp->nplanes; i++) {
+		__u64 rate = qp->planes[i].rate_ppms, base, drain;
+
+		cost[i] = UINT64_MAX;
+		if (!mroce_plane_open(qp, i) || !good[i] || qp->planes[i].refused)
+			continue;	/* a full ring: round robin moves past it (mroce_path_refused) */
+		/* no RTT of its slots' own (overtaken, loss.c): its probe's echo's */
+		base = based[i] ? bases[i] / based[i] : qp->planes[i].echo_rtt_us;
+		drain = ((__u64)fly[i] + 1) * 1000 / rate;
+		cost[i] = !base || fly[i] * 1000 < rate * base || drain <= base + base / 4 + 2000 / rate ?
+			  0 : drain - base;
+		if (cost[i] < best)
+			best = cost[i];
+	}
+	for (__u32 k = 0; best != UINT64_MAX && k < n; k++) {
+		__u8 s = (__u8)((qp->next_path + k) % n);
+
+		if (cost[qp->paths[s].plane] == best && slot_good(qp, &qp->paths[s], now))
+			return s;
+	}
+	return -1;
 }
 
 /*
@@ -44,12 +165,29 @@ __u8 mroce_path_choose(const struct mroce_qp *qp, __u64 now, bool *skipped)
 	__u8 p = (__u8)(qp->next_path % n);
 
 	*skipped = false;
+	if (n > 1 && !qp->attr.static_paths && qp->nplanes > 1) {
+		int quick;
+
+		/* probes first, where the round robin would reach them: a down plane's, an assumed-bad slot's */
+		for (__u32 k = 0; k < n; k++) {
+			__u8 i = (__u8)((qp->next_path + k) % n);
+			const struct mroce_path *c = &qp->paths[i];
+
+			if (probe_out(qp, c) || on_spent_plane(qp, c))
+				continue;
+			if (qp->planes[c->plane].down || (c->bad && now >= c->probe_at_us))
+				return i;
+		}
+		quick = quickest_slot(qp, now);
+		if (quick >= 0)
+			return (__u8)quick;
+	}
 	if (n > 1 && !qp->attr.static_paths) {
 		for (__u32 k = 0; k < n; k++) {
 			__u8 i = (__u8)((qp->next_path + k) % n);
 			const struct mroce_path *c = &qp->paths[i];
 
-			if (probe_out(qp, c))
+			if (probe_out(qp, c) || on_spent_plane(qp, c))
 				continue;
 			if (c->bad) {
 				if (now < c->probe_at_us)
@@ -63,7 +201,7 @@ __u8 mroce_path_choose(const struct mroce_qp *qp, __u64 now, bool *skipped)
 		*skipped = false;
 	}
 	/* Nothing GOOD: round robin, but never a second packet onto a plane being probed. */
-	for (__u32 k = 0; k < n && probe_out(qp, &qp->paths[p]); k++)
+	for (__u32 k = 0; k < n && (probe_out(qp, &qp->paths[p]) || on_spent_plane(qp, &qp->paths[p])); k++)
 		p = (__u8)((p + 1) % n);
 	return p;
 }
@@ -82,6 +220,8 @@ void mroce_path_took(struct mroce_qp *qp, __u8 slot, bool skipped, __u64 now)
 
 	if (qp->attr.paths > 1 && !qp->attr.static_paths && c->bad)
 		c->probe_at_us = now + probe_gap(qp, c);
+	if (qp->nplanes > 1)
+		qp->planes[c->plane].refused = false;
 	qp->st.paths_skipped += skipped;
 	qp->next_path = slot + 1u;
 }
@@ -96,8 +236,10 @@ void mroce_path_took(struct mroce_qp *qp, __u8 slot, bool skipped, __u64 now)
  */
 void mroce_path_refused(struct mroce_qp *qp, __u8 slot)
 {
-	if (qp->nplanes > 1)
+	if (qp->nplanes > 1) {
 		qp->next_path = slot + 1u;
+		qp->planes[qp->paths[slot].plane].refused = true;	/* passed over by quickest_slot */
+	}
 }
 
 __u8 mroce_pick_path(struct mroce_qp *qp, __u64 now)
@@ -263,7 +405,7 @@ __u8 mroce_resend_path(const struct mroce_qp *qp, __u8 was, __u64 now)
 	__u32 n = qp->attr.paths, avoid = 0;
 	int i = -1;
 
-	if (qp->stall_slot && qp->stall_slot <= n)
+	if (qp->stall_slot && qp->stall_slot <= n && !on_spent_plane(qp, &qp->paths[qp->stall_slot - 1]))
 		return (__u8)(qp->stall_slot - 1);
 	if (qp->nplanes > 1 && was < n) {
 		avoid = mroce_planes_shunned(qp, now);
@@ -286,13 +428,20 @@ __u8 mroce_resend_path(const struct mroce_qp *qp, __u8 was, __u64 now)
 __u8 mroce_copy_path(const struct mroce_qp *qp, __u8 first, __u32 k)
 {
 	__u32 n = qp->attr.paths, seen = 0;
+	__u8 open[MROCE_MAX_PATHS];
+	__u32 nopen = 0;
 
 	for (__u32 j = 1; j < n; j++) {
 		__u8 i = (__u8)((first + j) % n);
 
 		if (!qp->paths[i].bad && !on_down_plane(qp, &qp->paths[i]) && ++seen == k)
 			return i;
+		if (!on_spent_plane(qp, &qp->paths[i]))
+			open[nopen++] = i;
 	}
+	/* too few: the k-th after it, but never on a plane that may carry no more unproven */
+	if (on_spent_plane(qp, &qp->paths[(first + k) % n]) && nopen)
+		return open[(k - 1) % nopen];
 	return (__u8)((first + k) % n);
 }
 

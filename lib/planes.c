@@ -13,9 +13,15 @@
  * waits twice as long (up to MROCE_PLANE_PROBE_MAX_US). Only the echo
  * proves the plane: a peer can acknowledge what it never got, but cannot
  * echo what it never saw.
- * Planes other than the first start down: the peer's addresses for them
- * come from the peer, unchecked, so nothing but a probe goes there, and no
- * ACK either (mroce_plane_ack_way), until one is proven so. A QP that only
+ * Planes other than the first start up but not proven: the peer's
+ * addresses for them come from the peer, unchecked. Each carries data
+ * from the connection's first packet, but at most MROCE_PLANE_UNPROVEN_PKTS
+ * packets, each with its nonce (mroce_plane_probe_mark), until an echo
+ * proves it; no ACK goes there either (mroce_plane_ack_way). Its nonce
+ * unanswered as a probe's would be, it fails as a probe does
+ * (unproven_failed); never heard from, it is found dead as the first plane
+ * would be (unheard_due). A peer naming a victim's address for a plane so
+ * gets one allowance per connection, then probes. A QP that only
  * receives has no data to carry a probe: an ACK goes as one, to a plane its
  * peer's data comes in on (mroce_plane_ack_probe). A probe's echo also goes
  * back on the plane the probe came in on (mroce_plane_answer_there): were
@@ -24,6 +30,7 @@
  */
 #include <stdint.h>
 
+#include "cc.h"
 #include "eng_int.h"
 
 /*
@@ -161,42 +168,73 @@ static bool plane_busy(struct mroce_qp *qp, __u8 pl, __u64 now)
 	return true;
 }
 
+/*
+ * A probe's nonce: never 0 (no echo), and at least 2^30 us from our clock
+ * either way, so that no echo of a time is taken for it.
+ */
+static __u32 new_nonce(struct mroce_qp *qp, __u64 now)
+{
+	return ((__u32)now + (1u << 30) + (__u32)(mroce_dev_random64(qp->dev) % (1u << 31))) | 1;
+}
+
 void mroce_planes_connect(struct mroce_qp *qp, __u8 n, __u64 now)
 {
 	bool first_down = first_plane_shunned(qp, n, now);
+	__u32 up = 0;
 	__u64 drops;
 
 	qp->nplanes = n ? n : 1;
 	drops = qp->nplanes > 1 ? planes_drops(qp) : 0;
 	for (__u32 i = 0; i < MROCE_MAX_PLANES; i++) {
 		__u64 shun = qp->dev->plane_shun_until_us[i];
+		/* held for dead by the device: probed, as a down plane is, when the hold ends */
+		bool down = first_down || (i > 0 && shun > now);
 
 		qp->planes[i] = (struct mroce_plane){
-			.down = i > 0 || first_down, .probe_at_us = shun > now ? shun : now,
+			.down = down, .probe_at_us = shun > now ? shun : now,
 			.probe_gap_us = MROCE_PLANE_PROBE_MIN_US,
 			.drops_seen = drops,
 		};
+		if (i >= qp->nplanes || qp->nplanes < 2 || down)
+			continue;
+		/* its first data packets carry a nonce: the others' to prove them, the first's for an RTT */
+		qp->planes[i].unproven = i > 0;
+		qp->planes[i].credit = i > 0 ? MROCE_PLANE_UNPROVEN_PKTS : 0;
+		qp->planes[i].stamp = true;
+		qp->planes[i].nonce = new_nonce(qp, now);
+		qp->planes[i].nonce_at_us = now;
+		qp->planes[i].nonced = true;
 	}
+	for (__u8 i = 0; i < qp->nplanes; i++)
+		up += !qp->planes[i].down;
+	mroce_cc_planes_start(qp, up);
 	for (__u32 s = 0; s < qp->attr.paths; s++) {
-		qp->paths[s].home = (__u8)(s % qp->nplanes);
-		qp->paths[s].plane = 0;	/* the others are unproven yet */
+		__u8 home = (__u8)(s % qp->nplanes);
+
+		qp->paths[s].home = home;
+		qp->paths[s].plane = qp->planes[home].down ? 0 : home;	/* every plane up from the first packet */
 	}
 	for (__u32 s = 0; s < MROCE_MAX_PATHS; s++)
 		qp->ret[s].plane = 0;
 }
 
-/* The live plane with the fewest slots on it (0 if none is live: nothing is moved there). */
+/*
+ * The live plane with the fewest slots on it, a proven one first, else one
+ * that may still carry data unproven (0 if none: nothing is moved there).
+ */
 static __u8 best_live(const struct mroce_qp *qp)
 {
 	__u32 count[MROCE_MAX_PLANES] = { 0 }, best = 0, best_n = ~0u;
 
 	for (__u32 s = 0; s < qp->attr.paths; s++)
 		count[qp->paths[s].plane]++;
-	for (__u32 i = 0; i < qp->nplanes; i++)
-		if (!qp->planes[i].down && count[i] < best_n) {
-			best = i;
-			best_n = count[i];
-		}
+	for (int pass = 0; pass < 2 && best_n == ~0u; pass++)
+		for (__u32 i = 0; i < qp->nplanes; i++)
+			if ((pass ? mroce_plane_open(qp, (__u8)i) : mroce_plane_proven(qp, (__u8)i)) &&
+			    count[i] < best_n) {
+				best = i;
+				best_n = count[i];
+			}
 	return (__u8)best;
 }
 
@@ -235,6 +273,8 @@ static void plane_down(struct mroce_qp *qp, __u8 pl, __u64 now)
 	struct mroce_plane *p = &qp->planes[pl];
 
 	p->down = true;
+	p->unproven = false;
+	p->stamp = false;
 	p->trial = false;
 	p->wait_since_us = 0;
 	p->probe_gap_us = MROCE_PLANE_PROBE_MIN_US;
@@ -253,6 +293,8 @@ static void plane_rejoin(struct mroce_qp *qp, __u8 pl)
 	p->down = false;
 	p->trial = false;
 	p->trial_armed = false;
+	p->rate_ppms = 0;	/* measured again (paths.c): round robin meanwhile */
+	p->rate_at_us = 0;
 	p->probe_gap_us = MROCE_PLANE_PROBE_MIN_US;
 	p->ack_probe_gap_us = 0;
 	p->ack_probe_at_us = 0;
@@ -274,14 +316,6 @@ static void plane_rejoin(struct mroce_qp *qp, __u8 pl)
 	}
 }
 
-/*
- * A probe's nonce: never 0 (no echo), and at least 2^30 us from our clock
- * either way, so that no echo of a time is taken for it.
- */
-static __u32 new_nonce(struct mroce_qp *qp, __u64 now)
-{
-	return ((__u32)now + (1u << 30) + (__u32)(mroce_dev_random64(qp->dev) % (1u << 31))) | 1;
-}
 
 /* A probe: the first slot at home on the plane goes back, one packet in flight. */
 static void probe_start(struct mroce_qp *qp, __u8 pl, __u64 now)
@@ -326,6 +360,30 @@ static void probe_failed(struct mroce_qp *qp, __u8 pl, __u64 now, bool dead)
 		qp->dev->plane_shun_until_us[pl] = now + MROCE_PLANE_PROBE_MIN_US;
 }
 
+/*
+ * A plane not proven yet whose nonce went unanswered as a probe's does
+ * (sibling_due): it fails as a probe does. Its slots move to the planes
+ * up, what it carried is resent there at once, the device holds it off,
+ * and it is probed as a down plane is; its nonce, echoed late (a plane
+ * slower than the rest), still proves it (mroce_planes_echo).
+ */
+static void unproven_failed(struct mroce_qp *qp, __u8 pl, __u64 now)
+{
+	struct mroce_plane *p = &qp->planes[pl];
+
+	p->down = true;
+	p->unproven = false;
+	p->trial = false;
+	p->trial_armed = true;
+	p->wait_since_us = 0;
+	p->probe_gap_us = MROCE_PLANE_PROBE_MIN_US;
+	p->probe_at_us = now + p->probe_gap_us;
+	qp->dev->plane_shun_until_us[pl] = p->probe_at_us;
+	for (__u32 s = 0; s < qp->attr.paths; s++)
+		if (qp->paths[s].plane == pl)
+			slot_move(qp, (__u8)s, best_live(qp), true);
+}
+
 void mroce_plane_heard(struct mroce_qp *qp, __u8 pl, __u64 sent_us, __u64 now)
 {
 	struct mroce_plane *p = &qp->planes[pl];
@@ -340,6 +398,17 @@ void mroce_plane_heard(struct mroce_qp *qp, __u8 pl, __u64 sent_us, __u64 now)
 	if (p->down) {
 		if (p->trial)
 			probe_failed(qp, pl, now, false);
+		return;
+	}
+	/*
+	 * The same for a plane not proven yet: what it carried acknowledged
+	 * without its nonce echoed. It carries nothing more till the echo
+	 * comes (the ACK that echoes it may only be behind this one: the peer
+	 * echoes one plane's nonce per ACK), and is not heard from: if the echo
+	 * never comes, it is found dead as a silent plane is (unheard_due).
+	 */
+	if (p->unproven) {
+		p->credit = 0;
 		return;
 	}
 	p->heard_us = now;
@@ -378,12 +447,18 @@ static bool echoes(bool nonced, __u32 nonce, __u64 at_us, __u32 ts_echo, __u64 n
 	       ts_echo - nonce <= MROCE_PLANE_ECHO_HOLD_US;
 }
 
-/* Plane i's probe was echoed: it is heard from, and rejoins. */
+/* Plane i's probe was echoed: it is heard from, and rejoins (an unproven plane up: is proven). */
 static void proven(struct mroce_qp *qp, __u8 i, __u64 now)
 {
 	qp->planes[i].heard_us = now;
 	qp->planes[i].wait_since_us = 0;
-	plane_rejoin(qp, i);
+	if (qp->planes[i].down) {
+		plane_rejoin(qp, i);
+	} else if (qp->planes[i].unproven) {
+		qp->planes[i].unproven = false;	/* joins: its slots are there already */
+		qp->dev->plane_shun_until_us[i] = 0;
+		qp->st.plane_rejoins++;
+	}
 }
 
 bool mroce_planes_echo(struct mroce_qp *qp, __u32 ts_echo, __u64 now)
@@ -400,7 +475,7 @@ bool mroce_planes_echo(struct mroce_qp *qp, __u32 ts_echo, __u64 now)
 			p->echo_of_us = p->nonce_at_us;
 			p->echo_rtt_us = (__u32)mroce_since(now, p->nonce_at_us);
 		}
-		if (p->down && p->trial_armed)
+		if ((p->down && p->trial_armed) || p->unproven)
 			proven(qp, i, now);
 	}
 	/* an ACK's probe (mroce_plane_ack_probe): its echo is the same proof */
@@ -411,7 +486,9 @@ bool mroce_planes_echo(struct mroce_qp *qp, __u32 ts_echo, __u64 now)
 			continue;
 		nonce = true;
 		p->ack_nonced = false;	/* one proof per probe */
-		if (p->down) {
+		if (p->unproven && !p->down) {
+			proven(qp, i, now);
+		} else if (p->down) {
 			proven(qp, i, now);
 			/*
 			 * Our ACKs went by another plane till now, which may be the
@@ -423,16 +500,33 @@ bool mroce_planes_echo(struct mroce_qp *qp, __u32 ts_echo, __u64 now)
 	return nonce;
 }
 
-/* A data packet about to leave on slot path: if it is a probe's, it carries the nonce. */
-void mroce_plane_probe_mark(const struct mroce_qp *qp, struct mroce_hdr *h, __u8 path)
+/*
+ * A data packet about to leave on slot path: if it is a probe's, it carries
+ * the nonce. So does every packet a plane carries before it is proven,
+ * spending its credit (each is answered at once, and any of them that
+ * arrives proves the plane: a lost one does not leave it unproven), and
+ * the first packet on the first plane (its echo's round trip is what the
+ * others' are judged against, unheard_due).
+ */
+void mroce_plane_probe_mark(struct mroce_qp *qp, struct mroce_hdr *h, __u8 path, __u64 now)
 {
 	const struct mroce_path *s = &qp->paths[path];
-	const struct mroce_plane *p = &qp->planes[s->plane];
+	struct mroce_plane *p = &qp->planes[s->plane];
 
 	if (p->down && p->trial && p->trial_slot == path && s->tx_pseq == p->trial_pseq) {
 		h->flags |= MROCE_F_PLANE_PROBE;
 		h->ts = p->nonce;
+		return;
 	}
+	if (p->down || (!p->unproven && !p->stamp))
+		return;
+	if (p->stamp)
+		p->nonce_at_us = now;	/* the first: its echo's round trip counts from here */
+	p->stamp = false;
+	if (p->unproven && p->credit)
+		p->credit--;
+	h->flags |= MROCE_F_PLANE_PROBE;
+	h->ts = p->nonce;
 }
 
 /*
@@ -458,13 +552,13 @@ __u8 mroce_plane_ack_way(const struct mroce_qp *qp, __u8 plane, __u64 now)
 	__u32 held = mroce_planes_shunned(qp, now);
 	__u8 newest = qp->rx_newest_plane;
 
-	if (plane < qp->nplanes && !qp->planes[plane].down && !(held & 1u << plane) &&
+	if (plane < qp->nplanes && mroce_plane_proven(qp, plane) && !(held & 1u << plane) &&
 	    qp->rx_plane_at[plane] + MROCE_PLANE_ACK_STALE_US >= qp->rx_plane_at[newest])
 		return plane;
-	if (newest < qp->nplanes && !qp->planes[newest].down && !(held & 1u << newest))
+	if (newest < qp->nplanes && mroce_plane_proven(qp, newest) && !(held & 1u << newest))
 		return newest;
 	for (__u8 i = 0; i < qp->nplanes; i++)
-		if (!qp->planes[i].down && !(held & 1u << i))
+		if (mroce_plane_proven(qp, i) && !(held & 1u << i))
 			return i;
 	return 0;
 }
@@ -479,12 +573,12 @@ __u8 mroce_plane_ack_way(const struct mroce_qp *qp, __u8 plane, __u64 now)
  */
 bool mroce_plane_answer_there(const struct mroce_qp *qp, __u8 pl, __u64 now)
 {
-	return pl < qp->nplanes && (!qp->planes[pl].down || now >= qp->planes[pl].answer_at_us);
+	return pl < qp->nplanes && (mroce_plane_proven(qp, pl) || now >= qp->planes[pl].answer_at_us);
 }
 
 void mroce_plane_answer_sent(struct mroce_qp *qp, __u8 pl, __u64 now)
 {
-	if (qp->planes[pl].down)
+	if (!mroce_plane_proven(qp, pl))
 		qp->planes[pl].answer_at_us = now + MROCE_PLANE_ANSWER_GAP_US;
 }
 
@@ -500,7 +594,7 @@ void mroce_plane_answer_sent(struct mroce_qp *qp, __u8 pl, __u64 now)
  */
 bool mroce_plane_ack_probe(struct mroce_qp *qp, __u8 pl, __u64 now, __u32 *nonce)
 {
-	if (pl >= qp->nplanes || !qp->planes[pl].down || now < qp->planes[pl].ack_probe_at_us)
+	if (pl >= qp->nplanes || mroce_plane_proven(qp, pl) || now < qp->planes[pl].ack_probe_at_us)
 		return false;
 	*nonce = new_nonce(qp, now);
 	return true;
@@ -541,6 +635,12 @@ static __u64 sibling_due(const struct mroce_qp *qp, __u8 pl)
 			due = t;
 	}
 	return due;
+}
+
+/* A plane up, not proven yet, whose nonce went out with its first packets. */
+static bool unproven_out(const struct mroce_plane *p)
+{
+	return p->unproven && !p->down && !p->stamp;
 }
 
 /*
@@ -630,7 +730,7 @@ static int idle_plane_slot(const struct mroce_qp *qp, __u64 now)
 		__u8 pl = qp->paths[s].plane;
 		const struct mroce_plane *p = &qp->planes[pl];
 
-		if (!p->down && !p->wait_since_us && !qp->paths[s].bad && !(held & 1u << pl))
+		if (mroce_plane_open(qp, pl) && !p->wait_since_us && !qp->paths[s].bad && !(held & 1u << pl))
 			return (int)s;
 	}
 	return -1;
@@ -666,18 +766,19 @@ void mroce_planes_stalled(struct mroce_qp *qp, __u64 now)
 }
 
 /*
- * No plane up, over several (a connection opened while the device held the
- * first for dead, mroce_planes_connect): nothing goes but a probe's one
+ * No plane open, over several: none up, or those up not proven and their
+ * allowance spent (mroce_plane_open): nothing goes but a probe's one
  * packet on each plane probed (mroce_planes_probe_slot), new or resent,
  * till an echo proves one. Anything else would go on a plane held for
- * dead, or on one whose address the peer named and nothing has checked.
+ * dead, or on one whose address the peer named and nothing has checked
+ * beyond what it may carry unproven.
  */
 bool mroce_planes_held(const struct mroce_qp *qp)
 {
 	if (qp->nplanes < 2)
 		return false;
 	for (__u8 i = 0; i < qp->nplanes; i++)
-		if (!qp->planes[i].down)
+		if (mroce_plane_open(qp, i))
 			return false;
 	return true;
 }
@@ -702,6 +803,9 @@ __u64 mroce_planes_due(const struct mroce_qp *qp)
 		const struct mroce_plane *p = &qp->planes[i];
 		__u64 t = p->down && p->trial ? sibling_due(qp, i) :
 			  held && p->down ? p->probe_at_us : unheard_due(qp, i);
+
+		if (unproven_out(p) && sibling_due(qp, i) < t)
+			t = sibling_due(qp, i);
 
 		if (t < due)
 			due = t;
@@ -731,6 +835,11 @@ void mroce_planes_timer(struct mroce_qp *qp, __u64 now)
 		}
 		if (p->down && p->trial && now >= sibling_due(qp, i)) {
 			probe_failed(qp, i, now, true);
+			continue;
+		}
+		/* the same for a plane not proven yet whose packets carry its nonce: dead */
+		if (unproven_out(p) && now >= sibling_due(qp, i)) {
+			unproven_failed(qp, i, now);
 			continue;
 		}
 		if (now >= unheard_due(qp, i)) {

@@ -168,6 +168,9 @@ struct mroce_plane {
 	__u64	probe_at_us;	/* down: when the next probe starts */
 	__u32	probe_gap_us;	/* down: between probes, doubling to MROCE_PLANE_PROBE_MAX_US */
 	bool	down;
+	bool	unproven;	/* up, its address not proven yet: carries at most credit packets more */
+	__u16	credit;
+	bool	stamp;		/* its next data packet carries the nonce (the first plane's first, for its echo's RTT) */
 	bool	trial;		/* down: a probe is out, on slot trial_slot (one packet's window) */
 	__u8	trial_slot;
 	__u16	trial_pseq;	/* ... the slot's sequence of its packet */
@@ -187,6 +190,11 @@ struct mroce_plane {
 	__u64	drops_seen;	/* the datapath's drops on the planes' interfaces, at its last verdict (plane_busy) */
 	__u8	busy_waits;	/* silences taken for a busy host since it was last heard from */
 	__u64	busy_until_us;	/* ... the latest: no verdict before */
+	/* what it delivers (paths.c, mroce_plane_clocked): packets acknowledged ... */
+	__u32	rate_acks;	/* ... since rate_at_us */
+	__u64	rate_at_us;
+	__u32	rate_ppms;	/* ... per millisecond, smoothed (0: not measured yet) */
+	bool	refused;	/* its transmit ring refused a packet, and none has gone there since */
 };
 
 /* Send queue entry. */

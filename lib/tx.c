@@ -63,6 +63,12 @@ int mroce_emit(struct mroce_qp *qp, struct mroce_hdr *h, const struct mroce_sge 
 	void *buf;
 	int hdr;
 
+	/*
+	 * Data on a plane not proven yet, beyond what it may carry before its
+	 * proof: never sent (planes.c; the slot choices pass such slots over).
+	 */
+	if (!ack && qp->nplanes > 1 && qp->planes[plane].unproven && !qp->planes[plane].credit)
+		return -EAGAIN;
 	if (dev->ops->select_plane)
 		dev->ops->select_plane(dev->port, plane);
 	buf = dev->ops->tx_buf(dev->port, &cap);
@@ -88,7 +94,7 @@ int mroce_emit(struct mroce_qp *qp, struct mroce_hdr *h, const struct mroce_sge 
 	/* Data: every copy sent on a slot takes the slot's next sequence number. */
 	h->pseq = ack ? 0 : qp->paths[path].tx_pseq;
 	if (!ack && qp->nplanes > 1)
-		mroce_plane_probe_mark(qp, h, path);
+		mroce_plane_probe_mark(qp, h, path, now);
 	hdr = mroce_frame_hdrs(buf, cap, &rt, h);
 	if (hdr < 0) {
 		dev->ops->tx_send(dev->port, buf, 0);	/* give the buffer back */

@@ -3,7 +3,7 @@
 """The studies of docs/scale.md: mroce-sim runs, their tables and plots.
 
     sim/studies.py                  every study (make sim-studies)
-    sim/studies.py --only incast    one of: modes-256 modes-1024 collectives failures incast state
+    sim/studies.py --only incast    one of: modes-256 modes-1024 collectives failures planes incast state
     sim/studies.py --quick          smaller sizes, to try the script itself
 
 Each run's JSON and time series go to docs/scale/; a run whose JSON is there
@@ -218,10 +218,11 @@ def study_failures(size, force):
     t += ["", "The planes' failures at a quarter of their own clean runs are the rows the targets are "
           "for; an eighth and half of the way are beside them, since the moment decides which "
           "flows are caught. The plane that fails is plane 1, except in the rows of the first "
-          "plane: a connection starts on plane 0 and proves the others by probes, so a "
-          "connection opened after plane 0 failed, before its device knew, loses its first "
+          "plane: a connection uses every plane from its first packet, the others within an "
+          "allowance each until their probe nonces come back, while the first needs no proof, so "
+          "a connection opened after plane 0 failed, before its device knew, loses its first "
           "packets there; once the device holds plane 0 for dead, new connections wait for a "
-          "probe's echo instead (docs/scale.md point 21).", "",
+          "probe's echo instead (docs/scale.md point 21; protocol.md, \"Planes\").", "",
           "Commands:", "", "```"]
     t.append(cmd_of(base) + "    # clean")
     for text, name, args, target, j in results:
@@ -244,6 +245,36 @@ plot 'fail-clean.dat' using 1:($2/1000) with lines title 'clean', \\
      'fail-loss-1.dat' using 1:($2/1000) with lines title '1% loss'""", png)
     t.insert(0, f"![failures](scale/{png})\n")
     section("failures", "\n".join(t))
+
+
+# ---- planes: throughput against one plane
+
+PLANE_TARGET = {16 * MIB: 0.8, 64 * MIB: 0.9}	# P planes give >= this x P times one plane's throughput
+
+
+def study_planes(sizes, force):
+    """All-to-all on 256 hosts over 1, 2, 4 and 8 planes: each plane a fabric of its own."""
+    t = ["| bytes per host | planes | completion (us) | ratio to its ideal | throughput vs 1 plane | target | met | "
+         "resends | planes given up |", "|---|---|---|---|---|---|---|---|---|"]
+    cmds = []
+    for size in sizes:
+        one = None
+        for n in (1, 2, 4, 8):
+            args = FAB[256] + ["--workload", "alltoall", "--size", str(size), "--planes", str(n)]
+            j = run(f"planes-{size // MIB}m-p{n}", args, force)
+            cmds.append(cmd_of(args))
+            if n == 1:
+                one = j
+            gain = one["completion_us"] / j["completion_us"] if j["ok"] and one["ok"] else float("nan")
+            want = PLANE_TARGET.get(size, 0) * n if n > 1 else None
+            met = "" if want is None else ("met" if j["ok"] and gain >= want else "missed")
+            t.append(f"| {fmt_size(size)} | {n} | {j['completion_us']:.0f}{'' if j['ok'] else ' (failed)'} | "
+                     f"{ratio_cell(j)} | {gain:.2f}x | {'' if want is None else f'>= {want:.1f}x'} | {met} | "
+                     f"{j['retransmissions']} | {j.get('plane_downs', '-')} |")
+    t += ["", "Throughput vs 1 plane: the 1-plane run's completion time over this one's, at the same size. "
+          "Targets: P planes give at least 0.9 P times one plane's throughput at 64 MiB and 0.8 P at "
+          "16 MiB. Commands:", "", "```"] + cmds + ["```"]
+    section("planes", "\n".join(t))
 
 
 # ---- incast
@@ -392,8 +423,8 @@ def study_state(force):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--only", choices=("modes-256", "modes-1024", "collectives", "failures", "incast",
-                                       "state"))
+    ap.add_argument("--only", choices=("modes-256", "modes-1024", "collectives", "failures", "planes",
+                                       "incast", "state"))
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--force", action="store_true")
     a = ap.parse_args()
@@ -401,8 +432,8 @@ def main():
         sys.exit(f"studies: {SIM} is not built (make all)")
     os.makedirs(OUT, exist_ok=True)
     q = a.quick
-    todo = [a.only] if a.only else ["modes-256", "modes-1024", "collectives", "failures", "incast",
-                                    "state"]
+    todo = [a.only] if a.only else ["modes-256", "modes-1024", "collectives", "failures", "planes",
+                                    "incast", "state"]
     for s in todo:
         print(f"studies: {s}", flush=True)
         if s == "modes-256":
@@ -413,6 +444,8 @@ def main():
             study_collectives([MIB, 4 * MIB] if q else [MIB, 4 * MIB, 16 * MIB, 64 * MIB], a.force)
         elif s == "failures":
             study_failures(4 * MIB if q else 16 * MIB, a.force)
+        elif s == "planes":
+            study_planes([4 * MIB] if q else [16 * MIB, 64 * MIB], a.force)
         elif s == "incast":
             study_incast(256 * 1024 if q else MIB, a.force)
         else:

@@ -312,6 +312,108 @@ static void test_planes_share(void **state)
 }
 
 /*
+ * A short message on a new connection over 3 planes leaves on every plane
+ * from its first packets, all of it in the first round trip (an initial
+ * window per plane up, cc.c), each plane carrying about its third, the
+ * unproven planes' packets each carrying their nonce. It used to go on
+ * plane 0 alone but for one probe packet per other plane, 16 packets in
+ * the first round trip and the rest a round trip later.
+ */
+static __u64 stop_at_us;
+
+static bool until_stop(void *ctx)
+{
+	const struct planes *pl = ctx;
+
+	return pl->p.net->now >= stop_at_us;
+}
+
+static void test_short_message_on_every_plane(void **state)
+{
+	struct watch *c = calloc(1, sizeof(*c));
+	struct planes pl;
+	struct pair *p = &pl.p;
+	const __u32 len = 32 << 10;
+	__u32 npkts, sent[3];
+
+	(void)state;
+	planes_up(&pl, 4120, 9, 3, (struct sim_link){ .delay_us = 10 });
+	fill(p->la, len, 40);
+	assert_int_equal(post(p->qa, MROCE_WR_RDMA_WRITE, 1, p->la, len, mroce_mr_lkey(p->ma),
+			      (__u64)(unsigned long)p->lb, mroce_mr_rkey(p->mb), 0), 0);
+	stop_at_us = p->net->now + 5;	/* well within the first round trip (20 us) */
+	assert_int_equal(sim_run(p->net, p->da, p->db, until_stop, &pl, 1000), 0);
+	npkts = SWQE(p->qa, p->qa->sq_head)->npkts;
+	sent[0] = (__u32)p->net->a.sent, sent[1] = (__u32)pl.a1.sent, sent[2] = (__u32)pl.a2.sent;
+	printf("  %u KiB, %u packets, in the first round trip: planes 0/1/2 sent %u/%u/%u\n",
+	       len >> 10, npkts, sent[0], sent[1], sent[2]);
+	assert_true(npkts > 16);
+	assert_int_equal(sent[0] + sent[1] + sent[2], npkts);	/* all of it */
+	for (int i = 0; i < 3; i++)
+		assert_true(sent[i] >= npkts / 3 - 1 && sent[i] <= npkts / 3 + 2);
+	/* it completes, every byte right, both other planes proven by their packets' echoes */
+	memset(&c->w, 0, sizeof(c->w));
+	c->w.p = p;
+	c->pl = &pl;
+	c->w.want_a = 1;
+	assert_int_equal(sim_run(p->net, p->da, p->db, watch, c, 1000000), 0);
+	assert_int_equal(c->w.wa[0].status, MROCE_WC_SUCCESS);
+	assert_memory_equal(p->lb, p->la, len);
+	assert_int_equal(p->qa->st.plane_rejoins, 2);
+	assert_int_equal(p->qa->st.plane_downs, 0);
+	assert_true(mroce_plane_proven(p->qa, 1) && mroce_plane_proven(p->qa, 2));
+	assert_int_equal(p->da->stats.retx_pkts, 0);
+	free(c);
+	planes_close(&pl);
+}
+
+/*
+ * Plane 1 half as fast as plane 0, then a quarter (rate-limited links with
+ * their queues and ECN marks): a transfer over both sends each plane about
+ * its share of the capacity, a third and a fifth, and finishes within 20%
+ * of the time both planes' capacity allows (as over two equal planes).
+ * Round robin kept half the window in the slow plane's queue while the
+ * fast one ran dry: 1.28x and 1.43x.
+ */
+static void test_slow_plane_gets_its_share(void **state)
+{
+	const __u32 slow_mbps[] = { 400, 200 };
+
+	(void)state;
+	for (__u32 k = 0; k < 2; k++) {
+		struct watch *c = calloc(1, sizeof(*c));
+		struct planes pl;
+		struct pair *p = &pl.p;
+		struct sim_link fast = { .delay_us = 10, .rate_mbps = 800, .queue_bytes = 256 << 10,
+					 .ecn_bytes = 32 << 10 };
+		struct sim_link slow = fast;
+		double share, want = (double)slow_mbps[k] / (800 + slow_mbps[k]);
+		__u64 t0, took, ideal;
+
+		slow.rate_mbps = slow_mbps[k];
+		planes_open(&pl, 4130, 8);
+		planes_connect(&pl);
+		p->net->a.link = p->net->b.link = fast;
+		pl.a1.link = pl.b1.link = slow;
+		t0 = p->net->now;
+		write_n(&pl, c, 1, 42);
+		took = p->net->now - t0;
+		ideal = (__u64)BUF * 8 / (800 + slow_mbps[k]);	/* us: bits over Mbit/s */
+		share = (double)pl.a1.sent / (double)(pl.a1.sent + p->net->a.sent);
+		printf("  plane 1 at %u Mbit/s, plane 0 at 800: it carried %.1f%% of the frames "
+		       "(its share %.1f%%); %llu us, %.2fx the ideal; %llu resent, downs %llu\n",
+		       slow_mbps[k], share * 100, want * 100, (unsigned long long)took,
+		       (double)took / (double)ideal, (unsigned long long)p->da->stats.retx_pkts,
+		       (unsigned long long)p->qa->st.plane_downs);
+		assert_true(share > want - 0.04 && share < want + 0.04);
+		assert_true(took <= ideal * 12 / 10);
+		assert_int_equal(p->qa->st.plane_downs, 0);
+		free(c);
+		planes_close(&pl);
+	}
+}
+
+/*
  * Plane 0's ring full, plane 1's not: the QP sends on plane 1's slots
  * meanwhile. A refused packet's slot is chosen again next time on one
  * plane (paths.c, mroce_path_refused), but over planes the round robin
@@ -381,11 +483,13 @@ static void test_slower_plane_joins(void **state)
 	assert_true(pl.p.qa->st.plane_rejoins >= 1);
 	assert_false(pl.p.qa->planes[1].down);
 	/*
-	 * The probe's packet, declared lost for its slowness, and its copies
-	 * (tx.c): nothing of plane 1's first window, whose slots have no RTT
-	 * yet and wait their plane's echo (loss.c); 224 went before.
+	 * What plane 1 carried before its proof, resent once its nonce went
+	 * unanswered twice as long as plane 0's (planes.c, sibling_due), and
+	 * the copies of a lone loss (tx.c): nothing more of plane 1's first
+	 * window, whose slots have no RTT yet and wait their plane's echo
+	 * (loss.c); 224 went before.
 	 */
-	assert_true(pl.p.da->stats.retx_pkts <= 8);
+	assert_true(pl.p.da->stats.retx_pkts <= MROCE_PLANE_UNPROVEN_PKTS + 8);
 	assert_true(pl.a1.sent > pl.p.net->a.sent / 4);
 	assert_int_equal(pl.p.da->plane_shun_until_us[1], 0);	/* the answer ended the hold */
 	free(c);
@@ -516,7 +620,7 @@ static bool plane2_given_up(void *ctx)
 	struct sibling *c = ctx;
 	struct mroce_qp *qa = c->pl->p.qa;
 
-	if (!c->failed_at && qa->planes[2].nonced && !qa->planes[2].trial)
+	if (!c->failed_at && qa->planes[2].down)
 		c->failed_at = c->pl->p.net->now;
 	return c->failed_at != 0;
 }
@@ -706,6 +810,7 @@ static struct mroce_qp *both_planes_up(struct planes *pl, __u64 seed)
 	qa = pl->p.qa;
 	pthread_mutex_lock(&pl->p.da->lock);
 	qa->planes[1].down = false;
+	qa->planes[1].unproven = false;	/* proven */
 	for (__u32 s = 0; s < 8; s++)
 		qa->paths[s].plane = (__u8)(s % 2);
 	qa->good_known = true;
@@ -1008,8 +1113,10 @@ static void test_tail_ack_dies_with_plane(void **state)
 
 /*
  * A peer's address for plane 1 that answers nothing (a victim's, or a plane
- * down from the start): the connection runs on plane 0, and plane 1 gets
- * nothing but probes, one packet each, backing off.
+ * down from the start): plane 1 carries what an unproven plane may before
+ * its proof (MROCE_PLANE_UNPROVEN_PKTS), the connection runs on plane 0
+ * after that, and plane 1 gets nothing but probes, one packet each, backing
+ * off.
  */
 static void test_unproven_plane_gets_probes_only(void **state)
 {
@@ -1029,8 +1136,11 @@ static void test_unproven_plane_gets_probes_only(void **state)
 	       (unsigned long long)pl.p.qa->st.plane_rejoins);
 	assert_int_equal(pl.p.qa->st.plane_rejoins, 0);
 	assert_true(pl.p.qa->planes[1].down);
-	/* one packet per probe: a handful over the transfer, never a window's worth */
-	assert_true(pl.a1.sent >= 1 && pl.a1.sent <= 8);
+	/*
+	 * The unproven plane's allowance, then one packet per probe: a handful
+	 * over the transfer, never a window's worth more.
+	 */
+	assert_true(pl.a1.sent >= 1 && pl.a1.sent <= MROCE_PLANE_UNPROVEN_PKTS + 8);
 	/*
 	 * The device remembers the failed probe: a connection made now (the
 	 * QP's planes set up again, as connect does) waits before probing
@@ -1073,7 +1183,7 @@ static void test_plane_one_way_acks_elsewhere(void **state)
 	assert_false(pl.p.qa->planes[1].down);
 	assert_true(pl.a1.sent > pl.p.net->a.sent / 4);
 	assert_int_equal(pl.p.qb->st.plane_rejoins, 0);
-	assert_true(pl.p.qb->planes[1].down);
+	assert_false(mroce_plane_proven(pl.p.qb, 1));
 	/* the echo's copy and one probe per interval (10 ms, then 20): never an ACK's worth */
 	assert_true(pl.b1.sent >= 2 && pl.b1.sent <= 4);
 	free(c);
@@ -1089,9 +1199,12 @@ static bool probe_sent(void *ctx)
 
 /*
  * A rogue peer names a victim's address for plane 1 (here, a wire where
- * nothing answers) and acknowledges everything: the probe's PSN, its
- * per-path SACK bit, echoes of plausible times. None of it proves the
- * plane, and the probe ends; only its nonce, echoed, would.
+ * nothing answers) and acknowledges everything: every PSN, plane 1's
+ * slot's per-path SACK, echoes of plausible times. None of it proves the
+ * plane, and the plane carries nothing more (what it carried before was
+ * within MROCE_PLANE_UNPROVEN_PKTS): no slot choice, resend or copy names
+ * it, and a packet sent there anyway is refused. Only its nonce, echoed,
+ * proves it.
  */
 static void test_rogue_acks_prove_no_plane(void **state)
 {
@@ -1115,32 +1228,49 @@ static void test_rogue_acks_prove_no_plane(void **state)
 	assert_int_equal(sim_run(pl.p.net, pl.p.da, pl.p.db, probe_sent, &pl, 1000000), 0);
 	pthread_mutex_lock(&pl.p.da->lock);
 	p1 = &qa->planes[1];
-	assert_true(p1->down && p1->trial && p1->trial_armed);
+	assert_true(p1->unproven && !p1->down);
+	assert_true(pl.a1.sent >= 1 && pl.a1.sent <= MROCE_PLANE_UNPROVEN_PKTS);
 	now = pl.p.net->now;
 	nonce = p1->nonce;
-	/* everything acknowledged, the probe's slot's SACK showing it, the echo a time */
+	/* everything acknowledged, plane 1's slot's SACK showing what it sent, the echo a time */
 	h.opcode = MROCE_OP_ACK;
 	h.cum_psn = qa->snd_nxt;
-	h.ts_echo = (__u32)now - 25;
 	h.pflags = MROCE_PF_VALID;
-	h.ppath = p1->trial_slot;
-	mroce_psack_mark(&r, p1->trial_pseq);
+	h.ppath = 1;	/* slot 1 is at home on plane 1 */
+	for (__u16 q = 0; q < qa->paths[1].tx_pseq; q++)
+		mroce_psack_mark(&r, q);
 	h.ppsn_next = r.next;
 	memcpy(h.psack, r.bits, sizeof(h.psack));
 	for (__u32 t = 0; t < 64; t++) {
 		h.ts_echo = (__u32)now - t;
 		mroce_handle_ack(qa, &h, now);
 	}
-	assert_true(p1->down);
-	assert_false(p1->trial);	/* acknowledged without the nonce: the probe failed */
+	assert_false(mroce_plane_proven(qa, 1));
+	assert_false(mroce_plane_open(qa, 1));	/* carries nothing more */
 	assert_int_equal(qa->st.plane_rejoins, 0);
-	assert_true(p1->probe_at_us > now);	/* the next probe waits, backing off */
+	for (__u32 k = 0; k < 64; k++) {
+		bool skipped;
+
+		assert_int_not_equal(qa->paths[mroce_path_choose(qa, now, &skipped)].plane, 1);
+		mroce_path_took(qa, mroce_path_choose(qa, now, &skipped), skipped, now);
+		assert_int_not_equal(qa->paths[mroce_resend_path(qa, (__u8)(k % 8), now)].plane, 1);
+		assert_int_not_equal(qa->paths[mroce_copy_path(qa, 0, k % 7 + 1)].plane, 1);
+	}
+	{
+		struct mroce_hdr d = { .opcode = MROCE_OP_WRITE, .flags = MROCE_F_FIRST | MROCE_F_LAST,
+				       .psn = qa->snd_nxt };
+		__u64 sent = pl.a1.sent;
+
+		assert_int_equal(mroce_emit(qa, &d, NULL, 0, 0, NULL, 1), -EAGAIN);
+		pl.p.da->ops->tx_flush(pl.p.da->port);
+		assert_int_equal(pl.a1.sent, sent);
+	}
 	/* the nonce echoed, held a while by the peer: that is the proof */
 	h.cum_psn = qa->snd_una;
 	h.pflags = 0;
 	h.ts_echo = nonce + 40;
 	mroce_handle_ack(qa, &h, now + 1);
-	assert_false(p1->down);
+	assert_true(mroce_plane_proven(qa, 1));
 	assert_int_equal(qa->st.plane_rejoins, 1);
 	pthread_mutex_unlock(&pl.p.da->lock);
 	planes_close(&pl);
@@ -1238,7 +1368,7 @@ static void test_forged_frames_move_no_plane(void **state)
 	assert_int_equal(sim_run(pl.p.net, pl.p.da, pl.p.db, probe_sent, &pl, 1000000), 0);
 	pthread_mutex_lock(&pl.p.da->lock);
 	p1 = &qa->planes[1];
-	assert_true(p1->down && p1->trial && p1->trial_armed);
+	assert_true(!mroce_plane_proven(qa, 1) && p1->nonced);	/* its echo would prove it */
 	nonce = p1->nonce;
 	token = mroce_be64(qa->token_be);
 	plane_state_get(qa, &before);
@@ -1246,7 +1376,7 @@ static void test_forged_frames_move_no_plane(void **state)
 	{
 		const __u64 tokens[] = { ~token, token ^ 1, token ^ (1ull << 63), 0 };
 		struct mroce_hdr echo = { .opcode = MROCE_OP_ACK, .cum_psn = qa->snd_nxt,
-					  .ts_echo = nonce + 40, .path = p1->trial_slot };
+					  .ts_echo = nonce + 40, .path = 1 };
 		struct mroce_hdr ack_probe = { .opcode = MROCE_OP_ACK, .flags = MROCE_F_PLANE_PROBE,
 					       .cum_psn = qa->snd_una, .ts = 0x50000001u };
 		struct mroce_hdr data_probe = { .opcode = MROCE_OP_WRITE,
@@ -1278,8 +1408,8 @@ static void test_forged_frames_move_no_plane(void **state)
 			}
 	}
 	plane_state_get(qa, &after);
-	printf("  %u forged frames: bad_pkts +%llu, plane 1 still down: %d\n", n,
-	       (unsigned long long)(pl.p.da->stats.bad_pkts - bad0), p1->down);
+	printf("  %u forged frames: bad_pkts +%llu, plane 1 still unproven: %d\n", n,
+	       (unsigned long long)(pl.p.da->stats.bad_pkts - bad0), !mroce_plane_proven(qa, 1));
 	assert_int_equal(pl.p.da->stats.bad_pkts - bad0, n);
 	assert_memory_equal(&before, &after, sizeof(before));
 	/* the echo with the token is the proof the forgeries were not */
@@ -1289,7 +1419,7 @@ static void test_forged_frames_move_no_plane(void **state)
 
 		forged_in(&pl, 1, token, qa->qpn, &echo, false, &dropped);
 		assert_false(dropped);
-		assert_false(p1->down);
+		assert_true(mroce_plane_proven(qa, 1));
 		assert_int_equal(qa->st.plane_rejoins, before.rejoins + 1);
 	}
 	pthread_mutex_unlock(&pl.p.da->lock);
@@ -1498,12 +1628,13 @@ static __u64 busy_host_run(__u64 seed, __u32 per_us, bool other)
 	b->c.w.p = p;
 	b->c.pl = &pl;
 	fill(p->la, BUF, 43);
-	for (int i = 0; i < 8; i++)
+	/* enough to last through the flood, which the planes' shares no longer stretch */
+	for (int i = 0; i < 16; i++)
 		assert_int_equal(post(p->qa, MROCE_WR_RDMA_WRITE, (__u64)i, p->la, BUF, mroce_mr_lkey(p->ma),
 				      (__u64)(unsigned long)p->lb, mroce_mr_rkey(p->mb), 0), 0);
-	b->c.w.want_a = 8;
+	b->c.w.want_a = 16;
 	assert_int_equal(sim_run(p->net, p->da, p->db, watch_busy_host, b, 60000000), 0);
-	for (int i = 0; i < 8; i++)
+	for (int i = 0; i < 16; i++)
 		assert_int_equal(b->c.w.wa[i].status, MROCE_WC_SUCCESS);
 	assert_memory_equal(p->lb, p->la, BUF);
 	assert_true(p->net->now > b->until);	/* the transfer lasted through the flood */
@@ -1542,12 +1673,17 @@ static __u64 busy_dead_run(__u64 seed, __u32 per_us)
 	b->c.w.p = p;
 	b->c.pl = &pl;
 	fill(p->la, BUF, 44);
-	for (int i = 0; i < 8; i++)
+	/*
+	 * Enough to outlast the verdict: the dead plane takes no new packet
+	 * once what it has in flight shows a queue (paths.c), and 8 WRITEs
+	 * could finish on plane 1 before plane 0 was found dead.
+	 */
+	for (int i = 0; i < 32; i++)
 		assert_int_equal(post(p->qa, MROCE_WR_RDMA_WRITE, (__u64)i, p->la, BUF, mroce_mr_lkey(p->ma),
 				      (__u64)(unsigned long)p->lb, mroce_mr_rkey(p->mb), 0), 0);
-	b->c.w.want_a = 8;
+	b->c.w.want_a = 32;
 	assert_int_equal(sim_run(p->net, p->da, p->db, watch_busy_host, b, 60000000), 0);
-	for (int i = 0; i < 8; i++)
+	for (int i = 0; i < 32; i++)
 		assert_int_equal(b->c.w.wa[i].status, MROCE_WC_SUCCESS);
 	assert_memory_equal(p->lb, p->la, BUF);
 	took = b->c.moved_at_us - b->c.failed_at_us;
@@ -1966,6 +2102,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_planes_share),
+		cmocka_unit_test(test_short_message_on_every_plane),
+		cmocka_unit_test(test_slow_plane_gets_its_share),
 		cmocka_unit_test(test_full_plane_sends_on_the_other),
 		cmocka_unit_test(test_slower_plane_joins),
 		cmocka_unit_test(test_plane_fails_and_rejoins),
