@@ -31,6 +31,7 @@ FAB = {
     1024: ["--hosts", "1024", "--hosts-per-leaf", "16", "--spines", "16", "--rate", "400"],
 }
 MIB = 1 << 20
+BEFORE = os.path.join(OUT, "before")	# rows run on the code before (commit 2258b6b), for comparison
 RTO_TUNED = ["--rto-low-us", "20", "--rto-high-us", "100"]	# beside the defaults, never instead
 
 
@@ -253,28 +254,54 @@ PLANE_TARGET = {16 * MIB: 0.8, 64 * MIB: 0.9}	# P planes give >= this x P times 
 
 
 def study_planes(sizes, force):
-    """All-to-all on 256 hosts over 1, 2, 4 and 8 planes: each plane a fabric of its own."""
-    t = ["| bytes per host | planes | completion (us) | ratio to its ideal | throughput vs 1 plane | target | met | "
-         "resends | planes given up |", "|---|---|---|---|---|---|---|---|---|"]
-    cmds = []
+    """All-to-all on 256 hosts over 1, 2, 4 and 8 planes: each plane a fabric of its own; beside
+    each row the same run on the code before (docs/scale/before/, commit 2258b6b)."""
+    t = ["| bytes per host | planes | before (us) | after (us) | ratio to its ideal | throughput vs 1 plane, "
+         "before | after | target | met | resends | planes given up |",
+         "|---|---|---|---|---|---|---|---|---|---|---|"]
+    cmds, verdicts, dat = [], [], []
     for size in sizes:
-        one = None
+        one = one_before = None
         for n in (1, 2, 4, 8):
             args = FAB[256] + ["--workload", "alltoall", "--size", str(size), "--planes", str(n)]
             j = run(f"planes-{size // MIB}m-p{n}", args, force)
+            path = os.path.join(BEFORE, f"planes-{size // MIB}m-p{n}.json")
+            b = json.load(open(path)) if os.path.exists(path) else None
             cmds.append(cmd_of(args))
             if n == 1:
-                one = j
+                one, one_before = j, b
             gain = one["completion_us"] / j["completion_us"] if j["ok"] and one["ok"] else float("nan")
+            bgain = (one_before["completion_us"] / b["completion_us"]
+                     if b and one_before and b["ok"] and one_before["ok"] else float("nan"))
             want = PLANE_TARGET.get(size, 0) * n if n > 1 else None
             met = "" if want is None else ("met" if j["ok"] and gain >= want else "missed")
-            t.append(f"| {fmt_size(size)} | {n} | {j['completion_us']:.0f}{'' if j['ok'] else ' (failed)'} | "
-                     f"{ratio_cell(j)} | {gain:.2f}x | {'' if want is None else f'>= {want:.1f}x'} | {met} | "
+            if want is not None:
+                verdicts.append(f"{met}: {n} planes at {fmt_size(size)} on 256 hosts >= {want:.1f}x one "
+                                f"plane's throughput: {gain:.2f}x (before {bgain:.2f}x)")
+            dat.append(f"{size // MIB} {n} {bgain:.4f} {gain:.4f}")
+            t.append(f"| {fmt_size(size)} | {n} | {b['completion_us'] if b else float('nan'):.0f} | "
+                     f"{j['completion_us']:.0f}{'' if j['ok'] else ' (failed)'} | "
+                     f"{ratio_cell(j)} | {bgain:.2f}x | {gain:.2f}x | "
+                     f"{'' if want is None else f'>= {want:.1f}x'} | {met} | "
                      f"{j['retransmissions']} | {j.get('plane_downs', '-')} |")
+    with open(os.path.join(OUT, "planes.dat"), "w") as f:
+        f.write("# size_mib planes gain_before gain_after\n" + "\n".join(dat) + "\n")
+    plot("""set title 'All-to-all, 256 hosts: throughput over planes, against one plane'
+set xlabel 'planes'; set ylabel 'throughput / one plane'; set key top left; set xtics (1, 2, 4, 8)
+plot x title 'linear' dashtype 3, \\
+     '< grep "^16 " planes.dat' using 2:3 with linespoints dashtype 2 title '16 MiB before', \\
+     '< grep "^16 " planes.dat' using 2:4 with linespoints lw 2 title '16 MiB after', \\
+     '< grep "^64 " planes.dat' using 2:3 with linespoints dashtype 2 title '64 MiB before', \\
+     '< grep "^64 " planes.dat' using 2:4 with linespoints lw 2 title '64 MiB after'""", "planes.png")
+    t = ["![planes](scale/planes.png)", ""] + t
     t += ["", "Throughput vs 1 plane: the 1-plane run's completion time over this one's, at the same size. "
           "Targets: P planes give at least 0.9 P times one plane's throughput at 64 MiB and 0.8 P at "
-          "16 MiB. Commands:", "", "```"] + cmds + ["```"]
+          "16 MiB. *Before*: the same command on the code before planes carried data from a "
+          "connection's first packet (commit 2258b6b). Commands:", "", "```"] + cmds + ["```", ""]
+    t += [f"- {v}" for v in verdicts]
     section("planes", "\n".join(t))
+    for v in verdicts:
+        print(v)
 
 
 # ---- incast
@@ -327,7 +354,6 @@ COLL_TARGETS = {	# (workload, MiB): the completion time over the ideal at most t
     ("allreduce", 1): 4.0, ("allreduce", 16): 1.3, ("allreduce", 64): 1.3,
     ("alltoall", 1): 5.0, ("alltoall", 4): 1.5, ("alltoall", 16): 1.2, ("alltoall", 64): 1.2,
 }
-BEFORE = os.path.join(OUT, "before")	# the same rows from the code before the algorithms for scale
 
 
 def before_of(hosts, work, size):
