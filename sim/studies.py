@@ -190,6 +190,12 @@ def study_failures(size, force):
          "| case | completion (us) | slowdown vs clean | target | met | resends | timeouts | tail probes | paths retired |",
          "|---|---|---|---|---|---|---|---|---|"]
 
+    def plane_floor(n, tp, c):
+        """What losing one plane of n at tp costs by itself, if the clean run moved its bytes at
+        the planes' full rate: the rest at (n-1)/n of it (nothing lost, nothing to recover)."""
+        rest = max(0.0, 1 - tp / c["completion_us"])
+        return f"floor {rest * (n / (n - 1) - 1) * 100:+.0f}%"
+
     def row(text, j, ref, target, at_most=False):
         slow = j["completion_us"] / ref["completion_us"] - 1 if j["ok"] else float("nan")
         ok = j["ok"] and (slow <= target if at_most else slow < target) if target is not None else False
@@ -210,12 +216,19 @@ def study_failures(size, force):
         row(f"{n} planes, clean ({c['completion_us']:.0f} us)", c, c, None)
         for i, (tp, d) in enumerate(downs):
             when = ["a quarter", "an eighth", "half"][i]
-            row(f"one plane of {n} down at {tp} us ({when} of the way)", d, c, 1.0 / n, True)
-        row(f"... the first plane (plane 0) down at {first[0]} us instead", first[1], c, 1.0 / n, True)
+            row(f"one plane of {n} down at {tp} us ({when} of the way; {plane_floor(n, tp, c)})", d, c,
+                1.0 / n, True)
+        row(f"... the first plane (plane 0) down at {first[0]} us instead ({plane_floor(n, first[0], c)})",
+            first[1], c, 1.0 / n, True)
     t += ["", "The floor rows take the dead spine out of the leaves' ECMP groups 1 us after it "
           "fails (`--detect-us 1`; the default, 1000 us, leaves it a black hole for the rest of the "
           "run): the spine's capacity is lost, but almost no packet is, so they show what losing it "
           "costs before any transport recovers anything."]
+    t += ["", "A plane's floor: the slowdown the lost capacity costs by itself when the clean run "
+          "moves its bytes at the planes' full rate (the surviving n-1 planes carry the rest at "
+          "(n-1)/n of it); a clean run held back by something else (round trips, a window) loses "
+          "less. The targets (at most 1/n) were set when planes added little bandwidth: at a "
+          "quarter of the way, 2 planes' floor is +75% and 4 planes' +25%, at or above them."]
     t += ["", "The planes' failures at a quarter of their own clean runs are the rows the targets are "
           "for; an eighth and half of the way are beside them, since the moment decides which "
           "flows are caught. The plane that fails is plane 1, except in the rows of the first "
