@@ -310,7 +310,7 @@ bench-coll: deps
 	$(MAKE) all
 	selftests/bench/coll_bench.py $(if $(RUNS),--runs $(RUNS))
 
-# The algorithm table against the choices it replaced (~10 min): 2 and 4 ranks.
+# The collectives now against the library before the algorithms for scale (~15 min).
 bench-coll-algos: deps
 	scripts/deps.sh bench
 	$(MAKE) all
