@@ -36,9 +36,15 @@ double sim_ideal_us(const struct sim *s)
 		t_core = blk * N * (N - hpl) / core;
 		break;
 	}
-	case SIM_ALLREDUCE_RING:
-	case SIM_ALLREDUCE_TREE:
+	case SIM_ALLREDUCE:
 		t_host = 2.0 * (N - 1) / N * (double)(c->size / c->hosts) * N / host;
+		break;
+	case SIM_REDUCE_SCATTER:
+	case SIM_ALLGATHER:	/* every host sends, and receives, all blocks but its own */
+		t_host = (N - 1) / N * (double)(c->size / c->hosts) * N / host;
+		break;
+	case SIM_BROADCAST:	/* every host but the root receives it all */
+		t_host = (double)c->size / host;
 		break;
 	case SIM_PERMUTATION:
 		t_host = (double)c->size / host;
@@ -173,9 +179,12 @@ void sim_print(const struct sim *s, const struct sim_result *r, FILE *out)
 		for (__u32 i = 0; i < c->iterations; i++)
 			fprintf(out, " %.1f", s->iter_start_ps[i] == UINT64_MAX ? 0 :
 				(double)(s->iter_start_ps[i] - s->start_ps) / PS_PER_US);
-		fprintf(out, "; most steps waiting on a host, let go when it started: %llu\n",
-			(unsigned long long)s->st.a2a_released_max);
+		fprintf(out, "\n");
 	}
+	if (s->st.algo)
+		fprintf(out, "  algorithm %s (libmroce-coll); connections made %llu, at most %u open "
+			"at a host\n", s->st.algo, (unsigned long long)s->st.conns_opened,
+			s->st.conns_max);
 	if (r->fct_max_us)
 		fprintf(out, "  flows: goodput mean %.1f min %.1f Gbit/s, fct p50 %.1f p99 %.1f max %.1f us, "
 			"jain %.3f\n", r->goodput_gbps_mean, r->goodput_gbps_min, r->fct_p50_us,
@@ -253,7 +262,8 @@ int sim_write_json(const struct sim *s, const struct sim_result *r, const char *
 	fprintf(f, "  \"iterations_us\": [");
 	for (__u32 i = 0; i < c->iterations; i++)
 		fprintf(f, "%s%.3f", i ? ", " : "", c->iterations > 1 ? sim_iter_us(s, i) : r->completion_us);
-	fprintf(f, "],\n  \"released_at_once_max\": %llu,\n", (unsigned long long)s->st.a2a_released_max);
+	fprintf(f, "],\n  \"algo\": \"%s\",\n  \"conns_opened\": %llu,\n  \"conns_open_max\": %u,\n",
+		s->st.algo ? s->st.algo : "", (unsigned long long)s->st.conns_opened, s->st.conns_max);
 	fprintf(f, "  \"flows\": {\"done\": %llu, \"goodput_gbps_mean\": %.3f, "
 		"\"goodput_gbps_min\": %.3f, \"fct_p50_us\": %.3f, \"fct_p99_us\": %.3f, "
 		"\"fct_max_us\": %.3f, \"jain\": %.4f},\n",
