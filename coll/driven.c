@@ -26,6 +26,8 @@
 #define RX_SLAB		16	/* receive buffer blocks registered at once */
 #define EVICT_LOOK	8	/* idle candidates looked at per new connection */
 
+static void evict(struct mroce_coll_comm *c, unsigned int room);
+
 static size_t rx_block(void)
 {
 	return (size_t)COLL_CTRL_BUFS * COLL_CTRL_LEN;
@@ -137,6 +139,9 @@ int coll_driven_poll(struct mroce_coll_comm *c)
 		n = c->last_polled;
 		total += n;
 	} while (n == 32);
+	/* above the cap since connections were made in a burst: what went idle closes */
+	if (total && c->drv.max_open && c->nopen > c->drv.max_open)
+		evict(c, 0);
 	return total;
 }
 
@@ -175,13 +180,14 @@ unsigned int coll_open_peers(const struct mroce_coll_comm *c)
 	return c->nopen;
 }
 
-/* Over the cap: close the least recently used idle connections (a few looked at). */
-static void evict(struct mroce_coll_comm *c)
+/* Until room more fit under the cap: close the least recently used idle
+ * connections, a few looked at. */
+static void evict(struct mroce_coll_comm *c, unsigned int room)
 {
 	int p = c->lru_tail;
 
 	for (int look = 0; p >= 0 && look < EVICT_LOOK && c->drv.max_open &&
-			   c->nopen >= c->drv.max_open; look++) {
+			   c->nopen + room > c->drv.max_open; look++) {
 		int prev = c->peers[p].lru_prev;
 
 		c->drv.disconnect(c->drv.ctx, c, p);	/* -EBUSY: it stays */
@@ -234,8 +240,9 @@ static int rx_take(struct mroce_coll_comm *c, __u8 **buf, __u32 *lkey)
 			free(slab);
 			return -ENOMEM;
 		}
-		if (c->nrx_free + RX_SLAB > c->cap_rx_free) {
-			size_t cap = c->cap_rx_free + RX_SLAB;
+		/* room for every block there is: all may come back */
+		if ((c->nrx_mrs + 1) * RX_SLAB > c->cap_rx_free) {
+			size_t cap = (c->nrx_mrs + 1) * RX_SLAB;
 			__u8 **f = realloc(c->rx_free, cap * sizeof(*f));
 			__u32 *k = f ? realloc(c->rx_free_lkey, cap * sizeof(*k)) : NULL;
 
@@ -323,7 +330,7 @@ int coll_peer_attach(struct mroce_coll_comm *c, int peer, struct mroce_qp *qp, _
 	if (!c->driven || peer < 0 || peer >= c->size || peer == c->rank || !qp ||
 	    c->peers[peer].qp || !c->peers[peer].ctrl_rx || !c->peers[peer].inbox)
 		return -EINVAL;
-	evict(c);
+	evict(c, 1);
 	pe = &c->peers[peer];
 	chan_reset(pe);
 	pe->qp = qp;
