@@ -131,9 +131,9 @@ struct coll_driven_opts {
 	const char	*force_algo;	/* NULL: the table */
 	struct mroce_dev *dev;
 	struct mroce_cq	*cq;		/* the QPs the hook creates complete here */
-	/* dry: every inbox is this one region (nobody reads a payload) */
+	/* dry: every inbox is this one region of COLL_SLOTS x chunk bytes
+	 * (nobody reads a payload); each connection still registers its own */
 	__u8		*dry_inbox;
-	struct mroce_mr	*dry_inbox_mr;	/* on dev, remote write, COLL_SLOTS x chunk */
 	unsigned int	max_open;	/* connections beyond which idle ones close (0: never) */
 	/*
 	 * Connect c's rank with peer, both ends: create and connect a QP on each

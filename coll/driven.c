@@ -41,7 +41,7 @@ int coll_driven_create(const struct coll_driven_opts *o, struct mroce_coll_comm 
 
 	if (!o || !cp || !o->dev || !o->cq || !o->connect || o->size < 1 ||
 	    o->size > COLL_MAX_RANKS || o->rank < 0 || o->rank >= o->size || o->chunk < 64 ||
-	    o->chunk % 64 || (o->dry && (!o->dry_inbox || !o->dry_inbox_mr)) ||
+	    o->chunk % 64 || (o->dry && !o->dry_inbox) ||
 	    (o->max_open && !o->disconnect))
 		return -EINVAL;
 	c = calloc(1, sizeof(*c));
@@ -109,7 +109,7 @@ void coll_driven_destroy(struct mroce_coll_comm *c)
 		mroce_dereg_mr(c->rx_mrs[i]);
 		free(c->rx_slabs[i]);
 	}
-	for (int p = 0; c->peers && p < c->size; p++)
+	for (int p = 0; !c->dry && c->peers && p < c->size; p++)
 		if (c->peers[p].inbox_own)
 			free(c->peers[p].inbox);
 	if (c->mr_local)
@@ -284,27 +284,25 @@ int coll_peer_prepare(struct mroce_coll_comm *c, int peer, __u64 *inbox, __u32 *
 	pe = &c->peers[peer];
 	if (!pe->ctrl_rx && (err = rx_take(c, &pe->ctrl_rx, &pe->ctrl_lkey)))
 		return err;
-	if (c->dry) {
-		pe->inbox = c->drv.dry_inbox;
-		*rkey = mroce_mr_rkey(c->drv.dry_inbox_mr);
-	} else {
-		if (!pe->inbox_own) {
-			size_t len = (size_t)COLL_SLOTS * c->chunk;
+	/* a region per connection either way: dry runs draw the device's
+	 * random numbers (keys) as real ones do, so they replay the same */
+	if (!pe->inbox_own) {
+		size_t len = (size_t)COLL_SLOTS * c->chunk;
 
-			pe->inbox = malloc(len);
-			if (!pe->inbox)
-				return -ENOMEM;
-			err = mroce_reg_mr(c->dev, pe->inbox, len,
-					   MROCE_ACCESS_LOCAL_WRITE | MROCE_ACCESS_REMOTE_WRITE,
-					   &pe->inbox_own);
-			if (err) {
+		pe->inbox = c->dry ? c->drv.dry_inbox : malloc(len);
+		if (!pe->inbox)
+			return -ENOMEM;
+		err = mroce_reg_mr(c->dev, pe->inbox, len,
+				   MROCE_ACCESS_LOCAL_WRITE | MROCE_ACCESS_REMOTE_WRITE,
+				   &pe->inbox_own);
+		if (err) {
+			if (!c->dry)
 				free(pe->inbox);
-				pe->inbox = NULL;
-				return err;
-			}
+			pe->inbox = NULL;
+			return err;
 		}
-		*rkey = mroce_mr_rkey(pe->inbox_own);
 	}
+	*rkey = mroce_mr_rkey(pe->inbox_own);
 	*inbox = (__u64)(unsigned long)pe->inbox;
 	return 0;
 }
@@ -380,7 +378,8 @@ struct mroce_qp *coll_peer_detach(struct mroce_coll_comm *c, int peer)
 	pe->ctrl_rx = NULL;
 	if (pe->inbox_own) {
 		mroce_dereg_mr(pe->inbox_own);
-		free(pe->inbox);
+		if (!c->dry)
+			free(pe->inbox);
 		pe->inbox_own = NULL;
 	}
 	pe->inbox = NULL;

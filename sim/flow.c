@@ -160,23 +160,15 @@ void sim_flow_stats(struct sim_flow *f)
 	f->plane_downs -= b->plane_downs;
 }
 
+/* Its counters since the last time into the run's (sim_flow_account), then close it. */
 static void flow_account(struct sim *s, struct sim_flow *f)
 {
-	sim_flow_stats(f);
 	if (!s->st.qp_used_bytes && f->qs && f->qd) {	/* what the rings and records grew to */
 		size_t a = mroce_qp_heap_bytes(f->qs), b = mroce_qp_heap_bytes(f->qd);
 
 		s->st.qp_used_bytes = a > b ? a : b;
 	}
-	s->st.retx += f->retx;
-	s->st.tx_pkts += f->tx_pkts;
-	s->st.rtos += f->rtos;
-	s->st.probes += f->probes;
-	s->st.retired += f->retired;
-	s->st.ce += f->ce;
-	s->st.psack_lost += f->psack_lost;
-	s->st.suspected += f->suspected;
-	s->st.plane_downs += f->plane_downs;
+	sim_flow_account(s, f);
 	if (f->qs)
 		s->hosts[f->src].by_qpn[mroce_qp_num(f->qs)] = NULL;
 	if (f->qd)
@@ -188,6 +180,34 @@ static void flow_account(struct sim *s, struct sim_flow *f)
 	f->qs = f->qd = NULL;
 	free(f->base);
 	f->base = NULL;
+}
+
+void sim_flow_account(struct sim *s, struct sim_flow *f)
+{
+	struct sim_flow *base = f->base, tot;
+
+	f->base = NULL;
+	sim_flow_stats(f);
+	tot = *f;
+	f->base = base;
+	sim_flow_stats(f);
+	s->st.retx += f->retx;
+	s->st.tx_pkts += f->tx_pkts;
+	s->st.rtos += f->rtos;
+	s->st.probes += f->probes;
+	s->st.retired += f->retired;
+	s->st.ce += f->ce;
+	s->st.psack_lost += f->psack_lost;
+	s->st.suspected += f->suspected;
+	s->st.plane_downs += f->plane_downs;
+	/* what is counted now is the base of the next account */
+	if (!base && !(base = malloc(sizeof(*base)))) {
+		sim_fail(s, -ENOMEM, "flows: out of memory");
+		return;
+	}
+	*base = tot;
+	base->base = NULL;
+	f->base = base;
 }
 
 void sim_flow_close(struct sim *s, struct sim_flow *f)

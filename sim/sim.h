@@ -312,6 +312,8 @@ int sim_flow_post_recv(struct sim *s, struct sim_flow *f, bool at_dst, __u64 wr_
 /* A collective's connection: QPs on src and dst completing on those CQs; not in s->flows. */
 int sim_conn_open(struct sim *s, struct sim_flow *f, __u32 src, __u32 dst, struct mroce_cq *cq_src,
 		  struct mroce_cq *cq_dst);
+/* Add its counters since the last account to the run's (closing accounts too). */
+void sim_flow_account(struct sim *s, struct sim_flow *f);
 /* Gather its counters into the run's, destroy both QPs. */
 void sim_conn_close(struct sim *s, struct sim_flow *f);
 

@@ -38,7 +38,6 @@
 struct chost {
 	struct mroce_coll_comm	*c;
 	struct mroce_cq		*cq;
-	struct mroce_mr		*inbox_mr;	/* dry: the shared inbox on this host */
 	struct coll_op		op;
 	bool			running;
 	__u32			iter;
@@ -412,11 +411,6 @@ static int coll_start(struct sim *s)
 		if ((err = mroce_create_cq(h->dev, 16384, &ch->cq)))
 			return sim_fail(s, err, "host %u: CQ", r);
 		o.cq = ch->cq;
-		if (w->dry_inbox && (err = mroce_reg_mr(h->dev, w->dry_inbox, w->dry_len,
-							MROCE_ACCESS_LOCAL_WRITE |
-							MROCE_ACCESS_REMOTE_WRITE, &ch->inbox_mr)))
-			return sim_fail(s, err, "host %u: inbox region", r);
-		o.dry_inbox_mr = ch->inbox_mr;
 		if ((err = coll_driven_create(&o, &ch->c)))
 			return sim_fail(s, err, "host %u: communicator", r);
 		ch->sbuf = h->buf;
@@ -458,8 +452,6 @@ static void coll_free(struct sim *s)
 		struct chost *ch = &w->ch[r];
 
 		coll_driven_destroy(ch->c);
-		if (ch->inbox_mr)
-			mroce_dereg_mr(ch->inbox_mr);
 		if (ch->cq)
 			mroce_destroy_cq(ch->cq);
 	}
@@ -577,6 +569,14 @@ static bool work_done(struct sim *s)
 
 	if (w->got < w->want)
 		return false;
+	if (!w->stop_bg && w->ch)	/* the run's counters: connections still open count too */
+		for (__u32 r = 0; r < s->cfg.hosts; r++)
+			for (__u32 q = 0; q < MROCE_MAX_QPS; q++) {
+				struct sim_flow *f = s->hosts[r].by_qpn[q];
+
+				if (f && f->conn && f->src == r)
+					sim_flow_account(s, f);
+			}
 	w->stop_bg = true;
 	return true;
 }
