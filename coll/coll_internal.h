@@ -39,6 +39,9 @@
 #define COLL_MAX_RANKS		MROCE_COLL_MAX_RANKS
 #define COLL_A2A_WINDOW		32	/* all-to-all peers in flight at once, at least */
 #define COLL_A2A_WINDOW_BYTES	(4u << 20)	/* ... and as many as make this many bytes */
+/* A driven communicator connects only the peers in use (driven.c): its
+ * bound is the receive's peer field (16 bits of wr_id) */
+#define COLL_DRIVEN_MAX_RANKS	4096
 #define COLL_SPIN_US		50	/* busy-poll this long after an event, then sleep */
 
 /* Immediate: top two bits say what arrived, the rest is a number. */

@@ -40,7 +40,7 @@ int coll_driven_create(const struct coll_driven_opts *o, struct mroce_coll_comm 
 	int err;
 
 	if (!o || !cp || !o->dev || !o->cq || !o->connect || o->size < 1 ||
-	    o->size > COLL_MAX_RANKS || o->rank < 0 || o->rank >= o->size || o->chunk < 64 ||
+	    o->size > COLL_DRIVEN_MAX_RANKS || o->rank < 0 || o->rank >= o->size || o->chunk < 64 ||
 	    o->chunk % 64 || (o->dry && !o->dry_inbox) ||
 	    (o->max_open && !o->disconnect))
 		return -EINVAL;
