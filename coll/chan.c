@@ -68,7 +68,7 @@ int coll_post_ctrl(struct mroce_coll_comm *c, int peer, __u32 imm, const void *p
 		.num_sge = len ? 1 : 0,
 		.imm_data = imm,
 	};
-	int err = coll_peer_use(c, peer);
+	int err = coll_peer_use(c, peer, false);
 
 	if (err)
 		return err;
@@ -342,7 +342,7 @@ int coll_post_chunk(struct mroce_coll_comm *c, int peer, const void *src, __u32 
 
 	if (!pe->credits)
 		return -EAGAIN;
-	if ((err = coll_peer_use(c, peer)))
+	if ((err = coll_peer_use(c, peer, true)))
 		return err == -EAGAIN ? err : coll_fail(c, err);
 	wr.remote_addr = pe->r_inbox + (__u64)(pe->tx_seq % COLL_SLOTS) * c->chunk;
 	wr.rkey = pe->r_rkey;

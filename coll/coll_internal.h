@@ -141,9 +141,11 @@ struct coll_driven_opts {
 	/*
 	 * Connect c's rank with peer, both ends: create and connect a QP on each
 	 * host, coll_peer_prepare both communicators, then coll_peer_attach
-	 * both (each with the other's inbox). 0 or -errno.
+	 * both (each with the other's inbox). 0 or -errno; with may_wait it may
+	 * say -EAGAIN (no room now: the post is tried again on a later step,
+	 * so the driver must run c's host again).
 	 */
-	int		(*connect)(void *ctx, struct mroce_coll_comm *c, int peer);
+	int		(*connect)(void *ctx, struct mroce_coll_comm *c, int peer, bool may_wait);
 	/*
 	 * Close c's connection with peer if both ends are idle (coll_pair_idle
 	 * and no send of either QP outstanding): coll_peer_detach both, then
@@ -249,8 +251,10 @@ int coll_drain_pool(struct mroce_coll_comm *c);
 int coll_post_ctrl(struct mroce_coll_comm *c, int peer, __u32 imm, const void *payload,
 		   __u32 len);
 int coll_post_recvs(struct mroce_coll_comm *c, int peer);
-/* Driven: connect peer if it is not (driven.c); and mark it used. */
-int coll_peer_use(struct mroce_coll_comm *c, int peer);
+/* Driven: connect peer if it is not (driven.c), and mark it used. may_wait:
+ * the caller takes -EAGAIN (no room yet) and posts again later, as a chunk
+ * does; control messages never wait (an all-to-all's offers all go first). */
+int coll_peer_use(struct mroce_coll_comm *c, int peer, bool may_wait);
 
 /* coll_comm.c */
 void coll_progress_own(struct mroce_coll_comm *c, bool own);

@@ -195,7 +195,7 @@ static void evict(struct mroce_coll_comm *c, unsigned int room)
 	}
 }
 
-int coll_peer_use(struct mroce_coll_comm *c, int peer)
+int coll_peer_use(struct mroce_coll_comm *c, int peer, bool may_wait)
 {
 	struct coll_peer *pe = &c->peers[peer];
 	int err;
@@ -211,7 +211,10 @@ int coll_peer_use(struct mroce_coll_comm *c, int peer)
 	}
 	if (peer == c->rank || peer < 0 || peer >= c->size)
 		return -EINVAL;
-	err = c->drv.connect(c->drv.ctx, c, peer);
+	evict(c, 1);	/* room first: the driver may refuse beyond its own bound */
+	err = c->drv.connect(c->drv.ctx, c, peer, may_wait);
+	if (err == -EAGAIN && !may_wait)
+		err = -EIO;
 	if (!err && !pe->qp)
 		err = -ENOTCONN;	/* the hook did not attach us */
 	return err;

@@ -183,8 +183,9 @@ void sim_print(const struct sim *s, const struct sim_result *r, FILE *out)
 	}
 	if (s->st.algo)
 		fprintf(out, "  algorithm %s (libmroce-coll); connections made %llu, at most %u open "
-			"at a host\n", s->st.algo, (unsigned long long)s->st.conns_opened,
-			s->st.conns_max);
+			"at a host, waits for room %llu\n", s->st.algo,
+			(unsigned long long)s->st.conns_opened, s->st.conns_max,
+			(unsigned long long)s->st.conns_waited);
 	if (r->fct_max_us)
 		fprintf(out, "  flows: goodput mean %.1f min %.1f Gbit/s, fct p50 %.1f p99 %.1f max %.1f us, "
 			"jain %.3f\n", r->goodput_gbps_mean, r->goodput_gbps_min, r->fct_p50_us,

@@ -359,6 +359,7 @@ struct sim_stats {
 	const char *algo;	/* collectives: the algorithm that ran */
 	__u64	conns_opened;	/* collectives: connections made (and made again) */
 	__u32	conns_max;	/* ... most open at one host at once */
+	__u64	conns_waited;	/* ... times a host waited for room to make one */
 	__u64	errors;		/* completions in error */
 	__u64	verify_bad;
 	__u64	qp_bytes;	/* heap one connection end (a QP) takes, measured */

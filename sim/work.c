@@ -232,17 +232,32 @@ static __s32 coll_val(__u32 h, __u64 i)
 	return (__s32)((h * 131 + i * 7 + (i >> 12)) % 100003);
 }
 
-/* The connect hook: a QP pair between the two hosts, both communicators attached. */
-static int conn_connect(void *ctx, struct mroce_coll_comm *c, int peer)
+/*
+ * The connect hook: a QP pair between the two hosts, both communicators
+ * attached. In a single run of a collective (every chunk a host receives is
+ * then one it can take at once, so a connection goes idle without another
+ * being made) a host that already holds 4 x --window connections after
+ * closing idle ones waits for room before it sends a chunk over a new one:
+ * it tries again 10 us later. Control messages never wait.
+ */
+static int conn_connect(void *ctx, struct mroce_coll_comm *c, int peer, bool may_wait)
 {
 	struct sim *s = ctx;
 	struct wstate *w = W(s);
 	__u32 a = (__u32)c->rank, b = (__u32)peer;
 	struct chost *ca = &w->ch[a], *cb = &w->ch[b];
+	unsigned int hard = 4 * s->cfg.window < 64 ? 64 : 4 * s->cfg.window;
 	struct sim_flow *f;
 	__u64 ia, ib;
 	__u32 ka, kb;
 	int err;
+
+	if (may_wait && s->cfg.iterations == 1 && !s->cfg.keep_conns &&
+	    coll_open_peers(ca->c) >= hard) {
+		s->st.conns_waited++;
+		sim_host_wake(&s->hosts[a], s->now + 10 * PS_PER_US);
+		return -EAGAIN;
+	}
 
 	if ((err = coll_peer_prepare(ca->c, (int)b, &ia, &ka)) ||
 	    (err = coll_peer_prepare(cb->c, (int)a, &ib, &kb)))
