@@ -210,6 +210,7 @@ struct mroce_coll_comm {
 	struct mroce_mr		**rx_mrs;	/* every block slab's region */
 	__u8			**rx_slabs;
 	int			last_polled;	/* completions coll_step took last */
+	bool			conn_wait;	/* the driver refused a connection since the last poll */
 	size_t			nrx_mrs;
 	__u8			*pool;		/* COLL_POOL x chunk */
 	__u64			pool_free;	/* bit i: pool buffer i is free */

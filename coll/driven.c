@@ -129,6 +129,7 @@ int coll_driven_poll(struct mroce_coll_comm *c)
 {
 	int n, total = 0, err;
 
+	c->conn_wait = false;	/* a connection refused may be made now */
 	/* coll_step takes 32 at a time: as long as it gets a full batch */
 	do {
 		if (c->err)
@@ -211,10 +212,14 @@ int coll_peer_use(struct mroce_coll_comm *c, int peer, bool may_wait)
 	}
 	if (peer == c->rank || peer < 0 || peer >= c->size)
 		return -EINVAL;
+	if (may_wait && c->conn_wait)
+		return -EAGAIN;	/* refused since the last poll: not again in this step */
 	evict(c, 1);	/* room first: the driver may refuse beyond its own bound */
 	err = c->drv.connect(c->drv.ctx, c, peer, may_wait);
 	if (err == -EAGAIN && !may_wait)
 		err = -EIO;
+	if (err == -EAGAIN)
+		c->conn_wait = true;
 	if (!err && !pe->qp)
 		err = -ENOTCONN;	/* the hook did not attach us */
 	return err;
