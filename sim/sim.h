@@ -293,7 +293,7 @@ struct sim_flow {
 	__u64		start_ps, done_ps;
 	__u32		sends_out, recvs_posted;
 	__u64		retx, tx_pkts, rtos, probes, retired, ce, psack_lost, suspected, plane_downs;
-	struct sim_flow	*base;		/* a kept connection's counters when this flow took it */
+	struct sim_flow	*base;		/* its counters at the last sim_flow_account (NULL: none) */
 	bool		background;
 	bool		conn;		/* a collective's connection: no flow of the report's */
 	void		*ctx;		/* the workload's */
@@ -301,7 +301,7 @@ struct sim_flow {
 
 /* Create and connect a QP pair for src -> dst (both ways usable). */
 int sim_flow_open(struct sim *s, struct sim_flow *f, __u32 src, __u32 dst);
-/* Gather its counters, then destroy both QPs (kept open with --keep-connections). */
+/* Gather its counters, then destroy both QPs. */
 void sim_flow_close(struct sim *s, struct sim_flow *f);
 /* Destroy the connections kept open. */
 void sim_flows_release(struct sim *s);
