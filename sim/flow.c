@@ -222,10 +222,6 @@ void sim_conn_close(struct sim *s, struct sim_flow *f)
 	sim_flow_close(s, f);
 }
 
-void sim_flows_release(struct sim *s)
-{
-	(void)s;
-}
 
 int sim_flow_write(struct sim *s, struct sim_flow *f, bool to_dst, __u64 loff, __u64 roff,
 		   __u32 len, __u32 imm, __u64 wr_id)

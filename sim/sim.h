@@ -303,8 +303,6 @@ struct sim_flow {
 int sim_flow_open(struct sim *s, struct sim_flow *f, __u32 src, __u32 dst);
 /* Gather its counters, then destroy both QPs. */
 void sim_flow_close(struct sim *s, struct sim_flow *f);
-/* Destroy the connections kept open. */
-void sim_flows_release(struct sim *s);
 void sim_flow_stats(struct sim_flow *f);
 int sim_flow_write(struct sim *s, struct sim_flow *f, bool to_dst, __u64 loff, __u64 roff,
 		   __u32 len, __u32 imm, __u64 wr_id);
