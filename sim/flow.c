@@ -163,11 +163,6 @@ void sim_flow_stats(struct sim_flow *f)
 /* Its counters since the last time into the run's (sim_flow_account), then close it. */
 static void flow_account(struct sim *s, struct sim_flow *f)
 {
-	if (!s->st.qp_used_bytes && f->qs && f->qd) {	/* what the rings and records grew to */
-		size_t a = mroce_qp_heap_bytes(f->qs), b = mroce_qp_heap_bytes(f->qd);
-
-		s->st.qp_used_bytes = a > b ? a : b;
-	}
 	sim_flow_account(s, f);
 	if (f->qs)
 		s->hosts[f->src].by_qpn[mroce_qp_num(f->qs)] = NULL;
@@ -186,6 +181,11 @@ void sim_flow_account(struct sim *s, struct sim_flow *f)
 {
 	struct sim_flow *base = f->base, tot;
 
+	if (!s->st.qp_used_bytes && f->qs && f->qd) {	/* what the rings and records grew to */
+		size_t a = mroce_qp_heap_bytes(f->qs), b = mroce_qp_heap_bytes(f->qd);
+
+		s->st.qp_used_bytes = a > b ? a : b;
+	}
 	f->base = NULL;
 	sim_flow_stats(f);
 	tot = *f;
