@@ -32,6 +32,9 @@
 #include "../coll/coll_internal.h"
 
 #define FLOW_OUT	64	/* sends posted per bulk flow */
+/* Collectives' connections open at once in the whole run, at most: some 60 KB
+ * each (two QPs, receive buffers), so the run stays under 8 GiB */
+#define CONNS_MAX	131072
 
 /* ---- collectives: each host's communicator and operation */
 
@@ -56,6 +59,7 @@ struct wstate {
 	size_t		dry_len;
 	enum mroce_coll_kind kind;
 	size_t		count;		/* elements: the args' count */
+	__u32		nconns;		/* connections open now */
 };
 
 static struct wstate *W(struct sim *s)
@@ -258,6 +262,10 @@ static int conn_connect(void *ctx, struct mroce_coll_comm *c, int peer, bool may
 		sim_host_wake(&s->hosts[a], s->now + 10 * PS_PER_US);
 		return -EAGAIN;
 	}
+	if (w->nconns >= CONNS_MAX)
+		return sim_fail(s, -ENOMEM, "%u connections open at once: the algorithm (%s) keeps "
+				"more peers in flight than one process holds", w->nconns,
+				ca->op.algo ? ca->op.algo->name : "?");
 
 	if ((err = coll_peer_prepare(ca->c, (int)b, &ia, &ka)) ||
 	    (err = coll_peer_prepare(cb->c, (int)a, &ib, &kb)))
@@ -271,6 +279,7 @@ static int conn_connect(void *ctx, struct mroce_coll_comm *c, int peer, bool may
 		return err;
 	}
 	/* from here on work_free finds it (by_qpn) whatever fails */
+	w->nconns++;
 	if ((err = coll_peer_attach(ca->c, (int)b, f->qs, ib, kb)) ||
 	    (err = coll_peer_attach(cb->c, (int)a, f->qd, ia, ka)))
 		return err;
@@ -297,6 +306,7 @@ static void conn_free(struct sim *s, struct sim_flow *f)
 	if (w->ch[f->dst].c)
 		coll_peer_detach(w->ch[f->dst].c, (int)f->src);
 	sim_conn_close(s, f);
+	w->nconns--;
 	free(f);
 }
 
