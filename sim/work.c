@@ -43,6 +43,11 @@ struct chost {
 	struct mroce_cq		*cq;
 	struct coll_op		op;
 	bool			running;
+	/* step the operation even without completions: it has just begun, its
+	 * last step moved something (a step moves a chunk per transfer, so the
+	 * next may move more), or it waits to retry a connection; else a step
+	 * without new completions would find nothing to do */
+	bool			kick;
 	__u32			iter;
 	__u8			*sbuf, *rbuf;
 };
@@ -259,6 +264,7 @@ static int conn_connect(void *ctx, struct mroce_coll_comm *c, int peer, bool may
 	if (may_wait && s->cfg.iterations == 1 && !s->cfg.keep_conns &&
 	    coll_open_peers(ca->c) >= hard) {
 		s->st.conns_waited++;
+		ca->kick = true;
 		sim_host_wake(&s->hosts[a], s->now + 10 * PS_PER_US);
 		return -EAGAIN;
 	}
@@ -346,6 +352,7 @@ static int coll_begin(struct sim *s, __u32 r)
 				s->cfg.algo, sim_work_name(s->cfg.work), ch->op.algo->name);
 	}
 	ch->running = true;
+	ch->kick = true;
 	if (s->now < s->iter_start_ps[ch->iter])
 		s->iter_start_ps[ch->iter] = s->now;
 	return 0;
@@ -364,6 +371,9 @@ static int coll_host_step(struct sim *s, struct sim_host *h)
 	n = coll_driven_poll(ch->c);
 	if (n < 0)
 		return sim_fail(s, n, "host %u: the collective failed", h->id), 0;
+	if (!n && !ch->kick)
+		return 0;
+	ch->kick = false;
 	while (ch->running) {
 		k = coll_op_progress(&ch->op);
 		moved |= ch->op.moved;
@@ -387,6 +397,8 @@ static int coll_host_step(struct sim *s, struct sim_host *h)
 		if (coll_begin(s, h->id))
 			return 0;
 	}
+	if (moved)
+		ch->kick = true;
 	return n + moved;
 }
 
