@@ -26,8 +26,10 @@ base=(--hosts 32 --hosts-per-leaf 8 --spines 4 --rate 100 --verify)
 # the collectives: libmroce-coll's algorithms on every host, every element checked
 check alltoall "j['ok'] and j['verify_bad_bytes'] == 0 and j['algo'] and j['conns_opened'] >= 32 * 31 / 2 and j['ratio'] >= 1" \
 	-- "${base[@]}" --size 2M --chunk 64K
-check allreduce "j['ok'] and j['verify_bad_bytes'] == 0 and j['algo'] == 'ring' and j['ratio'] >= 1" \
+check allreduce "j['ok'] and j['verify_bad_bytes'] == 0 and j['algo'] and j['ratio'] >= 1" \
 	-- "${base[@]}" --workload allreduce --size 2M --chunk 64K
+check allreduce-ring "j['ok'] and j['verify_bad_bytes'] == 0 and j['algo'] == 'ring' and j['ratio'] >= 1" \
+	-- "${base[@]}" --workload allreduce --algo ring --size 2M --chunk 64K
 check allreduce-rd "j['ok'] and j['verify_bad_bytes'] == 0 and j['algo'] == 'rd' and j['ratio'] >= 1" \
 	-- "${base[@]}" --workload allreduce --algo rd --size 1M --chunk 64K
 check incast "j['ok'] and j['flows']['done'] == 16 and j['peak_queue_bytes']['leaf_host'] > 0" \
