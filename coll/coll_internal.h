@@ -138,6 +138,7 @@ struct coll_driven_opts {
 	 * (nobody reads a payload); each connection still registers its own */
 	__u8		*dry_inbox;
 	unsigned int	max_open;	/* connections beyond which idle ones close (0: never) */
+	int		a2a_window;	/* all-to-all peers in flight (0: by block size) */
 	/*
 	 * Connect c's rank with peer, both ends: create and connect a QP on each
 	 * host, coll_peer_prepare both communicators, then coll_peer_attach

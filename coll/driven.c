@@ -53,6 +53,7 @@ int coll_driven_create(const struct coll_driven_opts *o, struct mroce_coll_comm 
 	c->size = o->size;
 	c->chunk = o->chunk;
 	c->small_bytes = o->small_bytes ? o->small_bytes : 16 * 1024;
+	c->a2a_window = o->a2a_window > 0 ? o->a2a_window : 0;
 	c->dry = o->dry;
 	c->dev = o->dev;
 	c->cq = o->cq;

@@ -27,7 +27,7 @@ void sim_cfg_defaults(struct sim_cfg *c)
 	c->work = SIM_ALLTOALL;
 	c->size = 1 << 20;
 	c->chunk = 256 << 10;		/* libmroce-coll's default chunk_bytes */
-	c->window = 16;
+	c->conns = 32;
 	c->iterations = 1;
 	c->incast = 8;
 	c->limit_us = 10 * 1000000ull;
@@ -91,8 +91,10 @@ int sim_cfg_check(struct sim_cfg *c, char *err, size_t errlen)
 		return BAD("--size must be 1 B..16 GiB");
 	if (c->chunk < 4096 || c->chunk > (1u << 30))
 		return BAD("--chunk must be 4 KiB..1 GiB");
-	if (!c->window || c->window > 256)
-		return BAD("--window must be 1..256 (QPs per host stay below %d)", MROCE_MAX_QPS);
+	if (c->window > 4096)
+		return BAD("--window must be 0..4096 (0: the library's)");
+	if (!c->conns || c->conns >= MROCE_MAX_QPS)
+		return BAD("--conns must be 1..%d (a device's QPs)", MROCE_MAX_QPS - 1);
 	if (c->chunk % 64)
 		return BAD("--chunk must be a multiple of 64 bytes (the collectives' chunk_bytes)");
 	if (!c->iterations || c->iterations > 1000)

@@ -247,13 +247,13 @@ int sim_write_json(const struct sim *s, const struct sim_result *r, const char *
 		"\"spines\": %u, \"planes\": %u, \"host_gbps\": %u, \"spine_gbps\": %u, "
 		"\"prop_ns\": %u, \"buf_bytes\": %u, \"ecn_bytes\": %u, \"mtu\": %u, "
 		"\"loss\": %g, \"link_loss\": %g, \"mode\": \"%s\", \"paths\": %u, "
-		"\"workload\": \"%s\", \"size\": %llu, \"chunk\": %u, \"window\": %u, "
+		"\"workload\": \"%s\", \"size\": %llu, \"chunk\": %u, \"window\": %u, \"conns\": %u, "
 		"\"keep_connections\": %s, \"iterations\": %u, \"no_grants\": %s, "
 		"\"incast\": %u, \"background\": %u, \"faults\": %u, \"seed\": %llu},\n",
 		c->hosts, c->hosts_per_leaf, s->leaves, c->spines, c->planes, c->host_gbps,
 		c->spine_gbps, c->prop_ns, c->buf_bytes, c->ecn_bytes, c->mtu, c->loss, c->link_loss,
 		sim_mode_name(c->mode), c->paths, sim_work_name(c->work),
-		(unsigned long long)c->size, c->chunk, c->window, c->keep_conns ? "true" : "false",
+		(unsigned long long)c->size, c->chunk, c->window, c->conns, c->keep_conns ? "true" : "false",
 		c->iterations, c->no_grants ? "true" : "false", c->incast, c->background,
 		c->nfaults, (unsigned long long)c->seed);
 	fprintf(f, "  \"ok\": %s,\n  \"error\": \"%s\",\n", s->err ? "false" : "true",

@@ -87,7 +87,8 @@ struct sim_cfg {
 	__u64	size;		/* bytes per host (all-to-all: its whole send buffer) */
 	__u32	chunk;		/* pipelining unit of the collectives */
 	const char *algo;	/* the collective's algorithm by name (NULL: the library's table) */
-	__u32	window;		/* collectives: connections a host keeps open (idle ones close beyond) */
+	__u32	window;		/* all-to-all: peers in flight per host (0: the library's choice) */
+	__u32	conns;		/* collectives: connections a host keeps open (idle ones close beyond) */
 	bool	keep_conns;	/* collectives: connections never closed */
 	__u32	iterations;	/* collectives: how many, one after another at each host */
 	__u32	incast;		/* incast senders */

@@ -10,7 +10,8 @@
  * completions and the operation steps (coll_op_progress); once it ends, the
  * host starts its next iteration. Connections are made when an algorithm
  * first sends to a peer (the connect hook below makes both QPs); beyond
- * --window open at a host, idle ones close, least recently used first.
+ * --conns open at a host, idle ones close, least recently used first;
+ * --window is the all-to-all's peers in flight (0: the library's).
  * Without --verify the communicators are dry: the messages and their sizes
  * are the algorithms', the bytes are not copied or reduced, and all hosts
  * share one buffer; with it each host has its own memory and every element
@@ -245,7 +246,7 @@ static __s32 coll_val(__u32 h, __u64 i)
  * The connect hook: a QP pair between the two hosts, both communicators
  * attached. In a single run of a collective (every chunk a host receives is
  * then one it can take at once, so a connection goes idle without another
- * being made) a host that already holds 4 x --window connections after
+ * being made) a host that already holds 2 x --conns connections after
  * closing idle ones waits for room before it sends a chunk over a new one:
  * it tries again 10 us later. Control messages never wait.
  */
@@ -255,7 +256,7 @@ static int conn_connect(void *ctx, struct mroce_coll_comm *c, int peer, bool may
 	struct wstate *w = W(s);
 	__u32 a = (__u32)c->rank, b = (__u32)peer;
 	struct chost *ca = &w->ch[a], *cb = &w->ch[b];
-	unsigned int hard = 4 * s->cfg.window < 64 ? 64 : 4 * s->cfg.window;
+	unsigned int hard = 2 * s->cfg.conns < 64 ? 64 : 2 * s->cfg.conns;
 	struct sim_flow *f;
 	__u64 ia, ib;
 	__u32 ka, kb;
@@ -440,11 +441,11 @@ static int coll_start(struct sim *s)
 		struct coll_driven_opts o = {
 			.rank = (int)r, .size = (int)N, .chunk = c->chunk, .dry = !c->verify,
 			.force_algo = c->algo, .dev = h->dev, .dry_inbox = w->dry_inbox,
-			.max_open = c->keep_conns ? 0 : c->window,
+			.max_open = c->keep_conns ? 0 : c->conns, .a2a_window = (int)c->window,
 			.connect = conn_connect, .disconnect = conn_disconnect, .ctx = s,
 		};
 
-		/* the open connections' completions; beyond --window, closing ones' flushes */
+		/* the open connections' completions; beyond --conns, closing ones' flushes */
 		if ((err = mroce_create_cq(h->dev, 16384, &ch->cq)))
 			return sim_fail(s, err, "host %u: CQ", r);
 		o.cq = ch->cq;
