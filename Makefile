@@ -153,11 +153,11 @@ $(BUILD)/tests/test_coll_perf_args: tests/test_coll_perf_args.c $(BUILD)/perf/co
 $(BUILD)/sim/%.o: sim/%.c | $(BUILD)/sim/.dir
 	$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
 
-$(SIM): $(BUILD)/sim/main.o $(SIM_OBJS) $(LIB_A)
+$(SIM): $(BUILD)/sim/main.o $(SIM_OBJS) $(COLL_A) $(LIB_A)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-$(BUILD)/tests/test_sim: tests/test_sim.c $(SIM_OBJS) $(LIB_A) | $(BUILD)/tests/.dir
-	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(SIM_OBJS) $(LIB_A) $(LDFLAGS) -lcmocka $(LDLIBS)
+$(BUILD)/tests/test_sim: tests/test_sim.c $(SIM_OBJS) $(COLL_A) $(LIB_A) | $(BUILD)/tests/.dir
+	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(SIM_OBJS) $(COLL_A) $(LIB_A) $(LDFLAGS) -lcmocka $(LDLIBS)
 
 $(BUILD)/tests/test_fabric: tests/test_fabric.c $(SWITCH_OBJS) | $(BUILD)/tests/.dir
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(SWITCH_OBJS) -lcmocka

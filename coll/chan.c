@@ -41,7 +41,9 @@ int coll_fail(struct mroce_coll_comm *c, int err)
 		return c->err;
 	c->err = err;
 	coll_abort_peers(c);
-	if (c->self_progress) {
+	if (c->driven) {
+		;	/* its driver runs the engine: the aborts go out with the next run */
+	} else if (c->self_progress) {
 		for (int i = 0; i < 4; i++)
 			mroce_dev_progress(c->dev, 0);	/* the aborts go out now */
 	} else {
@@ -56,6 +58,7 @@ int coll_fail(struct mroce_coll_comm *c, int err)
 int coll_post_ctrl(struct mroce_coll_comm *c, int peer, __u32 imm, const void *payload,
 		   __u32 len)
 {
+	struct coll_peer *pe = &c->peers[peer];
 	struct mroce_sge sge = { .addr = (__u64)(unsigned long)payload, .length = len,
 				 .lkey = mroce_mr_lkey(c->mr_local) };
 	struct mroce_send_wr wr = {
@@ -65,23 +68,54 @@ int coll_post_ctrl(struct mroce_coll_comm *c, int peer, __u32 imm, const void *p
 		.num_sge = len ? 1 : 0,
 		.imm_data = imm,
 	};
-	int err = mroce_post_send(c->peers[peer].qp, &wr);
+	int err = coll_peer_use(c, peer, false);
 
-	if (!err && len)
+	if (err)
+		return err;
+	err = mroce_post_send(pe->qp, &wr);
+	if (err)
+		return err;
+	if (len)
 		c->op_sends++;
-	return err;
+	pe->tx_msgs++;
+	/* an all-to-all offer: the pair is busy until the peer's write lands */
+	if (imm == IMM(IMM_CTRL, CTRL_ADVERT) && len == COLL_A2A_MSG_LEN) {
+		__u32 flags;
+
+		memcpy(&flags, (const __u8 *)payload + 24, 4);
+		if (flags & A2A_OFFER) {
+			memcpy(&pe->offer_op, payload, 4);
+			pe->offer_op = IMM_VAL(pe->offer_op);
+			pe->offer_out = true;
+		}
+	}
+	return 0;
+}
+
+/* Peer owes credits or receives that could not go out yet: coll_step retries. */
+static void pend_add(struct mroce_coll_comm *c, int peer)
+{
+	struct coll_peer *pe = &c->peers[peer];
+
+	if (pe->pend)
+		return;
+	pe->pend = true;
+	pe->pend_next = c->pend_head;
+	c->pend_head = peer;
 }
 
 /* Receive buffer i of peer: the payload of a control message lands there. */
 static int post_recv(struct mroce_coll_comm *c, int peer, __u32 i)
 {
+	struct coll_peer *pe = &c->peers[peer];
 	struct mroce_sge sge = {
-		.addr = (__u64)(unsigned long)(c->ctrl_rx +
-			((size_t)peer * COLL_CTRL_BUFS + i) * COLL_CTRL_LEN),
+		.addr = (__u64)(unsigned long)(pe->ctrl_rx + (size_t)i * COLL_CTRL_LEN),
 		.length = COLL_CTRL_LEN,
-		.lkey = mroce_mr_lkey(c->mr_local),
+		.lkey = pe->ctrl_lkey,
 	};
-	struct mroce_recv_wr wr = { .wr_id = WR(WR_RECV, ((__u64)peer << 16) | i),
+	/* the connection's number too: a receive flushed by closing it is no news */
+	struct mroce_recv_wr wr = { .wr_id = WR(WR_RECV, ((__u64)(pe->gen & 0xffffff) << 32) |
+						((__u64)peer << 16) | i),
 				    .sg_list = &sge, .num_sge = 1 };
 
 	return mroce_post_recv(c->peers[peer].qp, &wr);
@@ -102,11 +136,17 @@ static int repost_pending(struct mroce_coll_comm *c, int peer)
 {
 	struct coll_peer *pe = &c->peers[peer];
 
+	if (!pe->qp) {
+		pe->nrepost = 0;	/* closed: a new connection posts them all */
+		return 0;
+	}
 	while (pe->nrepost) {
 		int err = post_recv(c, peer, pe->repost[pe->nrepost - 1]);
 
-		if (err == -EAGAIN)
+		if (err == -EAGAIN) {
+			pend_add(c, peer);
 			return 0;
+		}
 		if (err)
 			return coll_fail(c, -EIO);
 		pe->nrepost--;
@@ -114,20 +154,28 @@ static int repost_pending(struct mroce_coll_comm *c, int peer)
 	return 0;
 }
 
+/* The peers on the pending list only: the cost is theirs, not the communicator's size. */
 static void flush_credits(struct mroce_coll_comm *c)
 {
-	for (int p = 0; p < c->size; p++) {
-		struct coll_peer *pe = &c->peers[p];
+	int p = c->pend_head;
 
-		if (p == c->rank)
-			continue;
-		if (pe->nrepost)
-			repost_pending(c, p);
-		if (pe->credits_owed < COLL_CREDIT_BATCH)
-			continue;
-		if (!coll_post_ctrl(c, p, IMM(IMM_CREDIT, pe->credits_owed), NULL, 0))
-			pe->credits_owed = 0;
-		/* -EAGAIN: the send queue is full; the next step retries */
+	c->pend_head = -1;
+	while (p >= 0) {
+		struct coll_peer *pe = &c->peers[p];
+		int next = pe->pend_next;
+
+		pe->pend = false;
+		if (pe->qp) {
+			if (pe->nrepost)
+				repost_pending(c, p);
+			/* -EAGAIN: the send queue is full; the next step retries */
+			if (pe->credits_owed >= COLL_CREDIT_BATCH &&
+			    !coll_post_ctrl(c, p, IMM(IMM_CREDIT, pe->credits_owed), NULL, 0))
+				pe->credits_owed = 0;
+			if (pe->credits_owed >= COLL_CREDIT_BATCH)
+				pend_add(c, p);
+		}
+		p = next;
 	}
 }
 
@@ -141,6 +189,10 @@ static int on_recv(struct mroce_coll_comm *c, const struct mroce_wc *wc)
 
 	if (!(wc->wc_flags & MROCE_WC_WITH_IMM))
 		return coll_fail(c, -EPROTO);
+	if (!pe->qp)
+		return coll_fail(c, -EPROTO);	/* a driver closed a connection still busy */
+	if (IMM_TYPE(wc->imm_data) != IMM_DIRECT)
+		pe->rx_msgs++;
 	switch (IMM_TYPE(wc->imm_data)) {
 	case IMM_DATA: {
 		__u32 slot = v % COLL_SLOTS;
@@ -165,9 +217,11 @@ static int on_recv(struct mroce_coll_comm *c, const struct mroce_wc *wc)
 		}
 		pe->direct_got++;
 		pe->direct_len = wc->byte_len;
+		if (pe->offer_out && pe->offer_op == v)
+			pe->offer_out = false;
 		break;
 	case IMM_CTRL:
-		payload = c->ctrl_rx + ((size_t)peer * COLL_CTRL_BUFS + buf) * COLL_CTRL_LEN;
+		payload = pe->ctrl_rx + (size_t)buf * COLL_CTRL_LEN;
 		if (v == CTRL_ABORT)
 			return coll_fail(c, -ECONNABORTED);
 		/* the peer's all-to-all blocks and ours disagree in size */
@@ -191,8 +245,22 @@ static int on_recv(struct mroce_coll_comm *c, const struct mroce_wc *wc)
 	return repost_pending(c, peer);
 }
 
+/* A receive flushed when its connection closed (driven: closed idle, by design). */
+static bool stale_flush(const struct mroce_coll_comm *c, const struct mroce_wc *wc)
+{
+	__u64 v = WR_VAL(wc->wr_id);
+	int peer = (int)((v >> 16) & 0xffff);
+
+	if (!c->driven || wc->status != MROCE_WC_WR_FLUSH_ERR || WR_KIND(wc->wr_id) != WR_RECV ||
+	    peer >= c->size)
+		return false;
+	return !c->peers[peer].qp || (__u32)(v >> 32) != (c->peers[peer].gen & 0xffffff);
+}
+
 static int on_wc(struct mroce_coll_comm *c, const struct mroce_wc *wc)
 {
+	if (stale_flush(c, wc))
+		return 0;
 	if (wc->status != MROCE_WC_SUCCESS)
 		return coll_fail(c, -EIO);	/* a peer is gone (retries exhausted), or flushed */
 	if (wc->opcode == MROCE_WC_RECV || wc->opcode == MROCE_WC_RECV_RDMA_WITH_IMM)
@@ -228,10 +296,12 @@ int coll_step(struct mroce_coll_comm *c, bool may_block)
 	if (c->self_progress)
 		mroce_dev_progress(c->dev, 0);
 	n = mroce_poll_cq(c->cq, 32, wc);
+	c->last_polled = n > 0 ? n : 0;
 	if (n < 0)
 		return coll_fail(c, n);
 	if (n > 0) {
-		c->last_event_ns = coll_now_ns();
+		if (!c->driven)	/* driven: no clock; its driver bounds the time */
+			c->last_event_ns = coll_now_ns();
 		for (int i = 0; i < n; i++)
 			on_wc(c, &wc[i]);
 		return c->err;
@@ -272,6 +342,10 @@ int coll_post_chunk(struct mroce_coll_comm *c, int peer, const void *src, __u32 
 
 	if (!pe->credits)
 		return -EAGAIN;
+	if ((err = coll_peer_use(c, peer, true)))
+		return err == -EAGAIN ? err : coll_fail(c, err);
+	wr.remote_addr = pe->r_inbox + (__u64)(pe->tx_seq % COLL_SLOTS) * c->chunk;
+	wr.rkey = pe->r_rkey;
 	err = mroce_post_send(pe->qp, &wr);
 	if (err == -EAGAIN)
 		return err;
@@ -279,6 +353,7 @@ int coll_post_chunk(struct mroce_coll_comm *c, int peer, const void *src, __u32 
 		return coll_fail(c, -EIO);
 	pe->credits--;
 	pe->tx_seq++;
+	pe->tx_msgs++;
 	if (WR_KIND(wr_id) == WR_OP)
 		c->op_sends++;
 	return 0;
@@ -322,9 +397,12 @@ void coll_consume(struct mroce_coll_comm *c, int peer)
 	/* Credits go back in batches. Holding back fewer than half the slots
 	 * cannot deadlock: a sender out of credits then has more than half the
 	 * slots full here, and consuming them returns the batch. */
-	if (++pe->credits_owed >= COLL_CREDIT_BATCH &&
-	    !coll_post_ctrl(c, peer, IMM(IMM_CREDIT, pe->credits_owed), NULL, 0))
-		pe->credits_owed = 0;
+	if (++pe->credits_owed >= COLL_CREDIT_BATCH) {
+		if (!coll_post_ctrl(c, peer, IMM(IMM_CREDIT, pe->credits_owed), NULL, 0))
+			pe->credits_owed = 0;
+		else
+			pend_add(c, peer);
+	}
 }
 
 /* Wait until every send of the operation has completed (its source is free again). */

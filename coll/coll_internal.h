@@ -39,6 +39,9 @@
 #define COLL_MAX_RANKS		MROCE_COLL_MAX_RANKS
 #define COLL_A2A_WINDOW		32	/* all-to-all peers in flight at once, at least */
 #define COLL_A2A_WINDOW_BYTES	(4u << 20)	/* ... and as many as make this many bytes */
+/* A driven communicator connects only the peers in use (driven.c): its
+ * bound is the receive's peer field (16 bits of wr_id) */
+#define COLL_DRIVEN_MAX_RANKS	4096
 #define COLL_SPIN_US		50	/* busy-poll this long after an event, then sleep */
 
 /* Immediate: top two bits say what arrived, the rest is a number. */
@@ -98,7 +101,79 @@ struct coll_peer {
 	__u32		nrepost;
 	/* control sends (adverts) need a source that lives until completion */
 	__u8		*ctrl_tx;
+	/* the receive buffers posted on this peer's QP, and their key */
+	__u8		*ctrl_rx;		/* [COLL_CTRL_BUFS][COLL_CTRL_LEN] */
+	__u32		ctrl_lkey;
+	/* peers with credits or receives still to post (coll_step's list) */
+	int		pend_next;
+	bool		pend;
+	/* ---- a driven communicator's connection (driven.c) */
+	__u32		gen;			/* connections so far: late flushes name an old one */
+	int		lru_prev, lru_next;	/* open connections, most recently used first */
+	__u64		tx_msgs, rx_msgs;	/* messages posted to it, received from it (channel) */
+	__u32		offer_op;		/* all-to-all: op we offered it a direct block for */
+	bool		offer_out;		/* ... and its write has not arrived yet */
+	struct mroce_mr	*inbox_own;		/* the inbox's region when it is its own */
 };
+
+/*
+ * A communicator driven from outside (driven.c): mroce-sim runs every rank
+ * of a job in one process over one device per host. No rendezvous, no
+ * threads, no sleeping, no clock: the driver polls (coll_driven_poll) and
+ * steps the operation (coll_op_progress) after each run of its engine.
+ * Peers connect when an algorithm first sends to them, through the
+ * driver's hook; beyond max_open connections, the least recently used idle
+ * ones close (both ends: the driver's disconnect hook), so ranks x peers
+ * never all hold a QP, an inbox and receive buffers at once.
+ */
+struct coll_driven_opts {
+	int		rank, size;
+	__u32		chunk;
+	size_t		small_bytes;
+	bool		dry;		/* bytes modelled, not moved */
+	const char	*force_algo;	/* NULL: the table */
+	struct mroce_dev *dev;
+	struct mroce_cq	*cq;		/* the QPs the hook creates complete here */
+	/* dry: every inbox is this one region of COLL_SLOTS x chunk bytes
+	 * (nobody reads a payload); each connection still registers its own */
+	__u8		*dry_inbox;
+	unsigned int	max_open;	/* connections beyond which idle ones close (0: never) */
+	int		a2a_window;	/* all-to-all peers in flight (0: by block size) */
+	/*
+	 * Connect c's rank with peer, both ends: create and connect a QP on each
+	 * host, coll_peer_prepare both communicators, then coll_peer_attach
+	 * both (each with the other's inbox). 0 or -errno; with may_wait it may
+	 * say -EAGAIN (no room now: the post is tried again on a later step,
+	 * so the driver must run c's host again).
+	 */
+	int		(*connect)(void *ctx, struct mroce_coll_comm *c, int peer, bool may_wait);
+	/*
+	 * Close c's connection with peer if both ends are idle (coll_pair_idle
+	 * and no send of either QP outstanding): coll_peer_detach both, then
+	 * destroy the QPs. 0: closed, -EBUSY: not idle.
+	 */
+	int		(*disconnect)(void *ctx, struct mroce_coll_comm *c, int peer);
+	void		*ctx;
+};
+
+int coll_driven_create(const struct coll_driven_opts *o, struct mroce_coll_comm **cp);
+/* Every connection must be closed (or its QP destroyed by the driver) first. */
+void coll_driven_destroy(struct mroce_coll_comm *c);
+/* Completions handled (>= 0), or the communicator's error. Never waits. */
+int coll_driven_poll(struct mroce_coll_comm *c);
+/* For the hooks: our inbox for peer (allocated now), to give the peer. */
+int coll_peer_prepare(struct mroce_coll_comm *c, int peer, __u64 *inbox, __u32 *rkey);
+/* The connection to peer is up over qp: a fresh channel, receives posted. */
+int coll_peer_attach(struct mroce_coll_comm *c, int peer, struct mroce_qp *qp, __u64 r_inbox,
+		     __u32 r_rkey);
+/* Nothing in flight between a's rank and b's, on the channel, either way
+ * (a and b are the two ends: a's peer b, b's peer a). */
+bool coll_pair_idle(const struct mroce_coll_comm *a, int b_rank, const struct mroce_coll_comm *b,
+		    int a_rank);
+/* Forget the connection (a fresh channel next time): its QP, for the driver to destroy. */
+struct mroce_qp *coll_peer_detach(struct mroce_coll_comm *c, int peer);
+/* Open connections now. */
+unsigned int coll_open_peers(const struct mroce_coll_comm *c);
 
 struct mroce_coll_comm {
 	int			rank, size;
@@ -124,6 +199,20 @@ struct mroce_coll_comm {
 	size_t			mem_len;
 	struct mroce_mr		*mr_local;
 	__u8			*ctrl_rx;	/* [size][COLL_CTRL_BUFS][COLL_CTRL_LEN] */
+	int			pend_head;	/* peers owing credits or receives (-1: none) */
+	/* driven from outside (driven.c): its hooks, open connections */
+	bool			driven;
+	struct coll_driven_opts	drv;
+	int			lru_head, lru_tail;
+	unsigned int		nopen;
+	__u8			**rx_free;	/* receive buffer blocks not in use */
+	__u32			*rx_free_lkey;
+	size_t			nrx_free, cap_rx_free;
+	struct mroce_mr		**rx_mrs;	/* every block slab's region */
+	__u8			**rx_slabs;
+	int			last_polled;	/* completions coll_step took last */
+	bool			conn_wait;	/* the driver refused a connection since the last poll */
+	size_t			nrx_mrs;
 	__u8			*pool;		/* COLL_POOL x chunk */
 	__u64			pool_free;	/* bit i: pool buffer i is free */
 	__u32			op_seq;		/* operations run, for all-to-all offers */
@@ -164,6 +253,10 @@ int coll_drain_pool(struct mroce_coll_comm *c);
 int coll_post_ctrl(struct mroce_coll_comm *c, int peer, __u32 imm, const void *payload,
 		   __u32 len);
 int coll_post_recvs(struct mroce_coll_comm *c, int peer);
+/* Driven: connect peer if it is not (driven.c), and mark it used. may_wait:
+ * the caller takes -EAGAIN (no room yet) and posts again later, as a chunk
+ * does; control messages never wait (an all-to-all's offers all go first). */
+int coll_peer_use(struct mroce_coll_comm *c, int peer, bool may_wait);
 
 /* coll_comm.c */
 void coll_progress_own(struct mroce_coll_comm *c, bool own);

@@ -301,6 +301,8 @@ static int comm_alloc_mem(struct mroce_coll_comm *c)
 			continue;
 		pe->inbox = c->mem + (size_t)p * COLL_SLOTS * c->chunk;
 		pe->ctrl_tx = c->ctrl_rx + ctrl_rx + (size_t)p * COLL_ADV_RING * COLL_CTRL_LEN;
+		pe->ctrl_rx = c->ctrl_rx + (size_t)p * COLL_CTRL_BUFS * COLL_CTRL_LEN;
+		pe->ctrl_lkey = mroce_mr_lkey(c->mr_local);
 		pe->credits = COLL_SLOTS;
 		err = mroce_reg_mr(c->dev, pe->inbox, (size_t)COLL_SLOTS * c->chunk,
 				   MROCE_ACCESS_LOCAL_WRITE | MROCE_ACCESS_REMOTE_WRITE,
@@ -620,6 +622,7 @@ int mroce_coll_comm_create(const struct mroce_coll_opts *opts, struct mroce_coll
 		return -ENOMEM;
 	pthread_mutex_init(&c->lock, NULL);
 	pthread_cond_init(&c->cond, NULL);
+	c->pend_head = -1;
 	err = resolve_opts(opts, c, &master, &paths);
 	if (!err)
 		c->peers = calloc((size_t)c->size, sizeof(*c->peers));

@@ -27,7 +27,7 @@ void sim_cfg_defaults(struct sim_cfg *c)
 	c->work = SIM_ALLTOALL;
 	c->size = 1 << 20;
 	c->chunk = 256 << 10;		/* libmroce-coll's default chunk_bytes */
-	c->window = 16;
+	c->conns = 32;
 	c->iterations = 1;
 	c->incast = 8;
 	c->limit_us = 10 * 1000000ull;
@@ -42,8 +42,9 @@ const char *sim_mode_name(enum sim_mode m)
 const char *sim_work_name(enum sim_workload w)
 {
 	static const char *const n[] = {
-		[SIM_ALLTOALL] = "alltoall", [SIM_ALLREDUCE_RING] = "allreduce-ring",
-		[SIM_ALLREDUCE_TREE] = "allreduce-tree", [SIM_PERMUTATION] = "permutation",
+		[SIM_ALLTOALL] = "alltoall", [SIM_ALLREDUCE] = "allreduce",
+		[SIM_REDUCE_SCATTER] = "reduce-scatter", [SIM_ALLGATHER] = "allgather",
+		[SIM_BROADCAST] = "broadcast", [SIM_PERMUTATION] = "permutation",
 		[SIM_INCAST] = "incast",
 	};
 
@@ -90,19 +91,24 @@ int sim_cfg_check(struct sim_cfg *c, char *err, size_t errlen)
 		return BAD("--size must be 1 B..16 GiB");
 	if (c->chunk < 4096 || c->chunk > (1u << 30))
 		return BAD("--chunk must be 4 KiB..1 GiB");
-	if (!c->window || c->window > 256)
-		return BAD("--window must be 1..256 (QPs per host stay below %d)", MROCE_MAX_QPS);
+	if (c->window > 4096)
+		return BAD("--window must be 0..4096 (0: the library's)");
+	if (!c->conns || c->conns >= MROCE_MAX_QPS)
+		return BAD("--conns must be 1..%d (a device's QPs)", MROCE_MAX_QPS - 1);
+	if (c->chunk % 64)
+		return BAD("--chunk must be a multiple of 64 bytes (the collectives' chunk_bytes)");
 	if (!c->iterations || c->iterations > 1000)
 		return BAD("--iterations must be 1..1000");
-	if ((c->iterations > 1 || c->keep_conns) && c->work != SIM_ALLTOALL)
-		return BAD("--iterations and --keep-connections are for --workload alltoall");
-	if (c->keep_conns && 2 * (c->hosts - 1) + 2 * c->background >= MROCE_MAX_QPS)
-		return BAD("--keep-connections: a host would hold 2(hosts-1) QPs, at most %d",
+	if ((c->iterations > 1 || c->keep_conns || c->algo) && !sim_work_coll(c->work))
+		return BAD("--iterations, --keep-connections and --algo are for the collectives");
+	if (c->keep_conns && (c->hosts - 1) + 2 * c->background >= MROCE_MAX_QPS)
+		return BAD("--keep-connections: a host could hold hosts-1 QPs, at most %d",
 			   MROCE_MAX_QPS - 1);
 	if (c->work == SIM_INCAST && (c->incast < 1 || c->incast >= c->hosts))
 		return BAD("--incast must be 1..hosts-1");
-	if ((c->work == SIM_ALLTOALL || c->work == SIM_ALLREDUCE_RING) && c->size / c->hosts == 0)
-		return BAD("--size must give every peer (a ring: every segment) at least one byte");
+	if (c->work != SIM_ALLREDUCE && c->work != SIM_BROADCAST && sim_work_coll(c->work) &&
+	    c->size / c->hosts / 4 == 0)
+		return BAD("--size must give every host's block at least one 4-byte element");
 	if (c->background > c->hosts)
 		return BAD("--background must be 0..hosts");
 	if (c->verify && (__u64)c->hosts * c->size * 2 > (8ull << 30))

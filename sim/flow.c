@@ -21,10 +21,10 @@ static void addr6(__u32 ip, struct in6_addr *a)
 	memcpy(&a->s6_addr[12], &ip, 4);
 }
 
-static int qp_new(struct sim *s, struct sim_host *h, struct mroce_qp **qp)
+static int qp_new(struct sim *s, struct sim_host *h, struct mroce_cq *cq, struct mroce_qp **qp)
 {
 	const struct sim_cfg *c = &s->cfg;
-	MROCE_OPTS(mroce_qp_attr, a, .send_cq = h->cq, .recv_cq = h->cq, .mtu = c->mtu,
+	MROCE_OPTS(mroce_qp_attr, a, .send_cq = cq ? cq : h->cq, .recv_cq = cq ? cq : h->cq, .mtu = c->mtu,
 		   .cc_ecn = c->cc_ecn, .cc_delay = c->cc_delay, .no_cc = c->no_cc, .rto_low_us = c->rto_low_us,
 		   .rto_high_us = c->rto_high_us);
 
@@ -66,23 +66,11 @@ static int flow_add(struct sim *s, struct sim_flow *f)
 	return 0;
 }
 
-/* The connection src -> dst kept open (--keep-connections): its two QPs. */
-static struct mroce_qp **kept_of(struct sim *s, __u32 src, __u32 dst)
-{
-	if (!s->cfg.keep_conns)
-		return NULL;
-	if (!s->kept) {
-		s->kept = calloc((size_t)s->cfg.hosts * s->cfg.hosts * 2, sizeof(*s->kept));
-		if (!s->kept)
-			return NULL;
-	}
-	return &s->kept[((size_t)src * s->cfg.hosts + dst) * 2];
-}
-
-int sim_flow_open(struct sim *s, struct sim_flow *f, __u32 src, __u32 dst)
+/* Both QPs, connected to each other. */
+static int pair_open(struct sim *s, struct sim_flow *f, __u32 src, __u32 dst,
+		     struct mroce_cq *cq_src, struct mroce_cq *cq_dst)
 {
 	struct sim_host *hs = &s->hosts[src], *hd = &s->hosts[dst];
-	struct mroce_qp **kept = kept_of(s, src, dst);
 	struct mroce_qp_info is, id;
 	struct in6_addr as, ad;
 	int err;
@@ -94,27 +82,17 @@ int sim_flow_open(struct sim *s, struct sim_flow *f, __u32 src, __u32 dst)
 	f->done_ps = 0;
 	free(f->base);
 	f->base = NULL;
-	if (s->cfg.keep_conns && !kept)
-		return sim_fail(s, -ENOMEM, "kept connections: out of memory");
-	if (kept && kept[0]) {	/* open since an earlier step: its counters so far are not this flow's */
-		f->qs = kept[0];
-		f->qd = kept[1];
-		sim_flow_stats(f);
-		if (!(f->base = malloc(sizeof(*f->base))))
-			return sim_fail(s, -ENOMEM, "flows: out of memory");
-		*f->base = *f;
-		return flow_add(s, f);
-	}
 	if (!s->st.qp_bytes) {	/* the state one connection end holds */
 		struct mallinfo2 m0 = mallinfo2(), m1;
 
-		if ((err = qp_new(s, hs, &f->qs)))
+		if ((err = qp_new(s, hs, cq_src, &f->qs)))
 			return sim_fail(s, err, "flow %u -> %u: create QP", src, dst);
 		m1 = mallinfo2();
 		s->st.qp_bytes = (m1.uordblks + m1.hblkhd) - (m0.uordblks + m0.hblkhd);
 		s->st.qp_new_heap = mroce_qp_heap_bytes(f->qs);
 	}
-	if ((!f->qs && (err = qp_new(s, hs, &f->qs))) || (err = qp_new(s, hd, &f->qd)))
+	if ((!f->qs && (err = qp_new(s, hs, cq_src, &f->qs))) ||
+	    (err = qp_new(s, hd, cq_dst, &f->qd)))
 		return sim_fail(s, err, "flow %u -> %u: create QP", src, dst);
 	addr6(sim_ip(0, src), &as);
 	addr6(sim_ip(0, dst), &ad);
@@ -122,11 +100,27 @@ int sim_flow_open(struct sim *s, struct sim_flow *f, __u32 src, __u32 dst)
 	    (err = mroce_qp_local_info(f->qd, &ad, AF_INET, &id)) ||
 	    (err = connect_one(f->qs, &id)) || (err = connect_one(f->qd, &is)))
 		return sim_fail(s, err, "flow %u -> %u: connect", src, dst);
-	if (kept) {
-		kept[0] = f->qs;
-		kept[1] = f->qd;
-	}
-	return flow_add(s, f);
+	return 0;
+}
+
+int sim_flow_open(struct sim *s, struct sim_flow *f, __u32 src, __u32 dst)
+{
+	int err = pair_open(s, f, src, dst, NULL, NULL);
+
+	return err ? err : flow_add(s, f);
+}
+
+int sim_conn_open(struct sim *s, struct sim_flow *f, __u32 src, __u32 dst, struct mroce_cq *cq_src,
+		  struct mroce_cq *cq_dst)
+{
+	int err = pair_open(s, f, src, dst, cq_src, cq_dst);
+
+	f->conn = true;
+	if (err)
+		return err;
+	s->hosts[src].by_qpn[mroce_qp_num(f->qs)] = f;
+	s->hosts[dst].by_qpn[mroce_qp_num(f->qd)] = f;
+	return 0;
 }
 
 static void add_stats(struct sim_flow *f, struct mroce_qp *qp)
@@ -166,16 +160,37 @@ void sim_flow_stats(struct sim_flow *f)
 	f->plane_downs -= b->plane_downs;
 }
 
-void sim_flow_close(struct sim *s, struct sim_flow *f)
+/* Its counters since the last time into the run's (sim_flow_account), then close it. */
+static void flow_account(struct sim *s, struct sim_flow *f)
 {
-	if (!f->qs && !f->qd)
-		return;
-	sim_flow_stats(f);
+	sim_flow_account(s, f);
+	if (f->qs)
+		s->hosts[f->src].by_qpn[mroce_qp_num(f->qs)] = NULL;
+	if (f->qd)
+		s->hosts[f->dst].by_qpn[mroce_qp_num(f->qd)] = NULL;
+	if (f->qs)
+		mroce_destroy_qp(f->qs);
+	if (f->qd)
+		mroce_destroy_qp(f->qd);
+	f->qs = f->qd = NULL;
+	free(f->base);
+	f->base = NULL;
+}
+
+void sim_flow_account(struct sim *s, struct sim_flow *f)
+{
+	struct sim_flow *base = f->base, tot;
+
 	if (!s->st.qp_used_bytes && f->qs && f->qd) {	/* what the rings and records grew to */
 		size_t a = mroce_qp_heap_bytes(f->qs), b = mroce_qp_heap_bytes(f->qd);
 
 		s->st.qp_used_bytes = a > b ? a : b;
 	}
+	f->base = NULL;
+	sim_flow_stats(f);
+	tot = *f;
+	f->base = base;
+	sim_flow_stats(f);
 	s->st.retx += f->retx;
 	s->st.tx_pkts += f->tx_pkts;
 	s->st.rtos += f->rtos;
@@ -185,29 +200,28 @@ void sim_flow_close(struct sim *s, struct sim_flow *f)
 	s->st.psack_lost += f->psack_lost;
 	s->st.suspected += f->suspected;
 	s->st.plane_downs += f->plane_downs;
-	if (f->qs)
-		s->hosts[f->src].by_qpn[mroce_qp_num(f->qs)] = NULL;
-	if (f->qd)
-		s->hosts[f->dst].by_qpn[mroce_qp_num(f->qd)] = NULL;
-	if (!s->cfg.keep_conns) {
-		if (f->qs)
-			mroce_destroy_qp(f->qs);
-		if (f->qd)
-			mroce_destroy_qp(f->qd);
+	/* what is counted now is the base of the next account */
+	if (!base && !(base = malloc(sizeof(*base)))) {
+		sim_fail(s, -ENOMEM, "flows: out of memory");
+		return;
 	}
-	f->qs = f->qd = NULL;
-	free(f->base);
-	f->base = NULL;
+	*base = tot;
+	base->base = NULL;
+	f->base = base;
 }
 
-void sim_flows_release(struct sim *s)
+void sim_flow_close(struct sim *s, struct sim_flow *f)
 {
-	for (size_t i = 0; s->kept && i < (size_t)s->cfg.hosts * s->cfg.hosts * 2; i++)
-		if (s->kept[i])
-			mroce_destroy_qp(s->kept[i]);
-	free(s->kept);
-	s->kept = NULL;
+	if (!f->qs && !f->qd)
+		return;
+	flow_account(s, f);
 }
+
+void sim_conn_close(struct sim *s, struct sim_flow *f)
+{
+	sim_flow_close(s, f);
+}
+
 
 int sim_flow_write(struct sim *s, struct sim_flow *f, bool to_dst, __u64 loff, __u64 roff,
 		   __u32 len, __u32 imm, __u64 wr_id)

@@ -278,6 +278,8 @@ void sim_host_run(struct sim_host *h)
 		n = mroce_poll_cq(h->cq, 64, wc);
 		for (int i = 0; i < n; i++)
 			s->work->on_wc(s, h, &wc[i]);
+		if (s->work->step && s->work->step(s, h) > 0)
+			n = 1;	/* the collective moved: its posts go out in the next round */
 		if (work <= 0 && n <= 0)
 			break;
 	}

@@ -54,13 +54,19 @@ static void usage(FILE *f)
 "  --mtu N              (default 4096)\n"
 "  --rto-low-us N --rto-high-us N   the QPs' timeouts (default: the library's, 200 and 1000)\n"
 "Workload:\n"
-"  --workload W         alltoall, allreduce-ring, allreduce-tree, permutation, incast\n"
-"  --size B             bytes per host (all-to-all: its whole send buffer; default 1M)\n"
-"  --chunk B            collectives' pipelining unit (default 256K)\n"
-"  --window N           all-to-all peers in progress per host (default 16)\n"
-"  --keep-connections   all-to-all: keep each connection open after its step, as\n"
-"                       libmroce-coll keeps one per peer (default: one per step)\n"
-"  --iterations N       all-to-all: N of them, one after another at each host; the\n"
+"  --workload W         collectives, run by libmroce-coll's own algorithms on every\n"
+"                       host: alltoall, allreduce, reduce-scatter, allgather,\n"
+"                       broadcast; flows: permutation, incast\n"
+"  --size B             bytes per host (all-to-all, reduce-scatter: its whole send\n"
+"                       buffer; all-gather: its whole receive buffer; default 1M)\n"
+"  --algo NAME          the collective's algorithm (default: the library's table)\n"
+"  --chunk B            collectives' pipelining unit, chunk_bytes (default 256K)\n"
+"  --window N           all-to-all peers in flight per host (default 0: the\n"
+"                       library's, MROCE_COLL_A2A_WINDOW's default)\n"
+"  --conns N            connections a host keeps open; idle ones beyond close,\n"
+"                       least recently used first (default 32)\n"
+"  --keep-connections   collectives: never close a connection\n"
+"  --iterations N       collectives: N of them, one after another at each host; the\n"
 "                       completion time is the last one's, from the end of the one\n"
 "                       before (default 1)\n"
 "  --incast N           incast senders into host 0 (default 8)\n"
@@ -190,7 +196,7 @@ static int parse_fault(const char *arg, bool flap, struct sim_cfg *c)
 enum {
 	O_HPL = 256, O_SPINES, O_PLANES, O_RATE, O_SRATE, O_OVERSUB, O_PROP, O_BUF, O_ECN, O_NIC,
 	O_DETECT, O_LOSS, O_LLOSS, O_FAIL, O_FLAP, O_MODE, O_PATHS, O_CC, O_MTU, O_WORK, O_SIZE,
-	O_CHUNK, O_WINDOW, O_KEEP, O_ITER, O_NOGRANT, O_INCAST, O_BG, O_SEED, O_LIMIT, O_VERIFY, O_JSON, O_DAT, O_FLOWS, O_SAMPLE,
+	O_CHUNK, O_ALGO, O_WINDOW, O_CONNS, O_KEEP, O_ITER, O_NOGRANT, O_INCAST, O_BG, O_SEED, O_LIMIT, O_VERIFY, O_JSON, O_DAT, O_FLOWS, O_SAMPLE,
 	O_QUIET, O_HOSTS, O_RTOL, O_RTOH, O_TRACE, O_TRACE_HOSTS,
 };
 
@@ -203,6 +209,7 @@ static const struct option opts[] = {
 	{ "flap", 1, 0, O_FLAP }, { "mode", 1, 0, O_MODE }, { "paths", 1, 0, O_PATHS },
 	{ "cc", 1, 0, O_CC }, { "mtu", 1, 0, O_MTU }, { "workload", 1, 0, O_WORK },
 	{ "size", 1, 0, O_SIZE }, { "chunk", 1, 0, O_CHUNK }, { "window", 1, 0, O_WINDOW },
+	{ "algo", 1, 0, O_ALGO }, { "conns", 1, 0, O_CONNS },
 	{ "keep-connections", 0, 0, O_KEEP }, { "iterations", 1, 0, O_ITER },
 	{ "no-grants", 0, 0, O_NOGRANT },
 	{ "incast", 1, 0, O_INCAST }, { "background", 1, 0, O_BG }, { "seed", 1, 0, O_SEED },
@@ -274,6 +281,8 @@ static int parse(int argc, char **argv, struct sim_cfg *c)
 		case O_SIZE: err = parse_u64(a, &c->size); break;
 		case O_CHUNK: err = parse_u32(a, &c->chunk); break;
 		case O_WINDOW: err = parse_u32(a, &c->window); break;
+		case O_CONNS: err = parse_u32(a, &c->conns); break;
+		case O_ALGO: c->algo = a; break;
 		case O_KEEP: c->keep_conns = true; break;
 		case O_NOGRANT: c->no_grants = true; break;
 		case O_ITER: err = parse_u32(a, &c->iterations); break;

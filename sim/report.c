@@ -36,9 +36,15 @@ double sim_ideal_us(const struct sim *s)
 		t_core = blk * N * (N - hpl) / core;
 		break;
 	}
-	case SIM_ALLREDUCE_RING:
-	case SIM_ALLREDUCE_TREE:
+	case SIM_ALLREDUCE:
 		t_host = 2.0 * (N - 1) / N * (double)(c->size / c->hosts) * N / host;
+		break;
+	case SIM_REDUCE_SCATTER:
+	case SIM_ALLGATHER:	/* every host sends, and receives, all blocks but its own */
+		t_host = (N - 1) / N * (double)(c->size / c->hosts) * N / host;
+		break;
+	case SIM_BROADCAST:	/* every host but the root receives it all */
+		t_host = (double)c->size / host;
 		break;
 	case SIM_PERMUTATION:
 		t_host = (double)c->size / host;
@@ -173,9 +179,13 @@ void sim_print(const struct sim *s, const struct sim_result *r, FILE *out)
 		for (__u32 i = 0; i < c->iterations; i++)
 			fprintf(out, " %.1f", s->iter_start_ps[i] == UINT64_MAX ? 0 :
 				(double)(s->iter_start_ps[i] - s->start_ps) / PS_PER_US);
-		fprintf(out, "; most steps waiting on a host, let go when it started: %llu\n",
-			(unsigned long long)s->st.a2a_released_max);
+		fprintf(out, "\n");
 	}
+	if (s->st.algo)
+		fprintf(out, "  algorithm %s (libmroce-coll); connections made %llu, at most %u open "
+			"at a host, waits for room %llu\n", s->st.algo,
+			(unsigned long long)s->st.conns_opened, s->st.conns_max,
+			(unsigned long long)s->st.conns_waited);
 	if (r->fct_max_us)
 		fprintf(out, "  flows: goodput mean %.1f min %.1f Gbit/s, fct p50 %.1f p99 %.1f max %.1f us, "
 			"jain %.3f\n", r->goodput_gbps_mean, r->goodput_gbps_min, r->fct_p50_us,
@@ -237,13 +247,13 @@ int sim_write_json(const struct sim *s, const struct sim_result *r, const char *
 		"\"spines\": %u, \"planes\": %u, \"host_gbps\": %u, \"spine_gbps\": %u, "
 		"\"prop_ns\": %u, \"buf_bytes\": %u, \"ecn_bytes\": %u, \"mtu\": %u, "
 		"\"loss\": %g, \"link_loss\": %g, \"mode\": \"%s\", \"paths\": %u, "
-		"\"workload\": \"%s\", \"size\": %llu, \"chunk\": %u, \"window\": %u, "
+		"\"workload\": \"%s\", \"size\": %llu, \"chunk\": %u, \"window\": %u, \"conns\": %u, "
 		"\"keep_connections\": %s, \"iterations\": %u, \"no_grants\": %s, "
 		"\"incast\": %u, \"background\": %u, \"faults\": %u, \"seed\": %llu},\n",
 		c->hosts, c->hosts_per_leaf, s->leaves, c->spines, c->planes, c->host_gbps,
 		c->spine_gbps, c->prop_ns, c->buf_bytes, c->ecn_bytes, c->mtu, c->loss, c->link_loss,
 		sim_mode_name(c->mode), c->paths, sim_work_name(c->work),
-		(unsigned long long)c->size, c->chunk, c->window, c->keep_conns ? "true" : "false",
+		(unsigned long long)c->size, c->chunk, c->window, c->conns, c->keep_conns ? "true" : "false",
 		c->iterations, c->no_grants ? "true" : "false", c->incast, c->background,
 		c->nfaults, (unsigned long long)c->seed);
 	fprintf(f, "  \"ok\": %s,\n  \"error\": \"%s\",\n", s->err ? "false" : "true",
@@ -253,7 +263,8 @@ int sim_write_json(const struct sim *s, const struct sim_result *r, const char *
 	fprintf(f, "  \"iterations_us\": [");
 	for (__u32 i = 0; i < c->iterations; i++)
 		fprintf(f, "%s%.3f", i ? ", " : "", c->iterations > 1 ? sim_iter_us(s, i) : r->completion_us);
-	fprintf(f, "],\n  \"released_at_once_max\": %llu,\n", (unsigned long long)s->st.a2a_released_max);
+	fprintf(f, "],\n  \"algo\": \"%s\",\n  \"conns_opened\": %llu,\n  \"conns_open_max\": %u,\n",
+		s->st.algo ? s->st.algo : "", (unsigned long long)s->st.conns_opened, s->st.conns_max);
 	fprintf(f, "  \"flows\": {\"done\": %llu, \"goodput_gbps_mean\": %.3f, "
 		"\"goodput_gbps_min\": %.3f, \"fct_p50_us\": %.3f, \"fct_p99_us\": %.3f, "
 		"\"fct_max_us\": %.3f, \"jain\": %.4f},\n",

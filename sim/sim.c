@@ -162,7 +162,6 @@ void sim_free(struct sim *s)
 		if (e.type == EV_FRAME)
 			sim_frame_free(s, e.p);
 	sim_evq_free(&s->q);
-	sim_flows_release(s);
 	sim_hosts_free(s);
 	sim_frames_release(s);
 	sim_fabric_free(s);

@@ -29,13 +29,24 @@ enum sim_mode {
 	SIM_GBN,	/* one static path and go-back-N: RoCEv2-like */
 };
 
+/*
+ * The collectives (SIM_ALLTOALL .. SIM_BROADCAST) run libmroce-coll's own
+ * algorithms on every host (work.c); the rest are flows of the simulator's.
+ */
 enum sim_workload {
-	SIM_ALLTOALL,	/* pairwise WRITE_WITH_IMM into each peer's buffer */
-	SIM_ALLREDUCE_RING,	/* ring reduce-scatter + all-gather, pipelined by chunk */
-	SIM_ALLREDUCE_TREE,	/* binary tree reduce + broadcast, pipelined by chunk */
+	SIM_ALLTOALL,		/* all-to-all: size is a host's whole send buffer */
+	SIM_ALLREDUCE,		/* all-reduce (sum) of size bytes */
+	SIM_REDUCE_SCATTER,	/* size in, size / hosts out */
+	SIM_ALLGATHER,		/* size / hosts in, size out */
+	SIM_BROADCAST,		/* size bytes from host 0 */
 	SIM_PERMUTATION,	/* every host to one other, a random derangement */
-	SIM_INCAST,	/* incast senders into host 0 */
+	SIM_INCAST,		/* incast senders into host 0 */
 };
+
+static inline bool sim_work_coll(enum sim_workload w)
+{
+	return w <= SIM_BROADCAST;
+}
 
 enum sim_fault_kind {
 	SIM_F_SPINE,	/* a spine switch (all its links) */
@@ -75,9 +86,11 @@ struct sim_cfg {
 	enum sim_workload work;
 	__u64	size;		/* bytes per host (all-to-all: its whole send buffer) */
 	__u32	chunk;		/* pipelining unit of the collectives */
-	__u32	window;		/* all-to-all: peers in progress at once per host */
-	bool	keep_conns;	/* all-to-all: a connection kept open after its step */
-	__u32	iterations;	/* all-to-all: how many, one after another at each host */
+	const char *algo;	/* the collective's algorithm by name (NULL: the library's table) */
+	__u32	window;		/* all-to-all: peers in flight per host (0: the library's choice) */
+	__u32	conns;		/* collectives: connections a host keeps open (idle ones close beyond) */
+	bool	keep_conns;	/* collectives: connections never closed */
+	__u32	iterations;	/* collectives: how many, one after another at each host */
 	__u32	incast;		/* incast senders */
 	__u32	background;	/* extra endless flows between random host pairs */
 	__u64	limit_us;	/* give up after this much virtual time */
@@ -281,21 +294,27 @@ struct sim_flow {
 	__u64		start_ps, done_ps;
 	__u32		sends_out, recvs_posted;
 	__u64		retx, tx_pkts, rtos, probes, retired, ce, psack_lost, suspected, plane_downs;
-	struct sim_flow	*base;		/* a kept connection's counters when this flow took it */
+	struct sim_flow	*base;		/* its counters at the last sim_flow_account (NULL: none) */
 	bool		background;
+	bool		conn;		/* a collective's connection: no flow of the report's */
 	void		*ctx;		/* the workload's */
 };
 
 /* Create and connect a QP pair for src -> dst (both ways usable). */
 int sim_flow_open(struct sim *s, struct sim_flow *f, __u32 src, __u32 dst);
-/* Gather its counters, then destroy both QPs (kept open with --keep-connections). */
+/* Gather its counters, then destroy both QPs. */
 void sim_flow_close(struct sim *s, struct sim_flow *f);
-/* Destroy the connections kept open. */
-void sim_flows_release(struct sim *s);
 void sim_flow_stats(struct sim_flow *f);
 int sim_flow_write(struct sim *s, struct sim_flow *f, bool to_dst, __u64 loff, __u64 roff,
 		   __u32 len, __u32 imm, __u64 wr_id);
 int sim_flow_post_recv(struct sim *s, struct sim_flow *f, bool at_dst, __u64 wr_id);
+/* A collective's connection: QPs on src and dst completing on those CQs; not in s->flows. */
+int sim_conn_open(struct sim *s, struct sim_flow *f, __u32 src, __u32 dst, struct mroce_cq *cq_src,
+		  struct mroce_cq *cq_dst);
+/* Add its counters since the last account to the run's (closing accounts too). */
+void sim_flow_account(struct sim *s, struct sim_flow *f);
+/* Gather its counters into the run's, destroy both QPs. */
+void sim_conn_close(struct sim *s, struct sim_flow *f);
 
 /* ---- workloads (work.c) */
 
@@ -304,6 +323,8 @@ struct sim_work_ops {
 	int	(*start)(struct sim *s);
 	/* a completion on host h */
 	void	(*on_wc)(struct sim *s, struct sim_host *h, const struct mroce_wc *wc);
+	/* after each run of host h's engine: what moved (0: nothing) */
+	int	(*step)(struct sim *s, struct sim_host *h);
 	bool	(*done)(struct sim *s);
 	/* with --verify, once done: bytes not where the workload put them */
 	__u64	(*verify)(struct sim *s);
@@ -334,7 +355,10 @@ struct sim_stats {
 	__u64	flows_done;
 	__u64	retx, tx_pkts, rtos, probes, retired, ce, psack_lost, suspected, plane_downs;
 	__u64	bytes_done;
-	__u64	a2a_released_max;	/* all-to-all: most waiting steps a host let go at once */
+	const char *algo;	/* collectives: the algorithm that ran */
+	__u64	conns_opened;	/* collectives: connections made (and made again) */
+	__u32	conns_max;	/* ... most open at one host at once */
+	__u64	conns_waited;	/* ... times a host waited for room to make one */
 	__u64	errors;		/* completions in error */
 	__u64	verify_bad;
 	__u64	qp_bytes;	/* heap one connection end (a QP) takes, measured */
@@ -358,7 +382,6 @@ struct sim {
 	__u32		next_flow;
 	__u64		start_ps, end_ps;
 	__u64		*iter_start_ps, *iter_end_ps;	/* per iteration: first host in, last out */
-	struct mroce_qp	**kept;		/* --keep-connections: [src][dst] sender's, receiver's QP */
 	struct sim_stats st;
 	struct sim_sample *samples;
 	size_t		nsamples, cap_samples;

@@ -95,7 +95,7 @@ def ratio_cell(j):
 
 def study_modes(hosts, sizes, force):
     rows, dat = [], []
-    for work in ("alltoall", "allreduce-ring"):
+    for work in ("alltoall", "allreduce"):
         for size in sizes:
             r = {}
             for m in MODES:
@@ -112,7 +112,7 @@ def study_modes(hosts, sizes, force):
 set logscale x 2; set xlabel 'bytes per host (MiB)'; set ylabel 'completion / ideal'; set key top right
 set yrange [0:*]
 plot for [i=3:5] '< grep ^alltoall {name}.dat' using 2:i with linespoints title 'all-to-all '.word('sprayed ecmp gbn', i-2), \\
-     for [i=3:5] '< grep ^allreduce {name}.dat' using 2:i with linespoints dashtype 2 title 'all-reduce (ring) '.word('sprayed ecmp gbn', i-2)""",
+     for [i=3:5] '< grep ^allreduce {name}.dat' using 2:i with linespoints dashtype 2 title 'all-reduce '.word('sprayed ecmp gbn', i-2)""",
          png)
     t = [f"![{name}](scale/{png})", "",
          "| workload | bytes per host | sprayed (mroce) | single-path ECMP | go-back-N | sprayed: resends, timeouts, paths retired |",
@@ -125,7 +125,7 @@ plot for [i=3:5] '< grep ^alltoall {name}.dat' using 2:i with linespoints title 
           "cross)."]
     t[-1] += " Commands (one per cell; `--mode` sprayed, ecmp or gbn):"
     t += ["", "```"]
-    for work in ("alltoall", "allreduce-ring"):
+    for work in ("alltoall", "allreduce"):
         t.append(cmd_of(FAB[hosts] + ["--workload", work, "--size", "SIZE", "--mode", "MODE"]))
     t.append("```")
     section(name, "\n".join(t))

@@ -1,35 +1,77 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * Workloads, posted as libmroce-coll's algorithms post them (lib/coll_algo.c):
- * WRITE_WITH_IMM straight into the peer's memory, one receive consumed per
- * message, completions driving what comes next.
- *   all-to-all       pairwise: at step k host r sends its block for r+k;
- *                    `window` steps in flight per host; `iterations` of
- *                    them, a host starting the next once its own sends
- *                    and receives are done, a step of it once its peer has
- *                    started it too (as the library's write waits for the
- *                    peer's buffer offer: coll_algo.c alltoall_direct)
- *   all-reduce ring  reduce-scatter then all-gather, 2(N-1) steps, each
- *                    chunk forwarded once the same chunk of the step before
- *                    arrived (pipelined by chunk)
- *   all-reduce tree  binary tree in rank order: chunks reduced up, then
- *                    broadcast down, pipelined by chunk
+ * Workloads.
+ *
+ * The collectives (all-to-all, all-reduce, reduce-scatter, all-gather,
+ * broadcast) are libmroce-coll's own: every host holds a communicator driven
+ * by the simulator (coll/driven.c) and runs the library's algorithms on it,
+ * the ones its table picks for the size and rank count, or the one --algo
+ * names. After each run of a host's engine its communicator takes the
+ * completions and the operation steps (coll_op_progress); once it ends, the
+ * host starts its next iteration. Connections are made when an algorithm
+ * first sends to a peer (the connect hook below makes both QPs); beyond
+ * --conns open at a host, idle ones close, least recently used first;
+ * --window is the all-to-all's peers in flight (0: the library's).
+ * Without --verify the communicators are dry: the messages and their sizes
+ * are the algorithms', the bytes are not copied or reduced, and all hosts
+ * share one buffer; with it each host has its own memory and every element
+ * of every result is checked (int32 sums of known per-host patterns).
+ *
+ * The rest are flows of the simulator's own, one QP pair each:
  *   permutation      every host sends `size` to one other (a derangement)
  *   incast           `incast` hosts send `size` each to host 0
  *   background       endless flows between random pairs, beside any of them
- * Reductions cost no time: the model moves the bytes, it does not add them.
  * Host memory: sim_mem_len().
  */
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "sim.h"
+#include "../coll/coll_internal.h"
 
-#define HOST_OUT	128	/* sends a host keeps posted (below a QP's 256-deep SQ) */
-#define FLOW_OUT	64	/* ... per bulk flow */
-#define RECVS		256	/* receives kept posted per receiving QP */
+#define FLOW_OUT	64	/* sends posted per bulk flow */
+/* Collectives' connections open at once in the whole run, at most: some 60 KB
+ * each (two QPs, receive buffers), so the run stays under 8 GiB */
+#define CONNS_MAX	131072
+
+/* ---- collectives: each host's communicator and operation */
+
+struct chost {
+	struct mroce_coll_comm	*c;
+	struct mroce_cq		*cq;
+	struct coll_op		op;
+	bool			running;
+	/* step the operation even without completions: it has just begun, its
+	 * last step moved something (a step moves a chunk per transfer, so the
+	 * next may move more), or it waits to retry a connection; else a step
+	 * without new completions would find nothing to do */
+	bool			kick;
+	__u32			iter;
+	__u8			*sbuf, *rbuf;
+};
+
+struct wstate {
+	struct bulk	**bulks;	/* every bulk flow */
+	size_t		nbulk, cap;
+	__u64		want;		/* flows (or hosts done) that end the run */
+	__u64		got;
+	bool		stop_bg;
+	/* collectives */
+	struct chost	*ch;
+	__u8		*dry_inbox;
+	size_t		dry_len;
+	enum mroce_coll_kind kind;
+	size_t		count;		/* elements: the args' count */
+	__u32		nconns;		/* connections open now */
+};
+
+static struct wstate *W(struct sim *s)
+{
+	return s->wstate;
+}
 
 /* ---- bulk flows: total bytes in messages of unit bytes */
 
@@ -40,49 +82,6 @@ struct bulk {
 	__u64		nmsgs, posted, sent, recvd, recvs_posted;
 	bool		forever, done, counted;
 };
-
-struct wstate {
-	struct bulk	**bulks;	/* every bulk flow */
-	size_t		nbulk, cap;
-	__u64		want;		/* flows (or host completions) that end the run */
-	__u64		got;
-	/* all-to-all */
-	__u32		*next_step;
-	__u64		block;
-	__u32		*iter;		/* the iteration each host is in */
-	__u32		*done;		/* its flows (sent and received) done in it */
-	struct waiters {		/* hosts with a step for this one, which is behind */
-		__u32	*v;
-		size_t	n, cap;
-	}		*wait;
-	/* ring and tree */
-	struct sim_flow	**edge;		/* ring: r -> r+1; tree: r -> parent(r) */
-	__u32		nchunks;
-	__u64		seg;
-	struct hstate	*hs;
-	bool		stop_bg;
-};
-
-struct pend {
-	struct sim_flow	*f;
-	bool		to_dst;
-	__u32		len, imm;
-	__u64		loff, roff;
-};
-
-struct hstate {
-	struct pend	*q;
-	size_t		head, n, cap;
-	__u32		out;
-	__u64		sent, want_sent, recvd, want_recvd;
-	__u8		*up_count;	/* tree: children's chunks in */
-	bool		done;
-};
-
-static struct wstate *W(struct sim *s)
-{
-	return s->wstate;
-}
 
 static struct bulk *bulk_new(struct sim *s, __u32 src, __u32 dst, __u64 total, __u64 loff,
 			     __u64 roff, bool forever)
@@ -154,8 +153,6 @@ static void bulk_pump(struct sim *s, struct bulk *b)
 	}
 }
 
-static void a2a_flow_done(struct sim *s, __u32 src, __u32 dst);
-
 static void bulk_finish(struct sim *s, struct bulk *b)
 {
 	struct wstate *w = W(s);
@@ -169,8 +166,6 @@ static void bulk_finish(struct sim *s, struct bulk *b)
 	s->st.flows_done++;
 	s->st.bytes_done += b->total;
 	w->got++;
-	if (s->cfg.work == SIM_ALLTOALL)
-		a2a_flow_done(s, b->f.src, b->f.dst);
 }
 
 static void bulk_wc(struct sim *s, struct bulk *b, bool at_src, const struct mroce_wc *wc)
@@ -195,117 +190,6 @@ static void bulk_wc(struct sim *s, struct bulk *b, bool at_src, const struct mro
 		bulk_finish(s, b);
 	else if (at_src)
 		bulk_pump(s, b);
-}
-
-/* ---- all-to-all */
-
-/* One of r's window slots takes its next step, or waits for the peer to start the iteration. */
-static void a2a_next(struct sim *s, __u32 r)
-{
-	struct wstate *w = W(s);
-	__u32 N = s->cfg.hosts, k, to;
-	struct waiters *q;
-	struct bulk *b;
-
-	if (w->next_step[r] >= N)
-		return;
-	k = w->next_step[r];
-	to = (r + k) % N;
-	if (w->iter[to] < w->iter[r]) {	/* the slot waits: released when `to` starts it */
-		q = &w->wait[to];
-		if (q->n == q->cap) {
-			size_t cap = q->cap ? 2 * q->cap : 16;
-			__u32 *v = realloc(q->v, cap * sizeof(*v));
-
-			if (!v) {
-				sim_fail(s, -ENOMEM, "all-to-all: out of memory");
-				return;
-			}
-			q->v = v;
-			q->cap = cap;
-		}
-		q->v[q->n++] = r;
-		return;
-	}
-	w->next_step[r]++;
-	b = bulk_new(s, r, to, w->block, (__u64)to * w->block, s->cfg.size + (__u64)r * w->block,
-		     false);
-	if (b)
-		bulk_pump(s, b);
-}
-
-/* Host r starts iteration it (after the first): its window, then the slots that waited for it. */
-static void a2a_begin(struct sim *s, __u32 r, __u32 it)
-{
-	struct wstate *w = W(s);
-	struct waiters *q = &w->wait[r];
-	size_t n = q->n;
-
-	w->iter[r] = it;
-	w->done[r] = 0;
-	w->next_step[r] = 1;
-	if (s->now < s->iter_start_ps[it])
-		s->iter_start_ps[it] = s->now;
-	for (__u32 k = 0; k < s->cfg.window && !s->err; k++)
-		a2a_next(s, r);
-	if (n > s->st.a2a_released_max)
-		s->st.a2a_released_max = n;
-	q->n = 0;
-	for (size_t i = 0; i < n && !s->err; i++)
-		a2a_next(s, q->v[i]);	/* may queue again: never onto this host's list */
-}
-
-static void a2a_host_done(struct sim *s, __u32 r)
-{
-	struct wstate *w = W(s);
-	__u32 it = w->iter[r];
-
-	if (s->now > s->iter_end_ps[it])
-		s->iter_end_ps[it] = s->now;
-	if (it + 1 < s->cfg.iterations)
-		a2a_begin(s, r, it + 1);
-}
-
-/* A flow of the current iterations of both ends is done: each end may be done with it. */
-static void a2a_flow_done(struct sim *s, __u32 src, __u32 dst)
-{
-	struct wstate *w = W(s);
-	__u32 N = s->cfg.hosts;
-
-	if (++w->done[dst] == 2 * (N - 1))
-		a2a_host_done(s, dst);
-	if (++w->done[src] == 2 * (N - 1))
-		a2a_host_done(s, src);
-	else
-		a2a_next(s, src);
-}
-
-static int a2a_start(struct sim *s)
-{
-	struct wstate *w = W(s);
-	__u32 N = s->cfg.hosts;
-
-	w->block = s->cfg.size / N;
-	w->want = (__u64)N * (N - 1) * s->cfg.iterations;
-	w->next_step = calloc(N, sizeof(*w->next_step));
-	w->iter = calloc(N, sizeof(*w->iter));
-	w->done = calloc(N, sizeof(*w->done));
-	w->wait = calloc(N, sizeof(*w->wait));
-	s->iter_start_ps = calloc(s->cfg.iterations, sizeof(*s->iter_start_ps));
-	s->iter_end_ps = calloc(s->cfg.iterations, sizeof(*s->iter_end_ps));
-	if (!w->next_step || !w->iter || !w->done || !w->wait || !s->iter_start_ps ||
-	    !s->iter_end_ps)
-		return -ENOMEM;
-	for (__u32 i = 0; i < s->cfg.iterations; i++)
-		s->iter_start_ps[i] = UINT64_MAX;
-	s->iter_start_ps[0] = s->now;
-	for (__u32 r = 0; r < N; r++)
-		w->next_step[r] = 1;
-	/* every host's first step, then every host's second, ...: the order frames start in */
-	for (__u32 k = 0; k < s->cfg.window; k++)
-		for (__u32 r = 0; r < N && !s->err; r++)
-			a2a_next(s, r);
-	return s->err;
 }
 
 /* ---- permutation and incast */
@@ -350,241 +234,319 @@ static int incast_start(struct sim *s)
 	return s->err;
 }
 
-/* ---- ring and tree: per-host queues of chunk sends */
+/* ---- collectives */
 
-static void hq_push(struct sim *s, struct hstate *h, const struct pend *p)
+/* Element i of host h's input, with --verify: small, so that sums of 4096 fit. */
+static __s32 coll_val(__u32 h, __u64 i)
 {
-	if (h->n == h->cap) {
-		size_t cap = h->cap ? 2 * h->cap : 64;
-		struct pend *q = malloc(cap * sizeof(*q));
-
-		if (!q) {
-			sim_fail(s, -ENOMEM, "out of memory");
-			return;
-		}
-		for (size_t i = 0; i < h->n; i++)
-			q[i] = h->q[(h->head + i) % h->cap];
-		free(h->q);
-		h->q = q;
-		h->head = 0;
-		h->cap = cap;
-	}
-	h->q[(h->head + h->n++) % h->cap] = *p;
+	return (__s32)((h * 131 + i * 7 + (i >> 12)) % 100003);
 }
 
-static void hq_pump(struct sim *s, struct hstate *h)
+/*
+ * The connect hook: a QP pair between the two hosts, both communicators
+ * attached. In a single run of a collective (every chunk a host receives is
+ * then one it can take at once, so a connection goes idle without another
+ * being made) a host that already holds 2 x --conns connections after
+ * closing idle ones waits for room before it sends a chunk over a new one:
+ * it tries again 10 us later. Control messages never wait.
+ */
+static int conn_connect(void *ctx, struct mroce_coll_comm *c, int peer, bool may_wait)
 {
-	while (h->n && h->out < HOST_OUT) {
-		struct pend *p = &h->q[h->head];
-		int err = sim_flow_write(s, p->f, p->to_dst, p->loff, p->roff, p->len, p->imm, 0);
+	struct sim *s = ctx;
+	struct wstate *w = W(s);
+	__u32 a = (__u32)c->rank, b = (__u32)peer;
+	struct chost *ca = &w->ch[a], *cb = &w->ch[b];
+	unsigned int hard = 2 * s->cfg.conns < 64 ? 64 : 2 * s->cfg.conns;
+	struct sim_flow *f;
+	__u64 ia, ib;
+	__u32 ka, kb;
+	int err;
 
-		if (err == -ENOMEM || err == -EAGAIN)
-			return;
-		if (err) {
-			sim_fail(s, err, "post");
-			return;
-		}
-		h->head = (h->head + 1) % h->cap;
-		h->n--;
-		h->out++;
+	if (may_wait && s->cfg.iterations == 1 && !s->cfg.keep_conns &&
+	    coll_open_peers(ca->c) >= hard) {
+		s->st.conns_waited++;
+		ca->kick = true;
+		sim_host_wake(&s->hosts[a], s->now + 10 * PS_PER_US);
+		return -EAGAIN;
 	}
-}
+	if (w->nconns >= CONNS_MAX)
+		return sim_fail(s, -ENOMEM, "%u connections open at once: the algorithm (%s) keeps "
+				"more peers in flight than one process holds", w->nconns,
+				ca->op.algo ? ca->op.algo->name : "?");
 
-static int post_recvs(struct sim *s, struct sim_flow *f, bool at_dst, int n)
-{
-	for (int i = 0; i < n; i++) {
-		int err = sim_flow_post_recv(s, f, at_dst, 0);
-
-		if (err)
-			return sim_fail(s, err, "post receive");
+	if ((err = coll_peer_prepare(ca->c, (int)b, &ia, &ka)) ||
+	    (err = coll_peer_prepare(cb->c, (int)a, &ib, &kb)))
+		return err;
+	f = calloc(1, sizeof(*f));
+	if (!f)
+		return -ENOMEM;
+	if ((err = sim_conn_open(s, f, a, b, ca->cq, cb->cq))) {
+		sim_conn_close(s, f);
+		free(f);
+		return err;
 	}
+	/* from here on work_free finds it (by_qpn) whatever fails */
+	w->nconns++;
+	if ((err = coll_peer_attach(ca->c, (int)b, f->qs, ib, kb)) ||
+	    (err = coll_peer_attach(cb->c, (int)a, f->qd, ia, ka)))
+		return err;
+	s->st.conns_opened++;
+	if (coll_open_peers(ca->c) > s->st.conns_max)
+		s->st.conns_max = coll_open_peers(ca->c);
+	if (coll_open_peers(cb->c) > s->st.conns_max)
+		s->st.conns_max = coll_open_peers(cb->c);
 	return 0;
 }
 
-static void host_check_done(struct sim *s, struct hstate *h)
+/* Every send of the QP completed: destroying it flushes none. */
+static bool sq_idle(const struct mroce_qp *qp)
 {
-	if (!h->done && h->sent == h->want_sent && h->recvd == h->want_recvd) {
-		h->done = true;
-		W(s)->got++;
+	return qp->sq_head == qp->sq_tail;
+}
+
+static void conn_free(struct sim *s, struct sim_flow *f)
+{
+	struct wstate *w = W(s);
+
+	if (w->ch[f->src].c)
+		coll_peer_detach(w->ch[f->src].c, (int)f->dst);
+	if (w->ch[f->dst].c)
+		coll_peer_detach(w->ch[f->dst].c, (int)f->src);
+	sim_conn_close(s, f);
+	w->nconns--;
+	free(f);
+}
+
+/* The disconnect hook: close the pair if nothing is in flight at either end. */
+static int conn_disconnect(void *ctx, struct mroce_coll_comm *c, int peer)
+{
+	struct sim *s = ctx;
+	struct wstate *w = W(s);
+	__u32 a = (__u32)c->rank, b = (__u32)peer;
+	struct mroce_coll_comm *cb = w->ch[b].c;
+	struct mroce_qp *qa = c->peers[b].qp, *qb = cb->peers[a].qp;
+
+	if (!qa || !qb || !coll_pair_idle(c, (int)b, cb, (int)a) || !sq_idle(qa) || !sq_idle(qb))
+		return -EBUSY;
+	conn_free(s, s->hosts[a].by_qpn[mroce_qp_num(qa)]);
+	return 0;
+}
+
+/* Host r's next iteration (or its first). */
+static int coll_begin(struct sim *s, __u32 r)
+{
+	struct wstate *w = W(s);
+	struct chost *ch = &w->ch[r];
+	struct coll_args a = {
+		.kind = w->kind, .sendbuf = ch->sbuf, .recvbuf = ch->rbuf, .count = w->count,
+		.dtype = MROCE_COLL_INT32, .op = MROCE_COLL_SUM, .root = 0,
+	};
+	int err = coll_op_start(ch->c, &a, &ch->op);
+
+	if (err)
+		return sim_fail(s, err, "host %u: starting the collective", r);
+	if (!s->st.algo)
+		s->st.algo = ch->op.algo->name;
+	if (s->cfg.algo && strcmp(ch->op.algo->name, s->cfg.algo) && ch->op.algo != &coll_algo_local) {
+		coll_op_end(&ch->op, 0);
+		return sim_fail(s, -EINVAL, "--algo %s: not an algorithm of %s (the table's: %s)",
+				s->cfg.algo, sim_work_name(s->cfg.work), ch->op.algo->name);
 	}
+	ch->running = true;
+	ch->kick = true;
+	if (s->now < s->iter_start_ps[ch->iter])
+		s->iter_start_ps[ch->iter] = s->now;
+	return 0;
 }
 
-static __u32 chunk_len(const struct wstate *w, const struct sim *s, __u32 c)
-{
-	__u64 off = (__u64)c * s->cfg.chunk;
-
-	return (__u32)(w->seg - off < s->cfg.chunk ? w->seg - off : s->cfg.chunk);
-}
-
-/* Ring: host r sends (step k, chunk c) of segment (r - k) mod N to r + 1. */
-static void ring_send(struct sim *s, __u32 r, __u32 k, __u32 c)
+/* After host h's engine ran: its completions, then its operation's steps. */
+static int coll_host_step(struct sim *s, struct sim_host *h)
 {
 	struct wstate *w = W(s);
-	__u32 N = s->cfg.hosts, seg = (r + N - k % N) % N;
-	__u64 off = (__u64)seg * w->seg + (__u64)c * s->cfg.chunk;
-	struct pend p = { .f = w->edge[r], .to_dst = true, .len = chunk_len(w, s, c),
-			  .imm = k << 16 | c, .loff = off, .roff = s->cfg.size + off };
+	struct chost *ch;
+	int n, k, moved = 0;
 
-	hq_push(s, &w->hs[r], &p);
+	if (!w || !w->ch || s->err)
+		return 0;
+	ch = &w->ch[h->id];
+	n = coll_driven_poll(ch->c);
+	if (n < 0)
+		return sim_fail(s, n, "host %u: the collective failed", h->id), 0;
+	if (!n && !ch->kick)
+		return 0;
+	ch->kick = false;
+	while (ch->running) {
+		k = coll_op_progress(&ch->op);
+		moved |= ch->op.moved;
+		if (k < 0) {
+			coll_op_end(&ch->op, k);
+			ch->running = false;
+			return sim_fail(s, k, "host %u: the collective (%s) failed", h->id,
+					ch->op.algo->name), 0;
+		}
+		if (!k)
+			break;
+		coll_op_end(&ch->op, 0);
+		ch->running = false;
+		moved = 1;
+		if (s->now > s->iter_end_ps[ch->iter])
+			s->iter_end_ps[ch->iter] = s->now;
+		if (++ch->iter == s->cfg.iterations) {
+			w->got++;
+			break;
+		}
+		if (coll_begin(s, h->id))
+			return 0;
+	}
+	if (moved)
+		ch->kick = true;
+	return n + moved;
 }
 
-static int ring_start(struct sim *s)
+static int coll_start(struct sim *s)
 {
+	static const enum mroce_coll_kind kinds[] = {
+		[SIM_ALLTOALL] = MROCE_COLL_ALLTOALL, [SIM_ALLREDUCE] = MROCE_COLL_ALLREDUCE,
+		[SIM_REDUCE_SCATTER] = MROCE_COLL_REDUCE_SCATTER,
+		[SIM_ALLGATHER] = MROCE_COLL_ALLGATHER, [SIM_BROADCAST] = MROCE_COLL_BROADCAST,
+	};
+	const struct sim_cfg *c = &s->cfg;
 	struct wstate *w = W(s);
-	__u32 N = s->cfg.hosts, steps = 2 * (N - 1);
+	__u32 N = c->hosts;
+	int err;
 
-	w->seg = s->cfg.size / N;
-	w->nchunks = (__u32)((w->seg + s->cfg.chunk - 1) / s->cfg.chunk);
-	if (w->nchunks > 65535 || steps > 65535)
-		return sim_fail(s, -EINVAL, "ring: too many chunks per segment (raise --chunk)");
+	w->kind = kinds[c->work];
+	w->count = c->work == SIM_ALLREDUCE || c->work == SIM_BROADCAST ? c->size / 4 :
+		   c->size / N / 4;
 	w->want = N;
-	w->edge = calloc(N, sizeof(*w->edge));
-	w->hs = calloc(N, sizeof(*w->hs));
-	if (!w->edge || !w->hs)
+	w->ch = calloc(N, sizeof(*w->ch));
+	s->iter_start_ps = calloc(c->iterations, sizeof(*s->iter_start_ps));
+	s->iter_end_ps = calloc(c->iterations, sizeof(*s->iter_end_ps));
+	if (!w->ch || !s->iter_start_ps || !s->iter_end_ps)
 		return -ENOMEM;
-	for (__u32 r = 0; r < N && !s->err; r++) {
-		struct bulk *b = calloc(1, sizeof(*b));
-
-		if (!b)
+	for (__u32 i = 0; i < c->iterations; i++)
+		s->iter_start_ps[i] = UINT64_MAX;
+	if (!c->verify) {	/* dry: one inbox for all, nobody reads it */
+		w->dry_len = (size_t)COLL_SLOTS * c->chunk;
+		w->dry_inbox = mmap(NULL, w->dry_len, PROT_READ | PROT_WRITE,
+				    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+		if (w->dry_inbox == MAP_FAILED) {
+			w->dry_inbox = NULL;
 			return -ENOMEM;
-		b->f.ctx = NULL;
-		w->edge[r] = &b->f;
-		if (sim_flow_open(s, &b->f, r, (r + 1) % N))
-			return s->err;
-		post_recvs(s, &b->f, true, RECVS);
-		w->hs[r].want_sent = w->hs[r].want_recvd = (__u64)steps * w->nchunks;
+		}
 	}
-	for (__u32 r = 0; r < N && !s->err; r++) {
-		for (__u32 c = 0; c < w->nchunks; c++)
-			ring_send(s, r, 0, c);
-		hq_pump(s, &w->hs[r]);
-	}
-	return s->err;
-}
-
-static void ring_wc(struct sim *s, struct sim_host *h, struct sim_flow *f,
-		    const struct mroce_wc *wc)
-{
-	struct wstate *w = W(s);
-	struct hstate *hs = &w->hs[h->id];
-
-	if (wc->opcode == MROCE_WC_RDMA_WRITE) {
-		hs->out--;
-		hs->sent++;
-	} else {
-		__u32 k = wc->imm_data >> 16, c = wc->imm_data & 0xffff;
-
-		hs->recvd++;
-		post_recvs(s, f, true, 1);
-		if (k + 1 < 2 * (s->cfg.hosts - 1))
-			ring_send(s, h->id, k + 1, c);
-	}
-	hq_pump(s, hs);
-	host_check_done(s, hs);
-}
-
-/* Tree: parent(r) = (r - 1) / 2; edge[r] is r -> parent, used both ways. */
-#define TREE_DOWN	0x80000000u
-
-static __u32 tree_children(__u32 r, __u32 N)
-{
-	return (2 * r + 1 < N) + (2 * r + 2 < N);
-}
-
-static void tree_send(struct sim *s, __u32 r, __u32 c, bool down)
-{
-	struct wstate *w = W(s);
-	__u32 N = s->cfg.hosts;
-	__u64 off = (__u64)c * s->cfg.chunk;
-	struct pend p = { .len = chunk_len(w, s, c), .loff = off, .roff = s->cfg.size + off };
-
-	if (!down) {
-		p.f = w->edge[r];
-		p.to_dst = true;
-		p.imm = c;
-		hq_push(s, &w->hs[r], &p);
-		return;
-	}
-	for (__u32 ch = 2 * r + 1; ch <= 2 * r + 2 && ch < N; ch++) {
-		p.f = w->edge[ch];
-		p.to_dst = false;
-		p.imm = TREE_DOWN | c;
-		hq_push(s, &w->hs[r], &p);
-	}
-}
-
-static int tree_start(struct sim *s)
-{
-	struct wstate *w = W(s);
-	__u32 N = s->cfg.hosts;
-
-	w->seg = s->cfg.size;
-	w->nchunks = (__u32)((w->seg + s->cfg.chunk - 1) / s->cfg.chunk);
-	w->want = N;
-	w->edge = calloc(N, sizeof(*w->edge));
-	w->hs = calloc(N, sizeof(*w->hs));
-	if (!w->edge || !w->hs)
-		return -ENOMEM;
 	for (__u32 r = 0; r < N; r++) {
-		struct hstate *hs = &w->hs[r];
-		__u32 ch = tree_children(r, N);
+		struct chost *ch = &w->ch[r];
+		struct sim_host *h = &s->hosts[r];
+		struct coll_driven_opts o = {
+			.rank = (int)r, .size = (int)N, .chunk = c->chunk, .dry = !c->verify,
+			.force_algo = c->algo, .dev = h->dev, .dry_inbox = w->dry_inbox,
+			.max_open = c->keep_conns ? 0 : c->conns, .a2a_window = (int)c->window,
+			.connect = conn_connect, .disconnect = conn_disconnect, .ctx = s,
+		};
 
-		hs->up_count = calloc(w->nchunks, 1);
-		if (!hs->up_count)
-			return -ENOMEM;
-		/* sends: up once (not the root), down once per child; receives: up from each child, down once */
-		hs->want_sent = (__u64)w->nchunks * ((r ? 1 : 0) + ch);
-		hs->want_recvd = (__u64)w->nchunks * (ch + (r ? 1 : 0));
-		if (!r)
-			continue;
-		{
-			struct bulk *b = calloc(1, sizeof(*b));
+		/* the open connections' completions; beyond --conns, closing ones' flushes */
+		if ((err = mroce_create_cq(h->dev, 16384, &ch->cq)))
+			return sim_fail(s, err, "host %u: CQ", r);
+		o.cq = ch->cq;
+		if ((err = coll_driven_create(&o, &ch->c)))
+			return sim_fail(s, err, "host %u: communicator", r);
+		ch->sbuf = h->buf;
+		ch->rbuf = c->work == SIM_BROADCAST ? h->buf : h->buf + c->size;
+		if (c->verify) {
+			__s32 *in = (__s32 *)ch->sbuf;
 
-			if (!b)
-				return -ENOMEM;
-			w->edge[r] = &b->f;
-			if (sim_flow_open(s, &b->f, r, (r - 1) / 2))
-				return s->err;
-			post_recvs(s, &b->f, true, RECVS);	/* the parent's, for chunks coming up */
-			post_recvs(s, &b->f, false, RECVS);	/* the child's, for chunks coming down */
+			for (__u64 i = 0; i < c->size / 4; i++)
+				in[i] = coll_val(r, i);
+			if (ch->rbuf != ch->sbuf)
+				memset(ch->rbuf, 0xa5, c->size);	/* what no result is */
 		}
 	}
-	for (__u32 r = 1; r < N && !s->err; r++) {
-		if (tree_children(r, N))
-			continue;
-		for (__u32 c = 0; c < w->nchunks; c++)
-			tree_send(s, r, c, false);
-		hq_pump(s, &w->hs[r]);
-	}
-	if (N == 1)
-		w->got = 1;
+	for (__u32 r = 0; r < N && !s->err; r++)
+		coll_begin(s, r);	/* the steps run when each host's engine first runs */
 	return s->err;
 }
 
-static void tree_wc(struct sim *s, struct sim_host *h, struct sim_flow *f,
-		    const struct mroce_wc *wc)
+static void coll_free(struct sim *s)
 {
 	struct wstate *w = W(s);
-	struct hstate *hs = &w->hs[h->id];
-	__u32 r = h->id;
 
-	if (wc->opcode == MROCE_WC_RDMA_WRITE) {
-		hs->out--;
-		hs->sent++;
-	} else {
-		__u32 c = wc->imm_data & ~TREE_DOWN;
-		bool down = wc->imm_data & TREE_DOWN;
+	if (!w->ch)
+		return;
+	for (__u32 r = 0; r < s->cfg.hosts; r++) {
+		struct sim_host *h = &s->hosts[r];
 
-		hs->recvd++;
-		post_recvs(s, f, !down, 1);
-		if (down) {
-			tree_send(s, r, c, true);
-		} else if (++hs->up_count[c] == tree_children(r, s->cfg.hosts)) {
-			tree_send(s, r, c, r == 0);	/* reduced: up, or from the root down */
+		if (w->ch[r].running)
+			coll_op_end(&w->ch[r].op, 0);
+		w->ch[r].running = false;
+		for (__u32 q = 0; q < MROCE_MAX_QPS; q++) {
+			struct sim_flow *f = h->by_qpn[q];
+
+			if (f && f->conn)
+				conn_free(s, f);
 		}
 	}
-	hq_pump(s, hs);
-	host_check_done(s, hs);
+	for (__u32 r = 0; r < s->cfg.hosts; r++) {
+		struct chost *ch = &w->ch[r];
+
+		coll_driven_destroy(ch->c);
+		if (ch->cq)
+			mroce_destroy_cq(ch->cq);
+	}
+	free(w->ch);
+	w->ch = NULL;
+	if (w->dry_inbox)
+		munmap(w->dry_inbox, w->dry_len);
+}
+
+/* With --verify: every element of every host's result. Returns the bytes wrong. */
+static __u64 coll_verify(struct sim *s)
+{
+	const struct sim_cfg *c = &s->cfg;
+	struct wstate *w = W(s);
+	__u32 N = c->hosts;
+	size_t n = w->count;
+	__u64 bad = 0;
+
+	for (__u32 r = 0; r < N; r++) {
+		const __s32 *out = (const __s32 *)w->ch[r].rbuf;
+
+		switch (c->work) {
+		case SIM_ALLREDUCE:
+			for (size_t i = 0; i < n; i++) {
+				__s32 want = 0;
+
+				for (__u32 h = 0; h < N; h++)
+					want += coll_val(h, i);
+				bad += out[i] != want;
+			}
+			break;
+		case SIM_REDUCE_SCATTER:
+			for (size_t i = 0; i < n; i++) {
+				__s32 want = 0;
+
+				for (__u32 h = 0; h < N; h++)
+					want += coll_val(h, (__u64)r * n + i);
+				bad += out[i] != want;
+			}
+			break;
+		case SIM_ALLGATHER:
+			for (__u32 q = 0; q < N; q++)
+				for (size_t i = 0; i < n; i++)
+					bad += out[(size_t)q * n + i] != coll_val(q, i);
+			break;
+		case SIM_BROADCAST:
+			for (size_t i = 0; i < n; i++)
+				bad += out[i] != coll_val(0, i);
+			break;
+		default:	/* all-to-all: block q from host q, its block for r */
+			for (__u32 q = 0; q < N; q++)
+				for (size_t i = 0; i < n; i++)
+					bad += out[(size_t)q * n + i] != coll_val(q, (__u64)r * n + i);
+			break;
+		}
+	}
+	return bad * 4;
 }
 
 /* ---- dispatch */
@@ -610,23 +572,12 @@ static int work_start(struct sim *s)
 	s->wstate = calloc(1, sizeof(struct wstate));
 	if (!s->wstate)
 		return -ENOMEM;
-	switch (s->cfg.work) {
-	case SIM_ALLTOALL:
-		err = a2a_start(s);
-		break;
-	case SIM_ALLREDUCE_RING:
-		err = ring_start(s);
-		break;
-	case SIM_ALLREDUCE_TREE:
-		err = tree_start(s);
-		break;
-	case SIM_PERMUTATION:
+	if (sim_work_coll(s->cfg.work))
+		err = coll_start(s);
+	else if (s->cfg.work == SIM_PERMUTATION)
 		err = perm_start(s);
-		break;
-	default:
+	else
 		err = incast_start(s);
-		break;
-	}
 	return err ? err : background_start(s);
 }
 
@@ -636,7 +587,7 @@ static void work_wc(struct sim *s, struct sim_host *h, const struct mroce_wc *wc
 
 	if (!f && wc->status == MROCE_WC_WR_FLUSH_ERR)
 		return;	/* a receive left posted on a connection the workload closed */
-	if (!f) {
+	if (!f || !f->ctx) {
 		sim_fail(s, -EPROTO, "host %u: a completion for QP %u, which serves no flow",
 			 h->id, wc->qp_num);
 		return;
@@ -647,14 +598,7 @@ static void work_wc(struct sim *s, struct sim_host *h, const struct mroce_wc *wc
 			 f->dst, wc->status);
 		return;
 	}
-	if (f->ctx) {
-		bulk_wc(s, f->ctx, h->id == f->src && wc->opcode == MROCE_WC_RDMA_WRITE, wc);
-		return;
-	}
-	if (s->cfg.work == SIM_ALLREDUCE_RING)
-		ring_wc(s, h, f, wc);
-	else
-		tree_wc(s, h, f, wc);
+	bulk_wc(s, f->ctx, h->id == f->src && wc->opcode == MROCE_WC_RDMA_WRITE, wc);
 }
 
 static bool work_done(struct sim *s)
@@ -663,6 +607,14 @@ static bool work_done(struct sim *s)
 
 	if (w->got < w->want)
 		return false;
+	if (!w->stop_bg && w->ch)	/* the run's counters: connections still open count too */
+		for (__u32 r = 0; r < s->cfg.hosts; r++)
+			for (__u32 q = 0; q < MROCE_MAX_QPS; q++) {
+				struct sim_flow *f = s->hosts[r].by_qpn[q];
+
+				if (f && f->conn && f->src == r)
+					sim_flow_account(s, f);
+			}
 	w->stop_bg = true;
 	return true;
 }
@@ -673,29 +625,12 @@ static void work_free(struct sim *s)
 
 	if (!w)
 		return;
+	coll_free(s);
 	for (size_t i = 0; i < w->nbulk; i++) {
 		sim_flow_close(s, &w->bulks[i]->f);
 		free(w->bulks[i]);
 	}
 	free(w->bulks);
-	for (__u32 r = 0; w->edge && r < s->cfg.hosts; r++) {
-		if (w->edge[r]) {
-			sim_flow_close(s, w->edge[r]);
-			free(w->edge[r]);	/* the bulk it is the first member of */
-		}
-	}
-	free(w->edge);
-	for (__u32 r = 0; w->hs && r < s->cfg.hosts; r++) {
-		free(w->hs[r].q);
-		free(w->hs[r].up_count);
-	}
-	free(w->hs);
-	free(w->next_step);
-	free(w->iter);
-	free(w->done);
-	for (__u32 r = 0; w->wait && r < s->cfg.hosts; r++)
-		free(w->wait[r].v);
-	free(w->wait);
 	free(w);
 	s->wstate = NULL;
 }
@@ -714,40 +649,22 @@ static __u64 check(const struct sim *s, __u32 h, __u64 roff, __u32 from, __u64 l
 static __u64 work_verify(struct sim *s)
 {
 	const struct sim_cfg *c = &s->cfg;
-	__u32 N = c->hosts;
 	__u64 bad = 0;
 
-	switch (c->work) {
-	case SIM_ALLTOALL: {
-		__u64 blk = c->size / N;
-
-		for (__u32 r = 0; r < N; r++)
-			for (__u32 q = 0; q < N; q++)
-				if (q != r)
-					bad += check(s, r, c->size + q * blk, q, r * blk, blk);
-		break;
-	}
-	case SIM_ALLREDUCE_RING:
-		/* every segment last written by the left neighbour, from its own data */
-		for (__u32 r = 0; r < N; r++)
-			bad += check(s, r, c->size, (r + N - 1) % N, 0, (c->size / N) * N);
-		break;
-	case SIM_PERMUTATION:
+	if (sim_work_coll(c->work))
+		return coll_verify(s);
+	if (c->work == SIM_PERMUTATION)
 		for (size_t i = 0; i < W(s)->nbulk; i++) {
 			const struct bulk *b = W(s)->bulks[i];
 
 			if (!b->forever)
 				bad += check(s, b->f.dst, c->size, b->f.src, 0, c->size);
 		}
-		break;
-	default:
-		break;	/* incast and tree write one place many times: counts only */
-	}
-	return bad;
+	return bad;	/* incast writes one place many times: counts only */
 }
 
 static const struct sim_work_ops work_ops = {
-	.name = "mroce-coll schedules", .start = work_start, .on_wc = work_wc,
+	.name = "workloads", .start = work_start, .on_wc = work_wc, .step = coll_host_step,
 	.done = work_done, .verify = work_verify, .free = work_free,
 };
 

@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * The cluster simulator (sim/, docs/scale.md) on small fabrics: the real
- * engine on every host, each workload's bytes checked where they land,
+ * engine on every host, the collectives run by libmroce-coll's own
+ * algorithms (each one pinned in turn, at rank counts that are not powers
+ * of two too) with every element of every result checked, each workload's
+ * bytes checked where they land,
  * frames conserved (every frame that entered was delivered, dropped for a
  * counted reason, or is still on a link), a seed replays exactly, and the
  * failures the studies use (loss, a spine, a flapping link, a plane) still
@@ -75,7 +78,7 @@ static void run_ok(struct sim *s)
  * --flows: one line per flow, every flow done; their resends add up to the
  * run's, their timeouts, probes and suspected paths to the run's.
  */
-static void flows_file_ok(struct sim *s)
+static void flows_file_ok(struct sim *s, __u64 flow_bytes)
 {
 	char path[] = "/tmp/mroce-sim-flows-XXXXXX", line[256];
 	__u64 n = 0, retx = 0, rtos = 0, probes = 0, susp = 0;
@@ -99,7 +102,7 @@ static void flows_file_ok(struct sim *s)
 					&start, &fct, &bytes, &r, &t, &p, &u, &ret), 10);
 		assert_true(src < s->cfg.hosts && dst < s->cfg.hosts && src != dst);
 		assert_true(fct > 0 && start >= 0);
-		assert_int_equal(bytes, s->cfg.size / s->cfg.hosts);
+		assert_int_equal(bytes, flow_bytes);
 		n++;
 		retx += r;
 		rtos += t;
@@ -122,26 +125,81 @@ static void done(struct sim *s)
 	free(s);
 }
 
-static void test_alltoall_bytes(void **state)
+/* hosts ranks, one per leaf, two spines: any rank count. */
+static struct sim *ranks(enum sim_workload w, __u32 hosts, __u64 size, const char *algo)
 {
-	struct sim *s = small(SIM_ALLTOALL, 1 << 20);
+	struct sim *s = small(w, size);
+	char why[160];
 
-	(void)state;
+	s->cfg.hosts = hosts;
+	s->cfg.hosts_per_leaf = 1;
+	s->cfg.spines = 2;
+	s->cfg.chunk = 16 << 10;
+	s->cfg.algo = algo;
+	assert_int_equal(sim_cfg_check(&s->cfg, why, sizeof(why)), 0);
+	return s;
+}
+
+/* The run used the algorithm asked for (NULL: the table's), every element
+ * right (run_ok), and --verify can tell. */
+static void coll_ok(struct sim *s, const char *algo)
+{
 	run_ok(s);
-	assert_int_equal(s->st.flows_done, 16 * 15);
-	assert_int_equal(s->st.bytes_done, 16ull * 15 * ((1 << 20) / 16));
+	assert_non_null(s->st.algo);
+	if (algo)
+		assert_string_equal(s->st.algo, algo);
+	else
+		printf("  the table's choice at %u ranks: %s\n", s->cfg.hosts, s->st.algo);
+	assert_true(s->st.conns_opened > 0);
+	/* one element of one host's result wrong: the check finds its 4 bytes */
+	s->hosts[s->cfg.hosts - 1].buf[s->cfg.work == SIM_BROADCAST ? 0 : s->cfg.size] ^= 1;
+	assert_int_equal(s->work->verify(s), 4);
 	done(s);
 }
 
-static void test_ring_and_tree(void **state)
+/*
+ * Every collective through libmroce-coll's own algorithms, each algorithm
+ * pinned, at 3, 5 (not powers of two) and 8 ranks: every element of every
+ * host's result is what the operation defines (all-reduce: the sum of
+ * every host's known pattern; all-to-all: each peer's block for us).
+ */
+static void test_collectives(void **state)
 {
-	struct sim *s = small(SIM_ALLREDUCE_RING, 1 << 20);
+	static const struct {
+		enum sim_workload w;
+		const char *algo;
+		__u64 size;
+	} runs[] = {
+		{ SIM_ALLREDUCE, "ring", 200 << 10 }, { SIM_ALLREDUCE, "rd", 40 << 10 },
+		{ SIM_ALLREDUCE, "rhd", 200 << 10 },
+		{ SIM_REDUCE_SCATTER, "ring", 240 << 10 }, { SIM_REDUCE_SCATTER, "rhd", 240 << 10 },
+		{ SIM_ALLGATHER, "ring", 240 << 10 }, { SIM_ALLGATHER, "rd", 240 << 10 },
+		{ SIM_BROADCAST, "chain", 100 << 10 }, { SIM_BROADCAST, "tree", 100 << 10 },
+		{ SIM_BROADCAST, "scatter-ag", 100 << 10 },
+		{ SIM_ALLTOALL, "pairwise-inbox", 40 << 10 },
+		{ SIM_ALLTOALL, "pairwise-direct", 480 << 10 },
+	};
+	static const __u32 n[] = { 3, 5, 8 };
 
 	(void)state;
-	run_ok(s);	/* with --verify: every segment from the left neighbour */
-	done(s);
-	s = small(SIM_ALLREDUCE_TREE, 1 << 20);
-	run_ok(s);
+	for (size_t i = 0; i < sizeof(runs) / sizeof(runs[0]); i++)
+		for (size_t k = 0; k < sizeof(n) / sizeof(n[0]); k++) {
+			printf("  %s, %s, %u ranks\n", sim_work_name(runs[i].w), runs[i].algo, n[k]);
+			coll_ok(ranks(runs[i].w, n[k], runs[i].size, runs[i].algo), runs[i].algo);
+		}
+	/* the table's own choice, on the 16-host fabric */
+	coll_ok(small(SIM_ALLREDUCE, 1 << 20), NULL);
+	coll_ok(small(SIM_ALLTOALL, 1 << 20), NULL);
+}
+
+/* An algorithm the operation does not have: the run fails, saying so. */
+static void test_algo_unknown(void **state)
+{
+	struct sim *s = ranks(SIM_ALLREDUCE, 4, 64 << 10, "pairwise-direct");
+
+	(void)state;
+	assert_int_equal(sim_run(s), -EINVAL);
+	assert_non_null(strstr(s->errmsg, "pairwise-direct"));
 	done(s);
 }
 
@@ -218,9 +276,9 @@ static void test_loss_and_gbn(void **state)
 	}
 }
 
-static struct sim *spine_down(void)
+static struct sim *spine_down(enum sim_workload w)
 {
-	struct sim *s = small(SIM_ALLTOALL, 4 << 20);
+	struct sim *s = small(w, 4 << 20);
 
 	s->cfg.faults[0] = (struct sim_fault){ .kind = SIM_F_SPINE, .spine = 1, .at_ps = 50 * PS_PER_US,
 					       .up_ps = SIM_NEVER };
@@ -238,7 +296,7 @@ static struct sim *spine_down(void)
 static void test_trace_pair(void **state)
 {
 	char path[] = "/tmp/mroce-sim-trace-XXXXXX", line[512];
-	struct sim *s = spine_down();
+	struct sim *s = spine_down(SIM_PERMUTATION);
 	__u32 pair[2] = { 0, 0 }, hpl;
 	__u64 end, frames, retx = 0, tx[2] = { 0, 0 }, sent[2] = { 0, 0 }, resent = 0;
 	__u64 recvd = 0, dead = 0, drops = 0, sends = 0;
@@ -266,7 +324,7 @@ static void test_trace_pair(void **state)
 	frames = s->st.frames;
 	done(s);
 
-	s = spine_down();
+	s = spine_down(SIM_PERMUTATION);
 	s->cfg.trace_out = path;
 	s->cfg.trace_host[0] = pair[0];
 	s->cfg.trace_host[1] = pair[1];
@@ -334,14 +392,18 @@ static void test_trace_pair(void **state)
 /* A spine dies mid-run, a link flaps, a plane of two dies: all bytes still arrive. */
 static void test_failures(void **state)
 {
-	struct sim *s = spine_down();
+	struct sim *s = spine_down(SIM_ALLTOALL);
 
 	(void)state;
 	run_ok(s);
 	assert_true(s->st.drops_down > 0);
-	assert_int_equal(s->st.flows_done, 16 * 15);
 	assert_true(s->st.retx > 0);
-	flows_file_ok(s);
+	done(s);
+	s = spine_down(SIM_PERMUTATION);
+	run_ok(s);
+	assert_true(s->st.drops_down > 0);
+	assert_int_equal(s->st.flows_done, 16);
+	flows_file_ok(s, 4 << 20);
 	done(s);
 
 	s = small(SIM_ALLTOALL, 4 << 20);
@@ -403,19 +465,18 @@ static void test_spray_beats_ecmp(void **state)
 }
 
 /*
- * A loss-free fabric at datacenter RTTs (a few microseconds): nothing is
- * resent but a rare tail probe. Sprayed, a message's last packet may arrive first; the packet
+ * A loss-free fabric at datacenter RTTs (a few microseconds), a permutation
+ * (no incast): nothing is resent but a rare tail probe. Sprayed, a message's last packet may arrive first; the packet
  * that completes the message is acknowledged at once (rx.c), else the
  * sender waits out the delayed ACK (50 us, ten RTTs) for the rest and its
  * reordering allowance (20 us and the RTT) declares them lost.
  */
 static void test_no_spurious_resends(void **state)
 {
-	struct sim *s = small(SIM_ALLTOALL, 4 << 20);
+	struct sim *s = small(SIM_PERMUTATION, 4 << 20);
 
 	(void)state;
 	s->cfg.host_gbps = s->cfg.spine_gbps = 400;	/* not oversubscribed */
-	s->cfg.window = 1;	/* one peer at a time, the pairwise schedule's: no incast */
 	run_ok(s);
 	assert_int_equal(s->st.drops_buf + s->st.drops_loss + s->st.drops_down, 0);
 	printf("  loss-free: %llu frames, %llu resent, %llu of them tail probes\n",
@@ -435,26 +496,26 @@ static void test_no_spurious_resends(void **state)
 }
 
 /*
- * The same schedule on a fabric oversubscribed 4:1 (400 Gbit/s hosts, 100
- * Gbit/s to the spines): sprayed flows collide on leaf-spine links whose
- * queues grow to 30 us, six RTTs, where the QP's RTT, sampled on other
- * routes, does not show them, and a packet on a fresh route can be judged
- * lost by time while it waits. Across seeds such verdicts stay rare, nothing
- * times out and every byte lands (`mroce-sim --hosts 16 --hosts-per-leaf 4
- * --spines 4 --rate 400 --spine-rate 100 --workload alltoall --chunk 65536
- * --window 1 --verify --size 4194304 --seed 1..8`: at most 26 resends of
- * some 18,000 frames before the engine's full-ring rule, 13 after it, 22 since
- * docs/scale.md point 15's changes).
+ * A permutation on a fabric oversubscribed 4:1 (400 Gbit/s hosts, 100
+ * Gbit/s to the spines), buffers deep enough not to overflow: sprayed flows
+ * collide on leaf-spine links whose queues grow past 100 us, where the QP's
+ * RTT, sampled on other routes, does not show them, and a packet on a fresh
+ * route can be judged lost by time while it waits. Across seeds such
+ * verdicts stay rare, nothing times out and every byte lands
+ * (`mroce-sim --hosts 16 --hosts-per-leaf 4 --spines 4 --rate 400
+ * --spine-rate 100 --workload permutation --cc none --buffer 4194304
+ * --verify --size 4194304 --seed 1..3`: 2, 90 and 72 resends of some
+ * 27,000 frames).
  */
 static void test_oversubscribed_few_resends(void **state)
 {
 	(void)state;
 	for (__u64 seed = 1; seed <= 3; seed++) {
-		struct sim *s = small(SIM_ALLTOALL, 4 << 20);
+		struct sim *s = small(SIM_PERMUTATION, 4 << 20);
 
 		s->cfg.host_gbps = 400;
 		s->cfg.spine_gbps = 100;
-		s->cfg.window = 1;
+		s->cfg.buf_bytes = 4 << 20;	/* queues that build without overflowing */
 		s->cfg.seed = seed;
 		s->cfg.no_cc = true;	/* queues that build: the default CC keeps them under 20 us */
 		run_ok(s);
@@ -493,7 +554,6 @@ static void test_payload_not_kept_same_run(void **state)
 		retx[i] = s->st.retx;
 		probes[i] = s->st.probes;
 		delivered[i] = s->st.delivered;
-		assert_int_equal(s->st.bytes_done, 16ull * 15 * ((1 << 20) / 16));
 		done(s);
 	}
 	assert_true(retx[0] > 0);	/* loss was found and repaired */
@@ -576,17 +636,15 @@ static void test_event_order(void **state)
 }
 
 /*
- * An all-to-all three times over connections kept open (as libmroce-coll
- * keeps one per peer): every byte of every iteration lands, each
- * connection is made once, the counters of a connection's later flows do
- * not count its earlier ones again, and the completion time is the last
- * iteration's.
+ * An all-to-all three times over connections kept open (as the library's
+ * own communicator keeps one per peer): every element of the last
+ * iteration is right, each pair connected once, and the completion time is
+ * the last iteration's.
  */
 static void test_kept_connections_iterations(void **state)
 {
 	struct sim *s = small(SIM_ALLTOALL, 1 << 20);
 	struct sim_result r;
-	__u64 kept = 0, tx = 0;
 	char why[160];
 
 	(void)state;
@@ -594,20 +652,8 @@ static void test_kept_connections_iterations(void **state)
 	s->cfg.iterations = 3;
 	assert_int_equal(sim_cfg_check(&s->cfg, why, sizeof(why)), 0);
 	run_ok(s);
-	assert_int_equal(s->st.flows_done, 3 * 16 * 15);
-	assert_int_equal(s->st.bytes_done, 3 * 16ull * 15 * ((1 << 20) / 16));
-	for (size_t i = 0; i < 16 * 16 * 2; i++) {
-		MROCE_OPTS(mroce_qp_stats, st);
-
-		if (!s->kept[i])
-			continue;
-		kept++;
-		assert_int_equal(mroce_qp_query_stats(s->kept[i], &st), 0);
-		tx += st.tx_pkts;
-	}
-	assert_int_equal(kept, 16 * 15 * 2);
-	assert_int_equal(s->next_flow, 3 * 16 * 15);
-	assert_int_equal(s->st.tx_pkts, tx);	/* each flow its own packets, none twice */
+	assert_int_equal(s->st.conns_opened, 16 * 15 / 2);
+	assert_int_equal(s->st.conns_max, 15);
 	sim_result(s, 1, &r);
 	for (__u32 i = 0; i < 3; i++) {
 		assert_true(sim_iter_us(s, i) > 0);
@@ -617,6 +663,31 @@ static void test_kept_connections_iterations(void **state)
 	assert_true(r.completion_us == sim_iter_us(s, 2));
 	assert_int_equal(s->end_ps, s->iter_end_ps[2]);
 	done(s);
+}
+
+/*
+ * Beyond --conns open connections, idle ones close (both ends) and open
+ * again when an algorithm next sends: three all-to-alls, with loss, over
+ * at most 4 kept per host (one with 2 peers in flight), still right to the
+ * element; the pairs were
+ * connected again and again, and every QP was given back.
+ */
+static void test_connections_close(void **state)
+{
+	for (int direct = 0; direct < 2; direct++) {
+		struct sim *s = small(SIM_ALLTOALL, direct ? 2 << 20 : 128 << 10);
+
+		(void)state;
+		s->cfg.conns = 4;
+		s->cfg.window = direct ? 2 : 0;	/* the all-to-all's peers in flight: 2, the library's */
+		s->cfg.iterations = 3;
+		s->cfg.loss = 0.002;
+		run_ok(s);
+		assert_string_equal(s->st.algo, direct ? "pairwise-direct" : "pairwise-inbox");
+		assert_true(s->st.conns_opened > 16 * 15 / 2);
+		assert_true(s->st.drops_loss > 0);
+		done(s);
+	}
 }
 
 static void test_bad_config(void **state)
@@ -639,16 +710,16 @@ static void test_bad_config(void **state)
 	c.loss = 1;
 	assert_int_equal(sim_cfg_check(&c, why, sizeof(why)), -EINVAL);
 	sim_cfg_defaults(&c);
-	c.work = SIM_ALLREDUCE_RING;
-	c.size = c.hosts - 1;	/* a ring of empty segments would never end */
+	c.work = SIM_ALLTOALL;
+	c.size = 4 * c.hosts - 1;	/* blocks without a single element */
 	assert_int_equal(sim_cfg_check(&c, why, sizeof(why)), -EINVAL);
 	sim_cfg_defaults(&c);
-	c.iterations = 2;	/* all-to-all only */
+	c.iterations = 2;	/* collectives only */
 	c.work = SIM_PERMUTATION;
 	assert_int_equal(sim_cfg_check(&c, why, sizeof(why)), -EINVAL);
 	sim_cfg_defaults(&c);
 	c.keep_conns = true;
-	c.hosts = 528;	/* 1054 QPs a host: a device holds 1023 */
+	c.hosts = 1040;	/* 1039 QPs a host: a device holds 1023 */
 	c.hosts_per_leaf = 16;
 	assert_int_equal(sim_cfg_check(&c, why, sizeof(why)), -EINVAL);
 	c.hosts = 256;
@@ -687,8 +758,8 @@ static void test_limit_keeps_frames(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_alltoall_bytes),
-		cmocka_unit_test(test_ring_and_tree),
+		cmocka_unit_test(test_collectives),
+		cmocka_unit_test(test_algo_unknown),
 		cmocka_unit_test(test_permutation_and_incast),
 		cmocka_unit_test(test_deterministic),
 		cmocka_unit_test(test_loss_and_gbn),
@@ -700,6 +771,7 @@ int main(void)
 		cmocka_unit_test(test_payload_not_kept_same_run),
 		cmocka_unit_test(test_event_order),
 		cmocka_unit_test(test_kept_connections_iterations),
+		cmocka_unit_test(test_connections_close),
 		cmocka_unit_test(test_bad_config),
 		cmocka_unit_test(test_limit_keeps_frames),
 	};
