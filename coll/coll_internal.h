@@ -24,13 +24,7 @@
 #include "mroce/coll.h"
 #include "../lib/opts.h"
 
-/* Inbox slots per peer: chunks in flight per pair. 4 x 256 KiB covers the
- * bandwidth-delay product of a 400 Gbit/s fabric (RTTs of a few us) and of
- * veth (RTTs of 100 us at ~20 Gbit/s) several times over; more only lets a
- * rank that moved on to the next stage of a log-step algorithm pour into a
- * peer still receiving the last one (incast at every stage boundary: 16
- * slots overflowed 1 MiB switch buffers in mroce-sim, docs/scale.md). */
-#define COLL_SLOTS		4
+#define COLL_SLOTS		16	/* inbox slots per peer: chunks in flight per pair */
 #define COLL_CREDIT_BATCH	(COLL_SLOTS / 2)
 #define COLL_POOL		64	/* staging buffers for sends whose source changes */
 #define COLL_CTRL_BUFS		128	/* receives posted per QP */
@@ -345,7 +339,13 @@ struct xfer {
 	size_t		rlen;
 	__u32		rc;		/* chunks received */
 	bool		reduce;		/* dst = dst OP incoming */
+	/* an exchange with one peer: send at most COLL_XFER_LEAD chunks ahead
+	 * of what came from it, so that a rank a stage ahead does not pour
+	 * its whole credit into a peer still receiving the stage before (an
+	 * incast at every stage boundary of a log-step algorithm) */
+	bool		paced;
 };
+#define COLL_XFER_LEAD		4
 
 /* One transfer: both directions, or either (to/from -1). */
 struct xfer xfer_make(int to, const void *src, size_t slen, int from, void *dst, size_t rlen,

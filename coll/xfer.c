@@ -32,7 +32,8 @@ struct xfer xfer_make(int to, const void *src, size_t slen, int from, void *dst,
 {
 	return (struct xfer){ .to = to, .src = src, .slen = slen, .from = from, .dst = dst,
 			      .rlen = rlen, .reduce = reduce,
-			      .after_tx = to >= 0 && from >= 0 && src == dst };
+			      .after_tx = to >= 0 && from >= 0 && src == dst,
+			      .paced = to >= 0 && to == from };
 }
 
 static bool xfer_done(const struct mroce_coll_comm *c, const struct xfer *x)
@@ -51,6 +52,8 @@ static int xfer_try_send(struct mroce_coll_comm *c, struct xfer *x)
 		return 0;
 	if (x->forward && x->rc <= x->sc)
 		return 0;
+	if (x->paced && x->rc < coll_nchunks(c, x->rlen) && x->sc >= x->rc + COLL_XFER_LEAD)
+		return 0;	/* the peer has not caught up with this stage yet */
 	if (x->lkey)
 		err = coll_post_chunk(c, x->to, x->src + off, x->lkey, len, WR(WR_OP, 0));
 	else
