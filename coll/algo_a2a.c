@@ -23,8 +23,9 @@
  * both, each direction with each), and at most COLL_A2A_WINDOW peers are in
  * flight at once: a peer's control message goes out, and its direct block's
  * region is registered, only once its distance enters the window; the region
- * goes as soon as the block has landed, and the window moves on once every
- * peer of its lowest distance is done (coll_a2a_window(): 32 peers, more for
+ * goes as soon as the block has landed, and the next distance opens as soon
+ * as fewer than the window's distances are open and not done (a slow peer
+ * holds its own distance, not the window) (coll_a2a_window(): 32 peers, more for
  * blocks under 128 KiB so that 4 MiB stay in flight; MROCE_COLL_A2A_WINDOW
  * fixes it). Both ends of a pair are at the same distance from each other,
  * so they open each other in the same window; the lowest distance any rank
@@ -353,6 +354,22 @@ static int a2a_peer_step(struct mroce_coll_comm *c, struct a2a *s, int p)
 	return moved;
 }
 
+/* Distances open and not done both ways with both their peers. */
+static int a2a_open_not_done(const struct a2a *s, int r, int n)
+{
+	int pp[2], np, open = 0;
+
+	for (int d = s->dlo; d <= s->dopen; d++) {
+		bool done = true;
+
+		np = a2a_peers_at(r, n, d, pp);
+		for (int i = 0; i < np; i++)
+			done &= s->bl[pp[i]].sent && s->bl[pp[i]].got;
+		open += !done;
+	}
+	return open;
+}
+
 static int a2a_step(struct coll_op *op)
 {
 	struct mroce_coll_comm *c = op->c;
@@ -363,8 +380,11 @@ static int a2a_step(struct coll_op *op)
 	for (;;) {
 		bool moved = false;
 
-		/* open the distances the window reaches, nearest first */
-		while (s->dopen < s->ndist && s->dopen + 1 < s->dlo + s->window) {
+		/* open distances, nearest first, while fewer than the window are
+		 * open and not done: a slow peer holds its own distance, not the
+		 * window (the lowest distance not done is always open, which is
+		 * all progress needs) */
+		while (s->dopen < s->ndist && a2a_open_not_done(s, r, n) < s->window) {
 			bool all = true;
 
 			np = a2a_peers_at(r, n, s->dopen + 1, pp);
