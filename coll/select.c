@@ -49,7 +49,11 @@ size_t coll_a2a_inbox_max(const struct mroce_coll_comm *c)
  * trips grow with log2 N. A chain still wins at any rank count once the
  * buffer is many chunks per rank: its N-1 hops are then a small part of the
  * pipeline, and it moves the buffer once where scatter + all-gather moves it
- * twice.
+ * twice. Likewise the ring, once each rank's segment is at least a chunk:
+ * every one of its steps is then a whole chunk behind the one before, and
+ * its 2(N-1) round trips hide in the pipeline (mroce-sim, 256 hosts at 400
+ * Gbit/s: 64 MiB, 256 KiB segments, 1.04x the ideal against 1.27x for the
+ * log steps; 16 MiB, 64 KiB segments, 1.62x against 1.44x; docs/scale.md).
  */
 #define COLL_FEW_RANKS		8
 #define COLL_CHAIN_CHUNKS	4	/* chunks per rank from which the chain wins */
@@ -134,16 +138,18 @@ static const struct coll_algo *table(const struct mroce_coll_comm *c, enum mroce
 	bool one = c->size == 1;
 	/* the ring and the chain: few ranks, or the tests' ring_only */
 	bool few = c->ring_only || c->size <= COLL_FEW_RANKS;
+	/* ... or segments of a chunk or more (bytes / size: each rank's) */
+	bool ring = few || bytes / (size_t)c->size >= c->chunk;
 
 	switch (kind) {
 	case MROCE_COLL_ALLREDUCE:
 		return one || !bytes ? &coll_algo_local : small ? &coll_algo_rd :
-		       few ? &coll_algo_ring_allreduce : &coll_algo_rhd_allreduce;
+		       ring ? &coll_algo_ring_allreduce : &coll_algo_rhd_allreduce;
 	case MROCE_COLL_REDUCE_SCATTER:
-		return one || !bytes ? &coll_algo_local : few ? &coll_algo_ring_reduce_scatter :
+		return one || !bytes ? &coll_algo_local : ring ? &coll_algo_ring_reduce_scatter :
 		       &coll_algo_rhd_reduce_scatter;
 	case MROCE_COLL_ALLGATHER:
-		return one || !bytes ? &coll_algo_local : few ? &coll_algo_ring_allgather :
+		return one || !bytes ? &coll_algo_local : ring ? &coll_algo_ring_allgather :
 		       &coll_algo_rd_allgather;
 	case MROCE_COLL_BROADCAST:
 		if (one || !bytes)

@@ -448,11 +448,18 @@ static void test_table(void **state)
 		assert_string_equal(pick(n, MROCE_COLL_ALLTOALL, (size_t)n * M, NULL, false),
 				    "pairwise-direct");
 	}
-	/* beyond 8 ranks: the log-step algorithms */
+	/* beyond 8 ranks: the log-step algorithms, unless each rank's segment is a chunk */
 	for (int n = 9; n <= 1024; n = n * 2 + 1) {
 		assert_string_equal(pick(n, MROCE_COLL_ALLREDUCE, 4 * K, NULL, false), "rd");
 		assert_string_equal(pick(n, MROCE_COLL_ALLREDUCE, 1 * M, NULL, false), "rhd");
-		assert_string_equal(pick(n, MROCE_COLL_ALLREDUCE, 64 * M, NULL, false), "rhd");
+		assert_string_equal(pick(n, MROCE_COLL_ALLREDUCE, (size_t)n * 256 * K - 1, NULL, false),
+				    "rhd");
+		assert_string_equal(pick(n, MROCE_COLL_ALLREDUCE, (size_t)n * 256 * K, NULL, false),
+				    "ring");
+		assert_string_equal(pick(n, MROCE_COLL_REDUCE_SCATTER, (size_t)n * 256 * K, NULL, false),
+				    "ring");
+		assert_string_equal(pick(n, MROCE_COLL_ALLGATHER, (size_t)n * 256 * K - 1, NULL, false),
+				    "rd");
 		assert_string_equal(pick(n, MROCE_COLL_REDUCE_SCATTER, 1 * K, NULL, false), "rhd");
 		assert_string_equal(pick(n, MROCE_COLL_ALLGATHER, 1 * M, NULL, false), "rd");
 		assert_string_equal(pick(n, MROCE_COLL_BROADCAST, 4 * K, NULL, false), "tree");
