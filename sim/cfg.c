@@ -27,7 +27,7 @@ void sim_cfg_defaults(struct sim_cfg *c)
 	c->work = SIM_ALLTOALL;
 	c->size = 1 << 20;
 	c->chunk = 256 << 10;		/* libmroce-coll's default chunk_bytes */
-	c->conns = 32;
+	c->conns = 64;		/* the simulator's memory bound, not the library's */
 	c->iterations = 1;
 	c->incast = 8;
 	c->limit_us = 10 * 1000000ull;

@@ -64,7 +64,7 @@ static void usage(FILE *f)
 "  --window N           all-to-all peers in flight per host (default 0: the\n"
 "                       library's, MROCE_COLL_A2A_WINDOW's default)\n"
 "  --conns N            connections a host keeps open; idle ones beyond close,\n"
-"                       least recently used first (default 32)\n"
+"                       least recently used first (default 64)\n"
 "  --keep-connections   collectives: never close a connection\n"
 "  --iterations N       collectives: N of them, one after another at each host; the\n"
 "                       completion time is the last one's, from the end of the one\n"
