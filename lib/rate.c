@@ -5,7 +5,8 @@
  * A receiver is where an incast meets: it sees every sender's packets, so
  * it can share its inbound link among them at once, where senders each on
  * their own would take many round trips of ECN or delay signals to find
- * their share. Per epoch (MROCE_GRANT_EPOCH_US) the device counts the data
+ * their share. Per epoch (mroce_grant_epoch_us: 4 of the device's RTTs, at
+ * most MROCE_GRANT_EPOCH_US) the device counts the data
  * bytes that arrived, the QPs they came to, their CE marks and their
  * queueing delay (one-way delay above the QP's recent lowest: the clocks'
  * offset cancels; grant_queue_sample). An epoch with a congestion signal
@@ -13,8 +14,10 @@
  * episode's last epochs is the link's rate, and each sender is granted an
  * equal share. Calm epochs grow the
  * grant by a quarter (a sender that used less left room; a window grows
- * back as in slow start, not in one step), and after MROCE_GRANT_CALM of
- * them it is withdrawn. Every ACK carries the grant
+ * back as in slow start, not in one step), or to the link's rate over the
+ * senders that still count if that is more (the share follows their
+ * number down); after MROCE_GRANT_CALM of them, or at the first epoch end
+ * with fewer than two senders, it is withdrawn. Every ACK carries the grant
  * (aeth.rate, kbit/s); a sender keeps no more in flight than the grant
  * over its RTT (cc.h), whatever its congestion control allows, so it
  * moves to its share with the first ACK. One sender alone is never
@@ -23,9 +26,33 @@
 #include "cc.h"
 #include "eng_int.h"
 
-#define MROCE_GRANT_EPOCH_US	200	/* a few fabric RTTs: enough packets to measure */
+#define MROCE_GRANT_EPOCH_US	200	/* the longest epoch: a few software RTTs */
+#define MROCE_GRANT_EPOCH_RTTS	4	/* an epoch's RTTs: enough packets to measure */
 #define MROCE_GRANT_QUEUE_US	200	/* mean queueing delay that counts as congestion */
 #define MROCE_GRANT_CALM	32	/* calm epochs before the grant is withdrawn */
+
+/*
+ * An epoch: MROCE_GRANT_EPOCH_RTTS of this device's latest smoothed RTT
+ * (as a sender, over the same fabric), and no shorter than the longest
+ * scheduling stall it saw lately (a host off the CPU takes an epoch's
+ * packets in one burst: the epochs of the link's measurement must outlast
+ * it), within MROCE_GRANT_EPOCH_US, which a device that knows no RTT (a
+ * receiver that only receives) and every software path (RTTs of 50 us and
+ * more) keep. At 400 Gbit/s, RTTs of 3-6 us, a 200 us epoch was 40-60
+ * RTTs: a grant set by one congested moment held its senders that long
+ * before it could grow, and 32 of them (6.4 ms) before it went, over a
+ * collective whose steps take tens of microseconds each. Everything the
+ * grants count in epochs (the calm ones before withdrawal, the link's
+ * measurement window, the senders' span) scales with it.
+ */
+__u32 mroce_grant_epoch_us(const struct mroce_dev *dev)
+{
+	__u64 e = (__u64)MROCE_GRANT_EPOCH_RTTS * dev->rtt_hint_us;
+
+	if (!dev->rtt_hint_us || e >= MROCE_GRANT_EPOCH_US || dev->stall_us >= MROCE_GRANT_EPOCH_US)
+		return MROCE_GRANT_EPOCH_US;
+	return (__u32)(e > dev->stall_us ? e : dev->stall_us);
+}
 
 /*
  * Senders sharing the link: QPs with data in the last 8 epochs, or in the
@@ -42,7 +69,8 @@
  */
 bool mroce_grant_counts(const struct mroce_qp *qp, __u64 queue_us, __u64 now)
 {
-	__u64 span = 8 * MROCE_GRANT_EPOCH_US + 2 * queue_us, rtt = qp->dev->rtt_hint_us;
+	__u64 span = 8 * (__u64)mroce_grant_epoch_us(qp->dev) + 2 * queue_us;
+	__u64 rtt = qp->dev->rtt_hint_us;
 
 	if (rtt && 4 * rtt + 2 * queue_us < span)
 		span = 4 * rtt + 2 * queue_us;
@@ -89,20 +117,29 @@ static __u64 grant_link_kbps(struct mroce_grant *g, __u64 bytes, __u64 len)
  * and no less than 3/4 of it: senders hold a window of the grant times
  * their RTT, so the queue shrinks by that factor each round trip. Every
  * epoch of a congestion episode, calm or not, counts in the link's rate.
+ * While a grant stands, every epoch end counts the senders again: a calm
+ * one grants the link's rate over their number if that is more than the
+ * quarter's growth (a step of a collective whose other senders ended
+ * leaves the rest their share at once, not after 4 epochs per doubling),
+ * and fewer than two withdraw it (a sender alone was held to a share of
+ * senders long gone: 1/3-1/2 of its link over the later steps of a
+ * 256-host all-reduce whose grant one step's overlap had set).
  */
 static void grant_epoch_end(struct mroce_dev *dev, __u64 now)
 {
 	struct mroce_grant *g = &dev->grant;
 	__u64 len = mroce_since(now, g->epoch_us), queue_us = g->pkts ? g->queue_sum_us / g->pkts : 0;
 	bool congested = g->ce || queue_us > MROCE_GRANT_QUEUE_US;
-	__u32 n = congested && g->pkts && !g->off ? grant_senders(dev, queue_us, now) : 0;
+	__u32 n = !g->off && ((congested && g->pkts) || g->active) ?
+		  grant_senders(dev, queue_us, now) : 0;
+	bool share_now = congested && n >= 2;
 	__u64 kbps = 0, share;
 
-	if (n >= 2 && !g->active)
+	if (share_now && !g->active)
 		g->win_n = g->win_next = 0;	/* an episode begins */
-	if (len && (n >= 2 || g->active))
+	if (len && (share_now || g->active))
 		kbps = grant_link_kbps(g, g->bytes, len);
-	if (len && n >= 2) {
+	if (len && share_now) {
 		/*
 		 * Granted senders leave the link short of full while the queue
 		 * drains: the arrivals then measure the grants, not the link,
@@ -122,13 +159,18 @@ static void grant_epoch_end(struct mroce_dev *dev, __u64 now)
 		g->grant_kbps = share ? (__u32)share : 1;
 		g->active = n;
 		g->calm = 0;
-	} else if (g->grant_kbps && ++g->calm >= MROCE_GRANT_CALM) {
+	} else if (g->grant_kbps && (n < 2 || ++g->calm >= MROCE_GRANT_CALM)) {
+		/* calm for long, or one sender left: its own CC is all it needs */
 		g->grant_kbps = g->cap_kbps = 0;
 		g->active = 0;
 	} else if (g->grant_kbps) {
-		__u64 more = (__u64)g->grant_kbps + g->grant_kbps / 4;
+		/* a quarter more, or the link shared among those still sending */
+		__u64 more = (__u64)g->grant_kbps + g->grant_kbps / 4, fair = g->cap_kbps / n;
 
+		if (more < fair)
+			more = fair;
 		g->grant_kbps = more > UINT32_MAX ? UINT32_MAX : (__u32)more;
+		g->active = n;
 	}
 	g->epoch++;
 	g->epoch_us = now;
@@ -194,7 +236,7 @@ void mroce_grant_rx(struct mroce_qp *qp, const struct mroce_hdr *h, __u32 bytes,
 	struct mroce_grant *g = &qp->dev->grant;
 	__u32 queue_us;
 
-	if (mroce_since(now, g->epoch_us) >= MROCE_GRANT_EPOCH_US)
+	if (mroce_since(now, g->epoch_us) >= mroce_grant_epoch_us(qp->dev))
 		grant_epoch_end(qp->dev, now);
 	/* a probe's ts is a nonce, not a time */
 	if (!(h->flags & MROCE_F_PLANE_PROBE) && grant_queue_sample(qp, h->ts, now, &queue_us))

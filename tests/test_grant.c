@@ -521,6 +521,135 @@ static void test_incast_grants_busy_receiver(void **state)
 	}
 }
 
+/*
+ * The grant's epoch follows this device's RTT (rate.c mroce_grant_epoch_us):
+ * 4 of them, no shorter than its host's latest scheduling stall, and never
+ * over 200 us, which a device that knows no RTT and every software path
+ * (RTTs of 50 us and more) keep.
+ */
+static void test_grant_epoch_scales(void **state)
+{
+	struct pair p;
+
+	(void)state;
+	pair_open(&p, 3260, NULL, NULL);
+	pthread_mutex_lock(&p.db->lock);
+	p.db->stall_us = 0;
+	p.db->rtt_hint_us = 0;
+	assert_int_equal(mroce_grant_epoch_us(p.db), 200);	/* a receiver that only receives */
+	p.db->rtt_hint_us = 50;
+	assert_int_equal(mroce_grant_epoch_us(p.db), 200);	/* software RTTs: as always */
+	p.db->rtt_hint_us = 500;
+	assert_int_equal(mroce_grant_epoch_us(p.db), 200);
+	p.db->rtt_hint_us = 5;
+	assert_int_equal(mroce_grant_epoch_us(p.db), 20);	/* a 400 Gbit/s fabric's */
+	p.db->stall_us = 60;
+	assert_int_equal(mroce_grant_epoch_us(p.db), 60);	/* a host that stalls */
+	p.db->stall_us = 5000;
+	assert_int_equal(mroce_grant_epoch_us(p.db), 200);
+	p.db->stall_us = 0;
+	pthread_mutex_unlock(&p.db->lock);
+	pair_close(&p);
+}
+
+/* A data packet of 4 KiB from qp at now, no queueing delay, CE-marked or not. */
+static void grant_pkt(struct mroce_qp *qp, bool ce, __u64 now)
+{
+	struct mroce_hdr h = { .ts = (__u32)now - 1 };
+
+	mroce_grant_rx(qp, &h, 4096, ce, now);
+}
+
+/*
+ * A standing grant follows the senders that still count, at every epoch
+ * end: three congested senders get a third of the link; once one stops,
+ * the calm epoch after grants the other two half of it at once (not a
+ * quarter more); once only one is left, the grant goes at the next epoch
+ * end, not 32 calm epochs later: a sender alone needs none. At 5 us RTTs
+ * (epochs of 20 us, senders counted 20 us), and at software RTTs (none
+ * known: 200 us epochs, senders counted 1.6 ms), where the same happens
+ * in those units.
+ */
+static void grant_follows(__u32 rtt_us, __u32 epoch, __u32 span)
+{
+	struct mroce_qp *qa[3], *qb[3];
+	MROCE_OPTS(mroce_qp_attr, attr);
+	struct mroce_grant *g;
+	struct pair p;
+	__u64 t;
+
+	pair_open(&p, 3270, NULL, NULL);
+	pair_connect(&p);
+	qa[0] = p.qa;
+	qb[0] = p.qb;
+	for (int i = 1; i < 3; i++) {
+		attr.send_cq = attr.recv_cq = p.cqa;
+		assert_int_equal(mroce_create_qp(p.da, &attr, &qa[i]), 0);
+		attr.send_cq = attr.recv_cq = p.cqb;
+		assert_int_equal(mroce_create_qp(p.db, &attr, &qb[i]), 0);
+		assert_int_equal(sim_connect(qa[i], qb[i]), 0);
+	}
+	pthread_mutex_lock(&p.db->lock);
+	g = &p.db->grant;
+	p.db->rtt_hint_us = rtt_us;
+	p.db->stall_us = 0;
+	t = p.net->now + 10000000;
+	grant_pkt(qb[0], false, t);	/* ends whatever epoch was open: a new one from t */
+	assert_int_equal(g->grant_kbps, 0);
+	/* one epoch of three senders, marked: each gets a third of the link */
+	for (__u32 us = 1; us < epoch; us++)
+		for (int i = 0; i < 3; i++)
+			grant_pkt(qb[i], true, t + us);
+	t += epoch;
+	grant_pkt(qb[0], false, t);	/* ends it; the next is calm */
+	assert_int_equal(g->active, 3);
+	assert_true(g->cap_kbps > 0);
+	assert_int_equal(g->grant_kbps, g->cap_kbps / 3);
+	assert_int_equal(mroce_grant_of(qb[1]), g->grant_kbps);
+	/* qb[2] stops: once it no longer counts, a calm epoch shares the link between two */
+	while (t < p.net->now + 10000000 + epoch + span + epoch) {
+		for (__u32 us = 1; us < epoch; us++)
+			for (int i = 0; i < 2; i++)
+				grant_pkt(qb[i], false, t + us);
+		t += epoch;
+		grant_pkt(qb[0], false, t);
+		if (g->active == 2)
+			break;
+		assert_int_equal(g->active, 3);	/* still counted: a quarter more */
+	}
+	assert_int_equal(g->active, 2);
+	if (rtt_us)	/* the first calm epoch: half, where a quarter more is 5/12 */
+		assert_int_equal(g->grant_kbps, g->cap_kbps / 2);
+	assert_true(g->grant_kbps >= g->cap_kbps / 2);
+	/* qb[1] stops too: qb[0] alone is granted nothing once qb[1] no longer counts */
+	while (t < p.net->now + 10000000 + 3 * (epoch + span + epoch)) {
+		for (__u32 us = 1; us < epoch; us++)
+			grant_pkt(qb[0], false, t + us);
+		t += epoch;
+		grant_pkt(qb[0], false, t);
+		if (!g->active)
+			break;
+	}
+	assert_int_equal(g->active, 0);
+	assert_int_equal(g->grant_kbps, 0);
+	assert_int_equal(mroce_grant_of(qb[0]), 0);
+	/* within the span and an epoch, far from the 32 calm epochs of before */
+	assert_true(g->epoch < 1 + 1 + (span + epoch) / epoch + 1 + (span + epoch) / epoch + 1 + 16);
+	pthread_mutex_unlock(&p.db->lock);
+	for (int i = 1; i < 3; i++) {
+		mroce_destroy_qp(qa[i]);
+		mroce_destroy_qp(qb[i]);
+	}
+	pair_close(&p);
+}
+
+static void test_grant_follows_senders(void **state)
+{
+	(void)state;
+	grant_follows(5, 20, 20);	/* 400 Gbit/s: 4 RTTs of 5 us */
+	grant_follows(0, 200, 1600);	/* no RTT known: as on a software path */
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -528,6 +657,8 @@ int main(void)
 		cmocka_unit_test(test_psack_records_grow),
 		cmocka_unit_test(test_psack_holes),
 		cmocka_unit_test(test_grant_senders_span),
+		cmocka_unit_test(test_grant_epoch_scales),
+		cmocka_unit_test(test_grant_follows_senders),
 		cmocka_unit_test(test_stale_grant_dropped),
 		cmocka_unit_test(test_incast_grants),
 		cmocka_unit_test(test_incast_grants_read_late),
