@@ -74,13 +74,38 @@ __u32 mroce_cc_clamp_window(const struct mroce_qp *qp)
 	return cw < 1 ? 1 : cw < qp->attr.max_inflight ? cw : qp->attr.max_inflight;
 }
 
+/*
+ * An epoch is the QP's smoothed RTT, and no shorter than the longest
+ * scheduling stall its host saw lately (an epoch shorter than those
+ * measures the scheduler, not the network: ACKs held over a stall come in
+ * one burst), within MROCE_CC_EPOCH_MIN_US .. MROCE_CC_EPOCH_STALL_US.
+ * Software paths (RTTs of 20 us and more, and hosts that stall) keep the
+ * 20 us floor the epoch always had. A fabric of 3-6 us RTTs at 400 Gbit/s,
+ * whose hosts do not stall, has epochs of an RTT: under a 20 us floor,
+ * slow start doubled and the window grew a packet every 4-6 RTTs, and the
+ * moving CE fraction (1 at the start) decayed as slowly, so a window cut
+ * once at a 256-host all-reduce's step boundary took 600 us to come back
+ * (a 61-packet BDP) over steps of 10-170 us.
+ */
+#define MROCE_CC_EPOCH_MIN_US	2	/* two ticks of the microsecond clock */
+#define MROCE_CC_EPOCH_STALL_US	20	/* the most a host's stalls lengthen it */
+
+__u32 mroce_cc_epoch_len(const struct mroce_qp *qp)
+{
+	__u32 floor = qp->dev->stall_us;
+
+	floor = floor < MROCE_CC_EPOCH_MIN_US ? MROCE_CC_EPOCH_MIN_US :
+		floor > MROCE_CC_EPOCH_STALL_US ? MROCE_CC_EPOCH_STALL_US : floor;
+	return qp->srtt_us > floor ? qp->srtt_us : floor;
+}
+
 /* An ACK's RTT sample counted in the epoch; whether the epoch (an RTT) is over. */
 bool mroce_cc_epoch_over(const struct mroce_qp *qp, struct mroce_cc_epoch *e, __u32 rtt_us,
 			 __u64 now)
 {
 	if (rtt_us > e->rtt_max)
 		e->rtt_max = rtt_us;
-	return mroce_since(now, e->epoch_us) >= (qp->srtt_us > 20 ? qp->srtt_us : 20);
+	return mroce_since(now, e->epoch_us) >= mroce_cc_epoch_len(qp);
 }
 
 #define CC_FLOOR_X256	(2 * 256)	/* the window never goes below 2 packets */

@@ -160,6 +160,7 @@ struct mroce_cc_epoch {
 };
 /* The window a QP starts with, in packets (at most max_inflight): slow start doubles it. */
 #define MROCE_CC_INIT_PKTS	16
+__u32 mroce_cc_epoch_len(const struct mroce_qp *qp);
 bool mroce_cc_epoch_over(const struct mroce_qp *qp, struct mroce_cc_epoch *e, __u32 rtt_us,
 			 __u64 now);
 void mroce_cc_epoch_end(struct mroce_qp *qp, struct mroce_cc_epoch *e, __u32 cw, bool cut,

@@ -1439,6 +1439,59 @@ static void test_device_fault_injection(void **state)
 	}
 }
 
+/*
+ * The window-based congestion control's epoch is the QP's RTT (cc.c
+ * mroce_cc_epoch_len), no shorter than its host's latest scheduling stall
+ * (at most 20 us of it) nor 2 us: a software path (RTTs of 20 us and more,
+ * hosts that stall) keeps the 20 us floor, a 400 Gbit/s fabric's 4 us RTT
+ * is its epoch. Slow start over 4 us RTTs doubles every 4 us, not 20.
+ */
+static void test_cc_epoch_follows_rtt(void **state)
+{
+	struct mroce_hdr ack = { 0 };
+	struct pair p;
+	struct mroce_qp *qp;
+	__u64 now;
+
+	(void)state;
+	pair_open(&p, 3280, NULL, NULL);
+	pair_connect(&p);
+	qp = p.qa;
+	pthread_mutex_lock(&p.da->lock);
+	assert_string_equal(qp->cc->name, "default");
+	p.da->stall_us = 0;
+	qp->srtt_us = 4;
+	assert_int_equal(mroce_cc_epoch_len(qp), 4);
+	qp->srtt_us = 50;
+	assert_int_equal(mroce_cc_epoch_len(qp), 50);
+	qp->srtt_us = 0;
+	assert_int_equal(mroce_cc_epoch_len(qp), 2);
+	p.da->stall_us = 10;
+	qp->srtt_us = 4;
+	assert_int_equal(mroce_cc_epoch_len(qp), 10);
+	p.da->stall_us = 300;	/* a host that stalls: the floor it always had */
+	assert_int_equal(mroce_cc_epoch_len(qp), 20);
+	qp->srtt_us = 30;
+	assert_int_equal(mroce_cc_epoch_len(qp), 30);
+	/* slow start over 4 us RTTs: an epoch every 4 us */
+	p.da->stall_us = 0;
+	qp->srtt_us = 4;
+	qp->min_rtt_us = 4;
+	qp->cc->init(qp);
+	assert_int_equal(qp->cwnd_x256, 16 * 256);
+	now = p.net->now + 1000;
+	mroce_cc_on_ack(qp, &ack, 4, now);	/* the first epoch (from the QP's start) ends */
+	assert_int_equal(qp->cwnd_x256, 32 * 256);
+	mroce_cc_on_ack(qp, &ack, 4, now + 3);
+	assert_int_equal(qp->cwnd_x256, 32 * 256);
+	mroce_cc_on_ack(qp, &ack, 4, now + 4);
+	assert_int_equal(qp->cwnd_x256, 64 * 256);
+	mroce_cc_on_ack(qp, &ack, 4, now + 8);
+	assert_int_equal(qp->cwnd_x256, 128 * 256);
+	pthread_mutex_unlock(&p.da->lock);
+	pair_close(&p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1462,6 +1515,7 @@ int main(void)
 		cmocka_unit_test(test_congestion_control),
 		cmocka_unit_test(test_congestion_control_default),
 		cmocka_unit_test(test_small_window_asks_for_acks),
+		cmocka_unit_test(test_cc_epoch_follows_rtt),
 		cmocka_unit_test(test_dead_path_retired),
 		cmocka_unit_test(test_slow_then_dead_path_retired),
 		cmocka_unit_test(test_slow_path_retired),
