@@ -14,10 +14,9 @@
  * episode's last epochs is the link's rate, and each sender is granted an
  * equal share. Calm epochs grow the
  * grant by a quarter (a sender that used less left room; a window grows
- * back as in slow start, not in one step), or to the link's rate over the
- * senders that still count if that is more (the share follows their
- * number down); after MROCE_GRANT_CALM of them, or at the first epoch end
- * with fewer than two senders, it is withdrawn. Every ACK carries the grant
+ * back as in slow start, not in one step); after MROCE_GRANT_CALM of
+ * them, or at the first epoch end with fewer than two senders, it is
+ * withdrawn. Every ACK carries the grant
  * (aeth.rate, kbit/s); a sender keeps no more in flight than the grant
  * over its RTT (cc.h), whatever its congestion control allows, so it
  * moves to its share with the first ACK. One sender alone is never
@@ -117,13 +116,13 @@ static __u64 grant_link_kbps(struct mroce_grant *g, __u64 bytes, __u64 len)
  * and no less than 3/4 of it: senders hold a window of the grant times
  * their RTT, so the queue shrinks by that factor each round trip. Every
  * epoch of a congestion episode, calm or not, counts in the link's rate.
- * While a grant stands, every epoch end counts the senders again: a calm
- * one grants the link's rate over their number if that is more than the
- * quarter's growth (a step of a collective whose other senders ended
- * leaves the rest their share at once, not after 4 epochs per doubling),
- * and fewer than two withdraw it (a sender alone was held to a share of
- * senders long gone: 1/3-1/2 of its link over the later steps of a
- * 256-host all-reduce whose grant one step's overlap had set).
+ * While a grant stands, every epoch end counts the senders again, and
+ * fewer than two withdraw it: a sender alone was held to a share of
+ * senders long gone (1/3-1/2 of its link over the later steps of a
+ * 256-host all-reduce, one sender a step, whose grant one step's overlap
+ * had set). (Granting the link over the senders counted, when more than
+ * the quarter's growth, was tried: no faster there, and slower at an
+ * all-to-all, whose senders counted are fewer than those about to come.)
  */
 static void grant_epoch_end(struct mroce_dev *dev, __u64 now)
 {
@@ -164,13 +163,9 @@ static void grant_epoch_end(struct mroce_dev *dev, __u64 now)
 		g->grant_kbps = g->cap_kbps = 0;
 		g->active = 0;
 	} else if (g->grant_kbps) {
-		/* a quarter more, or the link shared among those still sending */
-		__u64 more = (__u64)g->grant_kbps + g->grant_kbps / 4, fair = g->cap_kbps / n;
+		__u64 more = (__u64)g->grant_kbps + g->grant_kbps / 4;
 
-		if (more < fair)
-			more = fair;
 		g->grant_kbps = more > UINT32_MAX ? UINT32_MAX : (__u32)more;
-		g->active = n;
 	}
 	g->epoch++;
 	g->epoch_us = now;
