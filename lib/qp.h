@@ -485,6 +485,8 @@ struct mroce_qp {
 	struct mroce_rxpath	*rxpaths;
 	__u32			rxpaths_n;
 	__u64			grant_last_us;	/* receiving: its last data packet (rate.c) */
+	__u64			grant_bytes;	/* ... its data bytes in the grant's epoch ... */
+	__u32			grant_epoch;	/* ... of this number */
 	/*
 	 * One-way delays of its data packets (rate.c), the clocks' offset
 	 * included, modulo 2^32 (bth.ts is the peer's word): the baseline is

@@ -10,12 +10,14 @@
  * bytes that arrived, the QPs they came to, their CE marks and their
  * queueing delay (one-way delay above the QP's recent lowest: the clocks'
  * offset cancels; grant_queue_sample). An epoch with a congestion signal
- * and two or more senders measured the link at full use: the arrival rate over the
+ * and senders that share (two or more; where the epoch holds their round
+ * trips, those heard within one, as 2.5 senders or more by their bytes:
+ * grant_senders) measured the link at full use: the arrival rate over the
  * episode's last epochs is the link's rate, and each sender is granted an
  * equal share. Calm epochs grow the
  * grant by a quarter (a sender that used less left room; a window grows
  * back as in slow start, not in one step); after MROCE_GRANT_CALM of
- * them, or at the first epoch end with fewer than two senders, it is
+ * them, or at the first epoch end whose senders no longer share, it is
  * withdrawn. Every ACK carries the grant
  * (aeth.rate, kbit/s); a sender keeps no more in flight than the grant
  * over its RTT (cc.h), whatever its congestion control allows, so it
@@ -76,12 +78,45 @@ bool mroce_grant_counts(const struct mroce_qp *qp, __u64 queue_us, __u64 now)
 	return qp->state == MROCE_QPS_RTS && qp->grant_last_us && mroce_since(now, qp->grant_last_us) <= span;
 }
 
-static __u32 grant_senders(const struct mroce_dev *dev, __u64 queue_us, __u64 now)
+/*
+ * The senders that count (mroce_grant_counts), where recent is 0: a sender
+ * counts for a span after its last packet, so that one held to its grant,
+ * sending once a round trip, is not missed; *shared: two or more. Where
+ * recent is a time (an epoch that holds a round trip of every sender),
+ * only those heard within it count, and *shared says whether this epoch's
+ * bytes came from them as from 2.5 senders or more: their number weighted
+ * by what each sent (sum^2 / sum of squares, as Jain's index counts it).
+ * Over the span, a receiver whose peers take turns in steps of a few
+ * microseconds each (a log-step collective: 4 of them in 24 us at 400
+ * Gbit/s) counted four senders where one was sending, and its step, the
+ * collective's largest, ran at a quarter of the link until the others aged
+ * out; a sender beside others' trickles (control messages, a step's tail)
+ * is one sender. And two at once are left to their own congestion
+ * control where its epochs are round trips too (cc.c): granted, the two
+ * senders of a 256-host all-reduce's step boundaries took it from 1.29x
+ * to 1.37x the ideal; ECN's cuts share a link between two in a few round
+ * trips. (Where the epoch is shorter than the senders' round trips, or no
+ * RTT is known, two are granted as ever.)
+ */
+static __u32 grant_senders(const struct mroce_dev *dev, __u64 queue_us, __u64 now, __u64 recent,
+			   bool *shared)
 {
+	__u64 sum = 0, sq = 0;
 	__u32 n = 0;
 
-	for (__u32 i = 0; i < MROCE_MAX_QPS; i++)
-		n += dev->qps[i] && mroce_grant_counts(dev->qps[i], queue_us, now);
+	for (__u32 i = 0; i < MROCE_MAX_QPS; i++) {
+		const struct mroce_qp *qp = dev->qps[i];
+		__u64 kib;
+
+		if (!qp || !mroce_grant_counts(qp, queue_us, now) ||
+		    (recent && mroce_since(now, qp->grant_last_us) > recent))
+			continue;
+		n++;
+		kib = qp->grant_epoch == dev->grant.epoch ? qp->grant_bytes >> 10 : 0;
+		sum += kib;
+		sq += kib * kib;
+	}
+	*shared = recent ? n >= 2 && sum && 2 * sum * sum >= 5 * sq : n >= 2;
 	return n;
 }
 
@@ -109,7 +144,8 @@ static __u64 grant_link_kbps(struct mroce_grant *g, __u64 bytes, __u64 len)
 }
 
 /*
- * An epoch ended. Congested with two or more senders: the arrival rate
+ * An epoch ended. Congested, with senders that share the link (two or
+ * more, grant_senders): the arrival rate
  * was the link's, and the grant is an equal share of it, less what drains
  * the queue (RCP's rule, with the queueing delay measured where it is):
  * the link's rate times T / (T + queueing delay), T the delay aimed at,
@@ -117,7 +153,7 @@ static __u64 grant_link_kbps(struct mroce_grant *g, __u64 bytes, __u64 len)
  * their RTT, so the queue shrinks by that factor each round trip. Every
  * epoch of a congestion episode, calm or not, counts in the link's rate.
  * While a grant stands, every epoch end counts the senders again, and
- * fewer than two withdraw it: a sender alone was held to a share of
+ * senders that no longer share (one, or one in earnest) withdraw it: a sender alone was held to a share of
  * senders long gone (1/3-1/2 of its link over the later steps of a
  * 256-host all-reduce, one sender a step, whose grant one step's overlap
  * had set). (Granting the link over the senders counted, when more than
@@ -129,9 +165,18 @@ static void grant_epoch_end(struct mroce_dev *dev, __u64 now)
 	struct mroce_grant *g = &dev->grant;
 	__u64 len = mroce_since(now, g->epoch_us), queue_us = g->pkts ? g->queue_sum_us / g->pkts : 0;
 	bool congested = g->ce || queue_us > MROCE_GRANT_QUEUE_US;
+	/*
+	 * A round trip of every sender: this device's RTT and two queueing
+	 * delays (a sender held to its grant sends once a round trip). Where
+	 * the epoch holds one, the senders are those heard within it, by
+	 * their bytes; where it does not, or no RTT is known (a receiver that
+	 * only receives), all that count, by their number (grant_senders).
+	 */
+	__u64 rt = dev->rtt_hint_us ? dev->rtt_hint_us + 2 * queue_us : 0;
+	bool shared = false;
 	__u32 n = !g->off && ((congested && g->pkts) || g->active) ?
-		  grant_senders(dev, queue_us, now) : 0;
-	bool share_now = congested && n >= 2;
+		  grant_senders(dev, queue_us, now, rt && len >= rt ? rt : 0, &shared) : 0;
+	bool share_now = congested && shared;
 	__u64 kbps = 0, share;
 
 	if (share_now && !g->active)
@@ -158,7 +203,7 @@ static void grant_epoch_end(struct mroce_dev *dev, __u64 now)
 		g->grant_kbps = share ? (__u32)share : 1;
 		g->active = n;
 		g->calm = 0;
-	} else if (g->grant_kbps && (n < 2 || ++g->calm >= MROCE_GRANT_CALM)) {
+	} else if (g->grant_kbps && (!shared || ++g->calm >= MROCE_GRANT_CALM)) {
 		/* calm for long, or one sender left: its own CC is all it needs */
 		g->grant_kbps = g->cap_kbps = 0;
 		g->active = 0;
@@ -236,6 +281,11 @@ void mroce_grant_rx(struct mroce_qp *qp, const struct mroce_hdr *h, __u32 bytes,
 	/* a probe's ts is a nonce, not a time */
 	if (!(h->flags & MROCE_F_PLANE_PROBE) && grant_queue_sample(qp, h->ts, now, &queue_us))
 		g->queue_sum_us += queue_us;
+	if (qp->grant_epoch != g->epoch) {
+		qp->grant_epoch = g->epoch;
+		qp->grant_bytes = 0;
+	}
+	qp->grant_bytes += bytes;
 	g->bytes += bytes;
 	g->pkts++;
 	g->ce += ce;

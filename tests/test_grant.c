@@ -575,6 +575,7 @@ static void grant_follows(__u32 rtt_us, __u32 epoch, __u32 span)
 	MROCE_OPTS(mroce_qp_attr, attr);
 	struct mroce_grant *g;
 	struct pair p;
+	__u32 e0;
 	__u64 t;
 
 	pair_open(&p, 3270, NULL, NULL);
@@ -604,21 +605,24 @@ static void grant_follows(__u32 rtt_us, __u32 epoch, __u32 span)
 	assert_int_equal(g->active, 3);
 	assert_true(g->cap_kbps > 0);
 	assert_int_equal(g->grant_kbps, g->cap_kbps / 3);
-	g->epoch = 2;	/* counted from here */
+	e0 = g->epoch;	/* counted from here */
 	assert_int_equal(mroce_grant_of(qb[1]), g->grant_kbps);
-	/* two of them go on, calm: a quarter more each epoch */
+	/*
+	 * They go on, calm: a quarter more each epoch. (Where the epoch holds
+	 * the round trips, all three: two would be left to their own CC.)
+	 */
 	for (int k = 0; k < 3; k++) {
 		__u32 before = g->grant_kbps;
 
 		for (__u32 us = 1; us < epoch; us++)
-			for (int i = 0; i < 2; i++)
+			for (int i = 0; i < (rtt_us ? 3 : 2); i++)
 				grant_pkt(qb[i], false, t + us);
 		t += epoch;
 		grant_pkt(qb[0], false, t);
 		assert_int_equal(g->grant_kbps, before + before / 4);
 		assert_int_equal(mroce_grant_of(qb[0]), g->grant_kbps);
 	}
-	/* qb[1] stops too: qb[0] alone is granted nothing once qb[1] no longer counts */
+	/* the others stop: qb[0] alone is granted nothing once they no longer count */
 	while (t < p.net->now + 10000000 + 3 * (epoch + span + epoch)) {
 		for (__u32 us = 1; us < epoch; us++)
 			grant_pkt(qb[0], false, t + us);
@@ -631,7 +635,7 @@ static void grant_follows(__u32 rtt_us, __u32 epoch, __u32 span)
 	assert_int_equal(g->grant_kbps, 0);
 	assert_int_equal(mroce_grant_of(qb[0]), 0);
 	/* within the span and an epoch of qb[1]'s last: far from the 32 calm epochs of before */
-	assert_true(g->epoch <= 2 + 3 + (span + epoch) / epoch + 1);
+	assert_true(g->epoch - e0 <= 3 + (span + epoch) / epoch + 1);
 	pthread_mutex_unlock(&p.db->lock);
 	for (int i = 1; i < 3; i++) {
 		mroce_destroy_qp(qa[i]);
@@ -647,6 +651,92 @@ static void test_grant_single_sender_withdrawn(void **state)
 	grant_follows(0, 200, 1600);	/* no RTT known: as on a software path */
 }
 
+/*
+ * Who shares the link, where the epoch holds a round trip of every sender
+ * (the device's RTT known, 5 us: epochs of 20 us): the senders heard within
+ * a round trip, as 2.5 senders or more by their bytes. Peers taking turns
+ * (a log-step collective's steps, each a few microseconds) are one sender
+ * at a time: marks then set no grant; nor do they for one sender beside
+ * another's trickle, nor for two at once (their own congestion control
+ * shares between two). Three at once are granted. Where no RTT is known (a
+ * receiver that only receives; a software path's epoch shorter than its
+ * round trips) the senders count by their number, as before: the turns
+ * and the two are granted.
+ */
+static void grant_turns(__u32 rtt_us, __u32 epoch)
+{
+	struct mroce_qp *qa[3], *qb[3];
+	MROCE_OPTS(mroce_qp_attr, attr);
+	struct mroce_grant *g;
+	struct pair p;
+	__u64 t;
+
+	pair_open(&p, 3275, NULL, NULL);
+	pair_connect(&p);
+	qa[0] = p.qa;
+	qb[0] = p.qb;
+	for (int i = 1; i < 3; i++) {
+		attr.send_cq = attr.recv_cq = p.cqa;
+		assert_int_equal(mroce_create_qp(p.da, &attr, &qa[i]), 0);
+		attr.send_cq = attr.recv_cq = p.cqb;
+		assert_int_equal(mroce_create_qp(p.db, &attr, &qb[i]), 0);
+		assert_int_equal(sim_connect(qa[i], qb[i]), 0);
+	}
+	pthread_mutex_lock(&p.db->lock);
+	g = &p.db->grant;
+	p.db->rtt_hint_us = rtt_us;
+	p.db->stall_us = 0;
+	t = p.net->now + 10000000;
+	grant_pkt(qb[0], false, t);	/* a new epoch from t */
+	/* turns: qb[2], then qb[1], then qb[0], a third of the epoch each, marked */
+	for (__u32 us = 1; us < epoch; us++)
+		grant_pkt(qb[2 - 3 * us / epoch], true, t + us);
+	t += epoch;
+	grant_pkt(qb[0], false, t);
+	assert_int_equal(g->active, rtt_us ? 0 : 3);	/* by number: as before */
+	if (rtt_us) {
+		assert_int_equal(g->grant_kbps, 0);
+		/* qb[0] at full rate, marked, with a packet of qb[1] now and then */
+		for (__u32 us = 1; us < epoch; us++) {
+			grant_pkt(qb[0], true, t + us);
+			grant_pkt(qb[0], true, t + us);
+			if (us % 4 == 0)
+				grant_pkt(qb[1], true, t + us);
+		}
+		t += epoch;
+		grant_pkt(qb[0], false, t);
+		assert_int_equal(g->active, 0);
+	}
+	/* two at once, marked: left to their CC where weighed */
+	for (__u32 us = 1; us < epoch; us++)
+		for (int i = 0; i < 2; i++)
+			grant_pkt(qb[i], true, t + us);
+	t += epoch;
+	grant_pkt(qb[0], false, t);
+	assert_int_equal(g->active, rtt_us ? 0 : 3);	/* qb[2] still counts: 1.6 ms */
+	/* three at once, marked: shared */
+	for (__u32 us = 1; us < epoch; us++)
+		for (int i = 0; i < 3; i++)
+			grant_pkt(qb[i], true, t + us);
+	t += epoch;
+	grant_pkt(qb[0], false, t);
+	assert_int_equal(g->active, 3);
+	assert_true(g->grant_kbps > 0);
+	pthread_mutex_unlock(&p.db->lock);
+	for (int i = 1; i < 3; i++) {
+		mroce_destroy_qp(qa[i]);
+		mroce_destroy_qp(qb[i]);
+	}
+	pair_close(&p);
+}
+
+static void test_grant_turns_not_shared(void **state)
+{
+	(void)state;
+	grant_turns(5, 20);	/* 400 Gbit/s */
+	grant_turns(0, 200);	/* no RTT known */
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -656,6 +746,7 @@ int main(void)
 		cmocka_unit_test(test_grant_senders_span),
 		cmocka_unit_test(test_grant_epoch_scales),
 		cmocka_unit_test(test_grant_single_sender_withdrawn),
+		cmocka_unit_test(test_grant_turns_not_shared),
 		cmocka_unit_test(test_stale_grant_dropped),
 		cmocka_unit_test(test_incast_grants),
 		cmocka_unit_test(test_incast_grants_read_late),
