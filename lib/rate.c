@@ -79,13 +79,14 @@ bool mroce_grant_counts(const struct mroce_qp *qp, __u64 queue_us, __u64 now)
 }
 
 /*
- * The senders that count (mroce_grant_counts), where recent is 0: a sender
- * counts for a span after its last packet, so that one held to its grant,
- * sending once a round trip, is not missed; *shared: two or more. Where
- * recent is a time (an epoch that holds a round trip of every sender),
- * only those heard within it count, and *shared says whether this epoch's
- * bytes came from them as from 2.5 senders or more: their number weighted
- * by what each sent (sum^2 / sum of squares, as Jain's index counts it).
+ * The senders that count (mroce_grant_counts): a sender counts for a span
+ * after its last packet, so that one held to its grant, sending once a
+ * round trip, is not missed; the share divides among them all. Whether
+ * they share the link (*shared): where recent is 0, two or more of them;
+ * where it is a time (an epoch that holds a round trip of every sender),
+ * those heard within it, as 2.5 senders or more by this epoch's bytes:
+ * their number weighted by what each sent (sum^2 / sum of squares, as
+ * Jain's index counts it).
  * Over the span, a receiver whose peers take turns in steps of a few
  * microseconds each (a log-step collective: 4 of them in 24 us at 400
  * Gbit/s) counted four senders where one was sending, and its step, the
@@ -102,21 +103,23 @@ static __u32 grant_senders(const struct mroce_dev *dev, __u64 queue_us, __u64 no
 			   bool *shared)
 {
 	__u64 sum = 0, sq = 0;
-	__u32 n = 0;
+	__u32 n = 0, nr = 0;
 
 	for (__u32 i = 0; i < MROCE_MAX_QPS; i++) {
 		const struct mroce_qp *qp = dev->qps[i];
 		__u64 kib;
 
-		if (!qp || !mroce_grant_counts(qp, queue_us, now) ||
-		    (recent && mroce_since(now, qp->grant_last_us) > recent))
+		if (!qp || !mroce_grant_counts(qp, queue_us, now))
 			continue;
 		n++;
+		if (recent && mroce_since(now, qp->grant_last_us) > recent)
+			continue;
+		nr++;
 		kib = qp->grant_epoch == dev->grant.epoch ? qp->grant_bytes >> 10 : 0;
 		sum += kib;
 		sq += kib * kib;
 	}
-	*shared = recent ? n >= 2 && sum && 2 * sum * sum >= 5 * sq : n >= 2;
+	*shared = recent ? nr >= 2 && sum && 2 * sum * sum >= 5 * sq : n >= 2;
 	return n;
 }
 
