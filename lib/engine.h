@@ -46,7 +46,7 @@ struct mroce_grant {
 	__u32	win_n;		/* epochs in it (up to MROCE_GRANT_WINDOW) */
 	__u32	win_next;	/* where the next one goes */
 	__u32	grant_kbps;	/* each active sender's share (0: no grant) */
-	__u32	calm;		/* epochs since the last congested one */
+	__u64	calm_us;	/* calm time since the last congested epoch */
 	bool	off;		/* mroce_dev_opts.no_rate_grants */
 	__u64	ts_odd;		/* data timestamps too far from their QP's baseline: not used */
 };

@@ -565,7 +565,7 @@ static void grant_pkt(struct mroce_qp *qp, bool ce, __u64 now)
  * senders counted, not 32 calm epochs later: a sender alone needs none (a
  * log-step collective's later steps, one sender each, were held to the
  * share an earlier step's overlap had set). While two or more still count,
- * calm epochs grow it by a quarter as before. At 5 us RTTs (epochs of
+ * calm epochs grow it by a quarter per 200 us, whatever the epoch. At 5 us RTTs (epochs of
  * 20 us, senders counted 20 us), and at software RTTs (none known: 200 us
  * epochs, senders counted 1.6 ms), where the same happens in those units.
  */
@@ -608,7 +608,7 @@ static void grant_follows(__u32 rtt_us, __u32 epoch, __u32 span)
 	e0 = g->epoch;	/* counted from here */
 	assert_int_equal(mroce_grant_of(qb[1]), g->grant_kbps);
 	/*
-	 * They go on, calm: a quarter more each epoch. (Where the epoch holds
+	 * They go on, calm: a quarter more per 200 us. (Where the epoch holds
 	 * the round trips, all three: two would be left to their own CC.)
 	 */
 	for (int k = 0; k < 3; k++) {
@@ -619,7 +619,8 @@ static void grant_follows(__u32 rtt_us, __u32 epoch, __u32 span)
 				grant_pkt(qb[i], false, t + us);
 		t += epoch;
 		grant_pkt(qb[0], false, t);
-		assert_int_equal(g->grant_kbps, before + before / 4);
+		/* a quarter per 200 us: 1/40 per epoch of 20 us */
+		assert_int_equal(g->grant_kbps, before + (__u64)before * epoch / 800);
 		assert_int_equal(mroce_grant_of(qb[0]), g->grant_kbps);
 	}
 	/* the others stop: qb[0] alone is granted nothing once they no longer count */
