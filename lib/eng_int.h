@@ -263,6 +263,7 @@ void mroce_grant_rx(struct mroce_qp *qp, const struct mroce_hdr *h, __u32 bytes,
 __u32 mroce_grant_of(const struct mroce_qp *qp);
 void mroce_grant_heard(struct mroce_qp *qp, const struct mroce_hdr *ack);
 bool mroce_grant_counts(const struct mroce_qp *qp, __u64 queue_us, __u64 now);
+__u32 mroce_grant_epoch_us(const struct mroce_dev *dev);
 void mroce_grant_resume(struct mroce_qp *qp, __u64 now);
 
 /* comp.c: completions */

@@ -5,7 +5,8 @@
  * A receiver is where an incast meets: it sees every sender's packets, so
  * it can share its inbound link among them at once, where senders each on
  * their own would take many round trips of ECN or delay signals to find
- * their share. Per epoch (MROCE_GRANT_EPOCH_US) the device counts the data
+ * their share. Per epoch (grant_epoch_us: 16 of the device's RTTs, at most
+ * MROCE_GRANT_EPOCH_US) the device counts the data
  * bytes that arrived, the QPs they came to, their CE marks and their
  * queueing delay (one-way delay above the QP's recent lowest: the clocks'
  * offset cancels; grant_queue_sample). An epoch with a congestion signal
@@ -18,13 +19,8 @@
  * less left room; a window grows back as in slow start, not in one step);
  * after MROCE_GRANT_CALM x MROCE_GRANT_EPOCH_US of them (6.4 ms), or at
  * the first epoch end whose senders no longer share, it is withdrawn.
- * Both are paces in time, not per epoch (an epoch ends with the first
- * packet after MROCE_GRANT_EPOCH_US, however late). The epoch is not
- * scaled to the RTT: at 400 Gbit/s epochs of 4 RTTs (12-24 us) set grants
- * within an all-to-all's 255-way incasts of one-window flows, held them to
- * 2-packet windows, and took a 4-plane 256-host all-to-all of 16 MiB from
- * 498 to 731 us; what the grants need at such RTTs is who shares the link
- * (grant_senders) and letting a lone sender go, which any epoch has. Every ACK carries the grant
+ * Both are paces in time, not per epoch (epochs follow the RTT, and one
+ * ends with the first packet after its length, however late). Every ACK carries the grant
  * (aeth.rate, kbit/s); a sender keeps no more in flight than the grant
  * over its RTT (cc.h), whatever its congestion control allows, so it
  * moves to its share with the first ACK. One sender alone is never
@@ -33,9 +29,39 @@
 #include "cc.h"
 #include "eng_int.h"
 
-#define MROCE_GRANT_EPOCH_US	200	/* a few fabric RTTs: enough packets to measure */
+#define MROCE_GRANT_EPOCH_US	200	/* the longest epoch: a few software RTTs */
+#define MROCE_GRANT_EPOCH_RTTS	16	/* an epoch's RTTs, where that is shorter */
 #define MROCE_GRANT_QUEUE_US	200	/* mean queueing delay that counts as congestion */
 #define MROCE_GRANT_CALM	32	/* calm epochs before the grant is withdrawn */
+
+/*
+ * An epoch: MROCE_GRANT_EPOCH_RTTS of this device's latest smoothed RTT (as
+ * a sender, over the same fabric), no shorter than the longest scheduling
+ * stall its host saw lately (a host off the CPU takes an epoch's packets in
+ * one burst), within MROCE_GRANT_EPOCH_US, which a device that knows no
+ * RTT (a receiver that only receives) and every software path (RTTs of
+ * 12.5 us and more) keep. At 400 Gbit/s (RTTs of 3-6 us, epochs of 48-96
+ * us) a grant is re-judged within a collective's step: over 200 us epochs
+ * a grant from the end of one all-reduce held the next one's first steps
+ * (256 hosts x 16 MiB, 3 in a row: 840, 1526, 1243 us; 840, 1089, 1236 with
+ * 16 RTTs). Not 4 RTTs (12-24 us): grants then came within an all-to-all's
+ * 255-way incasts of one-window flows and held them to 2-packet windows (4
+ * planes, 16 MiB: 731 us against 500).
+ */
+static __u32 grant_epoch_us(const struct mroce_dev *dev)
+{
+	__u64 e = (__u64)MROCE_GRANT_EPOCH_RTTS * dev->rtt_hint_us;
+
+	if (!dev->rtt_hint_us || e >= MROCE_GRANT_EPOCH_US || dev->stall_us >= MROCE_GRANT_EPOCH_US)
+		return MROCE_GRANT_EPOCH_US;
+	return (__u32)(e > dev->stall_us ? e : dev->stall_us);
+}
+
+/* The same, for the tests. */
+__u32 mroce_grant_epoch_us(const struct mroce_dev *dev)
+{
+	return grant_epoch_us(dev);
+}
 
 /*
  * Senders sharing the link: QPs with data in the last 8 epochs, or in the
@@ -264,7 +290,7 @@ void mroce_grant_rx(struct mroce_qp *qp, const struct mroce_hdr *h, __u32 bytes,
 	struct mroce_grant *g = &qp->dev->grant;
 	__u32 queue_us;
 
-	if (mroce_since(now, g->epoch_us) >= MROCE_GRANT_EPOCH_US)
+	if (mroce_since(now, g->epoch_us) >= grant_epoch_us(qp->dev))
 		grant_epoch_end(qp->dev, now);
 	/* a probe's ts is a nonce, not a time */
 	if (!(h->flags & MROCE_F_PLANE_PROBE) && grant_queue_sample(qp, h->ts, now, &queue_us))

@@ -521,6 +521,37 @@ static void test_incast_grants_busy_receiver(void **state)
 	}
 }
 
+/*
+ * The grant's epoch follows this device's RTT (rate.c grant_epoch_us): 16
+ * of them, no shorter than its host's latest scheduling stall, and never
+ * over 200 us, which a device that knows no RTT and every software path
+ * (RTTs of 12.5 us and more) keep.
+ */
+static void test_grant_epoch_scales(void **state)
+{
+	struct pair p;
+
+	(void)state;
+	pair_open(&p, 3260, NULL, NULL);
+	pthread_mutex_lock(&p.db->lock);
+	p.db->stall_us = 0;
+	p.db->rtt_hint_us = 0;
+	assert_int_equal(mroce_grant_epoch_us(p.db), 200);	/* a receiver that only receives */
+	p.db->rtt_hint_us = 50;
+	assert_int_equal(mroce_grant_epoch_us(p.db), 200);	/* software RTTs: as always */
+	p.db->rtt_hint_us = 13;
+	assert_int_equal(mroce_grant_epoch_us(p.db), 200);
+	p.db->rtt_hint_us = 5;
+	assert_int_equal(mroce_grant_epoch_us(p.db), 80);	/* a 400 Gbit/s fabric's */
+	p.db->stall_us = 120;
+	assert_int_equal(mroce_grant_epoch_us(p.db), 120);	/* a host that stalls */
+	p.db->stall_us = 5000;
+	assert_int_equal(mroce_grant_epoch_us(p.db), 200);
+	p.db->stall_us = 0;
+	pthread_mutex_unlock(&p.db->lock);
+	pair_close(&p);
+}
+
 /* A data packet of 4 KiB from qp at now, no queueing delay, CE-marked or not. */
 static void grant_pkt(struct mroce_qp *qp, bool ce, __u64 now)
 {
@@ -535,7 +566,7 @@ static void grant_pkt(struct mroce_qp *qp, bool ce, __u64 now)
  * log-step collective's later steps, one sender each, were held to the
  * share an earlier step's overlap had set). While two or more still count,
  * calm epochs grow it by a quarter per 200 us, whatever the epoch. At 5 us RTTs (epochs of
- * 200 us, senders counted 20 us), and at software RTTs (none known: 200 us
+ * 80 us, senders counted 20 us), and at software RTTs (none known: 200 us
  * epochs, senders counted 1.6 ms), where the same happens in those units.
  */
 static void grant_follows(__u32 rtt_us, __u32 epoch, __u32 span)
@@ -588,7 +619,8 @@ static void grant_follows(__u32 rtt_us, __u32 epoch, __u32 span)
 				grant_pkt(qb[i], false, t + us);
 		t += epoch;
 		grant_pkt(qb[0], false, t);
-		assert_int_equal(g->grant_kbps, before + before / 4);	/* a quarter per 200 us */
+		/* a quarter per 200 us: a tenth per epoch of 80 us */
+		assert_int_equal(g->grant_kbps, before + (__u64)before * epoch / 800);
 		assert_int_equal(mroce_grant_of(qb[0]), g->grant_kbps);
 	}
 	/* the others stop: qb[0] alone is granted nothing once they no longer count */
@@ -616,13 +648,13 @@ static void grant_follows(__u32 rtt_us, __u32 epoch, __u32 span)
 static void test_grant_single_sender_withdrawn(void **state)
 {
 	(void)state;
-	grant_follows(5, 200, 20);	/* 400 Gbit/s: 4 RTTs of 5 us */
+	grant_follows(5, 80, 20);	/* 400 Gbit/s: 16 RTTs of 5 us */
 	grant_follows(0, 200, 1600);	/* no RTT known: as on a software path */
 }
 
 /*
  * Who shares the link, where the epoch holds a round trip of every sender
- * (the device's RTT known, 5 us: epochs of 200 us): the senders heard within
+ * (the device's RTT known, 5 us: epochs of 80 us): the senders heard within
  * a round trip, as 2.5 senders or more by their bytes. Peers taking turns
  * (a log-step collective's steps, each a few microseconds) are one sender
  * at a time: marks then set no grant; nor do they for one sender beside
@@ -702,7 +734,7 @@ static void grant_turns(__u32 rtt_us, __u32 epoch)
 static void test_grant_turns_not_shared(void **state)
 {
 	(void)state;
-	grant_turns(5, 200);	/* 400 Gbit/s */
+	grant_turns(5, 80);	/* 400 Gbit/s */
 	grant_turns(0, 200);	/* no RTT known */
 }
 
@@ -713,6 +745,7 @@ int main(void)
 		cmocka_unit_test(test_psack_records_grow),
 		cmocka_unit_test(test_psack_holes),
 		cmocka_unit_test(test_grant_senders_span),
+		cmocka_unit_test(test_grant_epoch_scales),
 		cmocka_unit_test(test_grant_single_sender_withdrawn),
 		cmocka_unit_test(test_grant_turns_not_shared),
 		cmocka_unit_test(test_stale_grant_dropped),
