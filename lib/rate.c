@@ -20,8 +20,8 @@
  * after MROCE_GRANT_CALM x MROCE_GRANT_EPOCH_US of them (6.4 ms), or at
  * the first epoch end whose senders no longer share, it is withdrawn.
  * Both are paces in time, not per epoch (epochs follow the RTT, and one
- * ends with the first packet after its length, however late). Every ACK carries the grant
- * (aeth.rate, kbit/s); a sender keeps no more in flight than the grant
+ * ends with the first packet after its length, however late). Every ACK
+ * carries the grant (aeth.rate, kbit/s); a sender keeps no more in flight than the grant
  * over its RTT (cc.h), whatever its congestion control allows, so it
  * moves to its share with the first ACK. One sender alone is never
  * granted: its own congestion control is all it needs.
@@ -163,10 +163,10 @@ static __u64 grant_link_kbps(struct mroce_grant *g, __u64 bytes, __u64 len)
  * their RTT, so the queue shrinks by that factor each round trip. Every
  * epoch of a congestion episode, calm or not, counts in the link's rate.
  * While a grant stands, every epoch end counts the senders again, and
- * senders that no longer share (one, or one in earnest) withdraw it: a sender alone was held to a share of
- * senders long gone (1/3-1/2 of its link over the later steps of a
- * 256-host all-reduce, one sender a step, whose grant one step's overlap
- * had set). (Granting the link over the senders counted, when more than
+ * senders that no longer share (one, or one in earnest) withdraw it: a
+ * sender alone was held to a share of senders long gone (1/3-1/2 of its
+ * link over the later steps of a 256-host all-reduce, one sender a step,
+ * whose grant one step's overlap had set). (Granting the link over the senders counted, when more than
  * the quarter's growth, was tried: no faster there, and slower at an
  * all-to-all, whose senders counted are fewer than those about to come.)
  */
