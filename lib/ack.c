@@ -230,6 +230,8 @@ void mroce_handle_ack(struct mroce_qp *qp, const struct mroce_hdr *h, __u64 now)
 	}
 	if (h->ts_echo && (__u32)now - h->ts_echo >= MROCE_ECHO_MAX_US) {
 		qp->dev->echo_odd++;
+		if (qp->echo_guesses < UINT32_MAX)
+			qp->echo_guesses++;
 		untimed = *h;
 		untimed.ts_echo = 0;
 		h = &untimed;

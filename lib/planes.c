@@ -55,6 +55,7 @@
  */
 #define MROCE_PLANE_ECHO_HOLD_US	2000
 #define MROCE_PLANE_ECHO_TTL_US		1000000
+#define MROCE_PLANE_GUESSES		64	/* echoes neither a time nor a nonce, per QP */
 /*
  * Probes' answers on a plane not proven here: at most one this often. A
  * peer's own probes of a plane come 10 ms apart at the least.
@@ -440,11 +441,19 @@ void mroce_plane_heard(struct mroce_qp *qp, __u8 pl, __u64 sent_us, __u64 now)
  * echoes the probe's nonce when it arrives (a duplicate with
  * MROCE_F_PLANE_PROBE is answered), and that is the same proof.
  */
-/* ts_echo is the echo of a nonce sent at at_us (with the peer's hold added), and not too late. */
+/*
+ * ts_echo is the echo of a nonce sent at at_us (with the peer's hold added),
+ * and not too late: the peer cannot have held the nonce longer than it has
+ * existed, so a guess has at most that many values in 2^31 to hit, and a
+ * peer whose ACKs echo what is neither our time nor a nonce is guessing
+ * (mroce_planes_echo stops believing it).
+ */
 static bool echoes(bool nonced, __u32 nonce, __u64 at_us, __u32 ts_echo, __u64 now)
 {
-	return nonced && mroce_since(now, at_us) <= MROCE_PLANE_ECHO_TTL_US &&
-	       ts_echo - nonce <= MROCE_PLANE_ECHO_HOLD_US;
+	__u64 age = mroce_since(now, at_us);
+
+	return nonced && age <= MROCE_PLANE_ECHO_TTL_US &&
+	       ts_echo - nonce <= (age < MROCE_PLANE_ECHO_HOLD_US ? age : MROCE_PLANE_ECHO_HOLD_US);
 }
 
 /* Plane i's probe was echoed: it is heard from, and rejoins (an unproven plane up: is proven). */
@@ -464,6 +473,9 @@ static void proven(struct mroce_qp *qp, __u8 i, __u64 now)
 bool mroce_planes_echo(struct mroce_qp *qp, __u32 ts_echo, __u64 now)
 {
 	bool nonce = false;
+
+	if (qp->echo_guesses >= MROCE_PLANE_GUESSES)
+		return false;	/* it guessed: its echoes prove nothing any more */
 
 	for (__u8 i = 0; i < qp->nplanes; i++) {
 		struct mroce_plane *p = &qp->planes[i];

@@ -345,6 +345,9 @@ struct mroce_qp {
 	__u8			nplanes;
 	struct mroce_route	proute[MROCE_MAX_PLANES];
 	struct mroce_plane	planes[MROCE_MAX_PLANES];
+	/* ACK echoes that were neither a time of ours nor a nonce: a peer
+	 * guessing nonces; past MROCE_PLANE_GUESSES no echo proves a plane */
+	__u32			echo_guesses;
 	__u32			rqpn;
 	__u32			payload_max;	/* bytes of payload per packet */
 

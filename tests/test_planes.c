@@ -1265,13 +1265,56 @@ static void test_rogue_acks_prove_no_plane(void **state)
 		pl.p.da->ops->tx_flush(pl.p.da->port);
 		assert_int_equal(pl.a1.sent, sent);
 	}
-	/* the nonce echoed, held a while by the peer: that is the proof */
+	/* the nonce echoed as held longer than it has existed: a guess, no proof */
 	h.cum_psn = qa->snd_una;
 	h.pflags = 0;
+	h.ts_echo = nonce + 41 + (__u32)(now - p1->nonce_at_us);
+	mroce_handle_ack(qa, &h, now + 40);
+	assert_false(mroce_plane_proven(qa, 1));
+	/* the nonce echoed, held a while by the peer: that is the proof */
 	h.ts_echo = nonce + 40;
-	mroce_handle_ack(qa, &h, now + 1);
+	mroce_handle_ack(qa, &h, now + 41);
 	assert_true(mroce_plane_proven(qa, 1));
 	assert_int_equal(qa->st.plane_rejoins, 1);
+	pthread_mutex_unlock(&pl.p.da->lock);
+	planes_close(&pl);
+}
+
+/* A peer guessing nonces: past MROCE_PLANE_GUESSES echoes that are neither our time nor a
+ * nonce, not even the right nonce proves a plane (its allowance stays the bound). */
+static void test_guessing_peer_proves_nothing(void **state)
+{
+	struct planes pl;
+	struct mroce_qp *qa;
+	struct mroce_hdr h = {};
+	__u64 now;
+	__u32 nonce;
+
+	(void)state;
+	planes_open(&pl, 4450, 8);
+	pl.a1.link.down = pl.b1.link.down = true;
+	planes_connect(&pl);
+	pl.p.net->a.link = pl.p.net->b.link = (struct sim_link){ .delay_us = 10 };
+	qa = pl.p.qa;
+	fill(pl.p.la, BUF, 48);
+	assert_int_equal(post(qa, MROCE_WR_RDMA_WRITE, 1, pl.p.la, BUF, mroce_mr_lkey(pl.p.ma),
+			      (__u64)(unsigned long)pl.p.lb, mroce_mr_rkey(pl.p.mb), 0), 0);
+	assert_int_equal(sim_run(pl.p.net, pl.p.da, pl.p.db, probe_sent, &pl, 1000000), 0);
+	pthread_mutex_lock(&pl.p.da->lock);
+	assert_true(qa->planes[1].unproven);
+	now = pl.p.net->now + 100;
+	nonce = qa->planes[1].nonce;
+	h.opcode = MROCE_OP_ACK;
+	h.cum_psn = qa->snd_una;
+	for (__u32 k = 0; k < 64; k++) {
+		h.ts_echo = nonce + 0x10000000u + k * 7919u;	/* neither a time nor the nonce */
+		mroce_handle_ack(qa, &h, now);
+	}
+	assert_int_equal(qa->echo_guesses, 64);
+	h.ts_echo = nonce + 50;	/* the right one, now */
+	mroce_handle_ack(qa, &h, now);
+	assert_false(mroce_plane_proven(qa, 1));
+	assert_int_equal(qa->st.plane_rejoins, 0);
 	pthread_mutex_unlock(&pl.p.da->lock);
 	planes_close(&pl);
 }
@@ -1414,7 +1457,8 @@ static void test_forged_frames_move_no_plane(void **state)
 	assert_memory_equal(&before, &after, sizeof(before));
 	/* the echo with the token is the proof the forgeries were not */
 	{
-		struct mroce_hdr echo = { .opcode = MROCE_OP_ACK, .cum_psn = qa->snd_una, .ts_echo = nonce + 40 };
+		/* held no longer than the nonce has existed */
+		struct mroce_hdr echo = { .opcode = MROCE_OP_ACK, .cum_psn = qa->snd_una, .ts_echo = nonce };
 		bool dropped;
 
 		forged_in(&pl, 1, token, qa->qpn, &echo, false, &dropped);
@@ -2111,6 +2155,7 @@ int main(void)
 		cmocka_unit_test(test_unproven_plane_gets_probes_only),
 		cmocka_unit_test(test_plane_one_way_acks_elsewhere),
 		cmocka_unit_test(test_rogue_acks_prove_no_plane),
+		cmocka_unit_test(test_guessing_peer_proves_nothing),
 		cmocka_unit_test(test_forged_frames_move_no_plane),
 		cmocka_unit_test(test_each_probe_echoed),
 		cmocka_unit_test(test_echo_copy_owed),
