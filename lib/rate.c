@@ -182,7 +182,8 @@ static void grant_epoch_end(struct mroce_dev *dev, __u64 now)
 	 * their bytes; where it does not, or no RTT is known (a receiver that
 	 * only receives), all that count, by their number (grant_senders).
 	 */
-	__u64 rt = dev->rtt_hint_us ? dev->rtt_hint_us + 2 * queue_us : 0;
+	bool fabric = grant_epoch_us(dev) < MROCE_GRANT_EPOCH_US;	/* epochs of RTTs */
+	__u64 rt = fabric ? dev->rtt_hint_us + 2 * queue_us : 0;
 	bool shared = false;
 	__u32 n = !g->off && ((congested && g->pkts) || g->active) ?
 		  grant_senders(dev, queue_us, now, rt && len >= rt ? rt : 0, &shared) : 0;
@@ -213,9 +214,10 @@ static void grant_epoch_end(struct mroce_dev *dev, __u64 now)
 		g->grant_kbps = share ? (__u32)share : 1;
 		g->active = n;
 		g->calm_us = 0;
-	} else if (g->grant_kbps &&
-		   (!shared || (g->calm_us += len) >= (__u64)MROCE_GRANT_CALM * MROCE_GRANT_EPOCH_US)) {
-		/* calm for long, or one sender left: its own CC is all it needs */
+	} else if (g->grant_kbps && ((fabric && !shared) ||
+				     (g->calm_us += len) >= (__u64)MROCE_GRANT_CALM * MROCE_GRANT_EPOCH_US)) {
+		/* calm for long, or (where epochs are RTTs) one sender left: its
+		 * own CC is all it needs; software paths keep the calm rule alone */
 		g->grant_kbps = g->cap_kbps = 0;
 		g->active = 0;
 	} else if (g->grant_kbps) {

@@ -577,6 +577,7 @@ static void grant_follows(__u32 rtt_us, __u32 epoch, __u32 span)
 	struct pair p;
 	__u32 e0;
 	__u64 t;
+	bool fabric = rtt_us && 16 * rtt_us < 200;	/* epochs of RTTs (rate.c) */
 
 	pair_open(&p, 3270, NULL, NULL);
 	pair_connect(&p);
@@ -615,7 +616,7 @@ static void grant_follows(__u32 rtt_us, __u32 epoch, __u32 span)
 		__u32 before = g->grant_kbps;
 
 		for (__u32 us = 1; us < epoch; us++)
-			for (int i = 0; i < (rtt_us ? 3 : 2); i++)
+			for (int i = 0; i < (fabric ? 3 : 2); i++)
 				grant_pkt(qb[i], false, t + us);
 		t += epoch;
 		grant_pkt(qb[0], false, t);
@@ -623,8 +624,9 @@ static void grant_follows(__u32 rtt_us, __u32 epoch, __u32 span)
 		assert_int_equal(g->grant_kbps, before + (__u64)before * epoch / 800);
 		assert_int_equal(mroce_grant_of(qb[0]), g->grant_kbps);
 	}
-	/* the others stop: qb[0] alone is granted nothing once they no longer count */
-	while (t < p.net->now + 10000000 + 3 * (epoch + span + epoch)) {
+	/* the others stop: qb[0] alone is granted nothing once they no longer count
+	 * (where epochs are RTTs); a software path keeps its rule, 32 calm epochs */
+	while (t < p.net->now + 10000000 + (fabric ? 3 * (epoch + span + epoch) : 40 * epoch)) {
 		for (__u32 us = 1; us < epoch; us++)
 			grant_pkt(qb[0], false, t + us);
 		t += epoch;
@@ -635,8 +637,10 @@ static void grant_follows(__u32 rtt_us, __u32 epoch, __u32 span)
 	assert_int_equal(g->active, 0);
 	assert_int_equal(g->grant_kbps, 0);
 	assert_int_equal(mroce_grant_of(qb[0]), 0);
-	/* within the span and an epoch of qb[1]'s last: far from the 32 calm epochs of before */
-	assert_true(g->epoch - e0 <= 3 + (span + epoch) / epoch + 1);
+	if (fabric)	/* within the span and an epoch of qb[1]'s last: not 32 calm epochs */
+		assert_true(g->epoch - e0 <= 3 + (span + epoch) / epoch + 1);
+	else		/* as before: 32 calm epochs (MROCE_GRANT_CALM) */
+		assert_true(g->epoch - e0 >= 31 && g->epoch - e0 <= 34);
 	pthread_mutex_unlock(&p.db->lock);
 	for (int i = 1; i < 3; i++) {
 		mroce_destroy_qp(qa[i]);
@@ -649,7 +653,8 @@ static void test_grant_single_sender_withdrawn(void **state)
 {
 	(void)state;
 	grant_follows(5, 80, 20);	/* 400 Gbit/s: 16 RTTs of 5 us */
-	grant_follows(0, 200, 1600);	/* no RTT known: as on a software path */
+	grant_follows(0, 200, 1600);	/* no RTT known: a software path's rules */
+	grant_follows(50, 200, 1600);	/* a software path's RTT: the same */
 }
 
 /*
