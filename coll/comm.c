@@ -30,8 +30,8 @@
 #include "mroce/dp_maps.h"
 #include "coll_internal.h"
 
-#define REC_MAGIC	0x4d524331u	/* "MRC1" */
-#define REC_HDR		16
+#define REC_MAGIC	0x4d524332u	/* "MRC2" */
+#define REC_HDR		20	/* magic, rank, size, chunk, choices */
 #define REC_PEER	(MROCE_QP_INFO_WIRE_LEN + 12)	/* QP info, inbox address, rkey */
 #define DEFAULT_PORT	29500
 #define DEFAULT_TIMEOUT	30000
@@ -396,6 +396,25 @@ static void comm_free(struct mroce_coll_comm *c)
 static void put32(__u8 *p, __u32 v) { memcpy(p, &v, 4); }
 static __u32 get32(const __u8 *p) { __u32 v; memcpy(&v, p, 4); return v; }
 
+/*
+ * What decides each operation's algorithm and messages beside chunk_bytes:
+ * the pins, small_bytes, ring_only and the all-to-all window. Ranks that
+ * differ in any would run different algorithms whose chunks may still match
+ * in length (a result silently wrong), so they must agree (FNV-1a of them).
+ */
+static __u32 choices_hash(const struct mroce_coll_comm *c)
+{
+	__u64 v[3] = { c->small_bytes, c->ring_only, (__u64)c->a2a_window };
+	const char *pin = c->force_algo ? c->force_algo : "";
+	__u32 h = 2166136261u;
+
+	for (size_t i = 0; i <= strlen(pin); i++)
+		h = (h ^ (__u8)pin[i]) * 16777619u;
+	for (size_t i = 0; i < sizeof(v); i++)
+		h = (h ^ ((const __u8 *)v)[i]) * 16777619u;
+	return h;
+}
+
 static int my_record(struct mroce_coll_comm *c, const struct in_addr *local, __u8 *rec)
 {
 	struct in6_addr a6 = { .s6_addr = { [10] = 0xff, [11] = 0xff } };
@@ -406,6 +425,7 @@ static int my_record(struct mroce_coll_comm *c, const struct in_addr *local, __u
 	put32(rec + 4, (__u32)c->rank);
 	put32(rec + 8, (__u32)c->size);
 	put32(rec + 12, c->chunk);
+	put32(rec + 16, choices_hash(c));
 	for (int p = 0; p < c->size; p++) {
 		__u8 *e = rec + REC_HDR + (size_t)p * REC_PEER;
 		struct mroce_qp_info info;
@@ -437,8 +457,8 @@ static int connect_all(struct mroce_coll_comm *c, const __u8 *table)
 		if (get32(rec) != REC_MAGIC || get32(rec + 4) != (__u32)p ||
 		    get32(rec + 8) != (__u32)c->size)
 			return -EPROTO;
-		if (get32(rec + 12) != c->chunk)
-			return -EINVAL;	/* ranks disagree on chunk_bytes */
+		if (get32(rec + 12) != c->chunk || get32(rec + 16) != choices_hash(c))
+			return -EINVAL;	/* ranks disagree on chunk_bytes or the algorithms */
 		if (p == c->rank)
 			continue;
 		err = mroce_qp_info_unpack(e, &info);

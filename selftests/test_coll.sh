@@ -175,6 +175,12 @@ t_rendezvous_errors() {
 	printf '%s\n' "$out"
 	printf '%s\n' "$out" | grep -q 'joining the communicator: Destination address required' ||
 		{ echo "no error for a missing MASTER_ADDR"; return 1; }
+	# ranks that pin different algorithms would run different messages: refused
+	out=$(launch -n 2 -- sh -c '[ "$RANK" = 1 ] && export MROCE_COLL_ALGO=rhd; exec "$0"' \
+		"$CHECK" 2>&1)
+	printf '%s\n' "$out"
+	[ "$(printf '%s\n' "$out" | grep -c 'joining the communicator: Invalid argument')" = 2 ] ||
+		{ echo "ranks pinning different algorithms were not both refused"; return 1; }
 }
 
 # The benchmark's own check: nccl-tests style lines with #wrong 0, and JSON.
