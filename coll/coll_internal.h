@@ -264,6 +264,9 @@ int coll_tcp_accept(int lfd, __u64 deadline);
 /* coll_reduce.c */
 void coll_reduce(enum mroce_coll_dtype t, enum mroce_coll_redop op, void *inout,
 		 const void *in, size_t n);
+/* inout = in OP inout: the operand that arrived first (a lower rank's) */
+void coll_reduce_first(enum mroce_coll_dtype t, enum mroce_coll_redop op, void *inout,
+		       const void *in, size_t n);
 /* out = a OP b element-wise, a the local operand (out may be a): one pass */
 void coll_reduce_to(enum mroce_coll_dtype t, enum mroce_coll_redop op, void *out,
 		    const void *a, const void *b, size_t n);

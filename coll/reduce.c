@@ -75,6 +75,41 @@ void coll_reduce(enum mroce_coll_dtype t, enum mroce_coll_redop op, void *inout,
 	coll_reduce_to(t, op, inout, inout, in, n);
 }
 
+/* inout = in OP inout: the incoming operand first (min and max pick the
+ * first operand's value of two that compare equal, or where one is NaN). */
+#define REDUCE_FIRST_LOOP(T, U, F)						\
+	do {									\
+		T *restrict o = inout;						\
+		const T *restrict x = in;					\
+		for (size_t i = 0; i < n; i++)					\
+			o[i] = (T)F((U)x[i], (U)o[i]);				\
+	} while (0)
+
+#define REDUCE_FIRST_TYPE(T, U)							\
+	do {									\
+		switch (op) {							\
+		case MROCE_COLL_SUM:  REDUCE_FIRST_LOOP(T, U, SUM);  break;	\
+		case MROCE_COLL_PROD: REDUCE_FIRST_LOOP(T, U, PROD); break;	\
+		case MROCE_COLL_MIN:  REDUCE_FIRST_LOOP(T, T, MIN);  break;	\
+		case MROCE_COLL_MAX:  REDUCE_FIRST_LOOP(T, T, MAX);  break;	\
+		default: break;							\
+		}								\
+	} while (0)
+
+VECTORIZE
+void coll_reduce_first(enum mroce_coll_dtype t, enum mroce_coll_redop op, void *inout,
+		       const void *in, size_t n)
+{
+	switch (t) {
+	case MROCE_COLL_FLOAT32: REDUCE_FIRST_TYPE(float, float);	break;
+	case MROCE_COLL_FLOAT64: REDUCE_FIRST_TYPE(double, double);	break;
+	case MROCE_COLL_INT32:	 REDUCE_FIRST_TYPE(int32_t, uint32_t); break;
+	case MROCE_COLL_INT64:	 REDUCE_FIRST_TYPE(int64_t, uint64_t); break;
+	case MROCE_COLL_UINT8:	 REDUCE_FIRST_TYPE(uint8_t, unsigned int); break;
+	default: break;
+	}
+}
+
 size_t mroce_coll_dtype_size(enum mroce_coll_dtype t)
 {
 	static const size_t sizes[__MROCE_COLL_DTYPE_MAX] = { 4, 8, 4, 8, 1 };

@@ -85,7 +85,9 @@ static int xfer_try_recv(struct coll_op *op, struct xfer *x)
 		return coll_fail(c, -EPROTO);	/* ranks disagree on the operation */
 	if (c->dry)
 		;
-	else if (x->reduce)
+	else if (x->reduce && x->from < c->rank)	/* the lower rank's operand first, */
+		coll_reduce_first(op->a.dtype, op->a.op, x->dst + off, data, want / op->esz);
+	else if (x->reduce)				/* at both ends: the same bits */
 		coll_reduce(op->a.dtype, op->a.op, x->dst + off, data, want / op->esz);
 	else if (want)
 		memcpy(x->dst + off, data, want);

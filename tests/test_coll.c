@@ -429,6 +429,31 @@ static const char *pick(int size, enum mroce_coll_kind k, size_t bytes, const ch
 	return mroce_coll_algo(&c, k, bytes);
 }
 
+/*
+ * Two ranks reducing each other's value: each takes the lower rank's operand
+ * first (xfer.c), so min and max agree bit for bit where the operands
+ * compare equal (-0, +0) or one is NaN; each end's own first would not.
+ */
+static void test_reduce_operand_order(void **state)
+{
+	const float lo[3] = { 1.0f, -0.0f, NAN }, hi[3] = { NAN, 0.0f, 2.0f };
+	const enum mroce_coll_redop ops[2] = { MROCE_COLL_MIN, MROCE_COLL_MAX };
+
+	(void)state;
+	for (int k = 0; k < 2; k++) {
+		float r0[3], r1[3], own1[3];
+
+		memcpy(r0, lo, sizeof(r0));	/* rank 0: its own first, the higher rank's second */
+		coll_reduce(MROCE_COLL_FLOAT32, ops[k], r0, hi, 3);
+		memcpy(r1, hi, sizeof(r1));	/* rank 1: the lower rank's first */
+		coll_reduce_first(MROCE_COLL_FLOAT32, ops[k], r1, lo, 3);
+		assert_memory_equal(r0, r1, sizeof(r0));
+		memcpy(own1, hi, sizeof(own1));	/* rank 1 its own first: differs */
+		coll_reduce(MROCE_COLL_FLOAT32, ops[k], own1, lo, 3);
+		assert_memory_not_equal(r0, own1, sizeof(r0));
+	}
+}
+
 static void test_table(void **state)
 {
 	const size_t K = 1024, M = 1024 * 1024;
@@ -787,6 +812,7 @@ int main(void)
 		cmocka_unit_test(test_solo_alltoallv),
 		cmocka_unit_test(test_rendezvous_variables),
 		cmocka_unit_test(test_bad_options),
+		cmocka_unit_test(test_reduce_operand_order),
 		cmocka_unit_test(test_table),
 		cmocka_unit_test(test_table_pinned),
 		cmocka_unit_test(test_algo_env),
