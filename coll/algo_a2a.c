@@ -271,7 +271,10 @@ static int a2a_start(struct coll_op *op)
 	s->window = coll_a2a_window(c, moved);
 	/* In place, or any send block overlapping a receive block: peers would
 	 * write where we still read, so the send blocks are copied first. */
-	for (int p = 0; !overlap && p < n; p++)
+	if (!a->v)	/* the blocks tile each buffer: the buffers are the spans */
+		overlap = spans_overlap(a->sendbuf, op->bytes * (size_t)n, a->recvbuf,
+					op->bytes * (size_t)n);
+	for (int p = 0; a->v && !overlap && p < n; p++)
 		for (int q = 0; !overlap && q < n; q++)
 			overlap = spans_overlap(bl[p].src, bl[p].slen, bl[q].dst, bl[q].rlen);
 	if (overlap) {
