@@ -249,7 +249,7 @@ int coll_post_ctrl(struct mroce_coll_comm *c, int peer, __u32 imm, const void *p
 int coll_post_recvs(struct mroce_coll_comm *c, int peer);
 /* Driven: connect peer if it is not (driven.c), and mark it used. may_wait:
  * the caller takes -EAGAIN (no room yet) and posts again later, as a chunk
- * does; control messages never wait (an all-to-all's offers all go first). */
+ * does; control messages never wait (an all-to-all's offers for its window). */
 int coll_peer_use(struct mroce_coll_comm *c, int peer, bool may_wait);
 
 /* coll_comm.c */

@@ -79,8 +79,9 @@ __u32 mroce_cc_clamp_window(const struct mroce_qp *qp)
  * scheduling stall its host saw lately (an epoch shorter than those
  * measures the scheduler, not the network: ACKs held over a stall come in
  * one burst), within MROCE_CC_EPOCH_MIN_US .. MROCE_CC_EPOCH_STALL_US.
- * Software paths (RTTs of 20 us and more, and hosts that stall) keep the
- * 20 us floor the epoch always had. A fabric of 3-6 us RTTs at 400 Gbit/s,
+ * Software paths with RTTs of 20 us and more keep an epoch of their RTT, as
+ * under the 20 us floor the epoch always had (a path of 12.5-20 us whose
+ * host does not stall now has epochs of its RTT too). A fabric of 3-6 us RTTs at 400 Gbit/s,
  * whose hosts do not stall, has epochs of an RTT: under a 20 us floor,
  * slow start doubled and the window grew a packet every 4-6 RTTs, and the
  * moving CE fraction (1 at the start) decayed as slowly, so a window cut
