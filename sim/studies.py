@@ -428,7 +428,7 @@ plot '< grep "^{hosts} allreduce" collectives.dat' using 3:4 with linespoints da
         tg = COLL_TARGETS.get((work, size // MIB))
         met = "" if tg is None else (f"<= {tg}: " + ("met" if after["ok"] and after["ratio"] <= tg else "missed"))
         t.append(f"| {hosts} | {work} | {fmt_size(size)} | {ratio_cell(before) if before else 'n/a'} | "
-                 f"{ratio_cell(ring) if ring else ''} | {after.get('algorithm', '?')} | {ratio_cell(after)} | {met} |")
+                 f"{ratio_cell(ring) if ring else ''} | {after.get('algo', '?')} | {ratio_cell(after)} | {met} |")
     t += ["", "Each cell: completion time over the ideal. *Before*: the same row on the code before the "
           "algorithms for scale (commit 2258b6b: the ring, and the simulator's own all-to-all), from its saved run in "
           "`docs/scale/before/` (each JSON holds its command). *Ring pinned*: the library's ring on "
