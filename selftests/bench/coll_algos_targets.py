@@ -149,6 +149,17 @@ def section(rows, rounds, date, before):
     return "\n".join(L) + "\n"
 
 
+def write_section(out, text):
+    """Replace this script's section of the report (between its own markers), or append it."""
+    old = open(out).read() if os.path.exists(out) else "# Benchmarks\n"
+    if BEGIN in old and END in old:
+        new = old[:old.index(BEGIN)] + text + old[old.index(END) + len(END):].lstrip("\n")
+    else:
+        new = old.rstrip("\n") + "\n\n" + text
+    with open(out, "w") as fh:
+        fh.write(new)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rounds", type=int, default=3)
@@ -170,7 +181,7 @@ def main():
         C.down()
     text = section(rows, rounds, date, a.before)
     if a.out:
-        C.write_section(a.out, text)
+        write_section(a.out, text)
     print(text)
     for r in rows:
         v = verdict(r)
