@@ -36,13 +36,28 @@
 		}								\
 	} while (0)
 
-#define REDUCE_TYPE(T, U)							\
+/* The op's loop (LOOP: REDUCE_LOOP or REDUCE_FIRST_LOOP) for storage type T. */
+#define REDUCE_TYPE(T, U, LOOP)							\
 	do {									\
 		switch (op) {							\
-		case MROCE_COLL_SUM:  REDUCE_LOOP(T, U, SUM);  break;		\
-		case MROCE_COLL_PROD: REDUCE_LOOP(T, U, PROD); break;		\
-		case MROCE_COLL_MIN:  REDUCE_LOOP(T, T, MIN);  break;		\
-		case MROCE_COLL_MAX:  REDUCE_LOOP(T, T, MAX);  break;		\
+		case MROCE_COLL_SUM:  LOOP(T, U, SUM);  break;			\
+		case MROCE_COLL_PROD: LOOP(T, U, PROD); break;			\
+		case MROCE_COLL_MIN:  LOOP(T, T, MIN);  break;			\
+		case MROCE_COLL_MAX:  LOOP(T, T, MAX);  break;			\
+		default: break;							\
+		}								\
+	} while (0)
+
+/* Every dtype: its storage type and the type to compute in. */
+#define REDUCE_DTYPES(LOOP)							\
+	do {									\
+		switch (t) {							\
+		case MROCE_COLL_FLOAT32: REDUCE_TYPE(float, float, LOOP);	break;	\
+		case MROCE_COLL_FLOAT64: REDUCE_TYPE(double, double, LOOP);	break;	\
+		case MROCE_COLL_INT32:	 REDUCE_TYPE(int32_t, uint32_t, LOOP); break;	\
+		case MROCE_COLL_INT64:	 REDUCE_TYPE(int64_t, uint64_t, LOOP); break;	\
+		/* uint8 promotes to int: compute in unsigned int, store mod 256 */	\
+		case MROCE_COLL_UINT8:	 REDUCE_TYPE(uint8_t, unsigned int, LOOP); break; \
 		default: break;							\
 		}								\
 	} while (0)
@@ -58,15 +73,7 @@ VECTORIZE
 void coll_reduce_to(enum mroce_coll_dtype t, enum mroce_coll_redop op, void *out,
 		    const void *a, const void *b, size_t n)
 {
-	switch (t) {
-	case MROCE_COLL_FLOAT32: REDUCE_TYPE(float, float);	break;
-	case MROCE_COLL_FLOAT64: REDUCE_TYPE(double, double);	break;
-	case MROCE_COLL_INT32:	 REDUCE_TYPE(int32_t, uint32_t); break;
-	case MROCE_COLL_INT64:	 REDUCE_TYPE(int64_t, uint64_t); break;
-	/* uint8 promotes to int: compute in unsigned int, store mod 256 */
-	case MROCE_COLL_UINT8:	 REDUCE_TYPE(uint8_t, unsigned int); break;
-	default: break;
-	}
+	REDUCE_DTYPES(REDUCE_LOOP);
 }
 
 void coll_reduce(enum mroce_coll_dtype t, enum mroce_coll_redop op, void *inout,
@@ -85,29 +92,11 @@ void coll_reduce(enum mroce_coll_dtype t, enum mroce_coll_redop op, void *inout,
 			o[i] = (T)F((U)x[i], (U)o[i]);				\
 	} while (0)
 
-#define REDUCE_FIRST_TYPE(T, U)							\
-	do {									\
-		switch (op) {							\
-		case MROCE_COLL_SUM:  REDUCE_FIRST_LOOP(T, U, SUM);  break;	\
-		case MROCE_COLL_PROD: REDUCE_FIRST_LOOP(T, U, PROD); break;	\
-		case MROCE_COLL_MIN:  REDUCE_FIRST_LOOP(T, T, MIN);  break;	\
-		case MROCE_COLL_MAX:  REDUCE_FIRST_LOOP(T, T, MAX);  break;	\
-		default: break;							\
-		}								\
-	} while (0)
-
 VECTORIZE
 void coll_reduce_first(enum mroce_coll_dtype t, enum mroce_coll_redop op, void *inout,
 		       const void *in, size_t n)
 {
-	switch (t) {
-	case MROCE_COLL_FLOAT32: REDUCE_FIRST_TYPE(float, float);	break;
-	case MROCE_COLL_FLOAT64: REDUCE_FIRST_TYPE(double, double);	break;
-	case MROCE_COLL_INT32:	 REDUCE_FIRST_TYPE(int32_t, uint32_t); break;
-	case MROCE_COLL_INT64:	 REDUCE_FIRST_TYPE(int64_t, uint64_t); break;
-	case MROCE_COLL_UINT8:	 REDUCE_FIRST_TYPE(uint8_t, unsigned int); break;
-	default: break;
-	}
+	REDUCE_DTYPES(REDUCE_FIRST_LOOP);
 }
 
 size_t mroce_coll_dtype_size(enum mroce_coll_dtype t)

@@ -52,8 +52,8 @@ size_t coll_a2a_inbox_max(const struct mroce_coll_comm *c)
  * twice. Likewise the ring, once each rank's segment is at least a chunk:
  * every one of its steps is then a whole chunk behind the one before, and
  * its 2(N-1) round trips hide in the pipeline (mroce-sim, 256 hosts at 400
- * Gbit/s: 64 MiB, 256 KiB segments, 1.04x the ideal against 1.27x for the
- * log steps; 16 MiB, 64 KiB segments, 1.62x against 1.44x; docs/scale.md).
+ * Gbit/s: 64 MiB, 256 KiB segments, 1.04x the ideal against 1.23x for the
+ * log steps; 16 MiB, 64 KiB segments, 1.62x against 1.23x; docs/scale.md).
  */
 #define COLL_FEW_RANKS		8
 #define COLL_CHAIN_CHUNKS	4	/* chunks per rank from which the chain wins */

@@ -569,31 +569,43 @@ static void grant_pkt(struct mroce_qp *qp, bool ce, __u64 now)
  * 80 us, senders counted 20 us), and at software RTTs (none known: 200 us
  * epochs, senders counted 1.6 ms), where the same happens in those units.
  */
+/*
+ * Three QP pairs from A's device to B's (qa[i] -> qb[i]), B's device's RTT
+ * set to rtt_us (0: unknown) and no stall: returns B's grant, with B's
+ * device locked.
+ */
+static struct mroce_grant *three_senders(struct pair *p, struct mroce_qp *qa[3],
+					 struct mroce_qp *qb[3], __u64 seed, __u32 rtt_us)
+{
+	MROCE_OPTS(mroce_qp_attr, attr);
+
+	pair_open(p, seed, NULL, NULL);
+	pair_connect(p);
+	qa[0] = p->qa;
+	qb[0] = p->qb;
+	for (int i = 1; i < 3; i++) {
+		attr.send_cq = attr.recv_cq = p->cqa;
+		assert_int_equal(mroce_create_qp(p->da, &attr, &qa[i]), 0);
+		attr.send_cq = attr.recv_cq = p->cqb;
+		assert_int_equal(mroce_create_qp(p->db, &attr, &qb[i]), 0);
+		assert_int_equal(sim_connect(qa[i], qb[i]), 0);
+	}
+	pthread_mutex_lock(&p->db->lock);
+	p->db->rtt_hint_us = rtt_us;
+	p->db->stall_us = 0;
+	return &p->db->grant;
+}
+
 static void grant_follows(__u32 rtt_us, __u32 epoch, __u32 span)
 {
 	struct mroce_qp *qa[3], *qb[3];
-	MROCE_OPTS(mroce_qp_attr, attr);
 	struct mroce_grant *g;
 	struct pair p;
 	__u32 e0;
 	__u64 t;
 	bool fabric = rtt_us && 16 * rtt_us < 200;	/* epochs of RTTs (rate.c) */
 
-	pair_open(&p, 3270, NULL, NULL);
-	pair_connect(&p);
-	qa[0] = p.qa;
-	qb[0] = p.qb;
-	for (int i = 1; i < 3; i++) {
-		attr.send_cq = attr.recv_cq = p.cqa;
-		assert_int_equal(mroce_create_qp(p.da, &attr, &qa[i]), 0);
-		attr.send_cq = attr.recv_cq = p.cqb;
-		assert_int_equal(mroce_create_qp(p.db, &attr, &qb[i]), 0);
-		assert_int_equal(sim_connect(qa[i], qb[i]), 0);
-	}
-	pthread_mutex_lock(&p.db->lock);
-	g = &p.db->grant;
-	p.db->rtt_hint_us = rtt_us;
-	p.db->stall_us = 0;
+	g = three_senders(&p, qa, qb, 3270, rtt_us);
 	t = p.net->now + 10000000;
 	grant_pkt(qb[0], false, t);	/* ends whatever epoch was open: a new one from t */
 	assert_int_equal(g->grant_kbps, 0);
@@ -672,26 +684,11 @@ static void test_grant_single_sender_withdrawn(void **state)
 static void grant_turns(__u32 rtt_us, __u32 epoch)
 {
 	struct mroce_qp *qa[3], *qb[3];
-	MROCE_OPTS(mroce_qp_attr, attr);
 	struct mroce_grant *g;
 	struct pair p;
 	__u64 t;
 
-	pair_open(&p, 3275, NULL, NULL);
-	pair_connect(&p);
-	qa[0] = p.qa;
-	qb[0] = p.qb;
-	for (int i = 1; i < 3; i++) {
-		attr.send_cq = attr.recv_cq = p.cqa;
-		assert_int_equal(mroce_create_qp(p.da, &attr, &qa[i]), 0);
-		attr.send_cq = attr.recv_cq = p.cqb;
-		assert_int_equal(mroce_create_qp(p.db, &attr, &qb[i]), 0);
-		assert_int_equal(sim_connect(qa[i], qb[i]), 0);
-	}
-	pthread_mutex_lock(&p.db->lock);
-	g = &p.db->grant;
-	p.db->rtt_hint_us = rtt_us;
-	p.db->stall_us = 0;
+	g = three_senders(&p, qa, qb, 3275, rtt_us);
 	t = p.net->now + 10000000;
 	grant_pkt(qb[0], false, t);	/* a new epoch from t */
 	/* turns: qb[2], then qb[1], then qb[0], a third of the epoch each, marked */

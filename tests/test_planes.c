@@ -1206,6 +1206,26 @@ static bool probe_sent(void *ctx)
  * it, and a packet sent there anyway is refused. Only its nonce, echoed,
  * proves it.
  */
+/*
+ * A's plane 1 silent (its probes go nowhere), a write posted and run until
+ * plane 1's probe left: the plane is unproven, within its allowance. Returns
+ * with A's device locked.
+ */
+static struct mroce_qp *unproven_plane(struct planes *pl, __u64 seed, __u32 bytes_seed)
+{
+	planes_open(pl, seed, 8);
+	pl->a1.link.down = pl->b1.link.down = true;
+	planes_connect(pl);
+	pl->p.net->a.link = pl->p.net->b.link = (struct sim_link){ .delay_us = 10 };
+	fill(pl->p.la, BUF, bytes_seed);
+	assert_int_equal(post(pl->p.qa, MROCE_WR_RDMA_WRITE, 1, pl->p.la, BUF,
+			      mroce_mr_lkey(pl->p.ma), (__u64)(unsigned long)pl->p.lb,
+			      mroce_mr_rkey(pl->p.mb), 0), 0);
+	assert_int_equal(sim_run(pl->p.net, pl->p.da, pl->p.db, probe_sent, pl, 1000000), 0);
+	pthread_mutex_lock(&pl->p.da->lock);
+	return pl->p.qa;
+}
+
 static void test_rogue_acks_prove_no_plane(void **state)
 {
 	struct planes pl;
@@ -1217,16 +1237,7 @@ static void test_rogue_acks_prove_no_plane(void **state)
 	__u32 nonce;
 
 	(void)state;
-	planes_open(&pl, 4440, 8);
-	pl.a1.link.down = pl.b1.link.down = true;
-	planes_connect(&pl);
-	pl.p.net->a.link = pl.p.net->b.link = (struct sim_link){ .delay_us = 10 };
-	qa = pl.p.qa;
-	fill(pl.p.la, BUF, 47);
-	assert_int_equal(post(qa, MROCE_WR_RDMA_WRITE, 1, pl.p.la, BUF, mroce_mr_lkey(pl.p.ma),
-			      (__u64)(unsigned long)pl.p.lb, mroce_mr_rkey(pl.p.mb), 0), 0);
-	assert_int_equal(sim_run(pl.p.net, pl.p.da, pl.p.db, probe_sent, &pl, 1000000), 0);
-	pthread_mutex_lock(&pl.p.da->lock);
+	qa = unproven_plane(&pl, 4440, 47);
 	p1 = &qa->planes[1];
 	assert_true(p1->unproven && !p1->down);
 	assert_true(pl.a1.sent >= 1 && pl.a1.sent <= MROCE_PLANE_UNPROVEN_PKTS);
@@ -1291,16 +1302,7 @@ static void test_guessing_peer_proves_nothing(void **state)
 	__u32 nonce;
 
 	(void)state;
-	planes_open(&pl, 4450, 8);
-	pl.a1.link.down = pl.b1.link.down = true;
-	planes_connect(&pl);
-	pl.p.net->a.link = pl.p.net->b.link = (struct sim_link){ .delay_us = 10 };
-	qa = pl.p.qa;
-	fill(pl.p.la, BUF, 48);
-	assert_int_equal(post(qa, MROCE_WR_RDMA_WRITE, 1, pl.p.la, BUF, mroce_mr_lkey(pl.p.ma),
-			      (__u64)(unsigned long)pl.p.lb, mroce_mr_rkey(pl.p.mb), 0), 0);
-	assert_int_equal(sim_run(pl.p.net, pl.p.da, pl.p.db, probe_sent, &pl, 1000000), 0);
-	pthread_mutex_lock(&pl.p.da->lock);
+	qa = unproven_plane(&pl, 4450, 48);
 	assert_true(qa->planes[1].unproven);
 	now = pl.p.net->now + 100;
 	nonce = qa->planes[1].nonce;

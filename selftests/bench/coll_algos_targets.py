@@ -26,7 +26,7 @@ Target: A's median time <= 1.05 x B's (the 5% is the band this VM's noise
 leaves between two runs of one build), printed as met or missed with every
 round's ratio, and each side's algorithm.
 """
-import argparse, json, os, shutil, signal, statistics, subprocess, sys, time
+import argparse, os, shutil, signal, statistics, subprocess, sys, time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import coll_bench as C  # noqa: E402  (the namespaces, mroce-launch, the report's helpers)
@@ -67,23 +67,7 @@ def run(ranks, coll, size, iters, tool):
     for k in ("MROCE_COLL_ALGO", "MROCE_COLL_A2A_WINDOW"):
         env.pop(k, None)	# as a user runs it
     args = ["-c", coll, "-b", str(size), "-e", str(size)] + iters + ["--json"]
-    procs = [subprocess.Popen([C.LAUNCH, "exec", C.JOB, str(i), "--", tool] + args, text=True,
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                              start_new_session=True, env=env)
-             for i in range(ranks)]
-    outs = []
-    try:
-        for p in procs:
-            outs.append(p.communicate(timeout=300))
-    finally:
-        for p in procs:
-            if p.poll() is None:
-                os.killpg(p.pid, signal.SIGKILL)
-                p.wait()
-    bad = [(i, p.returncode, outs[i][1][-600:]) for i, p in enumerate(procs) if p.returncode]
-    if bad:
-        raise RuntimeError(f"mroce-coll-perf failed: {bad}")
-    res = json.loads(outs[0][0])["results"]
+    res = C.run_mroce(ranks, args, tool=tool, env=env)["results"]
     if not res:
         return None	# mroce-coll-perf runs no size below one element per rank
     row = res[0]
@@ -149,17 +133,6 @@ def section(rows, rounds, date, before):
     return "\n".join(L) + "\n"
 
 
-def write_section(out, text):
-    """Replace this script's section of the report (between its own markers), or append it."""
-    old = open(out).read() if os.path.exists(out) else "# Benchmarks\n"
-    if BEGIN in old and END in old:
-        new = old[:old.index(BEGIN)] + text + old[old.index(END) + len(END):].lstrip("\n")
-    else:
-        new = old.rstrip("\n") + "\n\n" + text
-    with open(out, "w") as fh:
-        fh.write(new)
-
-
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rounds", type=int, default=3)
@@ -181,7 +154,7 @@ def main():
         C.down()
     text = section(rows, rounds, date, a.before)
     if a.out:
-        write_section(a.out, text)
+        C.write_section(a.out, text, BEGIN, END)
     print(text)
     for r in rows:
         v = verdict(r)

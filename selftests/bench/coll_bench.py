@@ -68,10 +68,12 @@ def up(ranks, net):
     return ns, addrs
 
 
-def run_mroce(ranks, args, timeout=300):
-    """Every rank at once through `mroce-launch exec`; rank 0's JSON."""
-    procs = [subprocess.Popen([LAUNCH, "exec", JOB, str(i), "--", CPERF] + args, text=True,
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+def run_mroce(ranks, args, timeout=300, tool=None, env=None):
+    """Every rank at once through `mroce-launch exec` (tool: mroce-coll-perf unless given);
+    rank 0's JSON."""
+    procs = [subprocess.Popen([LAUNCH, "exec", JOB, str(i), "--", tool or CPERF] + args, text=True,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
+                              env=env)
              for i in range(ranks)]
     outs = []
     try:
@@ -297,10 +299,11 @@ def section(res, runs, date, retries=()):
     return "\n".join(L) + "\n"
 
 
-def write_section(out, text):
+def write_section(out, text, begin=BEGIN, end=END):
+    """Replace the section between begin and end of the report, or append it."""
     old = open(out).read() if os.path.exists(out) else "# Benchmarks\n"
-    if BEGIN in old and END in old:
-        new = old[:old.index(BEGIN)] + text + old[old.index(END) + len(END):].lstrip("\n")
+    if begin in old and end in old:
+        new = old[:old.index(begin)] + text + old[old.index(end) + len(end):].lstrip("\n")
     else:
         new = old.rstrip("\n") + "\n\n" + text
     with open(out, "w") as fh:
