@@ -19,6 +19,8 @@
 #include <limits.h>
 #include <net/if.h>
 #include <netinet/in.h>
+#include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/mman.h>
@@ -1082,6 +1084,53 @@ struct mroce_flow *mroce_dp_flow(struct mroce_dp *dp, __u32 qpn)
 	return &dp->flows[qpn];
 }
 
+/* Whether pid is a process that has died: what it held is anyone's. */
+static bool pid_dead(__u32 pid)
+{
+	return pid && pid != (__u32)getpid() && kill((pid_t)pid, 0) && errno == ESRCH;
+}
+
+/* XDP stops accepting the flow first, then what identified it goes. */
+static void flow_quiesce(struct mroce_flow *f)
+{
+	__atomic_store_n(&f->state, MROCE_FLOW_RESERVED, __ATOMIC_RELEASE);
+	f->token = 0;
+	f->pd_cookie = 0;
+}
+
+/*
+ * Processes on one interface share its flows map, and a flow's owner PID is
+ * its lock: a process holds a flow once it has swapped the PID there, 0 (a
+ * free flow) or a dead process's (dead_too), for its own. Two never both
+ * do, and the state moves only under the lock (docs/datapath.md, "Maps").
+ */
+static bool flow_claim(struct mroce_flow *f, bool dead_too)
+{
+	__u32 pid = __atomic_load_n(&f->owner_pid, __ATOMIC_ACQUIRE);
+
+	if (pid && (!dead_too || !pid_dead(pid)))
+		return false;
+	if (!__atomic_compare_exchange_n(&f->owner_pid, &pid, (__u32)getpid(), false,
+					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		return false;
+	flow_quiesce(f);	/* a dead process's active flow stops */
+	return true;
+}
+
+static bool flow_ours(const struct mroce_flow *f)
+{
+	return __atomic_load_n(&f->owner_pid, __ATOMIC_ACQUIRE) == (__u32)getpid();
+}
+
+int mroce_dp_flow_reserve(struct mroce_dp *dp, __u32 qpn)
+{
+	struct mroce_flow *f = mroce_dp_flow(dp, qpn);
+
+	if (!f)
+		return -EINVAL;
+	return flow_claim(f, true) ? 0 : -EEXIST;
+}
+
 int mroce_dp_flow_add(struct mroce_dp *dp, __u32 qpn, const struct mroce_flow_cfg *cfg)
 {
 	struct mroce_flow *f = mroce_dp_flow(dp, qpn);
@@ -1090,13 +1139,14 @@ int mroce_dp_flow_add(struct mroce_dp *dp, __u32 qpn, const struct mroce_flow_cf
 		return -EINVAL;
 	if (MROCE_OPT(cfg, flags, 0) & ~(__u32)MROCE_FLOW_GO_BACK_N)
 		return -EINVAL;
-	if (__atomic_load_n(&f->state, __ATOMIC_ACQUIRE) != MROCE_FLOW_FREE)
+	/* reserved by this process, or free: an active flow is never replaced */
+	if ((__atomic_load_n(&f->state, __ATOMIC_ACQUIRE) != MROCE_FLOW_RESERVED || !flow_ours(f)) &&
+	    !flow_claim(f, false))
 		return -EEXIST;
 	/* Fill everything in first; state flips last so XDP never sees a half flow. */
 	f->token = mroce_be64(MROCE_OPT(cfg, token, 0));
 	f->peer_qpn = MROCE_OPT(cfg, peer_qpn, 0);
 	f->flags = MROCE_OPT(cfg, flags, 0);
-	f->owner_pid = (__u32)getpid();
 	f->dev_id = MROCE_OPT(cfg, dev_id, 0);
 	f->pd_cookie = MROCE_OPT(cfg, pd_cookie, 0);
 	memset(&f->tx, 0, sizeof(f->tx));	/* a previous QP's counters are not this one's */
@@ -1111,11 +1161,15 @@ int mroce_dp_flow_del(struct mroce_dp *dp, __u32 qpn)
 
 	if (!f)
 		return -EINVAL;
-	if (__atomic_load_n(&f->state, __ATOMIC_ACQUIRE) != MROCE_FLOW_ACTIVE)
-		return -ENOENT;
+	if (!flow_ours(f)) {
+		if (!__atomic_load_n(&f->owner_pid, __ATOMIC_ACQUIRE))
+			return -ENOENT;
+		if (!flow_claim(f, true))
+			return -EBUSY;	/* a live process's */
+	}
+	flow_quiesce(f);
 	__atomic_store_n(&f->state, MROCE_FLOW_FREE, __ATOMIC_RELEASE);
-	f->token = 0;
-	f->pd_cookie = 0;
+	__atomic_store_n(&f->owner_pid, 0, __ATOMIC_RELEASE);	/* the lock last */
 	return 0;
 }
 

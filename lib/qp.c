@@ -18,28 +18,34 @@
 
 #define DFLT(v, d) ((v) ? (v) : (d))
 
-/* A QPN is free on this interface unless a live process holds its flow. */
-static bool flow_reclaimable(struct mroce_dp *dp, __u32 qpn)
+/*
+ * QPN q on every plane's interface, for this process (other processes on
+ * them take QPNs from the same flows maps); on an error none is held.
+ */
+static int qpn_reserve(struct mroce_dev *dev, __u32 q)
 {
-	struct mroce_flow *f = mroce_dp_flow(dp, qpn);
+	for (__u32 i = 0; i < dev->nplanes; i++) {
+		int err = dev->plane_dp[i] ? mroce_dp_flow_reserve(dev->plane_dp[i], q) : 0;
 
-	if (__atomic_load_n(&f->state, __ATOMIC_ACQUIRE) == MROCE_FLOW_FREE)
-		return true;
-	if (f->owner_pid && kill((pid_t)f->owner_pid, 0) && errno == ESRCH) {
-		mroce_dp_flow_del(dp, qpn);	/* left behind by a process that died */
-		return true;
+		if (err) {
+			while (i-- > 0)
+				if (dev->plane_dp[i])
+					mroce_dp_flow_del(dev->plane_dp[i], q);
+			return err;
+		}
 	}
-	return false;
+	return 0;
 }
 
-/* Our flow in the other planes' maps, if any. */
-static void plane_flows_del(struct mroce_qp *qp)
+/* Deactivate the QP's flows and give its QPN back on every interface. */
+static void qpn_release(struct mroce_qp *qp)
 {
-	for (__u32 i = 1; i < MROCE_MAX_PLANES; i++) {
-		if (qp->pflow[i])
+	for (__u32 i = 0; i < qp->dev->nplanes; i++) {
+		if (qp->dev->plane_dp[i])
 			mroce_dp_flow_del(qp->dev->plane_dp[i], qp->qpn);
 		qp->pflow[i] = NULL;
 	}
+	qp->flow = &qp->local_flow;
 }
 
 /* Index mask of the smallest power-of-two ring holding depth entries. */
@@ -150,8 +156,8 @@ static int qp_take_qpn(struct mroce_dev *dev, struct mroce_qp *qp)
 	     n < MROCE_MAX_QPS - 1; n++, q = q % (MROCE_MAX_QPS - 1) + 1) {
 		if (dev->qps[q])
 			continue;
-		if (dev->dp && !flow_reclaimable(dev->dp, q))
-			continue;	/* another live process on this interface owns it */
+		if (qpn_reserve(dev, q))
+			continue;	/* another live process on this interface holds it */
 		qp->qpn = q;
 		dev->qps[q] = qp;
 		dev->qp_due[q] = dev->qp_timer[q] = 0;
@@ -323,10 +329,7 @@ void mroce_qp_fail(struct mroce_qp *qp, enum mroce_wc_status why)
 	for (__u32 i = 0; i < MROCE_READ_JOBS; i++)
 		qp->rjobs[i].used = false;
 	qp->rjobs_live = 0;
-	if (qp->dev->dp)
-		mroce_dp_flow_del(qp->dev->dp, qp->qpn);
-	plane_flows_del(qp);
-	qp->flow = &qp->local_flow;
+	qpn_release(qp);	/* an error is final: the QPN is no longer this QP's */
 }
 
 int mroce_destroy_qp(struct mroce_qp *qp)
@@ -460,22 +463,23 @@ static void plane_route(struct mroce_qp *qp, __u32 i, const struct mroce_qp_info
 		rt->dst.v6 = r->plane_addr[i - 1];
 }
 
-/* Our flow in every other plane's map, as in the first's; on an error none is left. */
-static int plane_flows_add(struct mroce_qp *qp, const struct mroce_flow_cfg *fc, __u8 np)
+/* Our flow in every plane's map (reserved at creation); on an error the QP is as before. */
+static int qp_flows_add(struct mroce_qp *qp, const struct mroce_flow_cfg *fc, __u8 np)
 {
-	for (__u32 i = 1; i < np; i++) {
-		struct mroce_dp *dp = qp->dev->plane_dp[i];
-		int err = flow_reclaimable(dp, qp->qpn) ? mroce_dp_flow_add(dp, qp->qpn, fc) : -EBUSY;
+	for (__u32 i = 0; i < np; i++) {
+		int err = mroce_dp_flow_add(qp->dev->plane_dp[i], qp->qpn, fc);
 
 		if (err) {
-			while (--i > 0) {
+			/* back to reserved: the QPN stays the QP's */
+			while (i-- > 0) {
 				mroce_dp_flow_del(qp->dev->plane_dp[i], qp->qpn);
-				qp->pflow[i] = NULL;
+				mroce_dp_flow_reserve(qp->dev->plane_dp[i], qp->qpn);
 			}
 			return err;
 		}
-		qp->pflow[i] = mroce_dp_flow(dp, qp->qpn);
 	}
+	for (__u32 i = 1; i < np; i++)
+		qp->pflow[i] = mroce_dp_flow(qp->dev->plane_dp[i], qp->qpn);
 	return 0;
 }
 
@@ -530,15 +534,10 @@ int mroce_qp_connect_locked(struct mroce_qp *qp, const struct mroce_qp_info *r, 
 		MROCE_OPTS(mroce_flow_cfg, fc, .token = qp->secret ^ r->secret, .rx_psn = r->psn,
 			   .peer_qpn = r->qpn, .flags = qp->attr.go_back_n ? MROCE_FLOW_GO_BACK_N : 0,
 			   .pd_cookie = qp->pd->cookie, .dev_id = dev->dev_id);
-		int err = mroce_dp_flow_add(dev->dp, qp->qpn, &fc);
+		int err = qp_flows_add(qp, &fc, np);
 
 		if (err)
 			return err;
-		err = plane_flows_add(qp, &fc, np);
-		if (err) {
-			mroce_dp_flow_del(dev->dp, qp->qpn);
-			return err;
-		}
 		qp->flow = mroce_dp_flow(dev->dp, qp->qpn);
 	} else {
 		memset(&qp->local_flow, 0, sizeof(qp->local_flow));

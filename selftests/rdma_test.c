@@ -51,6 +51,7 @@
 #include <sys/wait.h>
 #include <poll.h>
 #include <pthread.h>
+#include <arpa/inet.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -58,6 +59,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <mroce/mroce.h>
+#include <mroce/wire.h>
 #include "../lib/testhook.h"
 
 enum { CTL_HELLO = 1, CTL_CHECK, CTL_RESULT, CTL_EXPECT, CTL_READY, CTL_RECVD, CTL_BYE,
@@ -325,6 +327,164 @@ static int dm_check(const char *ifname)
 	bad |= dm_expect("chunks after mroce_dev_close() took them back", dm_fill(d, all, 80), 64);
 	mroce_dev_close(d);
 	printf("rdma_test: dm: %s\n", bad ? "FAIL" : "ok");
+	return bad;
+}
+
+/* ---- QPNs: processes on one interface take them at once ----------------- */
+
+#define QPN_MAX_PROCS	8
+
+/*
+ * Create QPs on dev until none is left, then connect each (to itself, at
+ * addr: nothing reaches another host): how many, their QPNs in qpns.
+ * Creating ends at -ENOSPC; any other error is the test's failure.
+ */
+static int qpn_take_all(struct mroce_dev *d, const char *addr, struct mroce_qp **qps, __u32 *qpns,
+			int *count)
+{
+	MROCE_OPTS(mroce_qp_attr, qa, .sq_depth = 16, .rq_depth = 16, .max_inflight = 16);
+	struct mroce_dev_attr da;
+	struct mroce_qp_info info;
+	struct in6_addr a6 = {};
+	struct mroce_cq *cq;
+	int err, n = 0;
+
+	if ((err = mroce_dev_query(d, &da)) || (err = mroce_create_cq(d, 64, &cq)))
+		return err;
+	a6.s6_addr[10] = a6.s6_addr[11] = 0xff;
+	if (inet_pton(AF_INET, addr, &a6.s6_addr[12]) != 1)
+		return -EINVAL;
+	qa.send_cq = qa.recv_cq = cq;
+	/* all created first, as a CM's round trips leave them unconnected a while */
+	while (n < MROCE_MAX_QPS && !(err = mroce_create_qp(d, &qa, &qps[n]))) {
+		qpns[n] = mroce_qp_num(qps[n]);
+		n++;
+	}
+	*count = n;
+	if (err != -ENOSPC)
+		return err;
+	for (int i = 0; i < n; i++)
+		if ((err = mroce_qp_local_info(qps[i], &a6, AF_INET, &info)) ||
+		    (err = mroce_qp_connect(qps[i], &info, da.mac)))
+			return err;
+	return 0;
+}
+
+/*
+ * rdma_test qpns DEV ADDR N: N processes, each with a device on a queue of
+ * DEV's, create and connect QPs at once until the QPNs run out; every QPN
+ * must be taken once, by one of them. One is then killed holding its QPs
+ * and the others close theirs: this process alone takes as many again (a
+ * dead process's flows are taken over, a closed one's given back).
+ */
+static int qpn_check(const char *ifname, const char *addr, int nproc)
+{
+	static struct mroce_qp *qps[MROCE_MAX_QPS];
+	static __u32 qpns[MROCE_MAX_QPS], seen[MROCE_MAX_QPS];
+	int go[2], done[2], rep[QPN_MAX_PROCS][2], total = 0, alone = 0, err, status, bad = 0;
+	pid_t kids[QPN_MAX_PROCS];
+	struct mroce_dev *d;
+
+	if (nproc < 2 || nproc > QPN_MAX_PROCS)
+		return fail("qpns: processes, 2..8", -EINVAL);
+	if (pipe(go) || pipe(done))
+		return fail("pipe", -errno);
+	for (int i = 0; i < nproc; i++) {
+		if (pipe(rep[i]) || (kids[i] = fork()) < 0)
+			return fail("fork", -errno);
+		if (kids[i] == 0) {
+			int n = 0;
+			char c;
+
+			close(go[1]);
+			close(done[1]);
+			err = mroce_dev_open(ifname, NULL, &d);
+			/* every process's device open first: they create their QPs at once */
+			if (write(rep[i][1], &err, sizeof(err)) != sizeof(err))
+				_exit(3);
+			if (!err && read(go[0], &c, 1) < 0)
+				err = -errno;
+			if (!err)
+				err = qpn_take_all(d, addr, qps, qpns, &n);
+			if (write(rep[i][1], &err, sizeof(err)) != sizeof(err) ||
+			    write(rep[i][1], &n, sizeof(n)) != sizeof(n) ||
+			    write(rep[i][1], qpns, n * sizeof(*qpns)) != (ssize_t)(n * sizeof(*qpns)))
+				_exit(3);
+			if (read(done[0], &c, 1) < 0)	/* held till the parent has counted */
+				_exit(4);
+			if (!err)
+				mroce_dev_close(d);	/* destroys the QPs: their QPNs go back */
+			_exit(err ? 1 : 0);
+		}
+		close(rep[i][1]);
+	}
+	close(go[0]);
+	close(done[0]);
+	for (int i = 0; i < nproc; i++)
+		if (read(rep[i][0], &err, sizeof(err)) != sizeof(err) || err)
+			bad |= fail("qpns: a process's device", err ? err : -EPROTO);
+	close(go[1]);	/* all opened: go */
+	for (int i = 0; i < nproc; i++) {
+		int n = 0;
+
+		if (read(rep[i][0], &err, sizeof(err)) != sizeof(err) ||
+		    read(rep[i][0], &n, sizeof(n)) != sizeof(n) || n < 0 || n > MROCE_MAX_QPS ||
+		    read(rep[i][0], qpns, n * sizeof(*qpns)) != (ssize_t)(n * sizeof(*qpns)))
+			return fail("qpns: a process's report", -EPROTO);
+		if (err) {
+			printf("rdma_test: FAIL: qpns: process %d: after %d QPs:", i, n);
+			bad |= fail("", err);
+		}
+		printf("rdma_test: qpns: process %d took %d QPNs\n", i, n);
+		for (int k = 0; k < n; k++) {
+			if (!qpns[k] || qpns[k] >= MROCE_MAX_QPS || seen[qpns[k]]) {
+				printf("rdma_test: FAIL: qpns: QPN %u taken by processes %u and %d\n",
+				       qpns[k], seen[qpns[k] % MROCE_MAX_QPS] - 1, i);
+				bad = 1;
+				continue;
+			}
+			seen[qpns[k]] = (__u32)i + 1;
+		}
+		total += n;
+	}
+	/* another process can neither take, replace nor delete a live one's flow */
+	for (__u32 q = 1; q < MROCE_MAX_QPS; q++) {
+		MROCE_OPTS(mroce_flow_cfg, fc, .token = 1);
+		struct mroce_dp *dp;
+
+		if (!seen[q])
+			continue;
+		if ((err = mroce_dp_open(ifname, &dp)))
+			return fail("mroce_dp_open", err);
+		bad |= dm_expect("reserving a live process's QPN", mroce_dp_flow_reserve(dp, q), -EEXIST);
+		bad |= dm_expect("adding a flow over a live one's", mroce_dp_flow_add(dp, q, &fc), -EEXIST);
+		bad |= dm_expect("deleting a live process's flow", mroce_dp_flow_del(dp, q), -EBUSY);
+		bad |= dm_expect("its flow still active", (int)mroce_dp_flow(dp, q)->state,
+				 MROCE_FLOW_ACTIVE);
+		mroce_dp_close(dp);
+		break;
+	}
+	/* one dies holding its QPs and flows, the others close their devices */
+	kill(kids[0], SIGKILL);
+	close(done[1]);
+	for (int i = 0; i < nproc; i++)
+		if (waitpid(kids[i], &status, 0) != kids[i] ||
+		    (i ? !WIFEXITED(status) || WEXITSTATUS(status) : !WIFSIGNALED(status)))
+			bad |= fail("qpns: a process's exit", -ECHILD);
+	if ((err = mroce_dev_open(ifname, NULL, &d)))
+		return fail(ifname, err);
+	err = qpn_take_all(d, addr, qps, qpns, &alone);
+	if (err)
+		bad |= fail("qpns: alone", err);
+	mroce_dev_close(d);
+	printf("rdma_test: qpns: %d processes at once took %d QPNs, each once; alone after: %d\n",
+	       nproc, total, alone);
+	if (total != alone || alone < MROCE_MAX_QPS - 8) {
+		printf("rdma_test: FAIL: qpns: %d taken at once, %d alone, of %d\n", total, alone,
+		       MROCE_MAX_QPS - 1);
+		bad = 1;
+	}
+	printf("rdma_test: qpns: %s\n", bad ? "FAIL" : "ok");
 	return bad;
 }
 
@@ -1273,9 +1433,13 @@ int main(int argc, char **argv)
 		return dm_check(argv[2]);
 	if (argc == 3 && !strcmp(argv[1], "pool"))
 		return pool_check(argv[2]);
+	if (argc == 5 && !strcmp(argv[1], "qpns"))
+		return qpn_check(argv[2], argv[3], atoi(argv[4]));
 	if (argc < 2 || (strcmp(argv[1], "server") && strcmp(argv[1], "client"))) {
 		fprintf(stderr, "usage: rdma_test server|client --dev DEV --addr ADDR [options]\n"
-				"       rdma_test dm DEV\n");
+				"       rdma_test dm DEV\n"
+				"       rdma_test pool DEV\n"
+				"       rdma_test qpns DEV ADDR NPROCS\n");
 		return 2;
 	}
 	o.server = !strcmp(argv[1], "server");

@@ -224,6 +224,14 @@ for i in range(20): s.sendto(b'not MetaRoCE, another protocol on port 4793', ('$
 	no_stray_frames
 }
 
+# Processes on one interface share its flows map: 4 create and connect QPs at
+# once till the QPNs run out, and each QPN goes to one of them; after one is
+# killed holding its QPs and the others close theirs, one process alone takes
+# every QPN again (rdma_test.c, qpn_check()).
+t_qpns_at_once() {
+	a "$RT" qpns "$IF_A" "$IP_A" 4
+}
+
 setup_q2() { PAIR_QUEUES=2 setup_pair "$@"; }
 setup_q4() { PAIR_QUEUES=4 setup_pair "$@"; }
 setup_q8() { PAIR_QUEUES=8 setup_pair "$@"; }
@@ -236,5 +244,6 @@ TEST_SETUP=setup_q2 run_test "2 processes per end under 1% loss and reordering" 
 TEST_SETUP=setup_q2 run_test "without --queue: the next free queue, then a clear error" t_default_next_free_queue
 TEST_SETUP=setup_q4 run_test "one process killed mid-transfer: the others unaffected, its queue reused" t_one_killed
 TEST_SETUP=setup_q2 run_test "a frame on another process's queue: dropped, counted, never delivered" t_other_queue_isolated
+TEST_SETUP=setup_q4 run_test "4 processes take QPNs at once: each once; a dead one's taken over" t_qpns_at_once
 TEST_SETUP=setup_q2 run_test "a crashed process's entries: a reused pid blocks nothing, its port is free" t_stale_entries
 summary queues

@@ -45,6 +45,7 @@ _Static_assert(MROCE_SACK_WORDS * 64 >= MROCE_RXWIN_PSNS - 1,
 enum mroce_flow_state {
 	MROCE_FLOW_FREE		= 0,	/* no QP: packets count as unknown QP */
 	MROCE_FLOW_ACTIVE	= 1,	/* accept packets with the right token */
+	MROCE_FLOW_RESERVED	= 2,	/* a process holds the QPN, not connected: as FREE to XDP */
 };
 
 /* flow.flags */

@@ -140,7 +140,15 @@ struct mroce_flow_cfg {
 	size_t	:0;
 };
 
-/* Activate local QP qpn (1 .. MROCE_MAX_QPS-1). -EEXIST if active already. */
+/*
+ * Local QPN qpn (1 .. MROCE_MAX_QPS-1) of an interface, whose flows map the
+ * processes on it share. Reserve takes it for this process, free or a dead
+ * process's: -EEXIST if a live one holds it. Add activates it, reserved by
+ * this process or free: -EEXIST if another's or active already. Del
+ * deactivates and frees it, this process's or a dead one's: -ENOENT if
+ * free, -EBUSY if a live process holds it.
+ */
+MROCE_API int mroce_dp_flow_reserve(struct mroce_dp *dp, __u32 qpn);
 MROCE_API int mroce_dp_flow_add(struct mroce_dp *dp, __u32 qpn, const struct mroce_flow_cfg *cfg);
 MROCE_API int mroce_dp_flow_del(struct mroce_dp *dp, __u32 qpn);
 
