@@ -155,18 +155,22 @@ bool mroce_dmr_claim(struct mroce_dev *dev, __u32 i)
 {
 	struct mroce_dp_dm pool;
 	struct mroce_dmr *r;
-	__u32 st;
+	__u32 pid;
 
 	if (mroce_dp_dm(dev->dp, &pool))
 		return false;
 	r = &pool.dmr[i];
-	st = __atomic_load_n(&r->state, __ATOMIC_ACQUIRE);
-	if (st != MROCE_DMR_FREE && !owner_dead(r->owner_pid))
+	/*
+	 * The owner PID is the entry's lock, as a chunk's: whoever swaps 0 or a
+	 * dead process's PID for its own holds it; the state moves under it.
+	 */
+	pid = __atomic_load_n(&r->owner_pid, __ATOMIC_ACQUIRE);
+	if (pid && !owner_dead(pid))
 		return false;
-	if (!__atomic_compare_exchange_n(&r->state, &st, MROCE_DMR_CLAIMED, false,
+	if (!__atomic_compare_exchange_n(&r->owner_pid, &pid, (__u32)getpid(), false,
 					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
 		return false;
-	r->owner_pid = (__u32)getpid();
+	__atomic_store_n(&r->state, MROCE_DMR_CLAIMED, __ATOMIC_RELEASE);	/* XDP stops */
 	return true;
 }
 
@@ -203,8 +207,8 @@ void mroce_dmr_unpublish(struct mroce_dev *dev, struct mroce_mr *mr, __u32 i)
 	r->rkey = 0;
 	r->pd_cookie = 0;
 	r->length = 0;
-	r->owner_pid = 0;
 	__atomic_store_n(&r->state, MROCE_DMR_FREE, __ATOMIC_RELEASE);
+	__atomic_store_n(&r->owner_pid, 0, __ATOMIC_RELEASE);	/* the lock last */
 	if (mr)
 		mr->dmr = false;
 }
