@@ -1084,10 +1084,15 @@ struct mroce_flow *mroce_dp_flow(struct mroce_dp *dp, __u32 qpn)
 	return &dp->flows[qpn];
 }
 
-/* Whether pid is a process that has died: what it held is anyone's. */
+/*
+ * Whether pid is a process that has died: what it held is anyone's. A value
+ * no PID takes (a foreign writer's) is no one's either.
+ */
 static bool pid_dead(__u32 pid)
 {
-	return pid && pid != (__u32)getpid() && kill((pid_t)pid, 0) && errno == ESRCH;
+	if (!pid || pid == (__u32)getpid())
+		return false;
+	return pid > INT_MAX || (kill((pid_t)pid, 0) && errno == ESRCH);
 }
 
 /* XDP stops accepting the flow first, then what identified it goes. */
@@ -1134,14 +1139,20 @@ int mroce_dp_flow_reserve(struct mroce_dp *dp, __u32 qpn)
 int mroce_dp_flow_add(struct mroce_dp *dp, __u32 qpn, const struct mroce_flow_cfg *cfg)
 {
 	struct mroce_flow *f = mroce_dp_flow(dp, qpn);
+	__u32 st;
 
 	if (!f || !cfg || !mroce_opts_valid(cfg, cfg->sz, sizeof(*cfg)))
 		return -EINVAL;
 	if (MROCE_OPT(cfg, flags, 0) & ~(__u32)MROCE_FLOW_GO_BACK_N)
 		return -EINVAL;
-	/* reserved by this process, or free: an active flow is never replaced */
-	if ((__atomic_load_n(&f->state, __ATOMIC_ACQUIRE) != MROCE_FLOW_RESERVED || !flow_ours(f)) &&
-	    !flow_claim(f, false))
+	/*
+	 * Reserved by this process; or free, or a dead process's not active (its
+	 * state cannot move while the dead PID holds it): an active flow is
+	 * never replaced.
+	 */
+	st = __atomic_load_n(&f->state, __ATOMIC_ACQUIRE);
+	if ((st != MROCE_FLOW_RESERVED || !flow_ours(f)) &&
+	    !flow_claim(f, st != MROCE_FLOW_ACTIVE))
 		return -EEXIST;
 	/* Fill everything in first; state flips last so XDP never sees a half flow. */
 	f->token = mroce_be64(MROCE_OPT(cfg, token, 0));
@@ -1152,6 +1163,19 @@ int mroce_dp_flow_add(struct mroce_dp *dp, __u32 qpn, const struct mroce_flow_cf
 	memset(&f->tx, 0, sizeof(f->tx));	/* a previous QP's counters are not this one's */
 	mroce_rxwin_reset(f, MROCE_OPT(cfg, rx_psn, 0));
 	__atomic_store_n(&f->state, MROCE_FLOW_ACTIVE, __ATOMIC_RELEASE);
+	return 0;
+}
+
+/* This process's active flow back to reserved: XDP stops, the QPN stays ours. */
+int mroce_dp_flow_unset(struct mroce_dp *dp, __u32 qpn)
+{
+	struct mroce_flow *f = mroce_dp_flow(dp, qpn);
+
+	if (!f)
+		return -EINVAL;
+	if (!flow_ours(f))
+		return -ENOENT;
+	flow_quiesce(f);
 	return 0;
 }
 

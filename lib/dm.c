@@ -18,9 +18,16 @@
 #include "engine.h"
 #include "internal.h"
 
+/*
+ * An owner PID with this bit is a table entry being taken (mroce_dmr_claim):
+ * it matches no chunk's owner, so XDP places nothing there meanwhile.
+ */
+#define DMR_CLAIMING	0x80000000u
+
 /* Whether the process that holds an entry is gone (its entries may be taken). */
 static bool owner_dead(__u32 pid)
 {
+	pid &= ~DMR_CLAIMING;
 	return pid && pid != (__u32)getpid() && kill((pid_t)pid, 0) && errno == ESRCH;
 }
 
@@ -163,14 +170,18 @@ bool mroce_dmr_claim(struct mroce_dev *dev, __u32 i)
 	/*
 	 * The owner PID is the entry's lock, as a chunk's: whoever swaps 0 or a
 	 * dead process's PID for its own holds it; the state moves under it.
+	 * XDP places into an active entry whose owner holds the chunk, so the
+	 * PID swapped in first is marked: a dead owner's entry, still active,
+	 * never names the new owner's chunks before the state says claimed.
 	 */
 	pid = __atomic_load_n(&r->owner_pid, __ATOMIC_ACQUIRE);
 	if (pid && !owner_dead(pid))
 		return false;
-	if (!__atomic_compare_exchange_n(&r->owner_pid, &pid, (__u32)getpid(), false,
+	if (!__atomic_compare_exchange_n(&r->owner_pid, &pid, (__u32)getpid() | DMR_CLAIMING, false,
 					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
 		return false;
 	__atomic_store_n(&r->state, MROCE_DMR_CLAIMED, __ATOMIC_RELEASE);	/* XDP stops */
+	__atomic_store_n(&r->owner_pid, (__u32)getpid(), __ATOMIC_RELEASE);
 	return true;
 }
 

@@ -57,6 +57,7 @@ struct mroce_dp_dm {
 	struct mroce_dmr	*dmr;	/* MROCE_DMR_MAX entries */
 };
 int mroce_dp_dm(struct mroce_dp *dp, struct mroce_dp_dm *out);
+int mroce_dp_flow_unset(struct mroce_dp *dp, __u32 qpn);
 
 /*
  * Whether this kernel lets an XDP program (frags: one loaded "xdp.frags")

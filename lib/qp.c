@@ -8,7 +8,6 @@
 #include <malloc.h>
 #include <stdlib.h>
 #include <string.h>
-#include <signal.h>
 
 #include "cc.h"
 #include "eng_int.h"
@@ -471,10 +470,8 @@ static int qp_flows_add(struct mroce_qp *qp, const struct mroce_flow_cfg *fc, __
 
 		if (err) {
 			/* back to reserved: the QPN stays the QP's */
-			while (i-- > 0) {
-				mroce_dp_flow_del(qp->dev->plane_dp[i], qp->qpn);
-				mroce_dp_flow_reserve(qp->dev->plane_dp[i], qp->qpn);
-			}
+			while (i-- > 0)
+				mroce_dp_flow_unset(qp->dev->plane_dp[i], qp->qpn);
 			return err;
 		}
 	}

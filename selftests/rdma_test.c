@@ -335,12 +335,13 @@ static int dm_check(const char *ifname)
 #define QPN_MAX_PROCS	8
 
 /*
- * Create QPs on dev until none is left, then connect each (to itself, at
- * addr: nothing reaches another host): how many, their QPNs in qpns.
+ * Create QPs on dev until none is left, then connect every `every`-th one
+ * (to itself, at addr: nothing reaches another host; the rest stay
+ * unconnected, their QPNs reserved): how many, their QPNs in qpns.
  * Creating ends at -ENOSPC; any other error is the test's failure.
  */
-static int qpn_take_all(struct mroce_dev *d, const char *addr, struct mroce_qp **qps, __u32 *qpns,
-			int *count)
+static int qpn_take_all(struct mroce_dev *d, const char *addr, int every, struct mroce_qp **qps,
+			__u32 *qpns, int *count)
 {
 	MROCE_OPTS(mroce_qp_attr, qa, .sq_depth = 16, .rq_depth = 16, .max_inflight = 16);
 	struct mroce_dev_attr da;
@@ -363,96 +364,152 @@ static int qpn_take_all(struct mroce_dev *d, const char *addr, struct mroce_qp *
 	*count = n;
 	if (err != -ENOSPC)
 		return err;
-	for (int i = 0; i < n; i++)
+	for (int i = 0; i < n; i += every)
 		if ((err = mroce_qp_local_info(qps[i], &a6, AF_INET, &info)) ||
 		    (err = mroce_qp_connect(qps[i], &info, da.mac)))
 			return err;
 	return 0;
 }
 
+/* One process of qpn_check(): its pipes, and how it takes and gives back. */
+struct qpn_proc {
+	pid_t	pid;
+	int	rep[2];		/* its reports to the parent */
+	int	every;		/* connects every every-th QP it takes */
+	bool	closes;		/* closes its device when told (close pipe), then stays */
+};
+
+/* go, cls, done: the pipes the parent closes to say so ([0] read here, [1] closed here). */
+static int qpn_spawn(struct qpn_proc *k, const char *ifname, const char *addr, const int *gop,
+		     const int *clsp, const int *donep)
+{
+	int go = gop[0], cls = clsp[0], done = donep[0];
+	static struct mroce_qp *qps[MROCE_MAX_QPS];
+	static __u32 qpns[MROCE_MAX_QPS];
+	struct mroce_dev *d = NULL;
+	int err, n = 0;
+	char c;
+
+	if (pipe(k->rep) || (k->pid = fork()) < 0)
+		return -errno;
+	if (k->pid) {
+		close(k->rep[1]);
+		return 0;
+	}
+	close(gop[1]);	/* else their ends never read EOF */
+	close(clsp[1]);
+	close(donep[1]);
+	err = mroce_dev_open(ifname, NULL, &d);
+	/* every process's device open first: they create their QPs at once */
+	if (write(k->rep[1], &err, sizeof(err)) != sizeof(err))
+		_exit(3);
+	if (!err && read(go, &c, 1) < 0)
+		err = -errno;
+	if (!err)
+		err = qpn_take_all(d, addr, k->every, qps, qpns, &n);
+	if (write(k->rep[1], &err, sizeof(err)) != sizeof(err) ||
+	    write(k->rep[1], &n, sizeof(n)) != sizeof(n) ||
+	    write(k->rep[1], qpns, n * sizeof(*qpns)) != (ssize_t)(n * sizeof(*qpns)))
+		_exit(3);
+	if (k->closes) {
+		if (read(cls, &c, 1) < 0)
+			_exit(4);
+		if (d)
+			mroce_dev_close(d);	/* destroys the QPs: their QPNs go back */
+		d = NULL;
+		if (write(k->rep[1], "c", 1) != 1)	/* closed, and alive */
+			_exit(3);
+	}
+	if (read(done, &c, 1) < 0)	/* held till the parent has counted */
+		_exit(4);
+	if (d)
+		mroce_dev_close(d);
+	_exit(err ? 1 : 0);
+}
+
+/* Start n processes, let them take QPNs at once, check each QPN went to one: how many. */
+static int qpn_round(struct qpn_proc *k, int n, const char *ifname, const char *addr,
+		     const int *cls, const int *done, int *bad, __u32 *seen)
+{
+	static __u32 qpns[MROCE_MAX_QPS];
+	int go[2], err, total = 0;
+
+	if (pipe(go))
+		return -errno;
+	for (int i = 0; i < n; i++)
+		if ((err = qpn_spawn(&k[i], ifname, addr, go, cls, done)))
+			return err;
+	close(go[0]);
+	for (int i = 0; i < n; i++)
+		if (read(k[i].rep[0], &err, sizeof(err)) != sizeof(err) || err)
+			*bad |= fail("qpns: a process's device", err ? err : -EPROTO);
+	close(go[1]);	/* all opened: go */
+	memset(seen, 0, MROCE_MAX_QPS * sizeof(*seen));
+	for (int i = 0; i < n; i++) {
+		int m = 0;
+
+		if (read(k[i].rep[0], &err, sizeof(err)) != sizeof(err) ||
+		    read(k[i].rep[0], &m, sizeof(m)) != sizeof(m) || m < 0 || m > MROCE_MAX_QPS ||
+		    read(k[i].rep[0], qpns, m * sizeof(*qpns)) != (ssize_t)(m * sizeof(*qpns)))
+			return -EPROTO;
+		if (err) {
+			printf("rdma_test: FAIL: qpns: process %d: after %d QPs:", i, m);
+			*bad |= fail("", err);
+		}
+		printf("rdma_test: qpns: process %d took %d QPNs%s\n", i, m,
+		       k[i].every > 1 ? ", connected every other" : "");
+		for (int q = 0; q < m; q++) {
+			if (!qpns[q] || qpns[q] >= MROCE_MAX_QPS || seen[qpns[q]]) {
+				printf("rdma_test: FAIL: qpns: QPN %u taken by processes %d and %d\n",
+				       qpns[q], qpns[q] < MROCE_MAX_QPS ? (int)seen[qpns[q]] - 1 : -1, i);
+				*bad = 1;
+				continue;
+			}
+			seen[qpns[q]] = (__u32)i + 1;
+		}
+		total += m;
+	}
+	return total;
+}
+
 /*
  * rdma_test qpns DEV ADDR N: N processes, each with a device on a queue of
- * DEV's, create and connect QPs at once until the QPNs run out; every QPN
- * must be taken once, by one of them. One is then killed holding its QPs
- * and the others close theirs: this process alone takes as many again (a
- * dead process's flows are taken over, a closed one's given back).
+ * DEV's, create QPs at once until the QPNs run out, then connect them
+ * (process 0 every other one only): every QPN must be taken once, by one
+ * of them, and no other process may take, replace or delete a live one's
+ * flow. Then process 0 is killed holding its QPs (connected and not) and
+ * the others close their devices but stay alive; two new processes take
+ * QPNs at once: as many again, each once (a dead process's flows taken
+ * over by one of them only, a closed device's given back).
  */
 static int qpn_check(const char *ifname, const char *addr, int nproc)
 {
-	static struct mroce_qp *qps[MROCE_MAX_QPS];
-	static __u32 qpns[MROCE_MAX_QPS], seen[MROCE_MAX_QPS];
-	int go[2], done[2], rep[QPN_MAX_PROCS][2], total = 0, alone = 0, err, status, bad = 0;
-	pid_t kids[QPN_MAX_PROCS];
-	struct mroce_dev *d;
+	static __u32 seen[MROCE_MAX_QPS];
+	struct qpn_proc k[QPN_MAX_PROCS + 2] = {};
+	int cls[2], done[2], first, again, err, status, bad = 0;
+	char c;
 
 	if (nproc < 2 || nproc > QPN_MAX_PROCS)
 		return fail("qpns: processes, 2..8", -EINVAL);
-	if (pipe(go) || pipe(done))
+	if (pipe(cls) || pipe(done))
 		return fail("pipe", -errno);
-	for (int i = 0; i < nproc; i++) {
-		if (pipe(rep[i]) || (kids[i] = fork()) < 0)
-			return fail("fork", -errno);
-		if (kids[i] == 0) {
-			int n = 0;
-			char c;
-
-			close(go[1]);
-			close(done[1]);
-			err = mroce_dev_open(ifname, NULL, &d);
-			/* every process's device open first: they create their QPs at once */
-			if (write(rep[i][1], &err, sizeof(err)) != sizeof(err))
-				_exit(3);
-			if (!err && read(go[0], &c, 1) < 0)
-				err = -errno;
-			if (!err)
-				err = qpn_take_all(d, addr, qps, qpns, &n);
-			if (write(rep[i][1], &err, sizeof(err)) != sizeof(err) ||
-			    write(rep[i][1], &n, sizeof(n)) != sizeof(n) ||
-			    write(rep[i][1], qpns, n * sizeof(*qpns)) != (ssize_t)(n * sizeof(*qpns)))
-				_exit(3);
-			if (read(done[0], &c, 1) < 0)	/* held till the parent has counted */
-				_exit(4);
-			if (!err)
-				mroce_dev_close(d);	/* destroys the QPs: their QPNs go back */
-			_exit(err ? 1 : 0);
-		}
-		close(rep[i][1]);
+	for (int i = 0; i < nproc + 2; i++) {
+		k[i].every = i == 0 ? 2 : 1;
+		k[i].closes = i > 0 && i < nproc;
 	}
-	close(go[0]);
-	close(done[0]);
-	for (int i = 0; i < nproc; i++)
-		if (read(rep[i][0], &err, sizeof(err)) != sizeof(err) || err)
-			bad |= fail("qpns: a process's device", err ? err : -EPROTO);
-	close(go[1]);	/* all opened: go */
-	for (int i = 0; i < nproc; i++) {
-		int n = 0;
-
-		if (read(rep[i][0], &err, sizeof(err)) != sizeof(err) ||
-		    read(rep[i][0], &n, sizeof(n)) != sizeof(n) || n < 0 || n > MROCE_MAX_QPS ||
-		    read(rep[i][0], qpns, n * sizeof(*qpns)) != (ssize_t)(n * sizeof(*qpns)))
-			return fail("qpns: a process's report", -EPROTO);
-		if (err) {
-			printf("rdma_test: FAIL: qpns: process %d: after %d QPs:", i, n);
-			bad |= fail("", err);
-		}
-		printf("rdma_test: qpns: process %d took %d QPNs\n", i, n);
-		for (int k = 0; k < n; k++) {
-			if (!qpns[k] || qpns[k] >= MROCE_MAX_QPS || seen[qpns[k]]) {
-				printf("rdma_test: FAIL: qpns: QPN %u taken by processes %u and %d\n",
-				       qpns[k], seen[qpns[k] % MROCE_MAX_QPS] - 1, i);
-				bad = 1;
-				continue;
-			}
-			seen[qpns[k]] = (__u32)i + 1;
-		}
-		total += n;
-	}
-	/* another process can neither take, replace nor delete a live one's flow */
-	for (__u32 q = 1; q < MROCE_MAX_QPS; q++) {
+	first = qpn_round(k, nproc, ifname, addr, cls, done, &bad, seen);
+	if (first < 0)
+		return fail("qpns: the first round", first);
+	/* another process can neither take, replace nor delete a live one's active flow */
+	for (__u32 q = 1; q <= MROCE_MAX_QPS; q++) {
 		MROCE_OPTS(mroce_flow_cfg, fc, .token = 1);
 		struct mroce_dp *dp;
 
-		if (!seen[q])
+		if (q == MROCE_MAX_QPS) {
+			bad |= fail("qpns: no QPN of a process that connects them all", -ENOENT);
+			break;
+		}
+		if (seen[q] < 2)	/* processes 1 .. connect every QP */
 			continue;
 		if ((err = mroce_dp_open(ifname, &dp)))
 			return fail("mroce_dp_open", err);
@@ -464,23 +521,27 @@ static int qpn_check(const char *ifname, const char *addr, int nproc)
 		mroce_dp_close(dp);
 		break;
 	}
-	/* one dies holding its QPs and flows, the others close their devices */
-	kill(kids[0], SIGKILL);
+	/* process 0 dies holding its QPs; the others close their devices and stay */
+	kill(k[0].pid, SIGKILL);
+	if (waitpid(k[0].pid, &status, 0) != k[0].pid || !WIFSIGNALED(status))
+		bad |= fail("qpns: the process killed", -ECHILD);
+	close(cls[1]);
+	cls[1] = -1;	/* its number may be a later pipe's */
+	for (int i = 1; i < nproc; i++)
+		if (read(k[i].rep[0], &c, 1) != 1)
+			bad |= fail("qpns: a process closing its device", -EPROTO);
+	again = qpn_round(k + nproc, 2, ifname, addr, cls, done, &bad, seen);
+	if (again < 0)
+		return fail("qpns: the second round", again);
 	close(done[1]);
-	for (int i = 0; i < nproc; i++)
-		if (waitpid(kids[i], &status, 0) != kids[i] ||
-		    (i ? !WIFEXITED(status) || WEXITSTATUS(status) : !WIFSIGNALED(status)))
+	for (int i = 1; i < nproc + 2; i++)
+		if (waitpid(k[i].pid, &status, 0) != k[i].pid || !WIFEXITED(status) ||
+		    WEXITSTATUS(status))
 			bad |= fail("qpns: a process's exit", -ECHILD);
-	if ((err = mroce_dev_open(ifname, NULL, &d)))
-		return fail(ifname, err);
-	err = qpn_take_all(d, addr, qps, qpns, &alone);
-	if (err)
-		bad |= fail("qpns: alone", err);
-	mroce_dev_close(d);
-	printf("rdma_test: qpns: %d processes at once took %d QPNs, each once; alone after: %d\n",
-	       nproc, total, alone);
-	if (total != alone || alone < MROCE_MAX_QPS - 8) {
-		printf("rdma_test: FAIL: qpns: %d taken at once, %d alone, of %d\n", total, alone,
+	printf("rdma_test: qpns: %d processes at once took %d QPNs, each once; "
+	       "2 after them, at once: %d\n", nproc, first, again);
+	if (first != again || again < MROCE_MAX_QPS - 8) {
+		printf("rdma_test: FAIL: qpns: %d taken, %d after, of %d\n", first, again,
 		       MROCE_MAX_QPS - 1);
 		bad = 1;
 	}

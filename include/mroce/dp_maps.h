@@ -53,8 +53,9 @@ enum mroce_flow_state {
 
 /*
  * Value of the flows map (BPF_F_MMAPABLE array, index = local QPN).
- * Writers: user space only (the thread that owns the QP's receive side).
- * Reader: the XDP program. 160 bytes per QP.
+ * Writers: user space only: the process holding the flow (owner_pid, taken
+ * by compare-and-swap) moves its state; the thread that owns the QP's
+ * receive side, its window. Reader: the XDP program. 224 bytes per QP.
  */
 struct mroce_flow {
 	__u32	state;		/* enum mroce_flow_state */
@@ -62,7 +63,8 @@ struct mroce_flow {
 	__be64	token;		/* expected bth.token, kept in wire order */
 	__u32	rx_base;	/* every PSN before this one has been placed */
 	__u32	peer_qpn;	/* remote QPN, for tools */
-	__u32	owner_pid;	/* process that owns the QP, so a dead one's flows can be reclaimed */
+	__u32	owner_pid;	/* the flow's lock: the process holding it, 0 if free (a dead
+				 * one's is taken over; docs/datapath.md, "Maps") */
 	__u32	dev_id;		/* its device: XDP hands it only to that device's queues (0: none) */
 	__u64	pd_cookie;	/* the QP's protection domain (struct mroce_dmr.pd_cookie) */
 	__u64	rx_bits[MROCE_RXWIN_WORDS];	/* set: PSN placed */

@@ -141,12 +141,13 @@ struct mroce_flow_cfg {
 };
 
 /*
- * Local QPN qpn (1 .. MROCE_MAX_QPS-1) of an interface, whose flows map the
- * processes on it share. Reserve takes it for this process, free or a dead
- * process's: -EEXIST if a live one holds it. Add activates it, reserved by
- * this process or free: -EEXIST if another's or active already. Del
- * deactivates and frees it, this process's or a dead one's: -ENOENT if
- * free, -EBUSY if a live process holds it.
+ * Local QPN qpn (1 .. MROCE_MAX_QPS-1; else -EINVAL) of an interface,
+ * whose flows map the processes on it share. Reserve takes it for this
+ * process, free or a dead process's: -EEXIST if a live one (this one
+ * included) holds it. Add activates it, reserved by this process, free, or
+ * a dead process's not active: -EEXIST if active already or a live
+ * process's. Del deactivates and frees it, this process's or a dead one's:
+ * -ENOENT if free, -EBUSY if a live process holds it.
  */
 MROCE_API int mroce_dp_flow_reserve(struct mroce_dp *dp, __u32 qpn);
 MROCE_API int mroce_dp_flow_add(struct mroce_dp *dp, __u32 qpn, const struct mroce_flow_cfg *cfg);
