@@ -560,13 +560,29 @@ static void read_timer(struct mroce_qp *qp, __u64 now)
 	mroce_qp_fail(qp, MROCE_WC_RETRY_EXC_ERR);
 }
 
+/*
+ * A stalled QP over planes: where a resend would go (planes.c). True if that
+ * is a down plane's probe: the silence may be the planes it uses, not the
+ * peer, and only a packet there tells; an ask goes the way ACKs go, on those
+ * planes (256 hosts' all-to-all over 2 planes, the second failed half way
+ * while connections held the first down: they asked into the dead one,
+ * timeout after timeout, and it took 16.6 ms, 0.64 since).
+ */
+static bool stalled_probe(struct mroce_qp *qp, __u64 now)
+{
+	if (qp->nplanes < 2)
+		return false;
+	mroce_planes_stalled(qp, now);
+	return mroce_planes_probe_slot(qp) >= 0;
+}
+
 static void rto_fire(struct mroce_qp *qp, __u64 now)
 {
-	if (++qp->timeouts <= qp->attr.retry_cnt && qp->timeouts <= MROCE_ASK_RTOS &&
+	bool probe = stalled_probe(qp, now);
+
+	if (++qp->timeouts <= qp->attr.retry_cnt && qp->timeouts <= MROCE_ASK_RTOS && !probe &&
 	    ask_first(qp, now)) {
 		/* the silence of a host that runs late: asked, not yet a timeout ("Asks") */
-		if (qp->nplanes > 1)
-			mroce_planes_stalled(qp, now);	/* where a resend would go */
 		ask(qp, now);
 		qp->rto_us = mroce_backoff(qp, qp->rto_us, 1);
 		qp->last_progress_us = now;
@@ -591,8 +607,6 @@ static void rto_fire(struct mroce_qp *qp, __u64 now)
 		if (head->path < qp->attr.paths && qp->paths[head->path].entropy == head->entropy)
 			mroce_path_retire(qp, &qp->paths[head->path]);
 	}
-	if (qp->nplanes > 1)
-		mroce_planes_stalled(qp, now);
 	rto_mark(qp, now);
 	mroce_cc_on_rto(qp, now);
 	qp->rto_us = mroce_backoff(qp, qp->rto_us, 1);
@@ -649,9 +663,7 @@ __u64 mroce_tlp_due(const struct mroce_qp *qp)
 static void tlp_fire(struct mroce_qp *qp, __u64 now)
 {
 	qp->tlp_out++;
-	if (qp->nplanes > 1)
-		mroce_planes_stalled(qp, now);
-	if (ask_first(qp, now)) {
+	if (!stalled_probe(qp, now) && ask_first(qp, now)) {
 		ask(qp, now);	/* the answer resends what is missing ("Asks") */
 		return;
 	}
