@@ -1085,10 +1085,11 @@ struct mroce_flow *mroce_dp_flow(struct mroce_dp *dp, __u32 qpn)
 }
 
 /*
- * Whether pid is a process that has died: what it held is anyone's. A value
- * no PID takes (a foreign writer's) is no one's either.
+ * Whether the owner PID recorded in a shared map (a flow's, a region entry's,
+ * a chunk's) is a process that has died: what it held is anyone's. A value
+ * no PID takes (a foreign writer's) is no one's either; this process is alive.
  */
-static bool pid_dead(__u32 pid)
+bool mroce_pid_dead(__u32 pid)
 {
 	if (!pid || pid == (__u32)getpid())
 		return false;
@@ -1113,7 +1114,7 @@ static bool flow_claim(struct mroce_flow *f, bool dead_too)
 {
 	__u32 pid = __atomic_load_n(&f->owner_pid, __ATOMIC_ACQUIRE);
 
-	if (pid && (!dead_too || !pid_dead(pid)))
+	if (pid && (!dead_too || !mroce_pid_dead(pid)))
 		return false;
 	if (!__atomic_compare_exchange_n(&f->owner_pid, &pid, (__u32)getpid(), false,
 					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))

@@ -9,7 +9,6 @@
  * an interface never hand out the same one; a dead process's are reclaimed.
  */
 #include <errno.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -24,11 +23,10 @@
  */
 #define DMR_CLAIMING	0x80000000u
 
-/* Whether the process that holds an entry is gone (its entries may be taken). */
+/* Whether the process that holds an entry or chunk is gone (it may be taken). */
 static bool owner_dead(__u32 pid)
 {
-	pid &= ~DMR_CLAIMING;
-	return pid && pid != (__u32)getpid() && kill((pid_t)pid, 0) && errno == ESRCH;
+	return mroce_pid_dead(pid & ~DMR_CLAIMING);
 }
 
 /* Take a chunk: free, or left by a dead process. */

@@ -58,6 +58,7 @@ struct mroce_dp_dm {
 };
 int mroce_dp_dm(struct mroce_dp *dp, struct mroce_dp_dm *out);
 int mroce_dp_flow_unset(struct mroce_dp *dp, __u32 qpn);
+bool mroce_pid_dead(__u32 pid);
 
 /*
  * Whether this kernel lets an XDP program (frags: one loaded "xdp.frags")
