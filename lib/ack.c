@@ -24,7 +24,9 @@ void mroce_pkt_acked(struct mroce_qp *qp, struct mroce_txpkt *rec, __u32 psn, __
 	qp->st.acked_bytes += rec->len;
 	if (rec->state == PKT_LOST)
 		mroce_reo_acked(qp, rec, psn, now);	/* a loss declared for nothing */
-	if (p->entropy == rec->entropy) {
+	if (rec->cross) {
+		/* copies on several planes (tx.c): which one arrived is not known, none is credited */
+	} else if (p->entropy == rec->entropy) {
 		p->heard_us = now;
 		if (qp->nplanes > 1) {
 			mroce_plane_heard(qp, p->plane, rec->sent_us, now);

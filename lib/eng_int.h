@@ -115,14 +115,16 @@ void mroce_planes_timer(struct mroce_qp *qp, __u64 now);
 bool mroce_planes_echo(struct mroce_qp *qp, __u32 ts_echo, __u64 now);
 __u64 mroce_planes_due(const struct mroce_qp *qp);
 __u8 mroce_plane_ack_way(const struct mroce_qp *qp, __u8 plane, __u64 now);
-bool mroce_plane_answer_there(const struct mroce_qp *qp, __u8 plane, __u64 now);
-void mroce_plane_answer_sent(struct mroce_qp *qp, __u8 plane, __u64 now);
+bool mroce_plane_answer_there(struct mroce_qp *qp, __u8 plane, __u64 now, __u32 *nonce);
+void mroce_plane_answer_sent(struct mroce_qp *qp, __u8 plane, __u32 nonce, __u64 now);
 bool mroce_plane_ack_probe(struct mroce_qp *qp, __u8 plane, __u64 now, __u32 *nonce);
 void mroce_plane_ack_probe_sent(struct mroce_qp *qp, __u8 plane, __u32 nonce, __u64 now);
+void mroce_plane_resend_in(struct mroce_qp *qp, __u8 plane);
 void mroce_planes_stalled(struct mroce_qp *qp, __u64 now);
 bool mroce_planes_held(const struct mroce_qp *qp);
 __u32 mroce_planes_shunned(const struct mroce_qp *qp, __u64 now);
 bool mroce_planes_may_send(const struct mroce_qp *qp);
+bool mroce_planes_stall_probes(const struct mroce_qp *qp);
 int mroce_planes_probe_slot(const struct mroce_qp *qp);
 
 void mroce_plane_probe_mark(struct mroce_qp *qp, struct mroce_hdr *h, __u8 path, __u64 now);

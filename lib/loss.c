@@ -561,10 +561,12 @@ static void read_timer(struct mroce_qp *qp, __u64 now)
 }
 
 /*
- * A stalled QP over planes: where a resend would go (planes.c). True if that
- * is a down plane's probe: the silence may be the planes it uses, not the
- * peer, and only a packet there tells; an ask goes the way ACKs go, on those
- * planes (256 hosts' all-to-all over 2 planes, the second failed half way
+ * A stalled QP over planes: where a resend would go (planes.c). True if a
+ * slot was named for it (a down plane's probe, one packet more on a plane
+ * not proven yet, a plane with nothing out: mroce_planes_stall_probes): the
+ * silence may be the planes it uses, not the peer, and only a packet there
+ * tells; an ask goes the way ACKs go, on those planes (256 hosts'
+ * all-to-all over 2 planes, the second failed half way
  * while connections held the first down: they asked into the dead one,
  * timeout after timeout, and it took 16.6 ms, 0.64 since).
  */
@@ -573,7 +575,7 @@ static bool stalled_probe(struct mroce_qp *qp, __u64 now)
 	if (qp->nplanes < 2)
 		return false;
 	mroce_planes_stalled(qp, now);
-	return mroce_planes_probe_slot(qp) >= 0;
+	return mroce_planes_stall_probes(qp);
 }
 
 static void rto_fire(struct mroce_qp *qp, __u64 now)

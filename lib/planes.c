@@ -267,13 +267,22 @@ static void slot_move(struct mroce_qp *qp, __u8 s, __u8 to, bool lost)
 /*
  * Plane pl is dead: its slots move to the live planes. The device holds it
  * for dead too, for a probe's interval: new connections do not probe it
- * before then, and, if it is the first, do not start on it.
+ * before then, and, if it is the first, do not start on it. The verdict is
+ * a silence against another plane's deliveries, and those may have been
+ * the other plane's last (it died next, under both ends' first windows: a
+ * plane not proven yet is found dead while its echo waits in queues that
+ * start-up filled): should the QP stall, it is probed at once
+ * (mroce_planes_stalled), not a probe interval later. A connection over
+ * 2 planes that took the live one for dead that way a microsecond before
+ * the other died sent nothing that arrived for 10 ms (docs/scale.md).
  */
 static void plane_down(struct mroce_qp *qp, __u8 pl, __u64 now)
 {
 	struct mroce_plane *p = &qp->planes[pl];
 
 	p->down = true;
+	p->trial_armed = p->unproven;	/* its nonce, echoed late, still proves it */
+	p->probe_on_stall = true;
 	p->unproven = false;
 	p->stamp = false;
 	p->trial = false;
@@ -328,6 +337,7 @@ static void probe_start(struct mroce_qp *qp, __u8 pl, __u64 now)
 			continue;
 		slot_move(qp, (__u8)s, pl, false);
 		qp->paths[s].pwnd_x256 = 256;
+		p->probe_on_stall = false;
 		p->nonce = new_nonce(qp, now);
 		p->nonce_at_us = now;
 		p->nonced = true;
@@ -359,6 +369,18 @@ static void probe_failed(struct mroce_qp *qp, __u8 pl, __u64 now, bool dead)
 	 */
 	if (dead)
 		qp->dev->plane_shun_until_us[pl] = now + MROCE_PLANE_PROBE_MIN_US;
+}
+
+/*
+ * A probe given up by time alone (trial_due): nothing says the plane is
+ * dead rather than every other, or the peer slow. The QP's next stall
+ * probes it again, not a doubled interval later; the device does not hold
+ * it for dead.
+ */
+static void probe_failed_alone(struct mroce_qp *qp, __u8 pl, __u64 now)
+{
+	probe_failed(qp, pl, now, false);
+	qp->planes[pl].probe_on_stall = true;
 }
 
 /*
@@ -576,22 +598,70 @@ __u8 mroce_plane_ack_way(const struct mroce_qp *qp, __u8 plane, __u64 now)
 }
 
 /*
+ * The nonce our next ACK probe of plane pl carries (an answer's copy or an
+ * ACK probe, below): the one out already, while its echo may still come,
+ * else a new one. Only the latest counts (mroce_planes_echo), and the peer
+ * echoes only the latest that came in on a plane: a second probe a
+ * microsecond after the first replaced the nonce whose echo was on its
+ * way, and the echo was taken for a guess (docs/scale.md).
+ */
+static __u32 ack_nonce_of(struct mroce_qp *qp, __u8 pl, __u64 now)
+{
+	const struct mroce_plane *p = &qp->planes[pl];
+
+	if (p->ack_nonced && mroce_since(now, p->ack_nonce_at_us) < MROCE_PLANE_ECHO_HOLD_US)
+		return p->ack_nonce;
+	return new_nonce(qp, now);
+}
+
+static void ack_nonce_out(struct mroce_plane *p, __u32 nonce, __u64 now)
+{
+	if (p->ack_nonced && p->ack_nonce == nonce)
+		return;	/* the same probe again: its age counts from the first */
+	p->ack_nonce = nonce;
+	p->ack_nonce_at_us = now;
+	p->ack_nonced = true;
+}
+
+/*
  * A probe of plane pl came in here, and the ACK echoing it goes its usual
  * way on another plane: true if a copy goes on pl too. Always where pl is
  * proven here; where it is not, once per MROCE_PLANE_ANSWER_GAP_US (counted
  * from the last that went, mroce_plane_answer_sent): a peer that names a
  * victim's address for pl gets one ACK sent there per probe it sends, and
- * at most one a millisecond.
+ * at most one a millisecond. That copy is our own probe of pl too, *nonce
+ * in its ts (0: pl proven here, none): the peer's ACK echoing it proves pl
+ * here at once (mroce_planes_echo). Our ACKs went their usual way till
+ * then, the first plane's: were that the plane that failed, the peer's
+ * probes of the others were answered on them alone, at most once a
+ * millisecond, while everything else we sent went into the dead plane
+ * until our next ACK probe (10 ms), and the peer gave up probes it had
+ * no other plane's echo to judge by (the 256-host all-to-all over 2 planes
+ * with a plane failed took 12.6 ms where it had taken 0.53; docs/scale.md).
  */
-bool mroce_plane_answer_there(const struct mroce_qp *qp, __u8 pl, __u64 now)
+bool mroce_plane_answer_there(struct mroce_qp *qp, __u8 pl, __u64 now, __u32 *nonce)
 {
-	return pl < qp->nplanes && (mroce_plane_proven(qp, pl) || now >= qp->planes[pl].answer_at_us);
+	if (pl >= qp->nplanes)
+		return false;
+	*nonce = 0;
+	if (mroce_plane_proven(qp, pl))
+		return true;
+	if (now < qp->planes[pl].answer_at_us)
+		return false;
+	*nonce = ack_nonce_of(qp, pl, now);
+	return true;
 }
 
-void mroce_plane_answer_sent(struct mroce_qp *qp, __u8 pl, __u64 now)
+void mroce_plane_answer_sent(struct mroce_qp *qp, __u8 pl, __u32 nonce, __u64 now)
 {
-	if (!mroce_plane_proven(qp, pl))
-		qp->planes[pl].answer_at_us = now + MROCE_PLANE_ANSWER_GAP_US;
+	struct mroce_plane *p = &qp->planes[pl];
+
+	if (mroce_plane_proven(qp, pl))
+		return;
+	p->answer_at_us = now + MROCE_PLANE_ANSWER_GAP_US;
+	if (!nonce)
+		return;
+	ack_nonce_out(p, nonce, now);	/* its echo proves pl as an ACK probe's does */
 }
 
 /*
@@ -599,26 +669,51 @@ void mroce_plane_answer_sent(struct mroce_qp *qp, __u8 pl, __u64 now)
  * a copy goes there as a probe, with *nonce in its ts. That is when pl is
  * not proven here (the ACK itself goes elsewhere) and the last such probe
  * that went (mroce_plane_ack_probe_sent) is a probe interval old, doubling
- * from 10 ms to 320 ms as the data probes' do. The peer answers at once
+ * from 10 ms to 320 ms as the data probes' do, or sooner where a resend or
+ * an ask came in on pl (mroce_plane_resend_in). The peer answers at once
  * with an ACK echoing the nonce, which proves the plane (mroce_planes_echo).
  * Without it a QP that only receives could never prove a plane, and ACKed
  * only on the first: were that to fail, its peer would hear nothing on any.
  */
 bool mroce_plane_ack_probe(struct mroce_qp *qp, __u8 pl, __u64 now, __u32 *nonce)
 {
-	if (pl >= qp->nplanes || mroce_plane_proven(qp, pl) || now < qp->planes[pl].ack_probe_at_us)
+	const struct mroce_plane *p;
+
+	if (pl >= qp->nplanes || mroce_plane_proven(qp, pl))
 		return false;
-	*nonce = new_nonce(qp, now);
+	p = &qp->planes[pl];
+	if (now < p->ack_probe_at_us && !(p->resent_in && now >= p->answer_at_us))
+		return false;
+	*nonce = ack_nonce_of(qp, pl, now);
 	return true;
+}
+
+/*
+ * A resend or an ask came in on plane pl: the peer's packets, or our ACKs,
+ * are being lost. Were pl not proven here, our ACKs go another way, perhaps into a
+ * plane that died (this end took the live one for dead, its echo late in
+ * start-up's queues), and the peer resends into pl, unheard, timeout after
+ * timeout: the next ACK probes pl (mroce_plane_ack_probe), not an ACK
+ * probe's interval (10 ms) later, at most once per MROCE_PLANE_ANSWER_GAP_US
+ * as a probe's answers are (a connection of the 256-host all-to-all over 2
+ * planes, the first failed, waited 15 ms so; docs/scale.md).
+ */
+void mroce_plane_resend_in(struct mroce_qp *qp, __u8 pl)
+{
+	if (pl < qp->nplanes && !mroce_plane_proven(qp, pl))
+		qp->planes[pl].resent_in = true;
 }
 
 void mroce_plane_ack_probe_sent(struct mroce_qp *qp, __u8 pl, __u32 nonce, __u64 now)
 {
 	struct mroce_plane *p = &qp->planes[pl];
 
-	p->ack_nonce = nonce;
-	p->ack_nonce_at_us = now;
-	p->ack_nonced = true;
+	ack_nonce_out(p, nonce, now);
+	p->resent_in = false;
+	if (now < p->ack_probe_at_us) {	/* a resend's: the interval stands */
+		p->answer_at_us = now + MROCE_PLANE_ANSWER_GAP_US;
+		return;
+	}
 	p->ack_probe_gap_us = !p->ack_probe_gap_us ? MROCE_PLANE_PROBE_MIN_US :
 			      p->ack_probe_gap_us * 2 > MROCE_PLANE_PROBE_MAX_US ?
 			      MROCE_PLANE_PROBE_MAX_US : p->ack_probe_gap_us * 2;
@@ -647,6 +742,22 @@ static __u64 sibling_due(const struct mroce_qp *qp, __u8 pl)
 			due = t;
 	}
 	return due;
+}
+
+/*
+ * When a down plane's probe is given up: by its siblings' echoes
+ * (sibling_due), or, where no other plane has echoed one since it went
+ * (every other plane down too, or silent), by time alone: a retransmission
+ * timeout after it went. The peer echoes a probe at once, on the plane it
+ * came in on too (mroce_plane_answer_there), so that is slow, not early;
+ * without it a probe whose echo was lost stayed out for good, and the
+ * plane was not probed again while the QP stalled (probe_failed_alone).
+ */
+static __u64 trial_due(const struct mroce_qp *qp, __u8 pl)
+{
+	__u64 due = sibling_due(qp, pl);
+
+	return due != UINT64_MAX ? due : qp->planes[pl].nonce_at_us + qp->rto_us;
 }
 
 /* A plane up, not proven yet, whose nonce went out with its first packets. */
@@ -685,7 +796,7 @@ static __u64 unheard_due(const struct mroce_qp *qp, __u8 pl)
 		__u64 t = p->wait_since_us + (__u64)o->echo_rtt_us * MROCE_PLANE_UNHEARD_RTTS +
 			  MROCE_PLANE_UNHEARD_US;
 
-		if (j != pl && !o->down && o->echo_of_us && o->heard_us > p->wait_since_us && t < due)
+		if (j != pl && !o->down && o->echo_of_us && o->del_sent_us > p->wait_since_us && t < due)
 			due = t;
 	}
 	return due != UINT64_MAX && due < p->busy_until_us ? p->busy_until_us : due;
@@ -729,7 +840,12 @@ __u32 mroce_planes_shunned(const struct mroce_qp *qp, __u64 now)
 
 /*
  * A slot on a plane up with nothing out on it, while another plane up has;
- * -1 if none. Not on a plane the device holds for dead (mroce_planes_shunned).
+ * -1 if none. Not on a plane the device holds for dead (mroce_planes_shunned)
+ * while there is another; but the stall says the planes not held carry
+ * nothing through now, and a hold is one connection's verdict, perhaps on
+ * the live plane while its echo sat in start-up's queues: a connection
+ * that passed over the only live plane for it resent into the dead one
+ * for 11 ms (docs/scale.md).
  */
 static int idle_plane_slot(const struct mroce_qp *qp, __u64 now)
 {
@@ -738,12 +854,47 @@ static int idle_plane_slot(const struct mroce_qp *qp, __u64 now)
 
 	for (__u8 i = 0; i < qp->nplanes; i++)
 		waiting |= !qp->planes[i].down && qp->planes[i].wait_since_us;
-	for (__u32 s = 0; waiting && s < qp->attr.paths; s++) {
-		__u8 pl = qp->paths[s].plane;
-		const struct mroce_plane *p = &qp->planes[pl];
+	for (int pass = 0; waiting && pass < 2; pass++) {
+		for (__u32 s = 0; s < qp->attr.paths; s++) {
+			__u8 pl = qp->paths[s].plane;
+			const struct mroce_plane *p = &qp->planes[pl];
 
-		if (mroce_plane_open(qp, pl) && !p->wait_since_us && !qp->paths[s].bad && !(held & 1u << pl))
+			if (mroce_plane_open(qp, pl) && !p->wait_since_us && !qp->paths[s].bad &&
+			    (pass || !(held & 1u << pl)))
+				return (int)s;
+		}
+	}
+	return -1;
+}
+
+/*
+ * A plane up, not proven yet, that has spent its allowance (what it carried
+ * acknowledged, its nonce not echoed: mroce_plane_heard): one packet more,
+ * with a fresh nonce, on a slot there; -1 if there is none. The echo of
+ * its first nonce may have gone on the plane that failed since, and
+ * nothing else would ever prove it: neither judged dead (it is not silent)
+ * nor heard from (unproven), while the QP sent only into the dead plane,
+ * which nothing delivered later judged either (docs/scale.md). A peer
+ * that named a victim's address for it gets one packet per stall, each
+ * a timer's wait (and its backoff) after the last.
+ */
+static int unproven_again(struct mroce_qp *qp, __u64 now)
+{
+	for (__u8 i = 0; i < qp->nplanes; i++) {
+		struct mroce_plane *p = &qp->planes[i];
+
+		if (p->down || !p->unproven || p->credit)
+			continue;
+		for (__u32 s = 0; s < qp->attr.paths; s++) {
+			if (qp->paths[s].plane != i || qp->paths[s].bad)
+				continue;
+			p->credit = 1;
+			p->stamp = false;
+			p->nonce = new_nonce(qp, now);
+			p->nonce_at_us = now;
+			p->nonced = true;
 			return (int)s;
+		}
 	}
 	return -1;
 }
@@ -768,13 +919,28 @@ void mroce_planes_stalled(struct mroce_qp *qp, __u64 now)
 	for (__u8 i = 0; i < qp->nplanes; i++) {
 		struct mroce_plane *p = &qp->planes[i];
 
-		if (p->down && !p->trial && (!p->nonced || now >= p->probe_at_us))
+		if (p->down && !p->trial && (!p->nonced || p->probe_on_stall || now >= p->probe_at_us))
 			probe_start(qp, i, now);
 	}
 	s = mroce_planes_probe_slot(qp);
 	if (s < 0)
+		s = unproven_again(qp, now);
+	if (s < 0)
 		s = idle_plane_slot(qp, now);
 	qp->stall_slot = (__u8)(s + 1);
+}
+
+/*
+ * The slot a stalled QP's timer named (qp->stall_slot, mroce_planes_stalled)
+ * carries a probe: a down plane's, one packet more on a plane not proven
+ * yet, or a resend on a plane with nothing out. A copy of the resend goes
+ * the usual way too (tx.c), and the QP does not ask instead (loss.c): an
+ * ask goes the way ACKs go, which may be the plane that died, and its
+ * answer the way the peer's ACKs go, which may be too.
+ */
+bool mroce_planes_stall_probes(const struct mroce_qp *qp)
+{
+	return qp->nplanes > 1 && qp->stall_slot && qp->stall_slot <= qp->attr.paths;
 }
 
 /*
@@ -813,7 +979,7 @@ __u64 mroce_planes_due(const struct mroce_qp *qp)
 
 	for (__u8 i = 0; i < qp->nplanes; i++) {
 		const struct mroce_plane *p = &qp->planes[i];
-		__u64 t = p->down && p->trial ? sibling_due(qp, i) :
+		__u64 t = p->down && p->trial ? trial_due(qp, i) :
 			  held && p->down ? p->probe_at_us : unheard_due(qp, i);
 
 		if (unproven_out(p) && sibling_due(qp, i) < t)
@@ -847,6 +1013,10 @@ void mroce_planes_timer(struct mroce_qp *qp, __u64 now)
 		}
 		if (p->down && p->trial && now >= sibling_due(qp, i)) {
 			probe_failed(qp, i, now, true);
+			continue;
+		}
+		if (p->down && p->trial && now >= trial_due(qp, i)) {
+			probe_failed_alone(qp, i, now);
 			continue;
 		}
 		/* the same for a plane not proven yet whose packets carry its nonce: dead */

@@ -175,6 +175,7 @@ struct mroce_plane {
 	__u8	trial_slot;
 	__u16	trial_pseq;	/* ... the slot's sequence of its packet */
 	bool	trial_armed;	/* ... whose nonce, echoed, proves the plane (till the next probe) */
+	bool	probe_on_stall;	/* down: probed at the QP's next stall, whenever probe_at_us is (planes.c) */
 	bool	nonced;		/* a probe has been sent: */
 	__u32	nonce;		/* ... the latest one's bth.ts */
 	__u64	nonce_at_us;	/* ... when it started */
@@ -187,6 +188,7 @@ struct mroce_plane {
 	__u64	ack_probe_at_us;	/* the next one not before */
 	__u32	ack_probe_gap_us;	/* ... doubling like probe_gap_us (0: the first not sent) */
 	__u64	answer_at_us;	/* not proven here: the next probe's answer sent on it not before */
+	bool	resent_in;	/* not proven here: a resend came in on it since our last ACK probe there */
 	__u64	drops_seen;	/* the datapath's drops on the planes' interfaces, at its last verdict (plane_busy) */
 	__u8	busy_waits;	/* silences taken for a busy host since it was last heard from */
 	__u64	busy_until_us;	/* ... the latest: no verdict before */
@@ -323,6 +325,7 @@ struct mroce_txpkt {
 	__u8	path;
 	__u8	timer_lost:1;	/* the current PKT_LOST was a timer's verdict */
 	__u8	gbn:1;	/* queued again only because go-back-N resends everything after a gap */
+	__u8	cross:1;	/* its latest resend had copies on other planes: an ACK cannot tell which plane delivered */
 	__u16	entropy;	/* the path's entropy value when sent (losses charge only that) */
 	__u16	pseq;		/* the path's sequence of this copy (mroce_path.tx_pseq) */
 };

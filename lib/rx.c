@@ -305,6 +305,8 @@ void mroce_engine_rx(void *ctx, const void *frame, __u32 len, __u32 placed_len)
 			qp->ts_echo = h.ts;
 			qp->ts_echo_at = now;
 			qp->ack_now = true;
+			if (qp->nplanes > 1)
+				mroce_plane_resend_in(qp, in_plane(qp, frame));	/* it does not hear us */
 		}
 		return;
 	}
@@ -319,6 +321,8 @@ void mroce_engine_rx(void *ctx, const void *frame, __u32 len, __u32 placed_len)
 		qp->ret[h.path].plane = plane;
 		qp->rx_plane_at[plane] = now;
 		qp->rx_newest_plane = plane;
+		if (h.flags & MROCE_F_RETX)
+			mroce_plane_resend_in(qp, plane);
 	}
 	/* Duplicates too: the sender learns what each of its paths delivered, copies included. */
 	rxp = mroce_rxpath_of(qp, h.path);

@@ -396,17 +396,20 @@ void mroce_fail_wqe_of(struct mroce_qp *qp, struct mroce_txpkt *rec, enum mroce_
  * under however many of the QP's slots, cannot hold the whole window back
  * while the scoreboard finds it. The record keeps the first copy's slot.
  */
-static void tx_head_copies(struct mroce_qp *qp, __u32 psn, struct mroce_txpkt *rec)
+static __u32 tx_head_copies(struct mroce_qp *qp, __u32 psn, struct mroce_txpkt *rec)
 {
 	__u8 first = rec->path;
+	__u32 planes = 0;
 
 	for (__u32 k = 1; k <= MROCE_HEAD_COPIES && k < qp->attr.paths; k++) {
 		rec->path = mroce_copy_path(qp, first, k);
 		if (send_psn(qp, psn, rec, true))
 			break;
+		planes |= 1u << qp->paths[rec->path].plane;
 		qp->dev->stats.retx_pkts++;
 	}
 	rec->path = first;
+	return planes;
 }
 
 /*
@@ -433,25 +436,21 @@ static bool tail_alone(const struct mroce_qp *qp)
 }
 
 /* That copy, on the slot mroce_plane_copy_path names (paths.c). */
-static void tx_plane_copy(struct mroce_qp *qp, __u32 psn, struct mroce_txpkt *rec, __u64 now)
+static __u32 tx_plane_copy(struct mroce_qp *qp, __u32 psn, struct mroce_txpkt *rec, __u64 now)
 {
 	int slot = mroce_plane_copy_path(qp, rec->path, now);
 	__u8 first = rec->path;
+	__u32 planes = 0;
 
 	if (slot < 0)
-		return;
+		return 0;
 	rec->path = (__u8)slot;
-	if (!send_psn(qp, psn, rec, true))
+	if (!send_psn(qp, psn, rec, true)) {
+		planes = 1u << qp->paths[slot].plane;
 		qp->dev->stats.retx_pkts++;
+	}
 	rec->path = first;
-}
-
-/* The slot a stalled QP's timer named is a down plane's probe (planes.c). */
-static bool stall_probe(const struct mroce_qp *qp)
-{
-	__u8 s = qp->stall_slot;
-
-	return s && s <= qp->attr.paths && mroce_planes_probe_slot(qp) == s - 1;
+	return planes;
 }
 
 /* Resend what loss detection marked lost; they hold the window back. -1: stop this round. */
@@ -462,6 +461,7 @@ static int tx_resend(struct mroce_qp *qp, __u64 now, int *sent)
 
 	for (__u32 psn = qp->snd_una; qp->nlost && psn != qp->snd_nxt && *sent < TX_BURST; psn++) {
 		struct mroce_txpkt *rec = PKT(qp, psn);
+		__u32 copies = 0;	/* the planes its copies went on */
 		__u8 was;
 
 		if (rec->state != PKT_LOST)
@@ -474,7 +474,7 @@ static int tx_resend(struct mroce_qp *qp, __u64 now, int *sent)
 		was = rec->path;
 		if (held && (slot = mroce_planes_probe_slot(qp)) < 0)
 			return -1;	/* no plane up, and no probe to carry it now */
-		if (!held && stall_probe(qp)) {
+		if (!held && mroce_planes_stall_probes(qp)) {
 			/*
 			 * A stalled QP's resend as a down plane's probe: a copy
 			 * goes the usual way too (the record's). Either may be
@@ -488,6 +488,7 @@ static int tx_resend(struct mroce_qp *qp, __u64 now, int *sent)
 				rec->path = was;
 				return -1;
 			}
+			copies |= 1u << qp->paths[rec->path].plane;
 			qp->dev->stats.retx_pkts++;
 			qp->stall_slot = 0;
 		}
@@ -498,9 +499,18 @@ static int tx_resend(struct mroce_qp *qp, __u64 now, int *sent)
 		}
 		qp->stall_slot = 0;	/* one resend per timer */
 		if (psn == qp->snd_una && rec->retx && !rec->gbn && !held)
-			tx_head_copies(qp, psn, rec);	/* held: other slots are on planes down */
+			copies |= tx_head_copies(qp, psn, rec);	/* held: other slots are on planes down */
 		else if (!rec->retx && !rec->gbn && !held && tail_alone(qp))
-			tx_plane_copy(qp, psn, rec, now);
+			copies |= tx_plane_copy(qp, psn, rec, now);
+		/*
+		 * Its ACK is credited to the record's slot and plane
+		 * (mroce_pkt_acked): with a copy on another plane, the copy may
+		 * be what arrived. A stalled QP's copies, one on the plane that
+		 * had died and one on the live one, made the dead plane heard
+		 * and the live one silent: the live one went down, and the QP
+		 * sent into the dead one for 14 ms (docs/scale.md).
+		 */
+		rec->cross = (copies & ~(1u << qp->paths[rec->path].plane)) != 0;
 		rec->entropy = qp->paths[rec->path].entropy;
 		rec->pseq = (__u16)(qp->paths[rec->path].tx_pseq - 1);	/* mroce_emit's */
 		if (!rec->gbn)
@@ -636,8 +646,9 @@ static bool ack_copy(struct mroce_qp *qp, struct mroce_hdr *h, __u8 slot, __u8 p
  * Copies of the ACK just sent on slot's way back, on other planes
  * (planes.c): where it echoes a probe that came in on another plane than
  * the one it took, there too (no ACK need cross a plane that may have
- * failed to prove another); and where the latest data came in on a plane
- * not proven here, there as our own probe, when one is due. A copy that
+ * failed to prove another); and where the latest data, or a resend or an
+ * ask, came in on a plane not proven here, there as our own probe, when one
+ * is due. A copy that
  * found no buffer (a busy sender's ring is often full) is owed: the ACK
  * goes again next round, with it (COPY_ECHO, COPY_PROBE: which).
  */
@@ -650,20 +661,33 @@ static int ack_plane_copies(struct mroce_qp *qp, const struct mroce_hdr *sent, _
 	int owed = 0;
 	__u8 in = qp->rx_newest_plane, way = mroce_plane_ack_way(qp, qp->ret[slot].plane, now);
 	struct mroce_hdr c = *sent;
-	__u32 nonce;
+	__u32 nonce = 0;
+	bool answered = false;
 
-	if (echo < qp->nplanes && echo != way && mroce_plane_answer_there(qp, echo, now)) {
-		if (ack_copy(qp, &c, slot, echo))
-			mroce_plane_answer_sent(qp, echo, now);
+	if (echo < qp->nplanes && echo != way && mroce_plane_answer_there(qp, echo, now, &nonce)) {
+		if (nonce) {
+			c.flags |= MROCE_F_PLANE_PROBE;	/* our own probe of it too */
+			c.ts = nonce;
+		}
+		answered = ack_copy(qp, &c, slot, echo);
+		if (answered)
+			mroce_plane_answer_sent(qp, echo, nonce, now);
 		else
 			owed |= COPY_ECHO;
 	}
-	if (in != way && mroce_plane_ack_probe(qp, in, now, &nonce)) {
+	for (__u8 pl = 0; pl < qp->nplanes; pl++) {
+		/* the newest data's plane, or one a resend or an ask came in on (planes.c) */
+		if (pl == way || (pl != in && !qp->planes[pl].resent_in))
+			continue;
+		if (answered && pl == echo && nonce)
+			continue;	/* the answer just sent there probed it already */
+		if (!mroce_plane_ack_probe(qp, pl, now, &nonce))
+			continue;
 		c = *sent;
 		c.flags |= MROCE_F_PLANE_PROBE;
 		c.ts = nonce;
-		if (ack_copy(qp, &c, slot, in))
-			mroce_plane_ack_probe_sent(qp, in, nonce, now);
+		if (ack_copy(qp, &c, slot, pl))
+			mroce_plane_ack_probe_sent(qp, pl, nonce, now);
 		else
 			owed |= COPY_PROBE;
 	}
