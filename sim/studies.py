@@ -133,6 +133,17 @@ plot for [i=3:5] '< grep ^alltoall {name}.dat' using 2:i with linespoints title 
 
 # ---- failures and loss: slowdown against the clean run
 
+def before_fail(n, args):
+    """A plane failure's run on the code before, if one with this very command is stored."""
+    tag = args[args.index("--fail") + 1].replace(":", "-").replace("@", "-at")
+    path = os.path.join(BEFORE, f"fail-planes{n}-{tag}.json")
+    if not os.path.exists(path):
+        return None
+    with open(path) as f:
+        b = json.load(f)
+    return b if b.get("command") == cmd_of(args) else None
+
+
 def study_failures(size, force):
     base = FAB[256] + ["--workload", "alltoall", "--size", str(size)]
     clean = run("fail-clean", base, force)
@@ -220,6 +231,30 @@ def study_failures(size, force):
                 1.0 / n, True)
         row(f"... the first plane (plane 0) down at {first[0]} us instead ({plane_floor(n, first[0], c)})",
             first[1], c, 1.0 / n, True)
+    # "leave a failed plane as fast as today": each plane failure against the same run, same
+    # moment, on the code before planes carried data from the first packet (docs/scale/before/)
+    t += ["", "Each plane failure against the same command on the code before planes carried data "
+          "from a connection's first packet (commit 2258b6b, `docs/scale/before/`): a failed plane "
+          "is to be left at least as fast as it was.", "",
+          "| planes | plane down | at (us) | before (us) | after (us) | after / before | as fast | met |",
+          "|---|---|---|---|---|---|---|---|"]
+    fast_met = fast_all = 0
+    for n, pb, c, downs, first in planes:
+        for i, (tp, d) in enumerate(downs + [first]):
+            which = "0 (the first)" if i == len(downs) else "1"
+            arg = f"plane:{0 if i == len(downs) else 1}@{tp}"
+            b = before_fail(n, pb + ["--fail", arg])
+            if b is None:
+                t.append(f"| {n} | {which} | {tp} | n/a | {d['completion_us']:.0f} | | | |")
+                continue
+            fast_all += 1
+            ok = d["ok"] and b["ok"] and d["completion_us"] <= b["completion_us"]
+            fast_met += ok
+            t.append(f"| {n} | {which} | {tp} | {b['completion_us']:.0f}"
+                     f"{'' if b['ok'] else ' (failed)'} | {d['completion_us']:.0f} | "
+                     f"{d['completion_us'] / b['completion_us']:.2f} | <= 1 | "
+                     f"{'met' if ok else 'missed'} |")
+    t += ["", f"As fast as before: {fast_met} of {fast_all} met."]
     t += ["", "The floor rows take the dead spine out of the leaves' ECMP groups 1 us after it "
           "fails (`--detect-us 1`; the default, 1000 us, leaves it a black hole for the rest of the "
           "run): the spine's capacity is lost, but almost no packet is, so they show what losing it "
