@@ -661,17 +661,17 @@ static int ack_plane_copies(struct mroce_qp *qp, const struct mroce_hdr *sent, _
 	int owed = 0;
 	__u8 in = qp->rx_newest_plane, way = mroce_plane_ack_way(qp, qp->ret[slot].plane, now);
 	struct mroce_hdr c = *sent;
-	__u32 nonce = 0;
+	__u32 nonce, answer_nonce = 0;
 	bool answered = false;
 
-	if (echo < qp->nplanes && echo != way && mroce_plane_answer_there(qp, echo, now, &nonce)) {
-		if (nonce) {
+	if (echo < qp->nplanes && echo != way && mroce_plane_answer_there(qp, echo, now, &answer_nonce)) {
+		if (answer_nonce) {
 			c.flags |= MROCE_F_PLANE_PROBE;	/* our own probe of it too */
-			c.ts = nonce;
+			c.ts = answer_nonce;
 		}
 		answered = ack_copy(qp, &c, slot, echo);
 		if (answered)
-			mroce_plane_answer_sent(qp, echo, nonce, now);
+			mroce_plane_answer_sent(qp, echo, answer_nonce, now);
 		else
 			owed |= COPY_ECHO;
 	}
@@ -679,7 +679,7 @@ static int ack_plane_copies(struct mroce_qp *qp, const struct mroce_hdr *sent, _
 		/* the newest data's plane, or one a resend or an ask came in on (planes.c) */
 		if (pl == way || (pl != in && !qp->planes[pl].resent_in))
 			continue;
-		if (answered && pl == echo && nonce)
+		if (answered && pl == echo && answer_nonce)
 			continue;	/* the answer just sent there probed it already */
 		if (!mroce_plane_ack_probe(qp, pl, now, &nonce))
 			continue;
