@@ -1011,12 +1011,11 @@ void mroce_planes_timer(struct mroce_qp *qp, __u64 now)
 			probe_failed(qp, i, now, true);
 			continue;
 		}
-		if (p->down && p->trial && now >= sibling_due(qp, i)) {
-			probe_failed(qp, i, now, true);
-			continue;
-		}
 		if (p->down && p->trial && now >= trial_due(qp, i)) {
-			probe_failed_alone(qp, i, now);
+			if (sibling_due(qp, i) != UINT64_MAX)
+				probe_failed(qp, i, now, true);	/* a sibling's echo judged it */
+			else
+				probe_failed_alone(qp, i, now);
 			continue;
 		}
 		/* the same for a plane not proven yet whose packets carry its nonce: dead */
