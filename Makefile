@@ -59,8 +59,13 @@ LIB_A   := $(BUILD)/libmroce.a
 LIB_SO  := $(BUILD)/libmroce.so
 COLL_A  := $(BUILD)/libmroce-coll.a
 COLL_SO := $(BUILD)/libmroce-coll.so
+# mroce's libibverbs (docs/verbs.md): rdma-core 44's ABI over libmroce, for
+# unmodified Verbs applications (LD_LIBRARY_PATH=$(BUILD)/verbs).
+VERBS_SRCS := $(wildcard verbs/*.c)
+VERBS_OBJS := $(VERBS_SRCS:%.c=$(BUILD)/%.o)
+VERBS_SO   := $(BUILD)/verbs/libibverbs.so.1
 
-.PHONY: all lib cli examples tests selftests asan ubsan-clang headers api-check test check test-fabric test-coll sim sim-studies bench bench-bidir bench-queues bench-targets bench-loss bench-incast bench-failure bench-streams bench-planes bench-latency bench-cc bench-coll bench-coll-algos demo model deps install uninstall clean
+.PHONY: all verbs lib cli examples tests selftests asan ubsan-clang headers api-check test check test-fabric test-coll sim sim-studies bench bench-bidir bench-queues bench-targets bench-loss bench-incast bench-failure bench-streams bench-planes bench-latency bench-cc bench-coll bench-coll-algos demo model deps install uninstall clean
 .DELETE_ON_ERROR:
 .PRECIOUS: $(BUILD)/%/.dir
 
@@ -99,6 +104,17 @@ $(BUILD)/lib/datapath.o: $(SKEL)
 
 $(BUILD)/lib/%.o: lib/%.c | $(BUILD)/lib/.dir
 	$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
+
+$(BUILD)/verbs/%.o: verbs/%.c | $(BUILD)/verbs/.dir
+	$(CC) $(CPPFLAGS) -Iverbs $(CFLAGS) -c $< -o $@
+
+# Exactly the versioned symbols of rdma-core 44's libibverbs.so.1 (the link
+# fails on any difference), libmroce inside it and hidden.
+$(VERBS_SO): $(VERBS_OBJS) $(LIB_A) verbs/libibverbs.map
+	$(CC) -shared -Wl,-soname,libibverbs.so.1 -Wl,--version-script=verbs/libibverbs.map \
+		-Wl,--no-undefined $(LDFLAGS) -o $@ $(VERBS_OBJS) $(LIB_A) $(LDLIBS)
+
+verbs: $(VERBS_SO)
 
 $(BUILD)/coll/%.o: coll/%.c | $(BUILD)/coll/.dir
 	$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@

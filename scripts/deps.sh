@@ -22,6 +22,8 @@ PKGS=(
 	python3-prometheus-client	# tests: a second parser of mroce status --prometheus
 	spin				# make model: the protocol model checker
 	groff-base man-db pkg-config	# selftests/test_install.sh: man pages, pkg-config files
+	libibverbs-dev			# verbs/: rdma-core 44's headers, the ABI mroce's libibverbs keeps
+	ibverbs-utils perftest		# selftests/test_verbs_compat.sh: unmodified Verbs clients
 )
 
 # scripts/test-debs.sh: dpkg-buildpackage (the other build dependencies are

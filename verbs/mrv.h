@@ -1,0 +1,133 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * mroce's libibverbs (verbs/): the objects behind the rdma-core 44 ABI.
+ * Every ibv_* object an application sees is the first member of one of
+ * these, so the library gets from the application's pointer to its own
+ * state by a cast (container_of). Private to verbs/: nothing here is ABI.
+ *
+ * One device per interface named in MROCE_VERBS_DEVICES (comma separated;
+ * unset: every interface with an IPv4 address and the mroce datapath
+ * attachable, loopback excepted), listed as mroce_<ifname>. The mroce
+ * device (AF_XDP socket, UMEM, transport) is opened lazily, at the first
+ * object that needs it (PD, CQ), so ibv_devices / ibv_devinfo never touch
+ * the datapath. Contexts of one interface in one process share one
+ * mroce_dev (reference counted in the device).
+ */
+#ifndef MROCE_VERBS_MRV_H
+#define MROCE_VERBS_MRV_H
+
+#include <infiniband/verbs.h>
+#include <net/if.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <mroce/mroce.h>
+
+#define MRV_EXPORT	__attribute__((visibility("default")))
+#define mrv_of(ptr, type, member) \
+	((type *)((char *)(ptr) - __builtin_offsetof(type, member)))
+
+/* Verbs QP numbers carry the receive queue the QP's device serves: the peer
+ * derives the UDP port to send to (MROCE_DEFAULT_PORT + queue) from it. */
+#define MRV_QPN_BITS		10	/* mroce QPNs are below MROCE_MAX_QPS (1024) */
+#define mrv_qpn(queue, qpn)	(((uint32_t)(queue) << MRV_QPN_BITS) | (qpn))
+#define mrv_qpn_queue(vqpn)	((vqpn) >> MRV_QPN_BITS)
+#define mrv_qpn_local(vqpn)	((vqpn) & ((1u << MRV_QPN_BITS) - 1))
+
+struct mrv_device {
+	struct ibv_device	ibdev;		/* what the device list hands out */
+	char			ifname[IF_NAMESIZE];
+	unsigned int		ifindex;
+	uint32_t		ipv4;		/* network order; GID 0 is ::ffff:ipv4 */
+	uint8_t			mac[6];
+	uint32_t		mtu;		/* the interface's IP MTU */
+	/* the shared mroce device, opened at first need (mrv_dev_get) */
+	pthread_mutex_t		lock;
+	struct mroce_dev	*mdev;
+	unsigned int		mdev_users;
+	int			refcnt;		/* device list + open contexts */
+};
+
+struct mrv_context {
+	struct verbs_context	vctx;		/* vctx.context is the application's */
+	struct mrv_device	*dev;
+	struct mroce_dev	*mdev;		/* NULL until the first PD or CQ */
+	uint32_t		queue;		/* mdev's receive queue: verbs QPNs carry it */
+	int			async_fd;	/* eventfd: QP errors (IBV_EVENT_QP_FATAL) */
+	pthread_mutex_t		lock;		/* the lists below, the async queue */
+	struct mrv_qp		*qps;		/* every QP of the context (next) */
+	/* async events not yet read, a small ring */
+	struct ibv_async_event	aev[64];
+	unsigned int		aev_head, aev_tail;
+};
+
+struct mrv_pd {
+	struct ibv_pd		ibpd;
+	struct mroce_pd		*pd;
+};
+
+struct mrv_mr {
+	struct ibv_mr		ibmr;		/* lkey and rkey from mroce */
+	struct mroce_mr		*mr;
+};
+
+/* A completion channel: an epoll fd over the CQ fds of the CQs armed on it. */
+struct mrv_channel {
+	struct ibv_comp_channel	ch;		/* ch.fd is the epoll fd */
+	int			refcnt;		/* CQs using it */
+};
+
+struct mrv_cq {
+	union {					/* ibv_cq_ex begins as ibv_cq does */
+		struct ibv_cq		ibcq;
+		struct ibv_cq_ex	cqx;
+	};
+	struct mroce_cq		*cq;
+	struct mrv_channel	*channel;	/* NULL: no channel */
+	bool			armed;		/* ibv_req_notify_cq() since the last event */
+	/* ibv_cq_ex reads: the completion the start_poll/next_poll cursor is on */
+	struct mroce_wc		cur;
+	struct mrv_qp		*cur_qp;
+};
+
+/* Where a verbs QP is in ibv_modify_qp's state machine; the mroce QP knows only INIT/RTS/ERR. */
+struct mrv_qp {
+	struct ibv_qp_ex	qpx;		/* qpx.qp_base is the application's ibv_qp */
+	struct mrv_context	*ctx;
+	struct mroce_qp		*qp;		/* created at ibv_create_qp */
+	struct mrv_qp		*next;		/* in ctx->qps */
+	struct ibv_qp_cap	cap;
+	uint32_t		sq_psn, rq_psn;	/* the 24-bit verbs PSNs */
+	uint32_t		dest_qpn;
+	union ibv_gid		dgid;
+	enum ibv_mtu		path_mtu;
+	uint8_t			max_rd_atomic, max_dest_rd_atomic;
+	uint8_t			timeout, retry_cnt, rnr_retry, min_rnr_timer;
+	unsigned int		access;		/* qp_access_flags */
+	bool			sq_sig_all;
+	/* ibv_wr_* between ibv_wr_start and ibv_wr_complete: staged, posted at complete */
+	int			wr_err;
+	unsigned int		wr_n;
+};
+
+/* device.c */
+struct mrv_device *mrv_dev_of(struct ibv_device *ibdev);
+/* The interface's mroce_dev, opened at the first call; 0 or a negative errno. */
+int mrv_dev_get(struct mrv_context *ctx);
+void mrv_dev_put(struct mrv_device *dev);
+
+/* context.c: queue an async event and make async_fd readable */
+void mrv_async_event(struct mrv_context *ctx, struct ibv_qp *qp, enum ibv_event_type type);
+
+/* Map between mroce's and ibverbs' completion codes and opcodes (wc.c). */
+enum ibv_wc_status mrv_wc_status(enum mroce_wc_status s);
+enum ibv_wc_opcode mrv_wc_opcode(enum mroce_wc_opcode op);
+
+/* qp.c: the verbs QP whose mroce QP number is qpn on ctx's device (for ibv_wc.qp_num) */
+struct mrv_qp *mrv_qp_by_mroce_qpn(struct mrv_context *ctx, uint32_t qpn);
+
+/* Fill an ibv_wc from a mroce_wc (wc.c). */
+void mrv_wc_fill(struct mrv_cq *cq, const struct mroce_wc *in, struct ibv_wc *out);
+
+#endif /* MROCE_VERBS_MRV_H */
