@@ -180,10 +180,11 @@ for tool in write read send; do
 		eval "t_${tool}_${kind}_s1m()      { perf ib_${tool}_${kind} -s 1048576 -n 200; }"
 		eval "t_${tool}_${kind}_D2()       { perf ib_${tool}_${kind} -D 2; }"
 		eval "t_${tool}_${kind}_n()        { perf ib_${tool}_${kind} -n 2000; }"
-		eval "t_${tool}_${kind}_q4()       { perf ib_${tool}_${kind} -q 4 -n 1000; }"
-		eval "t_${tool}_${kind}_t()        { perf ib_${tool}_${kind} -t 32 -n 1000; }"
 	done
-	eval "t_${tool}_bw_b() { perf ib_${tool}_bw -b -n 2000; }"
+	# perftest's latency tests have no -q, -t or -b
+	eval "t_${tool}_bw_q4() { perf ib_${tool}_bw -q 4 -n 1000; }"
+	eval "t_${tool}_bw_t()  { perf ib_${tool}_bw -t 32 -n 1000; }"
+	eval "t_${tool}_bw_b()  { perf ib_${tool}_bw -b -n 2000; }"
 done
 
 # ib_atomic_bw: mroce has no atomics. Refused with a message, a nonzero exit on both
@@ -302,9 +303,9 @@ for tool in write read send; do
 		run_test "ib_${tool}_${kind} -s 1048576" "t_${tool}_${kind}_s1m"
 		run_test "ib_${tool}_${kind} -D 2" "t_${tool}_${kind}_D2"
 		run_test "ib_${tool}_${kind} -n 2000" "t_${tool}_${kind}_n"
-		run_test "ib_${tool}_${kind} -q 4" "t_${tool}_${kind}_q4"
-		run_test "ib_${tool}_${kind} -t 32" "t_${tool}_${kind}_t"
 	done
+	run_test "ib_${tool}_bw -q 4" "t_${tool}_bw_q4"
+	run_test "ib_${tool}_bw -t 32" "t_${tool}_bw_t"
 	run_test "ib_${tool}_bw -b" "t_${tool}_bw_b"
 done
 run_test "ib_atomic_bw refused with a message, no crash, no hang" t_atomic_refused
