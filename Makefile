@@ -184,6 +184,13 @@ $(SIM): $(BUILD)/sim/main.o $(SIM_OBJS) $(COLL_A) $(LIB_A)
 $(BUILD)/tests/test_sim: tests/test_sim.c $(SIM_OBJS) $(COLL_A) $(LIB_A) | $(BUILD)/tests/.dir
 	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(SIM_OBJS) $(COLL_A) $(LIB_A) $(LDFLAGS) -lcmocka $(LDLIBS)
 
+# mroce's libibverbs as applications see it: this test links the library
+# alone (found through its RUNPATH, in this build tree), never libmroce.
+$(BUILD)/tests/test_verbs_abi: tests/test_verbs_abi.c $(VERBS_SO) verbs/private.h | $(BUILD)/tests/.dir
+	$(CC) $(CPPFLAGS) -Iverbs $(CFLAGS) -DMRV_EXPORTS_FILE='"$(abspath verbs/libibverbs-44.exports)"' \
+		-DMRV_MULTIARCH='"$(MULTIARCH)"' $(LDFLAGS) -o $@ $< $(VERBS_SO) \
+		-Wl,-rpath,'$$ORIGIN/../verbs' -lcmocka
+
 $(BUILD)/tests/test_fabric: tests/test_fabric.c $(SWITCH_OBJS) | $(BUILD)/tests/.dir
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(SWITCH_OBJS) -lcmocka
 
@@ -211,10 +218,11 @@ $(NCCL_SO): $(NCCL_OBJS) $(LIB_A) nccl/plugin.map
 	$(CC) -shared -Wl,--version-script=nccl/plugin.map -Wl,--no-undefined $(LDFLAGS) \
 		-o $@ $(NCCL_OBJS) $(LIB_A) $(LDLIBS)
 
-# Unit tests again under AddressSanitizer + UBSan, in their own build tree.
+# Unit tests again under AddressSanitizer + UBSan, in their own build tree
+# (mroce's libibverbs too: build/asan/tests/test_verbs_abi runs against it).
 asan:
 	$(MAKE) BUILD=build/asan CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer" \
-		LDFLAGS="-fsanitize=address,undefined" cli examples tests selftests build/asan/mroce-perf build/asan/mroce-coll-perf nccl
+		LDFLAGS="-fsanitize=address,undefined" cli examples tests selftests build/asan/mroce-perf build/asan/mroce-coll-perf nccl verbs
 
 # Unit tests built by clang with its UBSan, which flags what gcc's does not
 # (a zero offset applied to a NULL pointer: defect 23).
