@@ -118,9 +118,12 @@ $(VERBS_MAP): verbs/exports.sh $(VERBS_LISTS) | $(BUILD)/verbs/.dir
 # Exactly the versioned symbols of rdma-core 44's libibverbs.so.1 plus
 # MROCEDV_1.0 (verbs/check-exports.sh after the link: any difference fails the
 # build and deletes the library), libmroce inside it and hidden.
+# (VERBS_NO_UNDEF: clang links no UBSan runtime into a .so; make ubsan-clang
+# drops the check and the test executable's runtime serves the library.)
+VERBS_NO_UNDEF ?= -Wl,--no-undefined
 $(VERBS_SO): $(VERBS_OBJS) $(LIB_A) $(VERBS_MAP) verbs/check-exports.sh
 	$(CC) -shared -Wl,-soname,libibverbs.so.1 -Wl,--version-script=$(VERBS_MAP) \
-		-Wl,--no-undefined $(LDFLAGS) -o $@ $(VERBS_OBJS) $(LIB_A) $(LDLIBS)
+		$(VERBS_NO_UNDEF) $(LDFLAGS) -o $@ $(VERBS_OBJS) $(LIB_A) $(LDLIBS)
 	verbs/check-exports.sh $@
 
 verbs: $(VERBS_SO)
@@ -190,6 +193,13 @@ $(SIM): $(BUILD)/sim/main.o $(SIM_OBJS) $(COLL_A) $(LIB_A)
 $(BUILD)/tests/test_sim: tests/test_sim.c $(SIM_OBJS) $(COLL_A) $(LIB_A) | $(BUILD)/tests/.dir
 	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(SIM_OBJS) $(COLL_A) $(LIB_A) $(LDFLAGS) -lcmocka $(LDLIBS)
 
+# mroce's libibverbs as applications see it: this test links the library
+# alone (found through its RUNPATH, in this build tree), never libmroce.
+$(BUILD)/tests/test_verbs_abi: tests/test_verbs_abi.c $(VERBS_SO) verbs/private.h | $(BUILD)/tests/.dir
+	$(CC) $(CPPFLAGS) -Iverbs $(CFLAGS) -DMRV_EXPORTS_FILE='"$(abspath verbs/libibverbs-44.exports)"' \
+		-DMRV_MULTIARCH='"$(MULTIARCH)"' $(LDFLAGS) -o $@ $< $(VERBS_SO) \
+		-Wl,-rpath,'$$ORIGIN/../verbs' -lcmocka
+
 $(BUILD)/tests/test_fabric: tests/test_fabric.c $(SWITCH_OBJS) | $(BUILD)/tests/.dir
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(SWITCH_OBJS) -lcmocka
 
@@ -217,17 +227,18 @@ $(NCCL_SO): $(NCCL_OBJS) $(LIB_A) nccl/plugin.map
 	$(CC) -shared -Wl,--version-script=nccl/plugin.map -Wl,--no-undefined $(LDFLAGS) \
 		-o $@ $(NCCL_OBJS) $(LIB_A) $(LDLIBS)
 
-# Unit tests again under AddressSanitizer + UBSan, in their own build tree.
+# Unit tests again under AddressSanitizer + UBSan, in their own build tree
+# (mroce's libibverbs too: build/asan/tests/test_verbs_abi runs against it).
 asan:
 	$(MAKE) BUILD=build/asan CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer" \
-		LDFLAGS="-fsanitize=address,undefined" cli examples tests selftests verbs build/asan/mroce-perf build/asan/mroce-coll-perf nccl
+		LDFLAGS="-fsanitize=address,undefined" cli examples tests selftests build/asan/mroce-perf build/asan/mroce-coll-perf nccl verbs
 
 # Unit tests built by clang with its UBSan, which flags what gcc's does not
 # (a zero offset applied to a NULL pointer: defect 23).
 ubsan-clang:
 	$(MAKE) BUILD=build/clang-ubsan CC=clang \
 		CFLAGS="-O1 -g -fsanitize=undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer" \
-		LDFLAGS="-fsanitize=undefined" tests
+		LDFLAGS="-fsanitize=undefined" VERBS_NO_UNDEF= tests
 
 deps:
 	@scripts/deps.sh
