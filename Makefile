@@ -385,16 +385,20 @@ model: deps
 LIBEXECDIR  ?= $(PREFIX)/libexec
 MANDIR      ?= $(PREFIX)/share/man
 BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
-MAN_PAGES   := man/mroce.8 man/mroce-perf.1 man/mroce-coll-perf.1 man/mroce-launch.1 man/libmroce.7
+MAN_PAGES   := man/mroce.8 man/mroce-perf.1 man/mroce-coll-perf.1 man/mroce-launch.1 man/libmroce.7 \
+	       man/mroce-verbs.1
 INSTALL_BINS := $(BPF_OBJ) $(CLI) $(PERF) $(COLLPERF) $(LIB_A) $(LIB_SO) $(COLL_A) $(COLL_SO) \
-		$(BUILD)/selftests/fabric $(BUILD)/selftests/fabric.bpf.o $(NCCL_SO)
+		$(BUILD)/selftests/fabric $(BUILD)/selftests/fabric.bpf.o $(NCCL_SO) $(VERBS_SO)
+# mroce's libibverbs goes where no loader looks by itself (every other program
+# keeps the system's); mroce-verbs puts it first in LD_LIBRARY_PATH for its command.
+VERBS_LIBDIR := $(LIBDIR)/mroce/verbs
 PC_SUBST = -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
 	   -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' -e 's|@VERSION@|$(VERSION)|'
 $(BUILD)/selftests/fabric: | $(BUILD)/selftests/.dir
 
 install: $(INSTALL_BINS) install-pytorch
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR)/pkgconfig \
-		$(DESTDIR)$(INCLUDEDIR)/mroce $(DESTDIR)$(LIBDIR)/mroce \
+		$(DESTDIR)$(INCLUDEDIR)/mroce $(DESTDIR)$(LIBDIR)/mroce $(DESTDIR)$(VERBS_LIBDIR) \
 		$(DESTDIR)$(LIBEXECDIR)/mroce/fabric $(DESTDIR)$(BASHCOMPDIR) \
 		$(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man7 $(DESTDIR)$(MANDIR)/man8
 	install -m 0755 $(CLI) $(DESTDIR)$(BINDIR)/mroce
@@ -404,6 +408,11 @@ install: $(INSTALL_BINS) install-pytorch
 	sed -e "s|^HELPERS=$$|HELPERS=$$rel|" -e 's|^VERSION=$$|VERSION=$(VERSION)|' \
 	    tools/mroce-launch > $(DESTDIR)$(BINDIR)/mroce-launch
 	chmod 0755 $(DESTDIR)$(BINDIR)/mroce-launch
+	rel=$$(realpath -m --relative-to=$(BINDIR) $(VERBS_LIBDIR)) && \
+	sed -e "s|^VERBSDIR=$$|VERBSDIR=$$rel|" -e 's|^VERSION=$$|VERSION=$(VERSION)|' \
+	    tools/mroce-verbs > $(DESTDIR)$(BINDIR)/mroce-verbs
+	chmod 0755 $(DESTDIR)$(BINDIR)/mroce-verbs
+	install -m 0755 $(VERBS_SO) $(DESTDIR)$(VERBS_LIBDIR)/libibverbs.so.1
 	install -m 0644 selftests/netns.sh $(DESTDIR)$(LIBEXECDIR)/mroce/netns.sh
 	install -m 0644 selftests/fabric/lib.sh $(DESTDIR)$(LIBEXECDIR)/mroce/fabric/lib.sh
 	install -m 0755 $(BUILD)/selftests/fabric $(DESTDIR)$(LIBEXECDIR)/mroce/fabric/fabric
@@ -430,6 +439,7 @@ install: $(INSTALL_BINS) install-pytorch
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/mroce $(DESTDIR)$(BINDIR)/mroce-perf \
 	      $(DESTDIR)$(BINDIR)/mroce-coll-perf $(DESTDIR)$(BINDIR)/mroce-launch \
+	      $(DESTDIR)$(BINDIR)/mroce-verbs \
 	      $(DESTDIR)$(LIBDIR)/libmroce.* $(DESTDIR)$(LIBDIR)/libmroce-coll.* \
 	      $(DESTDIR)$(LIBDIR)/libnccl-net-mroce.so \
 	      $(DESTDIR)$(LIBDIR)/pkgconfig/mroce.pc $(DESTDIR)$(LIBDIR)/pkgconfig/mroce-coll.pc
