@@ -50,7 +50,7 @@ dv_declared=
 [ -f $I/mrocedv.h ] && dv_declared=$(declared $I/mrocedv.h)
 if [ "$dv_listed" != "$dv_declared" ]; then
 	echo "FAIL verbs/mrocedv.exports and $I/mrocedv.h differ ('<' listed, '>' declared):"
-	diff <(printf '%s\n' $dv_listed) <(printf '%s\n' $dv_declared) | grep '^[<>]'
+	diff <(printf '%s\n' $dv_listed | grep .) <(printf '%s\n' $dv_declared | grep .) | grep '^[<>]'
 	fail=1
 else
 	echo "ok   verbs/mrocedv.exports lists the $(printf '%s\n' $dv_listed | grep -c .) MROCEDV calls $I/mrocedv.h declares"
