@@ -127,6 +127,12 @@ $(VERBS_SO): $(VERBS_OBJS) $(LIB_A) $(VERBS_MAP) verbs/check-exports.sh
 	verbs/check-exports.sh $@
 
 verbs: $(VERBS_SO)
+all: $(VERBS_SO)
+
+# verbs_check speaks only the standard ibverbs API (Debian's <infiniband/verbs.h>),
+# linked against mroce's libibverbs (any libibverbs.so.1 at run time).
+$(BUILD)/selftests/verbs_check: selftests/verbs_check.c $(VERBS_SO) | $(BUILD)/selftests/.dir
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< -L$(BUILD)/verbs -l:libibverbs.so.1
 
 $(BUILD)/coll/%.o: coll/%.c | $(BUILD)/coll/.dir
 	$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
