@@ -55,9 +55,25 @@ struct side {
 
 static struct side A, B;
 
-static void open_side(struct side *s, bool channel, bool cq_ex)
+static struct ibv_qp *make_qp(struct side *s, uint32_t max_recv_wr)
 {
 	struct ibv_qp_init_attr qa = { 0 };
+	struct ibv_qp *qp;
+
+	qa.send_cq = qa.recv_cq = s->cq;
+	qa.qp_type = IBV_QPT_RC;
+	qa.cap.max_send_wr = 32;
+	qa.cap.max_recv_wr = max_recv_wr;
+	qa.cap.max_send_sge = qa.cap.max_recv_sge = 1;
+	qp = ibv_create_qp(s->pd, &qa);
+	if (!qp)
+		DIE("ibv_create_qp: %s", strerror(errno));
+	s->psn = (uint32_t)rand() & 0xffffff;
+	return qp;
+}
+
+static void open_side(struct side *s, bool channel, bool cq_ex)
+{
 	int n;
 
 	s->list = ibv_get_device_list(&n);
@@ -86,15 +102,7 @@ static void open_side(struct side *s, bool channel, bool cq_ex)
 	}
 	if (!s->mr || !s->cq)
 		DIE("MR / CQ: %s", strerror(errno));
-	qa.send_cq = qa.recv_cq = s->cq;
-	qa.qp_type = IBV_QPT_RC;
-	qa.cap.max_send_wr = 32;
-	qa.cap.max_recv_wr = 32;
-	qa.cap.max_send_sge = qa.cap.max_recv_sge = 1;
-	s->qp = ibv_create_qp(s->pd, &qa);
-	if (!s->qp)
-		DIE("ibv_create_qp: %s", strerror(errno));
-	s->psn = (uint32_t)rand() & 0xffffff;
+	s->qp = make_qp(s, 32);
 }
 
 static void connect_side(struct side *s, const struct side *peer)
@@ -288,6 +296,59 @@ int main(int argc, char **argv)
 		CHECK(got == 1 && id == 2000 && qpn == B.qp->qp_num && ibv_poll_cq(B.cq, 16, wc) == 0,
 		      "10 unsignaled + 1 signaled WRITE: one completion, the signaled one (%d, wr_id %llu)",
 		      got, (unsigned long long)id);
+	}
+
+	/*
+	 * 5. more receive completions than A's CQ holds, none polled: the poll
+	 * fails (negative) and IBV_EVENT_CQ_ERR comes once on the async fd;
+	 * ibv_destroy_cq then waits for its ack. On a second QP pair.
+	 */
+	{
+		struct ibv_qp *a1 = A.qp, *b1 = B.qp;
+		struct ibv_async_event aev;
+		struct ibv_poll_cq_attr pa = { 0 };
+		const int total = 16384 + 64;	/* past the library's 16384-entry floor */
+		int sent = 0, done = 0, rc;
+		time_t end = time(NULL) + 20;
+
+		A.qp = make_qp(&A, 20000);
+		if (setns(ns_b, CLONE_NEWNET))
+			DIE("setns B");
+		B.qp = make_qp(&B, 32);
+		connect_side(&B, &A);
+		if (setns(ns_a, CLONE_NEWNET))
+			DIE("setns A");
+		connect_side(&A, &B);
+		for (int i = 0; i < total; i++)
+			post_recv(&A, 50000 + (uint64_t)i, 0);
+		while (done < total && time(NULL) < end) {
+			while (sent < total && sent - done < 32)
+				post_send(&B, &A, IBV_WR_SEND, 7, 1, 0, true), sent++;
+			if (ibv_start_poll(B.cqx, &pa) == 0) {
+				do {
+					done++;
+				} while (ibv_next_poll(B.cqx) == 0);
+				ibv_end_poll(B.cqx);
+			}
+		}
+		CHECK(done == total, "B: %d of %d sends completed", done, total);
+		usleep(100000);
+		rc = ibv_poll_cq(A.cq, 16, wc);
+		CHECK(rc < 0, "A's CQ overflowed: ibv_poll_cq %d", rc);
+		CHECK(readable(A.ctx->async_fd, 1000) && ibv_get_async_event(A.ctx, &aev) == 0 &&
+		      aev.event_type == IBV_EVENT_CQ_ERR && aev.element.cq == A.cq,
+		      "IBV_EVENT_CQ_ERR for A's CQ on the async fd");
+		ibv_poll_cq(A.cq, 16, wc);
+		CHECK(!readable(A.ctx->async_fd, 100), "... once");
+		ibv_ack_async_event(&aev);
+		CHECK(ibv_destroy_qp(A.qp) == 0, "the second QP pair destroyed");
+		A.qp = a1;
+		if (setns(ns_b, CLONE_NEWNET))
+			DIE("setns B");
+		ibv_destroy_qp(B.qp);
+		B.qp = b1;
+		if (setns(ns_a, CLONE_NEWNET))
+			DIE("setns A");
 	}
 
 	/* 4. in use: EBUSY */
