@@ -251,7 +251,7 @@ headers:
 
 # The .so files export exactly the headers' MROCE_API functions (the maps list
 # them one by one) and libmroce.a defines no global without the mroce_ prefix.
-api-check: lib
+api-check: lib verbs
 	scripts/check-api.sh $(BUILD)
 
 # The README's test command: installs what is missing, builds, runs every tier.
