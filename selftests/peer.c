@@ -59,6 +59,7 @@ struct opts {
 	__u8		ops[8];		/* --blast-ms: the opcodes, in turn (--op) */
 	__u32		nops;
 	bool		guess;		/* --blast-ms: a random token and PSN in every frame */
+	__u32		rate;		/* --blast-ms: frames per second at most (0: as fast as it can) */
 	__u64		raddr;		/* --blast-ms: WRITEs at this address and rkey */
 	__u32		rkey;
 	unsigned int	seed;
@@ -338,7 +339,7 @@ static int send_blast(const struct opts *o, int fd, const struct sockaddr_ll *sl
 {
 	struct fx_frame *f = calloc(MROCE_MAX_QPS, sizeof(*f));
 	struct timespec t;
-	__u64 end, sent = 0, per_op[8] = { 0 }, rng = o->seed ? o->seed : 0x9e3779b97f4a7c15ULL;
+	__u64 end, start_ns, sent = 0, per_op[8] = { 0 }, rng = o->seed ? o->seed : 0x9e3779b97f4a7c15ULL;
 	/* every QPN with every opcode, in turn */
 	__u32 n = (o->nqpns ? o->nqpns : MROCE_MAX_QPS - 1) * (o->nops > 1 ? o->nops : 1);
 	int err = 0;
@@ -351,6 +352,7 @@ static int send_blast(const struct opts *o, int fd, const struct sockaddr_ll *sl
 		err = blast_frame(o, &f[i], i, &rng, src);
 	clock_gettime(CLOCK_MONOTONIC, &t);
 	end = (__u64)t.tv_sec * 1000 + (__u64)t.tv_nsec / 1000000 + o->blast_ms;
+	start_ns = (__u64)t.tv_sec * 1000000000ULL + (__u64)t.tv_nsec;
 	while (!err) {
 		for (__u32 i = 0; i < n && !err; i++) {
 			if (sendto(fd, f[i].buf, (size_t)f[i].len, 0, (const struct sockaddr *)sll,
@@ -360,6 +362,13 @@ static int send_blast(const struct opts *o, int fd, const struct sockaddr_ll *sl
 			}
 			if (o->guess)	/* the next guess for this slot */
 				err = blast_frame(o, &f[i], i, &rng, src);
+			if (o->rate && sent % 32 == 0) {	/* --rate: sleep to the sent-th frame's time */
+				__u64 due_ns = start_ns + sent * 1000000000ULL / o->rate;
+				struct timespec d = { .tv_sec = (time_t)(due_ns / 1000000000ULL),
+						      .tv_nsec = (long)(due_ns % 1000000000ULL) };
+
+				clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &d, NULL);
+			}
 		}
 		clock_gettime(CLOCK_MONOTONIC, &t);
 		if ((__u64)t.tv_sec * 1000 + (__u64)t.tv_nsec / 1000000 >= end)
@@ -708,7 +717,7 @@ static void usage(void)
 		"                 | --blast-ms MS [--qpn Q[,Q...] (0: every QPN)] [--token HEX]\n"
 		"                   [--src-ip A] [--dst-ip A]   (IPv4 frames to those addresses)\n"
 		"                   [--op write|send|ack[,...]] [--guess [--seed S]] [--queue N]\n"
-		"                   [--raddr A --rkey K])\n"
+		"                   [--raddr A --rkey K] [--rate PPS])\n"
 		"       peer recv --dev DEV (--suite | --count N) [--qpn Q] [--token HEX] [--psn P]\n"
 		"                 [--queue N] [--starve N] [--sync FILE] [--timeout-ms T]\n");
 	exit(2);
@@ -728,6 +737,7 @@ int main(int argc, char **argv)
 		{ "src-ip", required_argument, 0, 'I' }, { "dst-ip", required_argument, 0, 'J' },
 		{ "op", required_argument, 0, 'o' }, { "guess", no_argument, 0, 'g' },
 		{ "raddr", required_argument, 0, 'r' }, { "rkey", required_argument, 0, 'k' },
+		{ "rate", required_argument, 0, 'R' },
 		{ 0, 0, 0, 0 },
 	};
 	struct opts o = { .qpn = FX_QPN, .token = FX_TOKEN, .psn = FX_PSN, .family = AF_INET,
@@ -770,6 +780,7 @@ int main(int argc, char **argv)
 		case 'g': o.guess = true; break;
 		case 'r': o.raddr = strtoull(optarg, NULL, 0); break;
 		case 'k': o.rkey = (__u32)strtoul(optarg, NULL, 0); break;
+		case 'R': o.rate = (__u32)strtoul(optarg, NULL, 0); break;
 		default: usage();
 		}
 	}
