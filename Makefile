@@ -65,7 +65,7 @@ VERBS_SRCS := $(wildcard verbs/*.c)
 VERBS_OBJS := $(VERBS_SRCS:%.c=$(BUILD)/%.o)
 VERBS_SO   := $(BUILD)/verbs/libibverbs.so.1
 
-.PHONY: all verbs lib cli examples tests selftests asan ubsan-clang headers api-check test check test-fabric test-coll sim sim-studies bench bench-bidir bench-queues bench-targets bench-loss bench-incast bench-failure bench-streams bench-planes bench-latency bench-cc bench-coll bench-coll-algos demo model deps install uninstall clean
+.PHONY: all verbs lib cli examples tests selftests asan ubsan-clang headers api-check test check test-fabric test-coll sim sim-studies bench bench-bidir bench-queues bench-targets bench-loss bench-incast bench-failure bench-streams bench-planes bench-latency bench-verbs bench-cc bench-coll bench-coll-algos demo model deps install uninstall clean
 .DELETE_ON_ERROR:
 .PRECIOUS: $(BUILD)/%/.dir
 
@@ -261,6 +261,8 @@ bench: deps
 	selftests/bench/streams_targets.py $(if $(RUNS),--rounds $(RUNS)) --out docs/benchmarks.md
 	selftests/bench/planes_targets.py $(if $(RUNS),--rounds $(RUNS)) --out docs/benchmarks.md
 	selftests/bench/latency_targets.py $(if $(RUNS),--rounds $(RUNS)) --out docs/benchmarks.md
+	$(MAKE) verbs
+	selftests/bench/verbs_targets.py $(if $(RUNS),--rounds $(RUNS)) --out docs/benchmarks.md
 	selftests/bench/cc_targets.py $(if $(RUNS),--rounds $(RUNS)) --out docs/benchmarks.md
 	selftests/bench/queues_targets.py $(if $(RUNS),--rounds $(RUNS)) --out docs/benchmarks.md
 	selftests/bench/coll_bench.py $(if $(RUNS),--runs $(RUNS))
@@ -299,6 +301,12 @@ bench-planes: all
 # RTO, the p99.9 against sockperf's TCP ping-pong, interleaved.
 bench-latency: all
 	selftests/bench/latency_targets.py $(if $(RUNS),--rounds $(RUNS)) --out docs/benchmarks.md
+
+# Unmodified perftest over mroce's libibverbs alone (~3 min): ib_write_bw at 64 KiB and 1 MiB
+# and ib_write_lat against mroce-perf write_bw / write_lat, interleaved, same sizes, depth and
+# operation counts; >= 0.9x (bandwidth), <= 1.1x (latency) wanted. Holds /tmp/bench.lock.
+bench-verbs: all verbs
+	selftests/bench/verbs_targets.py $(if $(RUNS),--rounds $(RUNS)) --out docs/benchmarks.md
 
 # Congestion control on by default (~2 min): WRITE 1 MiB on a clean veth pair, the library's
 # defaults against --cc none, interleaved; >= 0.97x wanted.
