@@ -108,11 +108,20 @@ $(BUILD)/lib/%.o: lib/%.c | $(BUILD)/lib/.dir
 $(BUILD)/verbs/%.o: verbs/%.c | $(BUILD)/verbs/.dir
 	$(CC) $(CPPFLAGS) -Iverbs $(CFLAGS) -c $< -o $@
 
-# Exactly the versioned symbols of rdma-core 44's libibverbs.so.1 (the link
-# fails on any difference), libmroce inside it and hidden.
-$(VERBS_SO): $(VERBS_OBJS) $(LIB_A) verbs/libibverbs.map
-	$(CC) -shared -Wl,-soname,libibverbs.so.1 -Wl,--version-script=verbs/libibverbs.map \
+# The version script is generated (verbs/exports.sh) from the two lists that
+# write the ABI down: rdma-core 44's symbols and mroce's MROCEDV_1.0 calls.
+VERBS_MAP  := $(BUILD)/verbs/libibverbs.map
+VERBS_LISTS := verbs/libibverbs-44.exports verbs/mrocedv.exports
+$(VERBS_MAP): verbs/exports.sh $(VERBS_LISTS) | $(BUILD)/verbs/.dir
+	verbs/exports.sh > $@
+
+# Exactly the versioned symbols of rdma-core 44's libibverbs.so.1 plus
+# MROCEDV_1.0 (verbs/check-exports.sh after the link: any difference fails the
+# build and deletes the library), libmroce inside it and hidden.
+$(VERBS_SO): $(VERBS_OBJS) $(LIB_A) $(VERBS_MAP) verbs/check-exports.sh
+	$(CC) -shared -Wl,-soname,libibverbs.so.1 -Wl,--version-script=$(VERBS_MAP) \
 		-Wl,--no-undefined $(LDFLAGS) -o $@ $(VERBS_OBJS) $(LIB_A) $(LDLIBS)
+	verbs/check-exports.sh $@
 
 verbs: $(VERBS_SO)
 

@@ -1,0 +1,162 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+"""Writes verbs/abi.c: _Static_asserts pinning the layouts of rdma-core 44's
+infiniband/verbs.h that mroce's libibverbs and the applications' inline calls
+share (sizeof of each structure, offsetof of every member, nested ones too).
+
+    verbs/gen-abi.py > verbs/abi.c      (run against Debian 12's libibverbs-dev)
+
+It reads the structures' members from the header, compiles a probe that prints
+their sizes and offsets as this compiler lays them out, and writes the asserts
+with those numbers. abi.c is committed: built against another libibverbs-dev,
+a moved member fails the build by name instead of breaking binaries."""
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+HEADER = '/usr/include/infiniband/verbs.h'
+STRUCTS = [
+    'ibv_device', 'ibv_context_ops', 'ibv_context', 'verbs_context',
+    'ibv_pd', 'ibv_mr', 'ibv_sge', 'ibv_send_wr', 'ibv_recv_wr', 'ibv_wc',
+    'ibv_cq', 'ibv_cq_ex', 'ibv_poll_cq_attr', 'ibv_cq_init_attr_ex',
+    'ibv_comp_channel', 'ibv_qp', 'ibv_qp_ex', 'ibv_qp_cap', 'ibv_qp_attr',
+    'ibv_qp_init_attr', 'ibv_qp_init_attr_ex', 'ibv_ah_attr', 'ibv_global_route',
+    'ibv_async_event', 'ibv_port_attr', 'ibv_device_attr', 'ibv_device_attr_ex',
+    'ibv_query_device_ex_input', 'ibv_gid_entry', 'ibv_srq_init_attr', 'ibv_srq_attr',
+    'ibv_data_buf',
+]
+
+
+def body_of(src, name):
+    m = re.search(r'\bstruct\s+' + re.escape(name) + r'\s*\{', src)
+    if not m:
+        sys.exit('gen-abi: struct %s not found in %s' % (name, HEADER))
+    i, depth = m.end(), 1
+    start = i
+    while depth:
+        depth += {'{': 1, '}': -1}.get(src[i], 0)
+        i += 1
+    return src[start:i - 1]
+
+
+def split_top(body):
+    """statements at depth 0 of a struct body: ('block', inner, rest) or ('decl', text)"""
+    out, i, n = [], 0, len(body)
+    cur = ''
+    while i < n:
+        c = body[i]
+        if c == '{':
+            depth, j = 1, i + 1
+            while depth:
+                depth += {'{': 1, '}': -1}.get(body[j], 0)
+                j += 1
+            inner = body[i + 1:j - 1]
+            k = body.index(';', j)
+            out.append(('block', inner, body[j:k].strip()))
+            cur, i = '', k + 1
+            continue
+        if c == ';':
+            if cur.strip():
+                out.append(('decl', cur.strip()))
+            cur = ''
+        else:
+            cur += c
+        i += 1
+    return out
+
+
+def names_of(decl):
+    fp = re.search(r'\(\s*\*\s*(\w+)\s*\)\s*\(', decl)
+    if fp:
+        return [fp.group(1)]
+    decl = re.sub(r'__attribute__\s*\(\(.*?\)\)', '', decl)
+    decl = re.sub(r'\[[^\]]*\]', '', decl)
+    names = []
+    for part in decl.split(','):
+        m = re.search(r'(\w+)\s*(?::\s*\d+)?\s*$', part.strip())
+        if m:
+            names.append((m.group(1), ':' in part))
+    # bit-fields have no offset: skip them
+    return [nm for nm, bits in names if not bits]
+
+
+def members(body, prefix=''):
+    out = []
+    for st in split_top(body):
+        if st[0] == 'block':
+            inner, rest = st[1], st[2]
+            rest = re.sub(r'\[[^\]]*\]', '', rest).strip()
+            if rest and re.fullmatch(r'\w+', rest):
+                out.append(prefix + rest)
+                out += members(inner, prefix + rest + '.')
+            elif not rest:
+                out += members(inner, prefix)  # anonymous: members are the parent's
+        else:
+            out += [prefix + n for n in names_of(st[1])]
+    return out
+
+
+def main():
+    src = open(HEADER).read()
+    src = re.sub(r'/\*.*?\*/', '', src, flags=re.S)
+    src = re.sub(r'//[^\n]*', '', src)
+    src = re.sub(r'^\s*#[^\n]*', '', src, flags=re.M)
+    pins = []
+    for s in STRUCTS:
+        pins.append((s, None))
+        for m in members(body_of(src, s)):
+            pins.append((s, m))
+    probe = ['#include <stddef.h>', '#include <stdio.h>', '#include <infiniband/verbs.h>',
+             'int main(void) {']
+    for s, m in pins:
+        if m is None:
+            probe.append('printf("%%zu\\n", sizeof(struct %s));' % s)
+        else:
+            probe.append('printf("%%zu\\n", offsetof(struct %s, %s));' % (s, m))
+    probe.append('return 0; }')
+    with tempfile.TemporaryDirectory() as d:
+        c, exe = os.path.join(d, 'probe.c'), os.path.join(d, 'probe')
+        open(c, 'w').write('\n'.join(probe) + '\n')
+        subprocess.run(['cc', '-std=gnu11', '-o', exe, c], check=True)
+        vals = subprocess.run([exe], check=True, capture_output=True, text=True).stdout.split()
+    print('''// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * The rdma-core 44 layouts (Debian 12's libibverbs-dev, infiniband/verbs.h)
+ * that mroce's libibverbs shares with applications: their inline calls
+ * (ibv_post_send, ibv_poll_cq, ibv_wr_*, ibv_start_poll ...) reach into
+ * these structures and through their function pointers at these offsets.
+ * Generated by verbs/gen-abi.py: do not edit. Built against another
+ * libibverbs-dev, a moved or resized member fails the build here, by name.
+ */
+#include <stddef.h>
+
+#include <infiniband/verbs.h>
+
+#define MRV_SIZE(s, n) \\
+	_Static_assert(sizeof(struct s) == (n), "rdma-core 44 ABI: sizeof(struct " #s ")")
+#define MRV_OFF(s, m, n) \\
+	_Static_assert(offsetof(struct s, m) == (n), "rdma-core 44 ABI: struct " #s "." #m)
+''')
+    last = None
+    for (s, m), v in zip(pins, vals):
+        if s != last:
+            print('\n/* struct %s */' % s)
+            last = s
+        if m is None:
+            print('MRV_SIZE(%s, %s);' % (s, v))
+        else:
+            print('MRV_OFF(%s, %s, %s);' % (s, m, v))
+    print('''
+/* verbs_get_ctx() finds the verbs_context in front of the application's
+ * ibv_context (container_of): the context must be its last member. */
+_Static_assert(offsetof(struct verbs_context, context) + sizeof(struct ibv_context) ==
+	       sizeof(struct verbs_context), "rdma-core 44 ABI: verbs_context.context is last");
+/* ibv_qp_ex and ibv_cq_ex begin with what the plain objects are */
+_Static_assert(offsetof(struct ibv_qp_ex, qp_base) == 0, "rdma-core 44 ABI: ibv_qp_ex.qp_base");
+_Static_assert(offsetof(struct ibv_cq_ex, context) == offsetof(struct ibv_cq, context),
+	       "rdma-core 44 ABI: ibv_cq_ex begins as ibv_cq");''')
+
+
+main()
