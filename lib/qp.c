@@ -581,6 +581,43 @@ int mroce_qp_connect(struct mroce_qp *qp, const struct mroce_qp_info *remote, co
 	return err;
 }
 
+/*
+ * For mroce's libibverbs (verbs/), whose applications give a QP's first PSN
+ * only at RTS, after the connect at RTR: start the send PSN space at psn.
+ * Only while nothing has been sent (no request, no READ response): the peer's
+ * receive window starts where this puts snd_nxt. 0, -EINVAL, -EBUSY.
+ */
+int mroce_qp_set_start(struct mroce_qp *qp, __u32 psn)
+{
+	int err = 0;
+
+	if (!qp)
+		return -EINVAL;
+	pthread_mutex_lock(&qp->dev->lock);
+	if (qp->state == MROCE_QPS_ERR)
+		err = -EIO;
+	else if (qp->tx_seq || qp->snd_nxt != qp->snd_una || qp->sq_head != qp->sq_tail)
+		err = -EBUSY;
+	else
+		qp->snd_una = qp->snd_nxt = psn;
+	pthread_mutex_unlock(&qp->dev->lock);
+	return err;
+}
+
+/* READs of ours outstanding at once (ibv's max_rd_atomic, known at RTS), >= 1. */
+int mroce_qp_set_rd_limit(struct mroce_qp *qp, __u32 n)
+{
+	if (!qp || !n)
+		return -EINVAL;
+	pthread_mutex_lock(&qp->dev->lock);
+	if (n < qp->rd_limit || qp->state == MROCE_QPS_INIT)
+		qp->rd_limit = n;	/* at connect rd_limit became the responder's offer: only lower it */
+	if (n < qp->attr.max_rd_atomic)
+		qp->attr.max_rd_atomic = n;
+	pthread_mutex_unlock(&qp->dev->lock);
+	return 0;
+}
+
 void mroce_qp_handshake_rtt(struct mroce_qp *qp, __u64 took_us)
 {
 	pthread_mutex_lock(&qp->dev->lock);

@@ -549,4 +549,9 @@ void mroce_qp_handshake_rtt(struct mroce_qp *qp, __u64 took_us);
 int mroce_qp_connect_locked(struct mroce_qp *qp, const struct mroce_qp_info *remote,
 			    const __u8 *mac, const __u8 (*pmac)[6], __u8 np);
 
+/* For verbs/ only (not exported from libmroce.so): the first send PSN, set
+ * after connect and before anything was sent; the READ limit (lib/qp.c). */
+int mroce_qp_set_start(struct mroce_qp *qp, __u32 psn);
+int mroce_qp_set_rd_limit(struct mroce_qp *qp, __u32 n);
+
 #endif /* MROCE_QP_H */

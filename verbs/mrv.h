@@ -127,6 +127,21 @@ enum ibv_wc_opcode mrv_wc_opcode(enum mroce_wc_opcode op);
 /* qp.c: the verbs QP whose mroce QP number is qpn on ctx's device (for ibv_wc.qp_num) */
 struct mrv_qp *mrv_qp_by_mroce_qpn(struct mrv_context *ctx, uint32_t qpn);
 
+/*
+ * qp.c, post.c (i44-qp): ibv_context.ops.post_send / post_recv, and
+ * verbs_context.create_qp_ex. The CQ poll calls mrv_qp_wc_hidden() once for
+ * EVERY completion of a QP it polls (it keeps the QP's send queue count):
+ * true means an unsignaled send WR's success, which ibverbs does not report:
+ * skip it. A completion whose mrv_qp_by_mroce_qpn() is NULL belongs to a
+ * destroyed QP: drop it. Unpolled mroce completions per QP can reach its
+ * max_send_wr (rounded up to a power of two) + max_recv_wr, hidden ones
+ * included: size the mroce CQ with room for that.
+ */
+struct ibv_qp *mrv_create_qp_ex(struct ibv_context *ctx, struct ibv_qp_init_attr_ex *attr);
+int mrv_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr);
+int mrv_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr);
+bool mrv_qp_wc_hidden(struct mrv_qp *qp, const struct mroce_wc *wc);
+
 /* Fill an ibv_wc from a mroce_wc (wc.c). */
 void mrv_wc_fill(struct mrv_cq *cq, const struct mroce_wc *in, struct ibv_wc *out);
 
