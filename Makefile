@@ -124,6 +124,12 @@ $(VERBS_SO): $(VERBS_OBJS) $(LIB_A) $(VERBS_MAP) verbs/check-exports.sh
 	verbs/check-exports.sh $@
 
 verbs: $(VERBS_SO)
+all: $(VERBS_SO)
+
+# verbs_check speaks only the standard ibverbs API (Debian's <infiniband/verbs.h>),
+# linked against mroce's libibverbs (any libibverbs.so.1 at run time).
+$(BUILD)/selftests/verbs_check: selftests/verbs_check.c $(VERBS_SO) | $(BUILD)/selftests/.dir
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< -L$(BUILD)/verbs -l:libibverbs.so.1
 
 $(BUILD)/coll/%.o: coll/%.c | $(BUILD)/coll/.dir
 	$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
@@ -214,7 +220,7 @@ $(NCCL_SO): $(NCCL_OBJS) $(LIB_A) nccl/plugin.map
 # Unit tests again under AddressSanitizer + UBSan, in their own build tree.
 asan:
 	$(MAKE) BUILD=build/asan CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer" \
-		LDFLAGS="-fsanitize=address,undefined" cli examples tests selftests build/asan/mroce-perf build/asan/mroce-coll-perf nccl
+		LDFLAGS="-fsanitize=address,undefined" cli examples tests selftests verbs build/asan/mroce-perf build/asan/mroce-coll-perf nccl
 
 # Unit tests built by clang with its UBSan, which flags what gcc's does not
 # (a zero offset applied to a NULL pointer: defect 23).
