@@ -59,6 +59,7 @@ struct opts {
 	__u8		ops[8];		/* --blast-ms: the opcodes, in turn (--op) */
 	__u32		nops;
 	bool		guess;		/* --blast-ms: a random token and PSN in every frame */
+	bool		guess_psn;	/* --blast-ms: a random PSN, --token's token */
 	__u32		rate;		/* --blast-ms: frames per second at most (0: as fast as it can) */
 	__u64		raddr;		/* --blast-ms: WRITEs at this address and rkey */
 	__u32		rkey;
@@ -285,7 +286,8 @@ static int send_shuffled(const struct opts *o, int fd, const struct sockaddr_ll 
  * opcodes (write, send, ack; a list is taken in turn); --guess makes each
  * frame an off-path attacker's guess: a fresh random token and PSN (from
  * --seed), as one who knows the QPNs and addresses but not the secret would
- * send. --raddr/--rkey aim the WRITEs at a region the attacker learnt of, so
+ * send (--guess-psn: the PSN alone, the token --token's, as one who could
+ * compute the token would send). --raddr/--rkey aim the WRITEs at a region the attacker learnt of, so
  * only the token and the PSN stand between the frames and the memory.
  */
 static __u64 xorshift64(__u64 *s)
@@ -308,8 +310,9 @@ static int blast_frame(const struct opts *o, struct fx_frame *f, __u32 i, __u64 
 	fx_hdr(&h, op, o->psn);
 	h.dqpn = o->nqpns ? o->qpns[q] : q + 1;
 	h.token = o->token;
-	if (o->guess) {
-		h.token = xorshift64(rng);
+	if (o->guess || o->guess_psn) {
+		if (o->guess)
+			h.token = xorshift64(rng);
 		h.psn = (__u32)xorshift64(rng);
 		if (op == MROCE_OP_ACK)
 			h.cum_psn = h.psn;
@@ -360,7 +363,7 @@ static int send_blast(const struct opts *o, int fd, const struct sockaddr_ll *sl
 				sent++;
 				per_op[o->nops ? (i / (o->nqpns ? o->nqpns : MROCE_MAX_QPS - 1)) % o->nops : 0]++;
 			}
-			if (o->guess)	/* the next guess for this slot */
+			if (o->guess || o->guess_psn)	/* the next guess for this slot */
 				err = blast_frame(o, &f[i], i, &rng, src);
 			if (o->rate && sent % 32 == 0) {	/* --rate: sleep to the sent-th frame's time */
 				__u64 due_ns = start_ns + sent * 1000000000ULL / o->rate;
@@ -716,7 +719,7 @@ static void usage(void)
 		"                 [--shuffle-block N --sync FILE [--dup-pct P] [--seed S]]\n"
 		"                 | --blast-ms MS [--qpn Q[,Q...] (0: every QPN)] [--token HEX]\n"
 		"                   [--src-ip A] [--dst-ip A]   (IPv4 frames to those addresses)\n"
-		"                   [--op write|send|ack[,...]] [--guess [--seed S]] [--queue N]\n"
+		"                   [--op write|send|ack[,...]] [--guess | --guess-psn] [--seed S] [--queue N]\n"
 		"                   [--raddr A --rkey K] [--rate PPS])\n"
 		"       peer recv --dev DEV (--suite | --count N) [--qpn Q] [--token HEX] [--psn P]\n"
 		"                 [--queue N] [--starve N] [--sync FILE] [--timeout-ms T]\n");
@@ -737,7 +740,7 @@ int main(int argc, char **argv)
 		{ "src-ip", required_argument, 0, 'I' }, { "dst-ip", required_argument, 0, 'J' },
 		{ "op", required_argument, 0, 'o' }, { "guess", no_argument, 0, 'g' },
 		{ "raddr", required_argument, 0, 'r' }, { "rkey", required_argument, 0, 'k' },
-		{ "rate", required_argument, 0, 'R' },
+		{ "rate", required_argument, 0, 'R' }, { "guess-psn", no_argument, 0, 'G' },
 		{ 0, 0, 0, 0 },
 	};
 	struct opts o = { .qpn = FX_QPN, .token = FX_TOKEN, .psn = FX_PSN, .family = AF_INET,
@@ -778,6 +781,7 @@ int main(int argc, char **argv)
 		case 'J': if (inet_pton(AF_INET, optarg, &o.dst_ip) != 1) usage(); break;
 		case 'o': if (parse_ops(optarg, &o)) usage(); break;
 		case 'g': o.guess = true; break;
+		case 'G': o.guess_psn = true; break;
 		case 'r': o.raddr = strtoull(optarg, NULL, 0); break;
 		case 'k': o.rkey = (__u32)strtoul(optarg, NULL, 0); break;
 		case 'R': o.rate = (__u32)strtoul(optarg, NULL, 0); break;

@@ -26,13 +26,17 @@
 #   BLAST_MS (default 600): how long R floods each end, RATE (default 50000)
 #   frames a second at most (0: as fast as it can; on 2 CPUs that starves the
 #   programs, which is denial of service, not injection); ITERS (default
-#   100000): ibv_rc_pingpong's exchanges, enough to outlast both floods.
+#   100000): ibv_rc_pingpong's exchanges, VC_ROUNDS (default 400):
+#   verbs_check's rounds, each enough to outlast both floods.
 . "$(dirname "$0")/lib.sh"
 
 VERBS=$BUILD/verbs
+VC=$BUILD/selftests/verbs_check
+TOKEN=$BUILD/selftests/verbs_token
 BLAST_MS=${BLAST_MS:-600}
 RATE=${RATE:-50000}
 ITERS=${ITERS:-100000}
+VC_ROUNDS=${VC_ROUNDS:-400}
 NS_R=mroce-r-$$
 NS_S=mroce-s-$$
 IF_R=vr
@@ -101,6 +105,15 @@ stat_of() {
 	"$1" "$MROCE" status "$2" --json | sed -n "s/.*\"$3\":\([0-9]*\).*/\1/p"
 }
 
+# win_drops NS DEV: frames XDP dropped (or passed up as resent) for their PSN.
+win_drops() {
+	local n t=0
+	for n in duplicate dup_retx dup_retx_limit out_of_window; do
+		t=$((t + $(stat_of "$1" "$2" $n)))
+	done
+	echo $t
+}
+
 # A fresh fabric key of 32 random bytes, mode $2 (600 unless told).
 new_key() {
 	head -c 32 /dev/urandom >"$1" && chmod "${2:-600}" "$1"
@@ -117,19 +130,22 @@ qpn_of() {
 # Sets SENT to what R sent and BT/UQ to the victim's bad-token and unknown-QP
 # counters' growth over the flood.
 blast() {
-	local v=$1 vqpn=$2 mac ip src dev bt0 uq0 out
+	local v=$1 vqpn=$2 mac ip src dev bt0 uq0 wd0 out
 	shift 2
 	if [ "$v" = a ]; then mac=$MAC_A ip=$IP_A src=$IP_B dev=$IF_A; else mac=$MAC_B ip=$IP_B src=$IP_A dev=$IF_B; fi
 	bt0=$(stat_of "$v" "$dev" bad_token)
 	uq0=$(stat_of "$v" "$dev" unknown_qp)
+	wd0=$(win_drops "$v" "$dev")
 	out=$(r "$PEER" send --dev "$IF_R" --dst-mac "$mac" --blast-ms "$BLAST_MS" \
 		--qpn $((vqpn & 1023)) --queue $((vqpn >> 10)) --src-ip "$src" --dst-ip "$ip" \
 		--rate "$RATE" --op write,send,ack ${GUESS---guess} --seed $((RANDOM + 1)) "$@" 2>&1) || { echo "$out"; return 1; }
 	SENT=$(printf '%s\n' "$out" | sed -n 's/^send: blasted=//p')
+	DATA=$(printf '%s\n' "$out" | sed -n 's/^send: opcode 0x0[13] blasted=//p' | paste -sd+ | bc)
+	WD=$(($(win_drops "$v" "$dev") - wd0))
 	BT=$(($(stat_of "$v" "$dev" bad_token) - bt0))
 	UQ=$(($(stat_of "$v" "$dev" unknown_qp) - uq0))
 	printf '%s\n' "$out" | sed -n 's/^send: opcode/rogue -> '"$v"': opcode/p'
-	echo "rogue -> $v (QPN $vqpn): $SENT frames with guessed tokens and PSNs; bad_token +$BT, unknown_qp +$UQ"
+	echo "rogue -> $v (QPN $vqpn): $SENT frames (${GUESS---guess}); bad_token +$BT, unknown_qp +$UQ, PSN outside the window +$WD"
 }
 
 # judge: R's frames at a live QP all died as bad tokens. veth may drop a few
@@ -150,9 +166,126 @@ t_harness() {
 	judge || return 1
 	blast a 6 || return 1
 	judge || return 1
-	GUESS= blast b 5 --token 1 || return 1
+	GUESS=--guess-psn blast b 5 --token 1 || return 1
 	judge >/dev/null && { echo "frames with the right token were counted as bad tokens"; return 1; }
 	echo "with the right token: $BT of $SENT counted as bad tokens (judge refuses it)"
+	judge_psn || return 1
+}
+
+# judge_psn: R had the right token (it computed it) but guessed the PSNs: no
+# frame died as a bad token, 90% of its WRITEs and SENDs (the frames that
+# carry a PSN) died for their PSN in XDP, and its ACKs went up to the library,
+# which must ignore what acknowledges PSNs it never sent.
+judge_psn() {
+	[ -n "$SENT" ] && [ "$SENT" -gt 1000 ] || { echo "the rogue sent ${SENT:-no} frames: no flood"; return 1; }
+	[ "$UQ" -eq 0 ] || { echo "$UQ frames met no QP: the rogue missed the live QPs"; return 1; }
+	[ "$BT" -eq 0 ] || { echo "$BT frames with the computed token counted as bad tokens: the rogue's token is not the connection's"; return 1; }
+	[ "$WD" -ge $((DATA * 9 / 10)) ] ||
+		{ echo "$DATA WRITEs and SENDs with guessed PSNs sent, only $WD dropped for their PSN"; return 1; }
+}
+
+# flows_of NS DEV: "qpn peer_qpn" of each live flow (mroce QPNs), and
+# queue_of NS DEV: the receive queue a process serves there: the attacker's
+# knowledge of the QPNs, read off the victim (verbs QPN = queue << 10 | qpn).
+flows_of() {
+	"$1" "$MROCE" flows "$2" --json | grep -o '"qpn":[0-9]*,"peer_qpn":[0-9]*' | sed 's/"qpn":\([0-9]*\),"peer_qpn":\([0-9]*\)/\1 \2/'
+}
+queue_of() {
+	"$1" "$MROCE" status "$2" --json | grep -o '"queue":[0-9]*' | head -n 1 | cut -d: -f2
+}
+
+# verbs_check PIDVAR LOG KEY "args": our own Verbs check (every completion and
+# every byte, and nothing outside the spans written) between A and B in the
+# background; the client's pid in $CPID, the server's in $SPID.
+verbs_pair() {
+	local key=$1 args=$2
+	rm -f "$TMP/srv.log" "$TMP/cli.log"
+	bg vrun b "$key" timeout -k 2 120 "$VC" -d "mroce_$IF_B" $args >"$TMP/srv.log" 2>&1
+	SPID=$!
+	wait_for "$TMP/srv.log" listening 20 || { cat "$TMP/srv.log"; return 1; }
+	bg vrun a "$key" timeout -k 2 120 "$VC" -d "mroce_$IF_A" $args "$IP_B" >"$TMP/cli.log" 2>&1
+	CPID=$!
+	wait_for "$TMP/cli.log" "connected" 20 || { cat "$TMP/cli.log" "$TMP/srv.log"; return 1; }
+}
+
+# verbs_done LIVE: wait for both ends; both must say ok; LIVE=0 means the
+# check ended before the floods did (the test proved nothing).
+verbs_done() {
+	local live=$1 rc src
+	wait "$CPID"
+	rc=$?
+	wait "$SPID"
+	src=$?
+	grep -h "ok:" "$TMP/cli.log" "$TMP/srv.log"
+	[ $rc -eq 0 ] && [ $src -eq 0 ] || { echo "verbs_check: client exit $rc, server exit $src"; cat "$TMP/cli.log" "$TMP/srv.log"; return 1; }
+	[ "$live" = 1 ] || { echo "verbs_check ended before the floods did: raise VC_ROUNDS"; return 1; }
+}
+
+# verbs_check on 4 QPs, every byte checked at both ends (and the regions'
+# untouched bytes), while R floods all 4 QPs of each end with guessed tokens
+# and PSNs.
+t_rogue_verbs_check() {
+	local qa qb live
+	[ -x "$VC" ] || { echo "$VC is not built"; return 1; }
+	new_key "$TMP/key" || return 1
+	verbs_pair "$TMP/key" "-q 4 -n $VC_ROUNDS" || return 1
+	qb=$(flows_of b "$IF_B" | cut -d' ' -f1 | paste -sd,)
+	qa=$(flows_of a "$IF_A" | cut -d' ' -f1 | paste -sd,)
+	echo "live QPs (mroce QPNs): A $qa, B $qb"
+	[ -n "$qa" ] && [ -n "$qb" ] || { echo "no flows"; return 1; }
+	blast b 0 --qpn "$qb" || return 1
+	judge || return 1
+	blast a 0 --qpn "$qa" || return 1
+	judge || return 1
+	kill -0 "$CPID" 2>/dev/null && live=1 || live=0
+	verbs_done $live
+}
+
+# The attacker knows the derivation and the built-in key (both public) and
+# computes the token from the GIDs and QPNs; the victims have a fabric key:
+# every frame dies as a bad token.
+t_rogue_builtin_key() {
+	local qa qb queue_a queue_b tok live
+	[ -x "$VC" ] && [ -x "$TOKEN" ] || { echo "$VC or $TOKEN is not built"; return 1; }
+	[ -e /etc/mroce/verbs.key ] && { echo "/etc/mroce/verbs.key exists: the built-in key is not what the attacker would compute with"; return $SKIP; }
+	new_key "$TMP/key" || return 1
+	verbs_pair "$TMP/key" "-q 1 -n $VC_ROUNDS" || return 1
+	read -r qb qa < <(flows_of b "$IF_B")
+	queue_a=$(queue_of a "$IF_A")
+	queue_b=$(queue_of b "$IF_B")
+	tok=$(env -u MROCE_VERBS_KEY_FILE "$TOKEN" "$IP_A" $(((queue_a << 10) | qa)) "$IP_B" $(((queue_b << 10) | qb)) | cut -d' ' -f2)
+	echo "the built-in key's token for A $IP_A QPN $(((queue_a << 10) | qa)), B $IP_B QPN $(((queue_b << 10) | qb)): $tok"
+	[ -n "$tok" ] || return 1
+	GUESS=--guess-psn blast b $(((queue_b << 10) | qb)) --token "${tok#0x}" || return 1
+	judge || return 1
+	GUESS=--guess-psn blast a $(((queue_a << 10) | qa)) --token "${tok#0x}" || return 1
+	judge || return 1
+	kill -0 "$CPID" 2>/dev/null && live=1 || live=0
+	verbs_done $live
+}
+
+# No fabric key anywhere: the token is the built-in key's, which the attacker
+# computes; the start PSN (a keyed hash of the random 24-bit verbs PSN) is
+# all that protects the QP (docs/security.md). The frames with the right token
+# and guessed PSNs must all die for their PSN, the forged ACKs be ignored,
+# and every byte arrive right.
+t_no_key_psn_only() {
+	local qa qb queue_a queue_b tok live
+	[ -x "$VC" ] && [ -x "$TOKEN" ] || { echo "$VC or $TOKEN is not built"; return 1; }
+	[ -e /etc/mroce/verbs.key ] && { echo "/etc/mroce/verbs.key exists: cannot run without a fabric key"; return $SKIP; }
+	verbs_pair "" "-q 1 -n $VC_ROUNDS" || return 1
+	read -r qb qa < <(flows_of b "$IF_B")
+	queue_a=$(queue_of a "$IF_A")
+	queue_b=$(queue_of b "$IF_B")
+	tok=$(env -u MROCE_VERBS_KEY_FILE "$TOKEN" "$IP_A" $(((queue_a << 10) | qa)) "$IP_B" $(((queue_b << 10) | qb)) | cut -d' ' -f2)
+	echo "the connection's token (no key file: the built-in key's), computed off path: $tok"
+	[ -n "$tok" ] || return 1
+	GUESS=--guess-psn blast b $(((queue_b << 10) | qb)) --token "${tok#0x}" || return 1
+	judge_psn || return 1
+	GUESS=--guess-psn blast a $(((queue_a << 10) | qa)) --token "${tok#0x}" || return 1
+	judge_psn || return 1
+	kill -0 "$CPID" 2>/dev/null && live=1 || live=0
+	verbs_done $live
 }
 
 # Two hosts with one key: ibv_rc_pingpong with its buffer check, 1 B to 1 MiB.
@@ -286,9 +419,13 @@ done
 [ -e "$VERBS/libibverbs.so.1" ] || { echo "FAIL: verbs_rogue: $VERBS/libibverbs.so.1 is not built (make verbs)"; exit 1; }
 TEST_SETUP=setup_segment
 TEST_TEARDOWN=teardown_segment
-FIGURES='^rogue|^client exit|^mode|iters in'
+FIGURES='^rogue -> . \(|^client exit|^mode|iters in|token|ok:'
+
 run_test "the harness: R's guesses reach A's and B's XDP and die as bad tokens, the right token does not" t_harness
 run_test "one fabric key at both ends: ibv_rc_pingpong -c at 1 B, 4 KiB, 1 MiB" t_same_key
+run_test "verbs_check on 4 QPs while a rogue floods them all with guessed WRITE/SEND/ACK: every byte right, all dropped as bad tokens" t_rogue_verbs_check
+run_test "a rogue with the built-in key's token against QPs with a fabric key: all dropped as bad tokens" t_rogue_builtin_key
+run_test "no fabric key: a rogue with the computed token but guessed PSNs: all dropped for their PSN, every byte right" t_no_key_psn_only
 run_test "ibv_rc_pingpong while a rogue floods both QPs with guessed WRITE/SEND/ACK: all dropped as bad tokens" t_rogue_pingpong
 run_test "ib_write_bw while a rogue aims guessed WRITEs at the region (rkey known): all dropped as bad tokens" t_rogue_write_bw
 run_test "different fabric keys: no data, a failed completion, no crash, no hang" t_key_mismatch
