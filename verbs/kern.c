@@ -19,8 +19,10 @@ MRV_STUB const char *ibv_get_sysfs_path(void)
 	return "/sys";
 }
 
-/* "dir/file" into buf, NUL-terminated, one trailing newline dropped: the
- * length, or -1 with errno (a missing file, a short buffer). */
+/* "dir/file" into buf, one trailing newline dropped: the length, or -1 with
+ * errno (a missing file; EOVERFLOW: it fills buf and does not end in a
+ * newline, so it may have been cut). A file of exactly size bytes ending
+ * in a newline fits, as with rdma-core. */
 MRV_STUB int ibv_read_sysfs_file(const char *dir, const char *file, char *buf, size_t size)
 {
 	char path[4096];
@@ -42,13 +44,14 @@ MRV_STUB int ibv_read_sysfs_file(const char *dir, const char *file, char *buf, s
 	close(fd);
 	if (n < 0)
 		return -1;
-	if ((size_t)n == size) {	/* no room for the NUL: it was cut */
+	if (n > 0 && buf[n - 1] == '\n') {
+		buf[--n] = '\0';
+	} else if ((size_t)n == size) {
 		errno = EOVERFLOW;
 		return -1;
+	} else {
+		buf[n] = '\0';
 	}
-	buf[n] = '\0';
-	if (n > 0 && buf[n - 1] == '\n')
-		buf[--n] = '\0';
 	return (int)n;
 }
 
@@ -89,9 +92,10 @@ MRV_STUB void ibv_copy_ah_attr_from_kern(struct ibv_ah_attr *dst, struct ib_uver
 	mrv_ah_from_kern(dst, src);
 }
 
+/* As rdma-core 44 does, qp_state is left as the caller had it (checked
+ * against it: librdmacm sets the state it asks for itself). */
 MRV_STUB void ibv_copy_qp_attr_from_kern(struct ibv_qp_attr *dst, struct ib_uverbs_qp_attr *src)
 {
-	dst->qp_state = src->qp_state;
 	dst->cur_qp_state = src->cur_qp_state;
 	dst->path_mtu = src->path_mtu;
 	dst->path_mig_state = src->path_mig_state;
@@ -152,11 +156,11 @@ MRV_STUB void ibv_copy_path_rec_to_kern(struct ib_user_path_rec *dst, struct ibv
 	memcpy(dst->sgid, src->sgid.raw, sizeof(dst->sgid));
 	dst->dlid = src->dlid;
 	dst->slid = src->slid;
-	dst->raw_traffic = src->raw_traffic ? 1 : 0;
+	dst->raw_traffic = (uint32_t)src->raw_traffic;
 	dst->flow_label = src->flow_label;
 	dst->hop_limit = src->hop_limit;
 	dst->traffic_class = src->traffic_class;
-	dst->reversible = src->reversible ? 1 : 0;
+	dst->reversible = (uint32_t)src->reversible;
 	dst->numb_path = src->numb_path;
 	dst->pkey = src->pkey;
 	dst->sl = src->sl;

@@ -89,6 +89,10 @@ struct mrv_cq {
 	/* ibv_cq_ex reads: the completion the start_poll/next_poll cursor is on */
 	struct mroce_wc		cur;
 	struct mrv_qp		*cur_qp;
+	/* (core, additive) completion events ibv_get_cq_event() handed out:
+	 * ibv_destroy_cq() waits until ibv_ack_cq_events() acknowledged them all */
+	uint32_t		comp_events_reported;
+	struct mrv_context	*ctx;		/* the context the CQ is of */
 };
 
 /* Where a verbs QP is in ibv_modify_qp's state machine; the mroce QP knows only INIT/RTS/ERR. */
@@ -111,14 +115,77 @@ struct mrv_qp {
 	unsigned int		wr_n;
 };
 
+/* Limits the verbs device reports (ibv_query_device), from what libmroce accepts. */
+#define MRV_MAX_QP		1023	/* mroce QPNs 1 .. MROCE_MAX_QPS - 1 */
+#define MRV_MAX_QP_WR		65536	/* mroce_qp_attr sq_depth / rq_depth */
+#define MRV_MAX_CQE		(1 << 24)	/* mroce_create_cq */
+#define MRV_MAX_RD_ATOM		16	/* mroce_qp_attr.max_rd_atomic's default */
+#define MRV_MAX_MSG		(1u << 31)	/* one work request's bytes */
+
+/* context.c: the mrv_context of an application's ibv_context */
+static inline struct mrv_context *mrv_ctx(struct ibv_context *ibctx)
+{
+	return mrv_of(ibctx, struct mrv_context, vctx.context);
+}
+
+/* An errno for libmroce's negative error codes (mroce_errno too): positive. */
+int mrv_errno(int err);
+
 /* device.c */
 struct mrv_device *mrv_dev_of(struct ibv_device *ibdev);
 /* The interface's mroce_dev, opened at the first call; 0 or a negative errno. */
 int mrv_dev_get(struct mrv_context *ctx);
 void mrv_dev_put(struct mrv_device *dev);
 
+/* context.c: the ops tables and fds of a new context (0 or a positive errno), and their end */
+int mrv_ctx_init(struct mrv_context *ctx);
+void mrv_ctx_fini(struct mrv_context *ctx);
+
+/*
+ * faults.c: MROCE_VERBS_TEST_FAULTS ("seed=N,rx_drop_ppm=N,...", the fields of
+ * struct mroce_faults) into f: 1 if it asks for faults, 0 if s is NULL or
+ * empty, -EINVAL if malformed (unknown or repeated field, not a number,
+ * a ppm above 1000000).
+ */
+int mrv_parse_faults(const char *s, struct mroce_faults *f);
+
 /* context.c: queue an async event and make async_fd readable */
 void mrv_async_event(struct mrv_context *ctx, struct ibv_qp *qp, enum ibv_event_type type);
+
+/*
+ * port.c: the interface's live state, read on every query (never /sys, which
+ * `ip netns exec`-less namespaces do not show right). 0 or a negative errno.
+ */
+struct mrv_ifstate {
+	bool		up;		/* IFF_UP and IFF_RUNNING */
+	uint32_t	mtu;		/* IP MTU */
+	uint32_t	ipv4;		/* network order, 0 if none */
+	uint32_t	speed_mbps;	/* 0: unknown */
+};
+int mrv_ifstate(const struct mrv_device *dev, struct mrv_ifstate *st);
+/* The largest IBV_MTU_* whose payload fits a packet of an interface of IP MTU mtu. */
+enum ibv_mtu mrv_mtu_of(uint32_t ip_mtu);
+
+/* The ops context.c installs (port.c, query.c, cq.c). */
+int mrv_query_port_op(struct ibv_context *context, uint8_t port_num,
+		      struct ibv_port_attr *port_attr, size_t port_attr_len);
+int mrv_query_device_ex_op(struct ibv_context *context,
+			   const struct ibv_query_device_ex_input *input,
+			   struct ibv_device_attr_ex *attr, size_t attr_size);
+int mrv_poll_cq_op(struct ibv_cq *cq, int num_entries, struct ibv_wc *wc);
+int mrv_req_notify_cq_op(struct ibv_cq *cq, int solicited_only);
+struct ibv_cq_ex *mrv_create_cq_ex_op(struct ibv_context *context,
+				      struct ibv_cq_init_attr_ex *init_attr);
+
+/* channel.c: a CQ joins / leaves its channel's epoll set; arm (ibcq.mutex held). errno or 0. */
+int mrv_channel_add(struct mrv_cq *cq);
+void mrv_channel_del(struct mrv_cq *cq);
+int mrv_channel_arm(struct mrv_cq *cq);
+
+/* QP helper's (qp.c / post.c); context.c keeps weak fallbacks returning EOPNOTSUPP. */
+int mrv_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr);
+int mrv_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr);
+struct ibv_qp *mrv_create_qp_ex(struct ibv_context *ibctx, struct ibv_qp_init_attr_ex *attr);
 
 /* Map between mroce's and ibverbs' completion codes and opcodes (wc.c). */
 enum ibv_wc_status mrv_wc_status(enum mroce_wc_status s);

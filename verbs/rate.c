@@ -5,6 +5,8 @@
  * the stubs: one table in verbs/ wins if another file defines them).
  * The figures are the InfiniBand link rates; the FDR/EDR/HDR/NDR ones are
  * the signalling rates after 64b/66b encoding, as libibverbs reports them.
+ * Multiples are what rdma-core 44 answers, checked against it: none for the
+ * FDR/EDR-era rates (14, 25, 56, 100 ... Gbit/s), rounded down for 28.
  */
 #include <infiniband/verbs.h>
 
@@ -13,7 +15,7 @@
 static const struct {
 	enum ibv_rate	rate;
 	int		mbps;
-	int		mult;	/* of 2.5 Gbit/s; -1: the rate is not one */
+	int		mult;	/* of 2.5 Gbit/s, rounded down; -1: none given */
 } mrv_rates[] = {
 	{ IBV_RATE_2_5_GBPS,	2500,	1 },
 	{ IBV_RATE_5_GBPS,	5000,	2 },
@@ -32,12 +34,12 @@ static const struct {
 	{ IBV_RATE_100_GBPS,	103125,	-1 },
 	{ IBV_RATE_200_GBPS,	206250,	-1 },
 	{ IBV_RATE_300_GBPS,	309375,	-1 },
-	{ IBV_RATE_28_GBPS,	28125,	-1 },
-	{ IBV_RATE_50_GBPS,	53125,	-1 },
-	{ IBV_RATE_400_GBPS,	425000,	-1 },
-	{ IBV_RATE_600_GBPS,	637500,	-1 },
-	{ IBV_RATE_800_GBPS,	850000,	-1 },
-	{ IBV_RATE_1200_GBPS,	1275000, -1 },
+	{ IBV_RATE_28_GBPS,	28125,	11 },
+	{ IBV_RATE_50_GBPS,	53125,	20 },
+	{ IBV_RATE_400_GBPS,	425000,	160 },
+	{ IBV_RATE_600_GBPS,	637500,	240 },
+	{ IBV_RATE_800_GBPS,	850000,	320 },
+	{ IBV_RATE_1200_GBPS,	1275000, 480 },
 };
 
 #define MRV_NRATES (sizeof(mrv_rates) / sizeof(mrv_rates[0]))
