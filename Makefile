@@ -118,9 +118,12 @@ $(VERBS_MAP): verbs/exports.sh $(VERBS_LISTS) | $(BUILD)/verbs/.dir
 # Exactly the versioned symbols of rdma-core 44's libibverbs.so.1 plus
 # MROCEDV_1.0 (verbs/check-exports.sh after the link: any difference fails the
 # build and deletes the library), libmroce inside it and hidden.
+# (VERBS_NO_UNDEF: clang links no UBSan runtime into a .so; make ubsan-clang
+# drops the check and the test executable's runtime serves the library.)
+VERBS_NO_UNDEF ?= -Wl,--no-undefined
 $(VERBS_SO): $(VERBS_OBJS) $(LIB_A) $(VERBS_MAP) verbs/check-exports.sh
 	$(CC) -shared -Wl,-soname,libibverbs.so.1 -Wl,--version-script=$(VERBS_MAP) \
-		-Wl,--no-undefined $(LDFLAGS) -o $@ $(VERBS_OBJS) $(LIB_A) $(LDLIBS)
+		$(VERBS_NO_UNDEF) $(LDFLAGS) -o $@ $(VERBS_OBJS) $(LIB_A) $(LDLIBS)
 	verbs/check-exports.sh $@
 
 verbs: $(VERBS_SO)
@@ -195,6 +198,13 @@ $(SIM): $(BUILD)/sim/main.o $(SIM_OBJS) $(COLL_A) $(LIB_A)
 $(BUILD)/tests/test_sim: tests/test_sim.c $(SIM_OBJS) $(COLL_A) $(LIB_A) | $(BUILD)/tests/.dir
 	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(SIM_OBJS) $(COLL_A) $(LIB_A) $(LDFLAGS) -lcmocka $(LDLIBS)
 
+# mroce's libibverbs as applications see it: this test links the library
+# alone (found through its RUNPATH, in this build tree), never libmroce.
+$(BUILD)/tests/test_verbs_abi: tests/test_verbs_abi.c $(VERBS_SO) verbs/private.h | $(BUILD)/tests/.dir
+	$(CC) $(CPPFLAGS) -Iverbs $(CFLAGS) -DMRV_EXPORTS_FILE='"$(abspath verbs/libibverbs-44.exports)"' \
+		-DMRV_MULTIARCH='"$(MULTIARCH)"' $(LDFLAGS) -o $@ $< $(VERBS_SO) \
+		-Wl,-rpath,'$$ORIGIN/../verbs' -lcmocka
+
 $(BUILD)/tests/test_fabric: tests/test_fabric.c $(SWITCH_OBJS) | $(BUILD)/tests/.dir
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(SWITCH_OBJS) -lcmocka
 
@@ -222,17 +232,18 @@ $(NCCL_SO): $(NCCL_OBJS) $(LIB_A) nccl/plugin.map
 	$(CC) -shared -Wl,--version-script=nccl/plugin.map -Wl,--no-undefined $(LDFLAGS) \
 		-o $@ $(NCCL_OBJS) $(LIB_A) $(LDLIBS)
 
-# Unit tests again under AddressSanitizer + UBSan, in their own build tree.
+# Unit tests again under AddressSanitizer + UBSan, in their own build tree
+# (mroce's libibverbs too: build/asan/tests/test_verbs_abi runs against it).
 asan:
 	$(MAKE) BUILD=build/asan CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer" \
-		LDFLAGS="-fsanitize=address,undefined" cli examples tests selftests verbs build/asan/mroce-perf build/asan/mroce-coll-perf nccl
+		LDFLAGS="-fsanitize=address,undefined" cli examples tests selftests build/asan/mroce-perf build/asan/mroce-coll-perf nccl verbs
 
 # Unit tests built by clang with its UBSan, which flags what gcc's does not
 # (a zero offset applied to a NULL pointer: defect 23).
 ubsan-clang:
 	$(MAKE) BUILD=build/clang-ubsan CC=clang \
 		CFLAGS="-O1 -g -fsanitize=undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer" \
-		LDFLAGS="-fsanitize=undefined" tests
+		LDFLAGS="-fsanitize=undefined" VERBS_NO_UNDEF= tests
 
 deps:
 	@scripts/deps.sh
@@ -245,7 +256,7 @@ headers:
 
 # The .so files export exactly the headers' MROCE_API functions (the maps list
 # them one by one) and libmroce.a defines no global without the mroce_ prefix.
-api-check: lib
+api-check: lib verbs
 	scripts/check-api.sh $(BUILD)
 
 # The README's test command: installs what is missing, builds, runs every tier.
@@ -387,16 +398,20 @@ model: deps
 LIBEXECDIR  ?= $(PREFIX)/libexec
 MANDIR      ?= $(PREFIX)/share/man
 BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
-MAN_PAGES   := man/mroce.8 man/mroce-perf.1 man/mroce-coll-perf.1 man/mroce-launch.1 man/libmroce.7
+MAN_PAGES   := man/mroce.8 man/mroce-perf.1 man/mroce-coll-perf.1 man/mroce-launch.1 man/libmroce.7 \
+	       man/mroce-verbs.1
 INSTALL_BINS := $(BPF_OBJ) $(CLI) $(PERF) $(COLLPERF) $(LIB_A) $(LIB_SO) $(COLL_A) $(COLL_SO) \
-		$(BUILD)/selftests/fabric $(BUILD)/selftests/fabric.bpf.o $(NCCL_SO)
+		$(BUILD)/selftests/fabric $(BUILD)/selftests/fabric.bpf.o $(NCCL_SO) $(VERBS_SO)
+# mroce's libibverbs goes where no loader looks by itself (every other program
+# keeps the system's); mroce-verbs puts it first in LD_LIBRARY_PATH for its command.
+VERBS_LIBDIR := $(LIBDIR)/mroce/verbs
 PC_SUBST = -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
 	   -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' -e 's|@VERSION@|$(VERSION)|'
 $(BUILD)/selftests/fabric: | $(BUILD)/selftests/.dir
 
 install: $(INSTALL_BINS) install-pytorch
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR)/pkgconfig \
-		$(DESTDIR)$(INCLUDEDIR)/mroce $(DESTDIR)$(LIBDIR)/mroce \
+		$(DESTDIR)$(INCLUDEDIR)/mroce $(DESTDIR)$(LIBDIR)/mroce $(DESTDIR)$(VERBS_LIBDIR) \
 		$(DESTDIR)$(LIBEXECDIR)/mroce/fabric $(DESTDIR)$(BASHCOMPDIR) \
 		$(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man7 $(DESTDIR)$(MANDIR)/man8
 	install -m 0755 $(CLI) $(DESTDIR)$(BINDIR)/mroce
@@ -406,6 +421,11 @@ install: $(INSTALL_BINS) install-pytorch
 	sed -e "s|^HELPERS=$$|HELPERS=$$rel|" -e 's|^VERSION=$$|VERSION=$(VERSION)|' \
 	    tools/mroce-launch > $(DESTDIR)$(BINDIR)/mroce-launch
 	chmod 0755 $(DESTDIR)$(BINDIR)/mroce-launch
+	rel=$$(realpath -m --relative-to=$(BINDIR) $(VERBS_LIBDIR)) && \
+	sed -e "s|^VERBSDIR=$$|VERBSDIR=$$rel|" -e 's|^VERSION=$$|VERSION=$(VERSION)|' \
+	    tools/mroce-verbs > $(DESTDIR)$(BINDIR)/mroce-verbs
+	chmod 0755 $(DESTDIR)$(BINDIR)/mroce-verbs
+	install -m 0755 $(VERBS_SO) $(DESTDIR)$(VERBS_LIBDIR)/libibverbs.so.1
 	install -m 0644 selftests/netns.sh $(DESTDIR)$(LIBEXECDIR)/mroce/netns.sh
 	install -m 0644 selftests/fabric/lib.sh $(DESTDIR)$(LIBEXECDIR)/mroce/fabric/lib.sh
 	install -m 0755 $(BUILD)/selftests/fabric $(DESTDIR)$(LIBEXECDIR)/mroce/fabric/fabric
@@ -432,6 +452,7 @@ install: $(INSTALL_BINS) install-pytorch
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/mroce $(DESTDIR)$(BINDIR)/mroce-perf \
 	      $(DESTDIR)$(BINDIR)/mroce-coll-perf $(DESTDIR)$(BINDIR)/mroce-launch \
+	      $(DESTDIR)$(BINDIR)/mroce-verbs \
 	      $(DESTDIR)$(LIBDIR)/libmroce.* $(DESTDIR)$(LIBDIR)/libmroce-coll.* \
 	      $(DESTDIR)$(LIBDIR)/libnccl-net-mroce.so \
 	      $(DESTDIR)$(LIBDIR)/pkgconfig/mroce.pc $(DESTDIR)$(LIBDIR)/pkgconfig/mroce-coll.pc

@@ -3,6 +3,7 @@
 # The libraries export exactly what the public headers declare (make api-check):
 #   libmroce.so      = the MROCE_API functions of mroce.h, verbs.h, wire.h
 #   libmroce-coll.so = the MROCE_API functions of coll.h
+#   verbs/libibverbs.so.1 = rdma-core 44's symbols + the mrocedv.h calls (MROCEDV_1.0)
 # and libmroce.a defines no global name without the mroce_ prefix.
 set -u
 cd "$(dirname "$0")/.."
@@ -34,6 +35,26 @@ compare() {	# library, headers...
 
 compare "$B/libmroce.so" $I/mroce.h $I/verbs.h $I/wire.h
 compare "$B/libmroce-coll.so" $I/coll.h
+
+# mroce's libibverbs: exactly rdma-core 44's versioned symbols plus the MROCEDV_1.0
+# calls of verbs/mrocedv.exports, which are the MROCE_API functions of
+# include/mroce/mrocedv.h (none and no header, until there are some).
+if out=$(verbs/check-exports.sh "$B/verbs/libibverbs.so.1" 2>&1); then
+	echo "ok   $out"
+else
+	echo "FAIL $out"
+	fail=1
+fi
+dv_listed=$(sed -e 's/#.*//' verbs/mrocedv.exports | awk 'NF == 3 && $1 != $2 { print $1 }' | sort -u)
+dv_declared=
+[ -f $I/mrocedv.h ] && dv_declared=$(declared $I/mrocedv.h)
+if [ "$dv_listed" != "$dv_declared" ]; then
+	echo "FAIL verbs/mrocedv.exports and $I/mrocedv.h differ ('<' listed, '>' declared):"
+	diff <(printf '%s\n' $dv_listed | grep .) <(printf '%s\n' $dv_declared | grep .) | grep '^[<>]'
+	fail=1
+else
+	echo "ok   verbs/mrocedv.exports lists the $(printf '%s\n' $dv_listed | grep -c .) MROCEDV calls $I/mrocedv.h declares"
+fi
 
 bad=$(nm "$B/libmroce.a" | awk 'NF == 3 && $2 ~ /^[TDBRC]$/ { print $3 }' | grep -v '^mroce_' | sort -u)
 if [ -n "$bad" ]; then

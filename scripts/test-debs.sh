@@ -133,7 +133,7 @@ man_ok() {
 	[ ! -s "$TMP/man.err" ] || { cat "$TMP/man.err"; return 1; }
 	grep -q '^NAME' "$TMP/man.out" || { echo "man $page: no NAME"; return 1; }
 }
-for m in mroce mroce-perf mroce-coll-perf mroce-launch libmroce; do check "man $m" man_ok "$m"; done
+for m in mroce mroce-perf mroce-coll-perf mroce-launch mroce-verbs libmroce; do check "man $m" man_ok "$m"; done
 
 version_ok() { local out; out=$(run "$1" --version) && [[ $out == "$1 $VERSION"* ]] || { echo "$out"; return 1; }; }
 # --help names the tool's man page, and no path of the source tree.
@@ -142,7 +142,7 @@ help_ok() {
 	grep -q "man .*$1" "$TMP/help" || { echo "names no man page"; return 1; }
 	! grep -E '(docs|selftests|tools|scripts|examples)/|README|[A-Za-z]\.md\b' "$TMP/help"
 }
-for t in mroce mroce-perf mroce-coll-perf mroce-launch; do
+for t in mroce mroce-perf mroce-coll-perf mroce-launch mroce-verbs; do
 	check "$t --version" version_ok "$t"
 	check "$t --help" help_ok "$t"
 done
@@ -244,6 +244,21 @@ completion_ok() {
 	done
 }
 check "bash completion loads for every tool" completion_ok
+
+# mroce's libibverbs, in no loader path: mroce-verbs finds it, the system's stays the default.
+verbs_ok() {
+	local dir out
+	dir=$(run mroce-verbs --libdir) || return 1
+	[ "$dir" = "/usr/lib/$(dpkg-architecture -qDEB_HOST_MULTIARCH)/mroce/verbs" ] || { echo "--libdir: $dir"; return 1; }
+	"$SRC/verbs/check-exports.sh" "$dir/libibverbs.so.1" || return 1
+	command -v ibv_devices >/dev/null || { echo "ibverbs-utils is not installed"; return 1; }
+	out=$(run ldd /usr/bin/ibv_devices | grep 'libibverbs\.so\.1') && [[ $out != *"$dir"* ]] ||
+		{ echo "without mroce-verbs: $out"; return 1; }
+	out=$(run mroce-verbs ldd /usr/bin/ibv_devices | grep 'libibverbs\.so\.1') && [[ $out == *"$dir"* ]] ||
+		{ echo "with mroce-verbs: $out"; return 1; }
+	run mroce-verbs ibv_devices >/dev/null || return 1
+}
+check "installed mroce-verbs: its libibverbs exports rdma-core 44's ABI, ibv_devices runs on it" verbs_ok
 
 launch_ok() {
 	local out

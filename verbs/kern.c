@@ -4,17 +4,19 @@
  * no device: reading sysfs files, fork protection of ranges, and copying
  * the kernel's uverbs/SA structures into the verbs ones. librdmacm, which
  * perftest links, calls them; they do what their names say (real, small,
- * weak like the stubs so a fuller version elsewhere in verbs/ wins).
+ * strong: a second definition elsewhere in verbs/ is a link error), as
+ * rdma-core 44 does (tests/test_verbs_abi compares them with Debian's).
  */
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "private.h"
-#include "stubs.h"
+#include "mrv.h"
 
-MRV_STUB const char *ibv_get_sysfs_path(void)
+MRV_EXPORT const char *ibv_get_sysfs_path(void)
 {
 	return "/sys";
 }
@@ -23,7 +25,7 @@ MRV_STUB const char *ibv_get_sysfs_path(void)
  * errno (a missing file; EOVERFLOW: it fills buf and does not end in a
  * newline, so it may have been cut). A file of exactly size bytes ending
  * in a newline fits, as with rdma-core. */
-MRV_STUB int ibv_read_sysfs_file(const char *dir, const char *file, char *buf, size_t size)
+MRV_EXPORT int ibv_read_sysfs_file(const char *dir, const char *file, char *buf, size_t size)
 {
 	char path[4096];
 	ssize_t n;
@@ -58,14 +60,14 @@ MRV_STUB int ibv_read_sysfs_file(const char *dir, const char *file, char *buf, s
 /* rdma-core's fork protection marks registered ranges MADV_DONTFORK once
  * ibv_fork_init() ran; with it off (ibv_is_fork_initialized says so) there
  * is nothing to do, and providers call these on every registration. */
-MRV_STUB int ibv_dontfork_range(void *base, size_t size)
+MRV_EXPORT int ibv_dontfork_range(void *base, size_t size)
 {
 	(void)base;
 	(void)size;
 	return 0;
 }
 
-MRV_STUB int ibv_dofork_range(void *base, size_t size)
+MRV_EXPORT int ibv_dofork_range(void *base, size_t size)
 {
 	(void)base;
 	(void)size;
@@ -87,14 +89,14 @@ static void mrv_ah_from_kern(struct ibv_ah_attr *dst, const struct ib_uverbs_ah_
 	dst->port_num = src->port_num;
 }
 
-MRV_STUB void ibv_copy_ah_attr_from_kern(struct ibv_ah_attr *dst, struct ib_uverbs_ah_attr *src)
+MRV_EXPORT void ibv_copy_ah_attr_from_kern(struct ibv_ah_attr *dst, struct ib_uverbs_ah_attr *src)
 {
 	mrv_ah_from_kern(dst, src);
 }
 
 /* As rdma-core 44 does, qp_state is left as the caller had it (checked
  * against it: librdmacm sets the state it asks for itself). */
-MRV_STUB void ibv_copy_qp_attr_from_kern(struct ibv_qp_attr *dst, struct ib_uverbs_qp_attr *src)
+MRV_EXPORT void ibv_copy_qp_attr_from_kern(struct ibv_qp_attr *dst, struct ib_uverbs_qp_attr *src)
 {
 	dst->cur_qp_state = src->cur_qp_state;
 	dst->path_mtu = src->path_mtu;
@@ -126,7 +128,7 @@ MRV_STUB void ibv_copy_qp_attr_from_kern(struct ibv_qp_attr *dst, struct ib_uver
 	dst->alt_timeout = src->alt_timeout;
 }
 
-MRV_STUB void ibv_copy_path_rec_from_kern(struct ibv_sa_path_rec *dst, struct ib_user_path_rec *src)
+MRV_EXPORT void ibv_copy_path_rec_from_kern(struct ibv_sa_path_rec *dst, struct ib_user_path_rec *src)
 {
 	memcpy(dst->dgid.raw, src->dgid, sizeof(dst->dgid.raw));
 	memcpy(dst->sgid.raw, src->sgid, sizeof(dst->sgid.raw));
@@ -149,7 +151,7 @@ MRV_STUB void ibv_copy_path_rec_from_kern(struct ibv_sa_path_rec *dst, struct ib
 	dst->preference = src->preference;
 }
 
-MRV_STUB void ibv_copy_path_rec_to_kern(struct ib_user_path_rec *dst, struct ibv_sa_path_rec *src)
+MRV_EXPORT void ibv_copy_path_rec_to_kern(struct ib_user_path_rec *dst, struct ibv_sa_path_rec *src)
 {
 	memset(dst, 0, sizeof(*dst));
 	memcpy(dst->dgid, src->dgid.raw, sizeof(dst->dgid));

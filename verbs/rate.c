@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * enum ibv_rate against Mbit/s and multiples of 2.5 Gbit/s: pure
- * conversions every device shares, so real ones (weak all the same, like
- * the stubs: one table in verbs/ wins if another file defines them).
+ * conversions every device shares, real ones (strong: a second definition
+ * elsewhere in verbs/ is a link error, not a silent override).
  * The figures are the InfiniBand link rates; the FDR/EDR/HDR/NDR ones are
  * the signalling rates after 64b/66b encoding, as libibverbs reports them.
  * Multiples are what rdma-core 44 answers, checked against it: none for the
@@ -10,7 +10,7 @@
  */
 #include <infiniband/verbs.h>
 
-#include "stubs.h"
+#include "mrv.h"
 
 static const struct {
 	enum ibv_rate	rate;
@@ -44,7 +44,7 @@ static const struct {
 
 #define MRV_NRATES (sizeof(mrv_rates) / sizeof(mrv_rates[0]))
 
-MRV_STUB int ibv_rate_to_mult(enum ibv_rate rate)
+MRV_EXPORT int ibv_rate_to_mult(enum ibv_rate rate)
 {
 	for (unsigned int i = 0; i < MRV_NRATES; i++)
 		if (mrv_rates[i].rate == rate)
@@ -52,7 +52,7 @@ MRV_STUB int ibv_rate_to_mult(enum ibv_rate rate)
 	return -1;
 }
 
-MRV_STUB enum ibv_rate mult_to_ibv_rate(int mult)
+MRV_EXPORT enum ibv_rate mult_to_ibv_rate(int mult)
 {
 	for (unsigned int i = 0; i < MRV_NRATES; i++)
 		if (mrv_rates[i].mult > 0 && mrv_rates[i].mult == mult)
@@ -60,7 +60,7 @@ MRV_STUB enum ibv_rate mult_to_ibv_rate(int mult)
 	return IBV_RATE_MAX;
 }
 
-MRV_STUB int ibv_rate_to_mbps(enum ibv_rate rate)
+MRV_EXPORT int ibv_rate_to_mbps(enum ibv_rate rate)
 {
 	for (unsigned int i = 0; i < MRV_NRATES; i++)
 		if (mrv_rates[i].rate == rate)
@@ -68,7 +68,7 @@ MRV_STUB int ibv_rate_to_mbps(enum ibv_rate rate)
 	return -1;
 }
 
-MRV_STUB enum ibv_rate mbps_to_ibv_rate(int mbps)
+MRV_EXPORT enum ibv_rate mbps_to_ibv_rate(int mbps)
 {
 	for (unsigned int i = 0; i < MRV_NRATES; i++)
 		if (mrv_rates[i].mbps == mbps)

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/* Names of ibverbs' enums for messages, and the static-rate conversions. */
+/* Names of ibverbs' enums for messages (the static-rate conversions: rate.c). */
 #include "mrv.h"
 
 #define N(a)	(sizeof(a) / sizeof((a)[0]))
@@ -91,57 +91,4 @@ MRV_EXPORT const char *ibv_event_type_str(enum ibv_event_type event)
 	};
 
 	return (unsigned int)event < N(s) && s[event] ? s[event] : "unknown";
-}
-
-/*
- * Each rate: its nominal speed in tenths of Gb/s (the enum's name) and its
- * data rate in Mb/s (after 8b/10b or 64b/66b encoding, which is what the
- * newer lane speeds' odd values are). mult is nominal / 2.5 Gb/s, defined
- * only where that is whole.
- */
-static const struct { enum ibv_rate rate; int tenths; int mbps; } rates[] = {
-	{ IBV_RATE_2_5_GBPS, 25, 2500 },	{ IBV_RATE_5_GBPS, 50, 5000 },
-	{ IBV_RATE_10_GBPS, 100, 10000 },	{ IBV_RATE_20_GBPS, 200, 20000 },
-	{ IBV_RATE_30_GBPS, 300, 30000 },	{ IBV_RATE_40_GBPS, 400, 40000 },
-	{ IBV_RATE_60_GBPS, 600, 60000 },	{ IBV_RATE_80_GBPS, 800, 80000 },
-	{ IBV_RATE_120_GBPS, 1200, 120000 },	{ IBV_RATE_14_GBPS, 140, 14062 },
-	{ IBV_RATE_56_GBPS, 560, 56250 },	{ IBV_RATE_112_GBPS, 1120, 112500 },
-	{ IBV_RATE_168_GBPS, 1680, 168750 },	{ IBV_RATE_25_GBPS, 250, 25781 },
-	{ IBV_RATE_100_GBPS, 1000, 103125 },	{ IBV_RATE_200_GBPS, 2000, 206250 },
-	{ IBV_RATE_300_GBPS, 3000, 309375 },	{ IBV_RATE_28_GBPS, 280, 28125 },
-	{ IBV_RATE_50_GBPS, 500, 53125 },	{ IBV_RATE_400_GBPS, 4000, 425000 },
-	{ IBV_RATE_600_GBPS, 6000, 637500 },	{ IBV_RATE_800_GBPS, 8000, 850000 },
-	{ IBV_RATE_1200_GBPS, 12000, 1275000 },
-};
-
-MRV_EXPORT int ibv_rate_to_mult(enum ibv_rate rate)
-{
-	for (unsigned int i = 0; i < N(rates); i++)
-		if (rates[i].rate == rate)
-			return rates[i].tenths % 25 ? -1 : rates[i].tenths / 25;
-	return -1;
-}
-
-MRV_EXPORT enum ibv_rate mult_to_ibv_rate(int mult)
-{
-	for (unsigned int i = 0; i < N(rates); i++)
-		if (rates[i].tenths % 25 == 0 && rates[i].tenths / 25 == mult)
-			return rates[i].rate;
-	return IBV_RATE_MAX;
-}
-
-MRV_EXPORT int ibv_rate_to_mbps(enum ibv_rate rate)
-{
-	for (unsigned int i = 0; i < N(rates); i++)
-		if (rates[i].rate == rate)
-			return rates[i].mbps;
-	return -1;
-}
-
-MRV_EXPORT enum ibv_rate mbps_to_ibv_rate(int mbps)
-{
-	for (unsigned int i = 0; i < N(rates); i++)
-		if (rates[i].mbps == mbps)
-			return rates[i].rate;
-	return IBV_RATE_MAX;
 }
