@@ -47,7 +47,17 @@ static struct mrv_cq *cq_make(struct ibv_context *context, uint32_t cqe, void *c
 		*errp = ENOMEM;
 		return NULL;
 	}
-	err = mroce_create_cq(ctx->mdev, cqe, &cq->cq);
+	/*
+	 * The mroce CQ also holds the successes of unsignaled sends until a
+	 * poll drops them (mrv_qp_wc_hidden), up to a QP's send queue each: an
+	 * application sizes cqe for its signaled completions only. Room for 4x
+	 * and at least 16384 (32 bytes each, pages touched only as the ring
+	 * goes round); mroce_cqe says how much, for the QP code to check.
+	 */
+	cq->mroce_cqe = cqe > MRV_MAX_CQE / 4 ? MRV_MAX_CQE : cqe * 4;
+	if (cq->mroce_cqe < 16384)
+		cq->mroce_cqe = 16384;
+	err = mroce_create_cq(ctx->mdev, cq->mroce_cqe, &cq->cq);
 	if (err) {
 		free(cq);
 		*errp = mrv_errno(err);
@@ -165,6 +175,20 @@ MRV_EXPORT int ibv_destroy_cq(struct ibv_cq *ibcq)
 	return 0;
 }
 
+/*
+ * A completion the application sees: not one of a QP destroyed since (its
+ * verbs QP is gone), not the success of an unsignaled send. Every
+ * completion of a live QP goes through mrv_qp_wc_hidden(), which counts the
+ * QP's send queue down by it.
+ */
+static bool wc_visible(struct mrv_cq *cq, const struct mroce_wc *wc, struct mrv_qp **qpp)
+{
+	struct mrv_qp *qp = mrv_qp_by_mroce_qpn(cq->ctx, wc->qp_num);
+
+	*qpp = qp;
+	return qp && !mrv_qp_wc_hidden(qp, wc);
+}
+
 int mrv_poll_cq_op(struct ibv_cq *ibcq, int num_entries, struct ibv_wc *wc)
 {
 	struct mrv_cq *cq = cq_of(ibcq);
@@ -179,9 +203,12 @@ int mrv_poll_cq_op(struct ibv_cq *ibcq, int num_entries, struct ibv_wc *wc)
 
 		if (got < 0)	/* overflowed: completions were lost, the CQ is in error */
 			return total ? total : -mrv_errno(got);
-		for (int i = 0; i < got; i++)
-			mrv_wc_fill(cq, &buf[i], &wc[total + i]);
-		total += got;
+		for (int i = 0; i < got; i++) {
+			struct mrv_qp *qp;
+
+			if (wc_visible(cq, &buf[i], &qp))
+				mrv_wc_fill(cq, &buf[i], &wc[total++]);
+		}
 		if (got < want)
 			break;
 	}
@@ -221,12 +248,16 @@ MRV_EXPORT int ibv_resize_cq(struct ibv_cq *ibcq, int cqe)
 
 static int cq_next(struct mrv_cq *cq)
 {
-	int got = mroce_poll_cq(cq->cq, 1, &cq->cur);
+	for (;;) {
+		int got = mroce_poll_cq(cq->cq, 1, &cq->cur);
 
-	if (got < 0)
-		return mrv_errno(got);
-	if (got == 0)
-		return ENOENT;
+		if (got < 0)
+			return mrv_errno(got);
+		if (got == 0)
+			return ENOENT;
+		if (wc_visible(cq, &cq->cur, &cq->cur_qp))
+			break;
+	}
 	cq->cqx.status = mrv_wc_status(cq->cur.status);
 	cq->cqx.wr_id = cq->cur.wr_id;
 	return 0;

@@ -93,6 +93,7 @@ struct mrv_cq {
 	 * ibv_destroy_cq() waits until ibv_ack_cq_events() acknowledged them all */
 	uint32_t		comp_events_reported;
 	struct mrv_context	*ctx;		/* the context the CQ is of */
+	uint32_t		mroce_cqe;	/* (core, additive) the mroce CQ's entries (cq.c) */
 };
 
 /* Where a verbs QP is in ibv_modify_qp's state machine; the mroce QP knows only INIT/RTS/ERR. */

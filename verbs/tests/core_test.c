@@ -38,7 +38,7 @@ static enum ibv_mtu expect_mtu(int ip_mtu)
 	       room >= 1024 ? IBV_MTU_1024 : room >= 512 ? IBV_MTU_512 : IBV_MTU_256;
 }
 
-static void test_device_list(const char *ifname, struct ibv_device **dev)
+static struct ibv_device **test_device_list(const char *ifname, struct ibv_device **dev)
 {
 	char want[64];
 	int n = -1;
@@ -73,6 +73,7 @@ static void test_device_list(const char *ifname, struct ibv_device **dev)
 	/* a fresh list for the rest */
 	list = ibv_get_device_list(&n);
 	*dev = list && n == 1 ? list[0] : NULL;
+	return list;
 }
 
 static void test_queries(struct ibv_context *ctx, struct ibv_device *dev, const char *ip, int mtu)
@@ -247,14 +248,14 @@ static void test_unsupported(struct ibv_context *ctx)
 
 int main(int argc, char **argv)
 {
-	struct ibv_device *dev;
+	struct ibv_device *dev, **list;
 	struct ibv_context *ctx;
 
 	if (argc != 4) {
 		fprintf(stderr, "usage: %s IFNAME IPV4 IP_MTU\n", argv[0]);
 		return 2;
 	}
-	test_device_list(argv[1], &dev);
+	list = test_device_list(argv[1], &dev);
 	if (!dev)
 		return 100;
 	ctx = ibv_open_device(dev);
@@ -266,6 +267,7 @@ int main(int argc, char **argv)
 	test_cq(ctx);
 	test_unsupported(ctx);
 	CHECK(ibv_close_device(ctx) == 0, "ibv_close_device");
+	ibv_free_device_list(list);
 	printf("%d failed\n", failed);
 	return failed;
 }

@@ -30,7 +30,15 @@ in_ns "$NS" ip addr add 198.18.0.1/24 dev va
 
 fails=0
 run() { echo "== $*"; "$@" || { echo "FAILED: $*"; fails=$((fails + 1)); }; }
-v() { in_ns "$NS" env LD_LIBRARY_PATH="$LIB" MROCE_VERBS_DEVICES=va "$@"; }
+# A sanitizer build of the library (make asan's BUILD=build/asan): its runtimes
+# preloaded into the programs, which are not built with them; any report fails.
+SAN=()
+if ldd "$LIB/libibverbs.so.1" | grep -q libasan; then
+	SAN=(LD_PRELOAD="$(cc -print-file-name=libasan.so) $(cc -print-file-name=libubsan.so)"
+	     ASAN_OPTIONS=abort_on_error=1:detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1)
+	echo "sanitizers: ${SAN[*]}"
+fi
+v() { in_ns "$NS" env LD_LIBRARY_PATH="$LIB" MROCE_VERBS_DEVICES=va "${SAN[@]}" "$@"; }
 
 run v "$BIN/core_test" va 198.18.0.1 1500
 in_ns "$NS" ip link set va mtu 9000
@@ -67,6 +75,10 @@ int main(void)
 	errno = 0;
 	pd = ibv_alloc_pd(c);
 	printf("%s\n", pd ? "ok" : errno == EINVAL ? "EINVAL" : errno == EPERM ? "EPERM" : "other");
+	if (pd)
+		ibv_dealloc_pd(pd);
+	ibv_close_device(c);
+	ibv_free_device_list(l);
 	return 0;
 }
 EOF
