@@ -26,8 +26,9 @@
 #   BLAST_MS (default 600): how long R floods each end, RATE (default 50000)
 #   frames a second at most (0: as fast as it can; on 2 CPUs that starves the
 #   programs, which is denial of service, not injection); ITERS (default
-#   100000): ibv_rc_pingpong's exchanges, VC_ROUNDS (default 400):
-#   verbs_check's rounds, each enough to outlast both floods.
+#   timed): ibv_rc_pingpong's exchanges, VC_ROUNDS (default timed):
+#   verbs_check's rounds; timed: enough to outlast both floods twice over at
+#   the pace of a short run without a flood.
 . "$(dirname "$0")/lib.sh"
 
 VERBS=$BUILD/verbs
@@ -35,8 +36,8 @@ VC=$BUILD/selftests/verbs_check
 TOKEN=$BUILD/selftests/verbs_token
 BLAST_MS=${BLAST_MS:-600}
 RATE=${RATE:-50000}
-ITERS=${ITERS:-100000}
-VC_ROUNDS=${VC_ROUNDS:-400}
+ITERS=${ITERS:-}
+VC_ROUNDS=${VC_ROUNDS:-}
 NS_R=mroce-r-$$
 NS_S=mroce-s-$$
 IF_R=vr
@@ -205,7 +206,25 @@ verbs_pair() {
 	wait_for "$TMP/srv.log" listening 20 || { cat "$TMP/srv.log"; return 1; }
 	bg vrun a "$key" timeout -k 2 120 "$VC" -d "mroce_$IF_A" $args "$IP_B" >"$TMP/cli.log" 2>&1
 	CPID=$!
-	wait_for "$TMP/cli.log" "connected" 20 || { cat "$TMP/cli.log" "$TMP/srv.log"; return 1; }
+	wait_for "$TMP/cli.log" "connected" 20 && wait_for "$TMP/srv.log" "connected" 20 ||
+		{ cat "$TMP/cli.log" "$TMP/srv.log"; return 1; }
+}
+
+# vc_rounds QPS: verbs_check's rounds for a transfer that outlasts both floods
+# with room to spare (VC_ROUNDS if set): runs of 2 and 10 rounds timed
+# without a flood (their difference: 8 rounds without the set-up), then
+# enough for 4x (both floods + 2 s) at that pace (a flood slows it down).
+vc_rounds() {
+	local t0 t1 t2 per
+	if [ -n "${VC_ROUNDS:-}" ]; then echo "$VC_ROUNDS"; return; fi
+	t0=$(date +%s%N)
+	verbs_pair "$TMP/cal.key" "-q $1 -n 2" >/dev/null && verbs_done 1 >/dev/null || { echo 0; return; }
+	t1=$(date +%s%N)
+	verbs_pair "$TMP/cal.key" "-q $1 -n 10" >/dev/null && verbs_done 1 >/dev/null || { echo 0; return; }
+	t2=$(date +%s%N)
+	per=$(( ((t2 - t1) - (t1 - t0)) / 8000000 ))	# ms a round
+	[ "$per" -ge 1 ] || per=1
+	echo $(( 4 * (2 * BLAST_MS + 2000) / per + 10 ))
 }
 
 # verbs_done LIVE: wait for both ends; both must say ok; LIVE=0 means the
@@ -225,10 +244,13 @@ verbs_done() {
 # untouched bytes), while R floods all 4 QPs of each end with guessed tokens
 # and PSNs.
 t_rogue_verbs_check() {
-	local qa qb live
+	local qa qb live n
 	[ -x "$VC" ] || { echo "$VC is not built"; return 1; }
-	new_key "$TMP/key" || return 1
-	verbs_pair "$TMP/key" "-q 4 -n $VC_ROUNDS" || return 1
+	new_key "$TMP/key" && cp "$TMP/key" "$TMP/cal.key" || return 1
+	n=$(vc_rounds 4)
+	echo "verbs_check: $n rounds"
+	[ "$n" -gt 0 ] || { echo "verbs_check failed without a flood"; cat "$TMP/cli.log" "$TMP/srv.log"; return 1; }
+	verbs_pair "$TMP/key" "-q 4 -n $n" || return 1
 	qb=$(flows_of b "$IF_B" | cut -d' ' -f1 | paste -sd,)
 	qa=$(flows_of a "$IF_A" | cut -d' ' -f1 | paste -sd,)
 	echo "live QPs (mroce QPNs): A $qa, B $qb"
@@ -245,11 +267,14 @@ t_rogue_verbs_check() {
 # computes the token from the GIDs and QPNs; the victims have a fabric key:
 # every frame dies as a bad token.
 t_rogue_builtin_key() {
-	local qa qb queue_a queue_b tok live
+	local qa qb queue_a queue_b tok live n
 	[ -x "$VC" ] && [ -x "$TOKEN" ] || { echo "$VC or $TOKEN is not built"; return 1; }
 	[ -e /etc/mroce/verbs.key ] && { echo "/etc/mroce/verbs.key exists: the built-in key is not what the attacker would compute with"; return $SKIP; }
-	new_key "$TMP/key" || return 1
-	verbs_pair "$TMP/key" "-q 1 -n $VC_ROUNDS" || return 1
+	new_key "$TMP/key" && cp "$TMP/key" "$TMP/cal.key" || return 1
+	n=$(vc_rounds 1)
+	echo "verbs_check: $n rounds"
+	[ "$n" -gt 0 ] || { echo "verbs_check failed without a flood"; cat "$TMP/cli.log" "$TMP/srv.log"; return 1; }
+	verbs_pair "$TMP/key" "-q 1 -n $n" || return 1
 	read -r qb qa < <(flows_of b "$IF_B")
 	queue_a=$(queue_of a "$IF_A")
 	queue_b=$(queue_of b "$IF_B")
@@ -270,10 +295,13 @@ t_rogue_builtin_key() {
 # and guessed PSNs must all die for their PSN, the forged ACKs be ignored,
 # and every byte arrive right.
 t_no_key_psn_only() {
-	local qa qb queue_a queue_b tok live
+	local qa qb queue_a queue_b tok live n
 	[ -x "$VC" ] && [ -x "$TOKEN" ] || { echo "$VC or $TOKEN is not built"; return 1; }
 	[ -e /etc/mroce/verbs.key ] && { echo "/etc/mroce/verbs.key exists: cannot run without a fabric key"; return $SKIP; }
-	verbs_pair "" "-q 1 -n $VC_ROUNDS" || return 1
+	n=$(vc_rounds 1)
+	echo "verbs_check: $n rounds"
+	[ "$n" -gt 0 ] || { echo "verbs_check failed without a flood"; cat "$TMP/cli.log" "$TMP/srv.log"; return 1; }
+	verbs_pair "" "-q 1 -n $n" || return 1
 	read -r qb qa < <(flows_of b "$IF_B")
 	queue_a=$(queue_of a "$IF_A")
 	queue_b=$(queue_of b "$IF_B")
@@ -306,15 +334,32 @@ t_same_key() {
 	done
 }
 
+# pp_iters KEY: ibv_rc_pingpong -s 4096 exchanges for 4x (both floods + 2 s)
+# at the pace of 20 without a flood (0: it failed).
+pp_iters() {
+	local per spid
+	rm -f "$TMP/srv.log" "$TMP/cli.log"
+	bg vrun b "$1" timeout -k 2 60 ibv_rc_pingpong -g 0 -s 4096 -n 20 >"$TMP/srv.log" 2>&1
+	spid=$!
+	wait_for "$TMP/srv.log" "local address" 20 >/dev/null || { echo 0; return; }
+	vrun a "$1" timeout -k 2 60 ibv_rc_pingpong -g 0 -s 4096 -n 20 "$IP_B" >"$TMP/cli.log" 2>&1 || { echo 0; return; }
+	wait "$spid" || { echo 0; return; }
+	per=$(sed -n 's/.* = \([0-9]*\)\.[0-9]* usec\/iter$/\1/p' "$TMP/cli.log")
+	echo $(( 4 * (2 * BLAST_MS + 2000) * 1000 / (${per:-1} + 1) + 20 ))
+}
+
 # ibv_rc_pingpong (SENDs, each checked by the program) while R floods both ends.
 t_rogue_pingpong() {
-	local cpid spid rc src qa qb live
+	local cpid spid rc src qa qb live iters
 	new_key "$TMP/key" || return 1
+	iters=${ITERS:-$(pp_iters "$TMP/key")}
+	echo "ibv_rc_pingpong: $iters exchanges"
+	[ "$iters" -gt 0 ] || { echo "ibv_rc_pingpong failed without a flood"; cat "$TMP/cli.log" "$TMP/srv.log"; return 1; }
 	rm -f "$TMP/srv.log" "$TMP/cli.log"
-	bg vrun b "$TMP/key" timeout -k 2 120 ibv_rc_pingpong -g 0 -c -s 4096 -n "$ITERS" >"$TMP/srv.log" 2>&1
+	bg vrun b "$TMP/key" timeout -k 2 120 ibv_rc_pingpong -g 0 -c -s 4096 -n "$iters" >"$TMP/srv.log" 2>&1
 	spid=$!
 	wait_for "$TMP/srv.log" "local address" 20 || { cat "$TMP/srv.log"; return 1; }
-	bg vrun a "$TMP/key" timeout -k 2 120 ibv_rc_pingpong -g 0 -c -s 4096 -n "$ITERS" "$IP_B" >"$TMP/cli.log" 2>&1
+	bg vrun a "$TMP/key" timeout -k 2 120 ibv_rc_pingpong -g 0 -c -s 4096 -n "$iters" "$IP_B" >"$TMP/cli.log" 2>&1
 	cpid=$!
 	wait_for "$TMP/cli.log" "remote address" 20 || { cat "$TMP/cli.log"; return 1; }
 	qa=$(qpn_of "$TMP/cli.log" local)
