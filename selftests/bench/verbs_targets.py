@@ -86,13 +86,15 @@ def perftest(tool, size, iters, sampler):
     if hdr is None or hdr + 1 >= len(text):
         return {"error": "no result line: " + " | ".join(text[-3:])}
     v = text[hdr + 1].split()
+    # the path MTU perftest chose from the port (mroce's packets are that size)
+    mtu = next((m.group(1) for m in (re.search(r"Mtu\s*:\s*(\d+)", l) for l in text) if m), None)
     if tool == "ib_write_bw":	# #bytes #iterations BW_peak BW_average MsgRate (MB/sec)
         gbps = float(v[3]) * MB * 8 / 1e9
         secs = size * iters / (float(v[3]) * MB) if float(v[3]) else None
-        return {"gbps": gbps, "cpu": window_cpu(sampler, lines, secs, re.escape(text[hdr + 1]))}
+        return {"gbps": gbps, "cpu": window_cpu(sampler, lines, secs, re.escape(text[hdr + 1])), "mtu": mtu}
     # #bytes #iterations t_min t_max t_typical t_avg t_stdev p99 p99.9 (usec)
     return {"typical": float(v[4]), "avg": float(v[5]), "p99": float(v[7]), "p999": float(v[8]),
-            "cpu": None}
+            "cpu": None, "mtu": mtu}
 
 
 def mroce_perf(test, size, iters, sampler):
@@ -149,6 +151,8 @@ def cell(d, fig, unit):
         s += f", CPU {d['cpu']:.2f} cores"
     if fig == "typical":
         s += f" (avg {B.fmt(d['avg'])}, p99 {B.fmt(d['p99'])}, p99.9 {B.fmt(d['p999'])})"
+    if d.get("mtu"):
+        s += f", path MTU {d['mtu']}"
     return s
 
 
