@@ -39,7 +39,8 @@ fi
 vrun() {
 	local ns=$1
 	shift
-	in_ns "$ns" timeout -k 5 "$T" env LD_LIBRARY_PATH="$VLIB" "${THIRD_ENV[@]}" "$@"
+	# line-buffered: what a run printed survives its timeout
+	in_ns "$ns" timeout -k 5 "$T" env LD_LIBRARY_PATH="$VLIB" "${THIRD_ENV[@]}" stdbuf -oL -eL "$@"
 }
 # ours: verbs_check needs no preload (it is built with the sanitizers when the library is)
 vown() {
@@ -255,7 +256,7 @@ t_vc_events()   { vcheck "-e" "-e"; }
 t_vc_wr_api()   { vcheck "-x" "-x"; }
 t_vc_cq_ex()    { vcheck "-c -e" "-c -e"; }
 t_vc_all_sig()  { vcheck "-k 1 -x -e" "-k 1 -x -e"; }
-t_vc_one_qp_deep() { vcheck "-q 1 -w 256 -n 10" "-q 1 -w 256 -n 10"; }
+t_vc_one_qp_deep() { vcheck "-q 1 -w 256 -n 10 -m 8388608" "-q 1 -w 256 -n 10 -m 8388608"; }
 t_vc_rx_faults() {
 	vcheck "MROCE_VERBS_TEST_FAULTS=$FAULTS_RX_B -n 10" "MROCE_VERBS_TEST_FAULTS=$FAULTS_RX_A -n 10"
 }

@@ -213,6 +213,13 @@ static void make_round(struct round *rd, int dir, int qp, int r)
 		d->op = (enum op)(x % OP_N);
 		d->len = pick_size(x >> 8);
 		kind = d->op == OP_READ ? 2 : (d->op == OP_SEND || d->op == OP_SEND_IMM) ? 1 : 0;
+		/* this kind's region is full: an op of a kind with room */
+		for (int k = 0; k < 3 && rd->used[kind] + 1 + 64 > opt.region; k++) {
+			static const enum op alt[3] = { OP_SEND, OP_READ, OP_WRITE_IMM };
+
+			d->op = alt[kind];
+			kind = (kind + 1) % 3;
+		}
 		used = &rd->used[kind];
 		/* the region is full: a small one instead (64 bytes kept for a
 		 * receive's rounding and the poisoned tail checked after the spans) */
@@ -646,7 +653,9 @@ static void rsp_recv_wc(struct qpc *q, const struct ibv_wc *wc)
 	int r = q->rsp_round, idx = q->recv_got;
 	struct wrdesc *d = recv_desc(rd, idx);
 
-	if (!d || q->peer_end)
+	/* END may come before the receives are polled: the requester's ACKs say the
+	 * data was placed, not that the completions were read */
+	if (!d)
 		die("qp %d round %d: an unexpected receive completion (wr_id %#llx, %d of %d)",
 		    q->idx, r, (unsigned long long)wc->wr_id, idx, rd->nrecv);
 	if (wc->wr_id != wrid(true, q->idx, r, idx))
@@ -966,8 +975,10 @@ static int poll_some(void)
 		if (w.wc_flags & IBV_WC_WITH_IMM)
 			w.imm_data = ibv_wc_read_imm_data(cqx);
 		wc[n++] = w;
+		if (n == 32)
+			break;	/* a successful next_poll moves onto an entry: read it too */
 		err = ibv_next_poll(cqx);
-	} while (!err && n < 32);
+	} while (!err);
 	if (err && err != ENOENT)
 		die("ibv_next_poll: %s", strerror(err));
 	ibv_end_poll(cqx);
