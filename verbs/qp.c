@@ -300,8 +300,7 @@ static int to_rtr(struct mrv_qpi *q, const struct ibv_qp_attr *attr)
 	if (err)
 		return -err;
 	r.qpn = mrv_qpn_local(attr->dest_qp_num);
-	r.psn = mrv_start_psn(q->key, &ah->grh.dgid, attr->dest_qp_num, &lgid, lqpn,
-			      attr->rq_psn & 0xffffff);
+	r.psn = mrv_start_psn(q->key, &ah->grh.dgid, attr->dest_qp_num, &lgid, lqpn);
 	/* mroce's token is both secrets XORed: choose the peer's half so that it is the derived one */
 	r.secret = mrv_conn_token(q->key, &lgid, lqpn, &ah->grh.dgid, attr->dest_qp_num) ^ me.secret;
 	r.udp_port = (uint16_t)(MROCE_DEFAULT_PORT + mrv_qpn_queue(attr->dest_qp_num));
@@ -311,7 +310,16 @@ static int to_rtr(struct mrv_qpi *q, const struct ibv_qp_attr *attr)
 	r.max_rd = MRV_READ_OFFER;
 	err = mroce_qp_connect(q->q.qp, &r, NULL);
 	if (err)
-		return err == -EINVAL ? EINVAL : (err < 0 && -err < 4096 ? -err : EINVAL);
+		return mrv_errno(err);
+	/*
+	 * Our own first PSN now, not at RTS: a QP left in RTR (perftest's
+	 * servers) still answers READs, from its own PSN space. Nothing was
+	 * sent yet, so the hook cannot refuse but for a failed QP.
+	 */
+	err = mroce_qp_set_start(q->q.qp, mrv_start_psn(q->key, &lgid, lqpn, &ah->grh.dgid,
+							attr->dest_qp_num));
+	if (err)
+		return mrv_errno(err);
 	q->mtu_bytes = r.mtu;
 	q->ah = *ah;
 	q->q.dgid = ah->grh.dgid;
@@ -323,19 +331,9 @@ static int to_rtr(struct mrv_qpi *q, const struct ibv_qp_attr *attr)
 	return 0;
 }
 
-/* RTR -> RTS: our first PSN (derived from the verbs one) and the READ limit. */
+/* RTR -> RTS: the READ limit (the first PSN was set at RTR). */
 static int to_rts(struct mrv_qpi *q, const struct ibv_qp_attr *attr)
 {
-	union ibv_gid lgid;
-	uint32_t psn;
-	int err;
-
-	local_gid(q->q.ctx, &lgid);
-	psn = mrv_start_psn(q->key, &lgid, q->q.qpx.qp_base.qp_num, &q->q.dgid, q->q.dest_qpn,
-			    attr->sq_psn & 0xffffff);
-	err = mroce_qp_set_start(q->q.qp, psn);
-	if (err)
-		return err == -EIO ? EINVAL : -err;
 	mroce_qp_set_rd_limit(q->q.qp, attr->max_rd_atomic ? attr->max_rd_atomic : 1);
 	q->q.sq_psn = attr->sq_psn & 0xffffff;
 	q->q.max_rd_atomic = attr->max_rd_atomic;

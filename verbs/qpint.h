@@ -63,7 +63,7 @@ int mrv_fabric_key(uint8_t key[16]);	/* 0 or -EPERM (a bad key file) */
 uint64_t mrv_conn_token(const uint8_t key[16], const union ibv_gid *lgid, uint32_t lqpn,
 			const union ibv_gid *rgid, uint32_t rqpn);
 uint32_t mrv_start_psn(const uint8_t key[16], const union ibv_gid *sgid, uint32_t sqpn,
-		       const union ibv_gid *rgid, uint32_t rqpn, uint32_t vpsn);
+		       const union ibv_gid *rgid, uint32_t rqpn);
 
 /* post.c: post_lock held */
 int mrv_post_send_locked(struct mrv_qpi *q, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr);

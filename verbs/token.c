@@ -2,13 +2,18 @@
 /*
  * What protects a Verbs-created QP (docs/security.md): Verbs applications
  * exchange only QPN, PSN and GID, never mroce's connection secret. Both
- * ends derive instead, from what both know and a fabric key:
+ * ends derive it instead, keyed by a fabric key:
  *  - the connection token: SipHash-2-4(key, "tok", the two ends' (GID, QPN)
  *    in a canonical order), the same at both ends;
  *  - each direction's 32-bit start PSN: SipHash-2-4(key, "psn", sender's
- *    GID and QPN, receiver's GID and QPN, the sender's random 24-bit verbs PSN).
- * An off-path injector must guess the 24-bit verbs PSN (and know the key,
- * when one is installed) to hit the receive window with the right token.
+ *    GID and QPN, receiver's GID and QPN).
+ * The 24-bit verbs PSNs cannot be mixed in: at RTR each end knows only the
+ * other's (its own comes at RTS, if ever: perftest's servers stay in RTR,
+ * receiving WRITEs and answering READs from their own PSN space), and both
+ * ends need the same values at RTR. So the secret is the key: with one
+ * installed, an off-path injector cannot compute a token or a PSN; without
+ * (the built-in constant), everything is computable from the GIDs and QPNs,
+ * and only the QPNs' randomness stands in the way, as in plain RoCEv2.
  * The key: MROCE_VERBS_KEY_FILE, else /etc/mroce/verbs.key if it exists
  * (16..64 bytes, mode 0600 or stricter, owned by the user or root); a
  * built-in constant otherwise.
@@ -146,15 +151,12 @@ uint64_t mrv_conn_token(const uint8_t key[16], const union ibv_gid *lgid, uint32
 }
 
 uint32_t mrv_start_psn(const uint8_t key[16], const union ibv_gid *sgid, uint32_t sqpn,
-		       const union ibv_gid *rgid, uint32_t rqpn, uint32_t vpsn)
+		       const union ibv_gid *rgid, uint32_t rqpn)
 {
-	uint8_t m[3 + 40 + 3];
+	uint8_t m[3 + 40];
 
 	memcpy(m, "psn", 3);
 	put_end(m + 3, sgid, sqpn);
 	put_end(m + 23, rgid, rqpn);
-	m[43] = (uint8_t)(vpsn >> 16);
-	m[44] = (uint8_t)(vpsn >> 8);
-	m[45] = (uint8_t)vpsn;
 	return (uint32_t)mrv_siphash(key, m, sizeof(m));
 }
