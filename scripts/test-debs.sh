@@ -15,7 +15,7 @@ PKGS=(libmroce0 libmroce-coll0 libmroce-dev mroce-tools libnccl-net-mroce)
 # python3-mroce-torch (the PyTorch backend) where Debian's python3 has torch; otherwise
 # the packages are built without it (the build profile pkg.mroce.nopytorch).
 PROFILE=()
-if /usr/bin/python3 -c 'import torch' >/dev/null 2>&1; then
+if /usr/bin/python3 -I -c 'import torch' >/dev/null 2>&1; then	# -I: not the tree's torch/
 	PKGS+=(python3-mroce-torch)
 else
 	echo "test-debs: /usr/bin/python3 cannot import torch: no python3-mroce-torch (scripts/deps.sh torch)"
