@@ -22,6 +22,7 @@ struct mrv_wr_stage {
 	struct ibv_sge		sge[MROCE_MAX_SGE];
 	uint8_t			inl[MRV_MAX_INLINE];
 	bool			has_data;
+	bool			inl_data;	/* set_inline_data: sge[0] is inl */
 };
 
 struct mrv_qpi {

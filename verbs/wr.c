@@ -56,8 +56,8 @@ static struct mrv_wr_stage *stage_new(struct ibv_qp_ex *x, enum ibv_wr_opcode op
 	s->wr.wr_id = x->wr_id;
 	s->wr.send_flags = x->wr_flags;
 	s->wr.opcode = op;
-	s->wr.sg_list = s->sge;
 	s->has_data = false;
+	s->inl_data = false;
 	return s;
 }
 
@@ -163,9 +163,10 @@ static void wr_set_inline_data_list(struct ibv_qp_ex *x, size_t n, const struct 
 		memcpy(s->inl + len, bufs[i].addr, bufs[i].length);
 		len += bufs[i].length;
 	}
-	s->sge[0] = (struct ibv_sge){ .addr = (uintptr_t)s->inl, .length = (uint32_t)len };
+	s->sge[0] = (struct ibv_sge){ .length = (uint32_t)len };	/* .addr: s->inl, at complete */
 	s->wr.num_sge = 1;
 	s->wr.send_flags |= IBV_SEND_INLINE;
+	s->inl_data = true;
 }
 
 static void wr_set_inline_data(struct ibv_qp_ex *x, void *addr, size_t length)
@@ -218,10 +219,15 @@ static int wr_complete(struct ibv_qp_ex *x)
 		    q->stage[i].wr.opcode != IBV_WR_SEND_WITH_IMM)
 			q->stage[i].wr.num_sge = 0;	/* a zero-length WRITE / READ */
 	for (uint32_t i = 0; !err && i < n; i++) {
+		struct mrv_wr_stage *s = &q->stage[i];
 		struct ibv_send_wr *bad;
 
-		q->stage[i].wr.next = NULL;
-		err = mrv_post_send_locked(q, &q->stage[i].wr, &bad);
+		/* pointers into the stage only now: it may have moved as it grew */
+		s->wr.sg_list = s->sge;
+		if (s->inl_data)
+			s->sge[0].addr = (uintptr_t)s->inl;
+		s->wr.next = NULL;
+		err = mrv_post_send_locked(q, &s->wr, &bad);
 	}
 	q->q.wr_n = 0;
 	q->q.wr_err = 0;
