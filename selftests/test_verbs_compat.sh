@@ -175,8 +175,13 @@ perf() {
 	echo "$tool $* -- client ($(rc_says $rc)):"; sed 's/^/    /' "$TMP/pf-c.log"
 	echo "server ($(rc_says $src)):"; sed 's/^/    /' "$TMP/pf-s.log"
 	[ $rc -eq 0 ] && [ $src -eq 0 ] || return 1
-	# a result row: bytes, iterations, then figures
-	grep -Eq '^ *[0-9]+ +[0-9]+ +[0-9.]+' "$TMP/pf-c.log" || { echo "$tool: the client printed no result row"; return 1; }
+	# result rows: bytes, iterations, then figures; none with no iterations or only
+	# zeros (perftest prints such a row, and exits 0, when a -D run completed nothing)
+	local rows
+	rows=$(grep -E '^ *[0-9]+ +[0-9]+ +[0-9.]+' "$TMP/pf-c.log")
+	[ -n "$rows" ] || { echo "$tool: the client printed no result row"; return 1; }
+	printf '%s\n' "$rows" | awk '$2 == 0 || ($3 + 0 == 0 && $4 + 0 == 0) { bad = 1 } END { exit bad }' ||
+		{ echo "$tool: a result row with no iterations or only zeros"; return 1; }
 	! grep -Eiq "couldn't|failed|error" "$TMP/pf-c.log" "$TMP/pf-s.log" || { echo "$tool: an error was printed"; return 1; }
 }
 

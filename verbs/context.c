@@ -86,22 +86,33 @@ void mrv_ctx_fini(struct mrv_context *ctx)
 
 #define AEV_SLOTS	(sizeof(((struct mrv_context *)0)->aev) / sizeof(struct ibv_async_event))
 
-void mrv_async_event(struct mrv_context *ctx, struct ibv_qp *qp, enum ibv_event_type type)
+static void async_push(struct mrv_context *ctx, const struct ibv_async_event *ev)
 {
 	uint64_t one = 1;
 
 	pthread_mutex_lock(&ctx->lock);
 	/* full: the application reads none; the latest are the ones lost */
 	if (ctx->aev_tail - ctx->aev_head < AEV_SLOTS) {
-		struct ibv_async_event *e = &ctx->aev[ctx->aev_tail++ % AEV_SLOTS];
-
-		e->element.qp = qp;
-		e->event_type = type;
+		ctx->aev[ctx->aev_tail++ % AEV_SLOTS] = *ev;
 		if (write(ctx->async_fd, &one, sizeof(one)) < 0) {
 			/* an eventfd counter cannot overflow at 64 events */
 		}
 	}
 	pthread_mutex_unlock(&ctx->lock);
+}
+
+void mrv_async_event(struct mrv_context *ctx, struct ibv_qp *qp, enum ibv_event_type type)
+{
+	struct ibv_async_event ev = { .element.qp = qp, .event_type = type };
+
+	async_push(ctx, &ev);
+}
+
+void mrv_async_event_cq(struct mrv_context *ctx, struct ibv_cq *cq, enum ibv_event_type type)
+{
+	struct ibv_async_event ev = { .element.cq = cq, .event_type = type };
+
+	async_push(ctx, &ev);
 }
 
 MRV_EXPORT int ibv_get_async_event(struct ibv_context *context, struct ibv_async_event *event)

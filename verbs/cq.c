@@ -154,7 +154,10 @@ MRV_EXPORT int ibv_destroy_cq(struct ibv_cq *ibcq)
 		return EINVAL;
 	cq = cq_of(ibcq);
 	pthread_mutex_lock(&ibcq->mutex);
-	while (ibcq->comp_events_completed != cq->comp_events_reported)
+	/* ... and the CQ_ERR event, if one was queued (libibverbs waits for both) */
+	while (ibcq->comp_events_completed != cq->comp_events_reported ||
+	       ibcq->async_events_completed != (uint32_t)__atomic_load_n(&cq->overflowed,
+									  __ATOMIC_ACQUIRE))
 		pthread_cond_wait(&ibcq->cond, &ibcq->mutex);
 	if (cq->channel) {
 		mrv_channel_del(cq);
@@ -181,6 +184,13 @@ MRV_EXPORT int ibv_destroy_cq(struct ibv_cq *ibcq)
  * completion of a live QP goes through mrv_qp_wc_hidden(), which counts the
  * QP's send queue down by it.
  */
+/* Overflowed (mroce_poll_cq: -EOVERFLOW): say so once, as a device's CQ error event. */
+static void cq_failed(struct mrv_cq *cq)
+{
+	if (!__atomic_exchange_n(&cq->overflowed, true, __ATOMIC_ACQ_REL))
+		mrv_async_event_cq(cq->ctx, &cq->ibcq, IBV_EVENT_CQ_ERR);
+}
+
 static bool wc_visible(struct mrv_cq *cq, const struct mroce_wc *wc, struct mrv_qp **qpp)
 {
 	struct mrv_qp *qp = mrv_qp_by_mroce_qpn(cq->ctx, wc->qp_num);
@@ -201,8 +211,10 @@ int mrv_poll_cq_op(struct ibv_cq *ibcq, int num_entries, struct ibv_wc *wc)
 		int want = num_entries - total < 32 ? num_entries - total : 32;
 		int got = mroce_poll_cq(cq->cq, want, buf);
 
-		if (got < 0)	/* overflowed: completions were lost, the CQ is in error */
+		if (got < 0) {	/* overflowed: completions were lost, the CQ is in error */
+			cq_failed(cq);
 			return total ? total : -mrv_errno(got);
+		}
 		for (int i = 0; i < got; i++) {
 			struct mrv_qp *qp;
 
@@ -251,8 +263,10 @@ static int cq_next(struct mrv_cq *cq)
 	for (;;) {
 		int got = mroce_poll_cq(cq->cq, 1, &cq->cur);
 
-		if (got < 0)
+		if (got < 0) {
+			cq_failed(cq);
 			return mrv_errno(got);
+		}
 		if (got == 0)
 			return ENOENT;
 		if (wc_visible(cq, &cq->cur, &cq->cur_qp))

@@ -94,6 +94,7 @@ struct mrv_cq {
 	uint32_t		comp_events_reported;
 	struct mrv_context	*ctx;		/* the context the CQ is of */
 	uint32_t		mroce_cqe;	/* (core, additive) the mroce CQ's entries (cq.c) */
+	bool			overflowed;	/* (core, additive) IBV_EVENT_CQ_ERR queued once */
 };
 
 /* Where a verbs QP is in ibv_modify_qp's state machine; the mroce QP knows only INIT/RTS/ERR. */
@@ -152,6 +153,8 @@ int mrv_parse_faults(const char *s, struct mroce_faults *f);
 
 /* context.c: queue an async event and make async_fd readable */
 void mrv_async_event(struct mrv_context *ctx, struct ibv_qp *qp, enum ibv_event_type type);
+/* (core, additive) the same for a CQ's event (IBV_EVENT_CQ_ERR: it overflowed) */
+void mrv_async_event_cq(struct mrv_context *ctx, struct ibv_cq *cq, enum ibv_event_type type);
 
 /*
  * port.c: the interface's live state, read on every query (never /sys, which

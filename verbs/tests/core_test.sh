@@ -96,5 +96,11 @@ done
 r=$(v setpriv --reuid=65534 --regid=65534 --clear-groups "$BIN/pd")
 [ "$r" = EPERM ] && echo "ok   ibv_alloc_pd as nobody: EPERM" || { echo "FAILED: PD as nobody: $r"; fails=$((fails + 1)); }
 
+# Completion channels and polling under real traffic: side A here, side B in the peer namespace.
+cc -std=gnu11 -Wall -Wextra -Werror -O1 -g -o "$BIN/events_test" "$ROOT/verbs/tests/events_test.c" -libverbs || exit 1
+in_ns "$NS-p" ip link set lo up
+in_ns "$NS-p" ip addr add 198.18.0.2/24 dev vb
+run in_ns "$NS" timeout 60 env LD_LIBRARY_PATH="$LIB" "${SAN[@]}" "$BIN/events_test" "/run/netns/$NS-p"
+
 echo "core_test.sh: $fails failed"
 [ $fails = 0 ]
