@@ -156,7 +156,12 @@ def cell(d, fig, unit):
     return s
 
 
-def report(rounds, iters):
+def loadavg():
+    with open("/proc/loadavg") as f:
+        return f.read().split()[0]
+
+
+def report(rounds, iters, load):
     L = [BEGIN, "## Unmodified perftest over mroce's libibverbs (`selftests/bench/verbs_targets.py`)\n",
          f"Generated on {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}: {len(rounds)} rounds, "
          f"perftest and mroce-perf interleaved on bench.py's veth pair (MTU {B.MTU}), the library's defaults. "
@@ -165,7 +170,8 @@ def report(rounds, iters):
          f"({', '.join(f'{s} B: {n}' for s, n in iters.items())}), busy-polling for latency. Not matched: "
          "perftest inlines WRITEs up to its inline size, mroce-perf never does. CPU: busy cores of the "
          "whole machine (both ends, /proc/stat) over the transfer window. Ratio: perftest over "
-         "mroce-perf, the median of the rounds'.\n",
+         f"mroce-perf, the median of the rounds'. The machine's 1-minute load average before and after: "
+         f"{load[0]} / {load[1]} (2 CPUs: above 2, other work ran beside the benchmark).\n",
          "| target | ratio (median) | each round | met |", "|---|---|---|---|"]
     met_all = True
     for key, text, fig, unit, xs, m, met in judge(rounds):
@@ -204,6 +210,7 @@ def main():
         B.veth_pair(B.MTU)
         print(f"verbs_targets: waiting for {LOCK}", flush=True)
         fcntl.flock(lock, fcntl.LOCK_EX)	# the timed part: no other timed run, no build
+        load = [loadavg()]
         sampler = B.Sampler()
         try:
             for i in range(a.rounds):
@@ -218,11 +225,12 @@ def main():
                 rounds.append(r)
         finally:
             sampler.stop.set()
+            load.append(loadavg())
             fcntl.flock(lock, fcntl.LOCK_UN)
     finally:
         B.cleanup()
         lock.close()
-    text, met_all = report(rounds, iters)
+    text, met_all = report(rounds, iters, load)
     B.publish("verbs_targets", text, a.out, BEGIN, END)
     for key, text, fig, unit, xs, m, met in judge(rounds):
         print(f"{'met' if met else 'missed'}: {text}: {B.fmt(m)}x (rounds: {', '.join(f'{x:.2f}' for x in xs)})")
