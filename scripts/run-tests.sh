@@ -144,6 +144,7 @@ echo "== selftests on veth pairs in network namespaces (root)"
 for s in "${VETH_TESTS[@]}"; do
 	run_script "$s" veth "$PWD/build"
 done
+run_script selftests/test_verbs_rogue.sh veth "$PWD/build"	# Verbs QPs: off-path injection, fabric keys
 
 echo "== 2 planes on veth under a flood of bad-token frames: it dies in XDP, nothing lost, planes come back (root)"
 run_script selftests/test_planes_load.sh planes-load "$PWD/build"
