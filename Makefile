@@ -134,6 +134,10 @@ all: $(VERBS_SO)
 $(BUILD)/selftests/verbs_check: selftests/verbs_check.c $(VERBS_SO) | $(BUILD)/selftests/.dir
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< -L$(BUILD)/verbs -l:libibverbs.so.1
 
+# verbs_dv: a Verbs program using mroce's extension calls (include/mroce/mrocedv.h).
+$(BUILD)/selftests/verbs_dv: selftests/verbs_dv.c include/mroce/mrocedv.h $(VERBS_SO) | $(BUILD)/selftests/.dir
+	$(CC) -Iinclude $(CFLAGS) $(LDFLAGS) -o $@ $< -L$(BUILD)/verbs -l:libibverbs.so.1
+
 # verbs_token: the token of a Verbs QP pair as an attacker computes it (test_verbs_rogue.sh),
 # with the library's own derivation (verbs/token.c) compiled in.
 $(BUILD)/selftests/verbs_token: selftests/verbs_token.c verbs/token.c verbs/qpint.h verbs/mrv.h | $(BUILD)/selftests/.dir
