@@ -127,7 +127,7 @@ MRV_EXPORT int ibv_get_cq_event(struct ibv_comp_channel *channel, struct ibv_cq 
 		}
 		c = ev.data.ptr;
 		pthread_mutex_lock(&c->ibcq.mutex);
-		if (!c->armed) {	/* raced with a destroy's removal; not an event */
+		if (!c->armed) {	/* EPOLLONESHOT reports only armed CQs: never, kept safe */
 			pthread_mutex_unlock(&c->ibcq.mutex);
 			continue;
 		}

@@ -145,7 +145,7 @@ MRV_EXPORT void ibv_ack_async_event(struct ibv_async_event *event)
 
 		pthread_mutex_lock(&cq->mutex);
 		cq->async_events_completed++;
-		pthread_cond_signal(&cq->cond);
+		pthread_cond_broadcast(&cq->cond);
 		pthread_mutex_unlock(&cq->mutex);
 		break;
 	}
@@ -156,7 +156,7 @@ MRV_EXPORT void ibv_ack_async_event(struct ibv_async_event *event)
 
 		pthread_mutex_lock(&qp->mutex);
 		qp->events_completed++;
-		pthread_cond_signal(&qp->cond);
+		pthread_cond_broadcast(&qp->cond);
 		pthread_mutex_unlock(&qp->mutex);
 		break;
 	}

@@ -144,6 +144,19 @@ struct ibv_cq_ex *mrv_create_cq_ex_op(struct ibv_context *context,
 	return &cq->cqx;
 }
 
+/* A QP of the context sends or receives through it (ctx->qps, the QP code's list). */
+static bool cq_in_use(struct mrv_cq *cq)
+{
+	struct mrv_context *ctx = cq->ctx;
+	bool busy = false;
+
+	pthread_mutex_lock(&ctx->lock);
+	for (struct mrv_qp *qp = ctx->qps; qp && !busy; qp = qp->next)
+		busy = qp->qpx.qp_base.send_cq == &cq->ibcq || qp->qpx.qp_base.recv_cq == &cq->ibcq;
+	pthread_mutex_unlock(&ctx->lock);
+	return busy;
+}
+
 /* EBUSY while a QP uses it; first waits for every handed-out event's ack (as libibverbs). */
 MRV_EXPORT int ibv_destroy_cq(struct ibv_cq *ibcq)
 {
@@ -153,6 +166,8 @@ MRV_EXPORT int ibv_destroy_cq(struct ibv_cq *ibcq)
 	if (!ibcq)
 		return EINVAL;
 	cq = cq_of(ibcq);
+	if (cq_in_use(cq))
+		return EBUSY;
 	pthread_mutex_lock(&ibcq->mutex);
 	/* ... and the CQ_ERR event, if one was queued (libibverbs waits for both) */
 	while (ibcq->comp_events_completed != cq->comp_events_reported ||
@@ -165,7 +180,8 @@ MRV_EXPORT int ibv_destroy_cq(struct ibv_cq *ibcq)
 	}
 	err = mroce_destroy_cq(cq->cq);
 	if (err) {
-		/* still in use: back on its channel, disarmed (the application re-arms) */
+		/* libmroce still sees a QP on it (checked above, so only if one came
+		 * meanwhile): back on its channel, disarmed (the application re-arms) */
 		if (cq->channel && mrv_channel_add(cq) == 0)
 			cq->armed = false;
 		pthread_mutex_unlock(&ibcq->mutex);
@@ -178,18 +194,19 @@ MRV_EXPORT int ibv_destroy_cq(struct ibv_cq *ibcq)
 	return 0;
 }
 
-/*
- * A completion the application sees: not one of a QP destroyed since (its
- * verbs QP is gone), not the success of an unsignaled send. Every
- * completion of a live QP goes through mrv_qp_wc_hidden(), which counts the
- * QP's send queue down by it.
- */
 /* Overflowed (mroce_poll_cq: -EOVERFLOW): say so once, as a device's CQ error event. */
 static void cq_failed(struct mrv_cq *cq)
 {
 	if (!__atomic_exchange_n(&cq->overflowed, true, __ATOMIC_ACQ_REL))
 		mrv_async_event_cq(cq->ctx, &cq->ibcq, IBV_EVENT_CQ_ERR);
 }
+
+/*
+ * A completion the application sees: not one of a QP destroyed since (its
+ * verbs QP is gone), not the success of an unsignaled send. Every
+ * completion of a live QP goes through mrv_qp_wc_hidden(), which counts the
+ * QP's send queue down by it.
+ */
 
 static bool wc_visible(struct mrv_cq *cq, const struct mroce_wc *wc, struct mrv_qp **qpp)
 {
