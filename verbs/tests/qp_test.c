@@ -98,6 +98,9 @@ int main(int argc, char **argv)
 	CHECK(ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PORT | IBV_QP_PKEY_INDEX | IBV_QP_ACCESS_FLAGS) == 0, "INIT again (qpn %x -> %x)", old, qp->qp_num);
 	CHECK(ibv_query_qp(qp, &qa, IBV_QP_STATE, &qi) == 0 && qa.qp_state == IBV_QPS_INIT, "query INIT");
 	CHECK(ibv_destroy_qp(qp) == 0 && ibv_destroy_qp(q2) == 0, "destroy");
+	CHECK(ibv_dereg_mr(mr) == 0 && ibv_destroy_cq(cq) == 0 && ibv_dealloc_pd(pd) == 0 &&
+	      ibv_close_device(c) == 0, "teardown");
+	ibv_free_device_list(l);
 	printf("%d ok, %d failed\n", ok, fails);
 	return fails != 0;
 }
