@@ -98,7 +98,7 @@ struct mrv_cq {
 	/* (core, additive) completion events ibv_get_cq_event() handed out:
 	 * ibv_destroy_cq() waits until ibv_ack_cq_events() acknowledged them all */
 	uint32_t		comp_events_reported;
-	struct mrv_context	*ctx;		/* the context the CQ is of */
+	struct mrv_context	*ctx;		/* (core, additive) the context the CQ is of */
 	uint32_t		mroce_cqe;	/* (core, additive) the mroce CQ's entries (cq.c) */
 	bool			overflowed;	/* (core, additive) IBV_EVENT_CQ_ERR queued once */
 };
@@ -192,10 +192,6 @@ int mrv_channel_add(struct mrv_cq *cq);
 void mrv_channel_del(struct mrv_cq *cq);
 int mrv_channel_arm(struct mrv_cq *cq);
 
-/* QP helper's (qp.c / post.c); context.c keeps weak fallbacks returning EOPNOTSUPP. */
-int mrv_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr);
-int mrv_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr);
-struct ibv_qp *mrv_create_qp_ex(struct ibv_context *ibctx, struct ibv_qp_init_attr_ex *attr);
 
 /* Map between mroce's and ibverbs' completion codes and opcodes (wc.c). */
 enum ibv_wc_status mrv_wc_status(enum mroce_wc_status s);
@@ -212,7 +208,8 @@ struct mrv_qp *mrv_qp_by_mroce_qpn(struct mrv_context *ctx, uint32_t qpn);
  * skip it. A completion whose mrv_qp_by_mroce_qpn() is NULL belongs to a
  * destroyed QP: drop it. Unpolled mroce completions per QP can reach its
  * max_send_wr (rounded up to a power of two) + max_recv_wr, hidden ones
- * included: size the mroce CQ with room for that.
+ * included: size the mroce CQ with room for that. (context.c keeps weak
+ * fallbacks of the first three, EOPNOTSUPP, for a build without qp.c.)
  */
 struct ibv_qp *mrv_create_qp_ex(struct ibv_context *ctx, struct ibv_qp_init_attr_ex *attr);
 int mrv_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr);
