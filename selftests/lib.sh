@@ -75,6 +75,18 @@ setup_pair() {
 	MAC_B=$(mac_of b "$IF_B")
 }
 
+# A second plane beside setup_pair's: another veth pair $IF_A1/$IF_B1 with
+# $IP_A1/$IP_B1 (/24), which the script sets.
+setup_planes() {
+	setup_pair "$@" || return 1
+	ip link add "$IF_A1" netns "$NS_A" numtxqueues 1 numrxqueues 1 type veth \
+		peer name "$IF_B1" netns "$NS_B" numtxqueues 1 numrxqueues 1 || return 1
+	a ip link set "$IF_A1" mtu "${1:-1500}" up && b ip link set "$IF_B1" mtu "${1:-1500}" up &&
+	a ip addr add "$IP_A1/24" dev "$IF_A1" && b ip addr add "$IP_B1/24" dev "$IF_B1" || return 1
+	MAC_A1=$(mac_of a "$IF_A1")
+	MAC_B1=$(mac_of b "$IF_B1")
+}
+
 # Wait up to $3 seconds for file $1 to contain $2.
 wait_for() {
 	local i

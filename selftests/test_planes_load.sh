@@ -32,16 +32,6 @@ IP_B1=198.18.11.2
 STREAM=${STREAM:-536870912}
 BLAST_MS=${BLAST_MS:-1200}
 
-setup_planes() {
-	setup_pair "$@" || return 1
-	ip link add "$IF_A1" netns "$NS_A" numtxqueues 1 numrxqueues 1 type veth \
-		peer name "$IF_B1" netns "$NS_B" numtxqueues 1 numrxqueues 1 || return 1
-	a ip link set "$IF_A1" mtu "${1:-1500}" up && b ip link set "$IF_B1" mtu "${1:-1500}" up &&
-	a ip addr add "$IP_A1/24" dev "$IF_A1" && b ip addr add "$IP_B1/24" dev "$IF_B1" || return 1
-	MAC_A1=$(mac_of a "$IF_A1")
-	MAC_B1=$(mac_of b "$IF_B1")
-}
-
 # stat NS DEV NAME: one drop counter of the device's XDP program.
 stat_of() {
 	"$1" "$MROCE" status "$2" --json | sed -n "s/.*\"$3\":\([0-9]*\).*/\1/p"

@@ -17,14 +17,6 @@ IP_A1=198.18.12.1
 IP_B1=198.18.12.2
 T=${VERBS_DV_TIMEOUT:-90}
 
-setup_planes() {
-	setup_pair "$@" || return 1
-	ip link add "$IF_A1" netns "$NS_A" numtxqueues 1 numrxqueues 1 type veth \
-		peer name "$IF_B1" netns "$NS_B" numtxqueues 1 numrxqueues 1 || return 1
-	a ip link set "$IF_A1" mtu "${1:-1500}" up && b ip link set "$IF_B1" mtu "${1:-1500}" up &&
-	a ip addr add "$IP_A1/24" dev "$IF_A1" && b ip addr add "$IP_B1/24" dev "$IF_B1"
-}
-
 dv() {	# a|b ARGS...: verbs_dv on host A or B over mroce's libibverbs
 	local host=$1
 	shift
