@@ -686,6 +686,18 @@ static void rsp_finish(struct qpc *q)
 
 	if (q->recv_got != rd->nrecv)
 		return;		/* receives still on their way: checked again at each completion */
+	/* VERBS_CHECK_CORRUPT=1 (the test of this test): one byte of the last
+	 * message (not a READ) of round 1 flipped where it landed, which the checks
+	 * below must see */
+	for (int i = rd->n - 1; i >= 0 && q->rsp_round == 1 && getenv("VERBS_CHECK_CORRUPT"); i--) {
+		struct wrdesc *d = &rd->wr[i];
+
+		if (d->op == OP_READ)
+			continue;
+		((d->op == OP_SEND || d->op == OP_SEND_IMM) ? q->recv.buf : q->tgt.buf)
+			[d->dst_off + d->len / 2] ^= 0x10;
+		break;
+	}
 	for (int i = 0; i < rd->n; i++) {
 		struct wrdesc *d = &rd->wr[i];
 		const uint8_t *p;
