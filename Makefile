@@ -65,7 +65,7 @@ VERBS_SRCS := $(wildcard verbs/*.c)
 VERBS_OBJS := $(VERBS_SRCS:%.c=$(BUILD)/%.o)
 VERBS_SO   := $(BUILD)/verbs/libibverbs.so.1
 
-.PHONY: all verbs lib cli examples tests selftests asan ubsan-clang headers api-check test check test-fabric test-coll sim sim-studies bench bench-bidir bench-queues bench-targets bench-loss bench-incast bench-failure bench-streams bench-planes bench-latency bench-cc bench-coll bench-coll-algos demo model deps install uninstall clean
+.PHONY: all verbs lib cli examples tests selftests asan ubsan-clang headers api-check test check test-fabric test-coll sim sim-studies bench bench-bidir bench-queues bench-targets bench-loss bench-incast bench-failure bench-streams bench-planes bench-latency bench-verbs bench-cc bench-coll bench-coll-algos demo model deps install uninstall clean
 .DELETE_ON_ERROR:
 .PRECIOUS: $(BUILD)/%/.dir
 
@@ -133,6 +133,15 @@ all: $(VERBS_SO)
 # linked against mroce's libibverbs (any libibverbs.so.1 at run time).
 $(BUILD)/selftests/verbs_check: selftests/verbs_check.c $(VERBS_SO) | $(BUILD)/selftests/.dir
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< -L$(BUILD)/verbs -l:libibverbs.so.1
+
+# verbs_dv: a Verbs program using mroce's extension calls (include/mroce/mrocedv.h).
+$(BUILD)/selftests/verbs_dv: selftests/verbs_dv.c include/mroce/mrocedv.h $(VERBS_SO) | $(BUILD)/selftests/.dir
+	$(CC) -Iinclude $(CFLAGS) $(LDFLAGS) -o $@ $< -L$(BUILD)/verbs -l:libibverbs.so.1
+
+# verbs_token: the token of a Verbs QP pair as an attacker computes it (test_verbs_rogue.sh),
+# with the library's own derivation (verbs/token.c) compiled in.
+$(BUILD)/selftests/verbs_token: selftests/verbs_token.c verbs/token.c verbs/qpint.h verbs/mrv.h | $(BUILD)/selftests/.dir
+	$(CC) $(CPPFLAGS) -Iverbs $(CFLAGS) $(LDFLAGS) -o $@ selftests/verbs_token.c verbs/token.c
 
 $(BUILD)/coll/%.o: coll/%.c | $(BUILD)/coll/.dir
 	$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
@@ -287,6 +296,8 @@ bench: deps
 	selftests/bench/streams_targets.py $(if $(RUNS),--rounds $(RUNS)) --out docs/benchmarks.md
 	selftests/bench/planes_targets.py $(if $(RUNS),--rounds $(RUNS)) --out docs/benchmarks.md
 	selftests/bench/latency_targets.py $(if $(RUNS),--rounds $(RUNS)) --out docs/benchmarks.md
+	$(MAKE) verbs
+	selftests/bench/verbs_targets.py $(if $(RUNS),--rounds $(RUNS)) --out docs/benchmarks.md
 	selftests/bench/cc_targets.py $(if $(RUNS),--rounds $(RUNS)) --out docs/benchmarks.md
 	selftests/bench/queues_targets.py $(if $(RUNS),--rounds $(RUNS)) --out docs/benchmarks.md
 	selftests/bench/coll_bench.py $(if $(RUNS),--runs $(RUNS))
@@ -325,6 +336,12 @@ bench-planes: all
 # RTO, the p99.9 against sockperf's TCP ping-pong, interleaved.
 bench-latency: all
 	selftests/bench/latency_targets.py $(if $(RUNS),--rounds $(RUNS)) --out docs/benchmarks.md
+
+# Unmodified perftest over mroce's libibverbs alone (~3 min): ib_write_bw at 64 KiB and 1 MiB
+# and ib_write_lat against mroce-perf write_bw / write_lat, interleaved, same sizes, depth and
+# operation counts; >= 0.9x (bandwidth), <= 1.1x (latency) wanted. Holds /tmp/bench.lock.
+bench-verbs: all verbs
+	selftests/bench/verbs_targets.py $(if $(RUNS),--rounds $(RUNS)) --out docs/benchmarks.md
 
 # Congestion control on by default (~2 min): WRITE 1 MiB on a clean veth pair, the library's
 # defaults against --cc none, interleaved; >= 0.97x wanted.

@@ -135,15 +135,17 @@ echo "== XDP program under BPF_PROG_TEST_RUN (root)"
 run_cmocka build/selftests/prog_test bpf
 run_cmocka build/asan/selftests/prog_test asan-bpf
 
-# test_verbs_compat.sh: unmodified ibverbs-utils and perftest over mroce's libibverbs (issue 44);
-# in the veth-asan tier over the ASan-built library (it preloads the sanitizer runtimes
-# into those third-party binaries itself).
+# test_verbs_compat.sh: unmodified ibverbs-utils and perftest over mroce's libibverbs,
+# test_verbs_dv.sh: its extension calls (mrocedv.h); in the veth-asan tier over the
+# ASan-built library (test_verbs_compat.sh preloads the sanitizer runtimes into the
+# third-party binaries itself).
 VETH_TESTS=(selftests/test_datapath.sh selftests/test_verbs.sh selftests/test_xsk.sh selftests/test_perf_tools.sh
-	selftests/test_queues.sh selftests/test_verbs_compat.sh)
+	selftests/test_queues.sh selftests/test_verbs_compat.sh selftests/test_verbs_dv.sh)
 echo "== selftests on veth pairs in network namespaces (root)"
 for s in "${VETH_TESTS[@]}"; do
 	run_script "$s" veth "$PWD/build"
 done
+run_script selftests/test_verbs_rogue.sh veth "$PWD/build"	# Verbs QPs: off-path injection, fabric keys
 
 echo "== 2 planes on veth under a flood of bad-token frames: it dies in XDP, nothing lost, planes come back (root)"
 run_script selftests/test_planes_load.sh planes-load "$PWD/build"

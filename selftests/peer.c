@@ -56,6 +56,13 @@ struct opts {
 	struct in_addr	src_ip, dst_ip;	/* send --blast-ms: IPv4 addresses instead of the fixtures' */
 	__u32		qpns[16];	/* --blast-ms: --qpn Q1,Q2,... in turn */
 	__u32		nqpns;
+	__u8		ops[8];		/* --blast-ms: the opcodes, in turn (--op) */
+	__u32		nops;
+	bool		guess;		/* --blast-ms: a random token and PSN in every frame */
+	bool		guess_psn;	/* --blast-ms: a random PSN, --token's token */
+	__u32		rate;		/* --blast-ms: frames per second at most (0: as fast as it can) */
+	__u64		raddr;		/* --blast-ms: WRITEs at this address and rkey */
+	__u32		rkey;
 	unsigned int	seed;
 	int		family;
 	int		timeout_ms;
@@ -275,53 +282,109 @@ static int send_shuffled(const struct opts *o, int fd, const struct sockaddr_ll 
 /*
  * --blast-ms: WRITEs to --qpn (a list Q1,Q2,... in turn; with --qpn 0 every
  * QPN in turn, so the live ones meet them too) sent over and over for that
- * long: a flood of frames the victim's XDP program must drop.
+ * long: a flood of frames the victim's XDP program must drop. --op picks the
+ * opcodes (write, send, ack; a list is taken in turn); --guess makes each
+ * frame an off-path attacker's guess: a fresh random token and PSN (from
+ * --seed), as one who knows the QPNs and addresses but not the secret would
+ * send (--guess-psn: the PSN alone, the token --token's, as one who could
+ * compute the token would send). --raddr/--rkey aim the WRITEs at a region the attacker learnt of, so
+ * only the token and the PSN stand between the frames and the memory.
  */
+static __u64 xorshift64(__u64 *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 7;
+	*s ^= *s << 17;
+	return *s;
+}
+
+static int blast_frame(const struct opts *o, struct fx_frame *f, __u32 i, __u64 *rng,
+		       const __u8 *src)
+{
+	static const __u8 payload[FX_FRAME_MAX] = { [0 ... FX_FRAME_MAX - 1] = 0xee };
+	__u32 nq = o->nqpns ? o->nqpns : MROCE_MAX_QPS - 1, q = i % nq;
+	__u8 op = o->nops ? o->ops[(i / nq) % o->nops] : MROCE_OP_WRITE;
+	struct mroce_route rt;
+	struct mroce_hdr h;
+
+	fx_hdr(&h, op, o->psn);
+	h.dqpn = o->nqpns ? o->qpns[q] : q + 1;
+	h.token = o->token;
+	if (o->guess || o->guess_psn) {
+		if (o->guess)
+			h.token = xorshift64(rng);
+		h.psn = (__u32)xorshift64(rng);
+		if (op == MROCE_OP_ACK)
+			h.cum_psn = h.psn;
+	}
+	if (mroce_op_layout(op) & MROCE_EXT_RETH) {
+		if (o->raddr)
+			h.raddr = o->raddr;
+		if (o->rkey)
+			h.rkey = o->rkey;
+	}
+	fx_route(&rt, AF_INET);
+	if (o->src_ip.s_addr)
+		rt.src.v4 = o->src_ip;
+	if (o->dst_ip.s_addr)
+		rt.dst.v4 = o->dst_ip;
+	rt.dport = (__u16)(MROCE_DEFAULT_PORT + o->queue);
+	f->family = AF_INET;
+	f->len = mroce_frame_build(f->buf, sizeof(f->buf), &rt, &h, payload);
+	if (f->len < 0)
+		return f->len;
+	memcpy(f->buf, o->dst_mac, 6);
+	memcpy(f->buf + 6, src, 6);
+	return 0;
+}
+
 static int send_blast(const struct opts *o, int fd, const struct sockaddr_ll *sll, const __u8 *src)
 {
 	struct fx_frame *f = calloc(MROCE_MAX_QPS, sizeof(*f));
 	struct timespec t;
-	__u64 end, sent = 0;
-	__u32 n = o->nqpns ? o->nqpns : MROCE_MAX_QPS - 1;
+	__u64 end, start_ns, sent = 0, per_op[8] = { 0 }, rng = o->seed ? o->seed : 0x9e3779b97f4a7c15ULL;
+	/* every QPN with every opcode, in turn */
+	__u32 n = (o->nqpns ? o->nqpns : MROCE_MAX_QPS - 1) * (o->nops > 1 ? o->nops : 1);
+	int err = 0;
 
 	if (!f)
 		return -ENOMEM;
-	for (__u32 i = 0; i < n; i++) {
-		struct mroce_route rt;
-		struct mroce_hdr h;
-		__u8 payload[FX_FRAME_MAX] = { 0 };
-
-		fx_hdr(&h, MROCE_OP_WRITE, o->psn);
-		h.dqpn = o->nqpns ? o->qpns[i] : i + 1;
-		h.token = o->token;
-		fx_route(&rt, AF_INET);
-		if (o->src_ip.s_addr)
-			rt.src.v4 = o->src_ip;
-		if (o->dst_ip.s_addr)
-			rt.dst.v4 = o->dst_ip;
-		f[i].family = AF_INET;
-		f[i].len = mroce_frame_build(f[i].buf, sizeof(f[i].buf), &rt, &h, payload);
-		if (f[i].len < 0) {
-			int err = f[i].len;
-
-			free(f);
-			return err;
-		}
-		memcpy(f[i].buf, o->dst_mac, 6);
-		memcpy(f[i].buf + 6, src, 6);
-	}
+	if (n > MROCE_MAX_QPS)
+		n = MROCE_MAX_QPS;
+	for (__u32 i = 0; i < n && !err; i++)
+		err = blast_frame(o, &f[i], i, &rng, src);
 	clock_gettime(CLOCK_MONOTONIC, &t);
 	end = (__u64)t.tv_sec * 1000 + (__u64)t.tv_nsec / 1000000 + o->blast_ms;
-	for (;;) {
-		for (__u32 i = 0; i < n; i++)
+	start_ns = (__u64)t.tv_sec * 1000000000ULL + (__u64)t.tv_nsec;
+	while (!err) {
+		for (__u32 i = 0; i < n && !err; i++) {
 			if (sendto(fd, f[i].buf, (size_t)f[i].len, 0, (const struct sockaddr *)sll,
-				   sizeof(*sll)) == f[i].len)
+				   sizeof(*sll)) == f[i].len) {
 				sent++;
+				per_op[o->nops ? (i / (o->nqpns ? o->nqpns : MROCE_MAX_QPS - 1)) % o->nops : 0]++;
+			}
+			if (o->guess || o->guess_psn)	/* the next guess for this slot */
+				err = blast_frame(o, &f[i], i, &rng, src);
+			if (o->rate && sent % 32 == 0) {	/* --rate: sleep to the sent-th frame's time */
+				__u64 due_ns = start_ns + sent * 1000000000ULL / o->rate;
+				struct timespec d = { .tv_sec = (time_t)(due_ns / 1000000000ULL),
+						      .tv_nsec = (long)(due_ns % 1000000000ULL) };
+
+				clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &d, NULL);
+			}
+		}
 		clock_gettime(CLOCK_MONOTONIC, &t);
 		if ((__u64)t.tv_sec * 1000 + (__u64)t.tv_nsec / 1000000 >= end)
 			break;
 	}
+	if (err) {
+		fprintf(stderr, "peer: blast: building a frame: %s\n", strerror(-err));
+		free(f);
+		return err;
+	}
 	printf("send: blasted=%llu\n", (unsigned long long)sent);
+	for (__u32 k = 0; k < o->nops; k++)
+		printf("send: opcode 0x%02x blasted=%llu\n", o->ops[k], (unsigned long long)per_op[k]);
 	free(f);
 	return 0;
 }
@@ -626,6 +689,28 @@ out:
 	return rc;
 }
 
+/* --op write,send,ack: the blast's opcodes, in turn. */
+static int parse_ops(const char *arg, struct opts *o)
+{
+	char buf[128], *save = NULL;
+
+	snprintf(buf, sizeof(buf), "%s", arg);
+	o->nops = 0;
+	for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+		if (o->nops == sizeof(o->ops))
+			return -1;
+		if (!strcmp(t, "write"))
+			o->ops[o->nops++] = MROCE_OP_WRITE;
+		else if (!strcmp(t, "send"))
+			o->ops[o->nops++] = MROCE_OP_SEND;
+		else if (!strcmp(t, "ack"))
+			o->ops[o->nops++] = MROCE_OP_ACK;
+		else
+			return -1;
+	}
+	return o->nops ? 0 : -1;
+}
+
 static void usage(void)
 {
 	fprintf(stderr,
@@ -633,7 +718,9 @@ static void usage(void)
 		"                 [--qpn Q] [--token HEX] [--family 4|6]\n"
 		"                 [--shuffle-block N --sync FILE [--dup-pct P] [--seed S]]\n"
 		"                 | --blast-ms MS [--qpn Q[,Q...] (0: every QPN)] [--token HEX]\n"
-		"                   [--src-ip A] [--dst-ip A])   (IPv4 frames to those addresses)\n"
+		"                   [--src-ip A] [--dst-ip A]   (IPv4 frames to those addresses)\n"
+		"                   [--op write|send|ack[,...]] [--guess | --guess-psn] [--seed S] [--queue N]\n"
+		"                   [--raddr A --rkey K] [--rate PPS])\n"
 		"       peer recv --dev DEV (--suite | --count N) [--qpn Q] [--token HEX] [--psn P]\n"
 		"                 [--queue N] [--starve N] [--sync FILE] [--timeout-ms T]\n");
 	exit(2);
@@ -651,6 +738,9 @@ int main(int argc, char **argv)
 		{ "shuffle-block", required_argument, 0, 'b' }, { "dup-pct", required_argument, 0, 'D' },
 		{ "seed", required_argument, 0, 'e' }, { "blast-ms", required_argument, 0, 'B' },
 		{ "src-ip", required_argument, 0, 'I' }, { "dst-ip", required_argument, 0, 'J' },
+		{ "op", required_argument, 0, 'o' }, { "guess", no_argument, 0, 'g' },
+		{ "raddr", required_argument, 0, 'r' }, { "rkey", required_argument, 0, 'k' },
+		{ "rate", required_argument, 0, 'R' }, { "guess-psn", no_argument, 0, 'G' },
 		{ 0, 0, 0, 0 },
 	};
 	struct opts o = { .qpn = FX_QPN, .token = FX_TOKEN, .psn = FX_PSN, .family = AF_INET,
@@ -689,6 +779,12 @@ int main(int argc, char **argv)
 		case 'B': o.blast_ms = (__u32)strtoul(optarg, NULL, 0); break;
 		case 'I': if (inet_pton(AF_INET, optarg, &o.src_ip) != 1) usage(); break;
 		case 'J': if (inet_pton(AF_INET, optarg, &o.dst_ip) != 1) usage(); break;
+		case 'o': if (parse_ops(optarg, &o)) usage(); break;
+		case 'g': o.guess = true; break;
+		case 'G': o.guess_psn = true; break;
+		case 'r': o.raddr = strtoull(optarg, NULL, 0); break;
+		case 'k': o.rkey = (__u32)strtoul(optarg, NULL, 0); break;
+		case 'R': o.rate = (__u32)strtoul(optarg, NULL, 0); break;
 		default: usage();
 		}
 	}

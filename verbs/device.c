@@ -342,11 +342,23 @@ int mrv_dev_get(struct mrv_context *ctx)
 	pthread_mutex_lock(&d->lock);
 	if (!d->mdev) {
 		int nf = mrv_parse_faults(getenv("MROCE_VERBS_TEST_FAULTS"), &faults);
-		MROCE_OPTS(mroce_dev_opts, opts, .test_faults = nf > 0 ? &faults : NULL);
+		const char *planes[MROCE_MAX_PLANES - 1];
+
+		for (uint32_t i = 0; i < ctx->n_planes; i++)
+			planes[i] = ctx->planes[i];
+		MROCE_OPTS(mroce_dev_opts, opts, .test_faults = nf > 0 ? &faults : NULL,
+			   .planes = ctx->n_planes ? planes : NULL, .n_planes = ctx->n_planes);
 
 		err = nf < 0 ? nf : mroce_dev_open(d->ifname, &opts, &d->mdev);
-		if (err)
+		if (err) {
 			d->mdev = NULL;
+		} else {
+			memcpy(d->planes, ctx->planes, sizeof(d->planes));
+			d->n_planes = ctx->n_planes;
+		}
+	} else if (ctx->n_planes && (ctx->n_planes != d->n_planes ||
+				     memcmp(ctx->planes, d->planes, sizeof(d->planes)))) {
+		err = -EBUSY;	/* one mroce device per interface in a process, over one set of planes */
 	}
 	if (!err) {
 		err = mroce_dev_query(d->mdev, &attr);

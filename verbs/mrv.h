@@ -47,6 +47,9 @@ struct mrv_device {
 	struct mroce_dev	*mdev;
 	unsigned int		mdev_users;
 	int			refcnt;		/* device list + open contexts */
+	/* the planes mdev was opened over beyond ifname (mrocedv_open_device) */
+	char			planes[MROCE_MAX_PLANES - 1][IF_NAMESIZE];
+	uint32_t		n_planes;
 };
 
 struct mrv_context {
@@ -60,6 +63,9 @@ struct mrv_context {
 	/* async events not yet read, a small ring */
 	struct ibv_async_event	aev[64];
 	unsigned int		aev_head, aev_tail;
+	/* planes asked for by mrocedv_open_device(), beyond the device's interface */
+	char			planes[MROCE_MAX_PLANES - 1][IF_NAMESIZE];
+	uint32_t		n_planes;
 };
 
 struct mrv_pd {

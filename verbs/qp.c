@@ -106,6 +106,12 @@ static int check_init_attr(const struct ibv_qp_init_attr_ex *a)
 
 struct ibv_qp *mrv_create_qp_ex(struct ibv_context *context, struct ibv_qp_init_attr_ex *a)
 {
+	return mrv_create_qp_tuned(context, a, NULL);
+}
+
+struct ibv_qp *mrv_create_qp_tuned(struct ibv_context *context, struct ibv_qp_init_attr_ex *a,
+				   const struct mroce_qp_attr *tune)
+{
 	struct mrv_context *ctx;
 	struct mrv_qpi *q;
 	int err;
@@ -145,6 +151,15 @@ struct ibv_qp *mrv_create_qp_ex(struct ibv_context *context, struct ibv_qp_init_
 		.rq_depth = a->cap.max_recv_wr ? a->cap.max_recv_wr : 1,
 		.pd = q->pd->pd,
 	};
+	if (tune) {	/* mrocedv_create_qp(): what Verbs has no words for */
+		q->mattr.paths = tune->paths;
+		q->mattr.max_inflight = tune->max_inflight;
+		q->mattr.cc_ecn = tune->cc_ecn;
+		q->mattr.cc_delay = tune->cc_delay;
+		q->mattr.no_cc = tune->no_cc;
+		q->mattr.udp_sport = tune->udp_sport;
+		q->mattr.static_paths = tune->static_paths;
+	}
 	q->sig_cap = q->mattr.sq_depth;
 	for (q->sig_mask = 1; q->sig_mask < q->sig_cap; q->sig_mask <<= 1)
 		;
@@ -308,6 +323,9 @@ static int to_rtr(struct mrv_qpi *q, const struct ibv_qp_attr *attr)
 	memcpy(&r.addr, ah->grh.dgid.raw, 16);
 	r.mtu = conn_mtu(q, attr->path_mtu);
 	r.max_rd = MRV_READ_OFFER;
+	/* the peer's further planes, when the application told them (mrocedv_set_remote_planes) */
+	r.planes = q->rplanes;
+	memcpy(r.plane_addr, q->rplane_addr, sizeof(r.plane_addr));
 	err = mroce_qp_connect(q->q.qp, &r, NULL);
 	if (err)
 		return mrv_errno(err);

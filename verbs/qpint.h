@@ -33,6 +33,9 @@ struct mrv_qpi {
 	enum ibv_qp_state	state;		/* the verbs state (mroce's may have failed since) */
 	uint8_t			key[16];	/* the fabric key (token.c) */
 	uint8_t			port_num;
+	/* the peer's planes beyond its first (mrocedv_set_remote_planes), used at RTR */
+	uint8_t			rplanes;	/* 0: one plane */
+	struct in6_addr		rplane_addr[MROCE_MAX_PLANES - 1];
 	uint16_t		pkey_index;
 	struct ibv_ah_attr	ah;
 	uint32_t		mtu_bytes;	/* the mroce MTU at connect */
@@ -57,6 +60,10 @@ static inline struct mrv_qpi *mrv_qpi(struct ibv_qp *qp)
 {
 	return (struct mrv_qpi *)qp;
 }
+
+/* qp.c: ibv_create_qp_ex with mroce's own QP attributes (dv.c); tune NULL: the defaults */
+struct ibv_qp *mrv_create_qp_tuned(struct ibv_context *context, struct ibv_qp_init_attr_ex *a,
+				   const struct mroce_qp_attr *tune);
 
 /* token.c */
 uint64_t mrv_siphash(const uint8_t key[16], const void *data, size_t len);
