@@ -263,15 +263,45 @@ t_vc_wr_api()   { vcheck "-x" "-x"; }
 t_vc_cq_ex()    { vcheck "-c -e" "-c -e"; }
 t_vc_all_sig()  { vcheck "-k 1 -x -e" "-k 1 -x -e"; }
 t_vc_one_qp_deep() { vcheck "-q 1 -w 256 -n 10 -m 8388608" "-q 1 -w 256 -n 10 -m 8388608"; }
+# vcheck_lossy: vcheck, and the faults did bite: B's QPs resent packets (their
+# retx_pkts in `mroce flows`, sampled while they live), or the run proved nothing.
+vcheck_lossy() {
+	rm -f "$TMP/flows.stop" "$TMP/flows.log"
+	( while [ ! -e "$TMP/flows.stop" ]; do b "$MROCE" flows "$IF_B" --json 2>/dev/null; echo; sleep 0.2; done ) \
+		>"$TMP/flows.log" 2>&1 &
+	local fp=$! rc re
+	vcheck "$1" "$2"
+	rc=$?
+	touch "$TMP/flows.stop"
+	wait "$fp"
+	re=$(grep -o '"retx_pkts":[0-9]*' "$TMP/flows.log" | cut -d: -f2 | sort -n | tail -n 1)
+	echo "the server's QPs resent up to ${re:-0} packets each"
+	[ $rc -eq 0 ] || return 1
+	[ "${re:-0}" -gt 0 ] || { echo "faults injected, yet nothing was resent: were they injected?"; return 1; }
+}
 t_vc_rx_faults() {
-	vcheck "MROCE_VERBS_TEST_FAULTS=$FAULTS_RX_B -n 10" "MROCE_VERBS_TEST_FAULTS=$FAULTS_RX_A -n 10"
+	vcheck_lossy "MROCE_VERBS_TEST_FAULTS=$FAULTS_RX_B -n 10" "MROCE_VERBS_TEST_FAULTS=$FAULTS_RX_A -n 10"
 }
 t_vc_tx_faults() {
-	vcheck "MROCE_VERBS_TEST_FAULTS=$FAULTS_TX_B -n 10 -e -x" "MROCE_VERBS_TEST_FAULTS=$FAULTS_TX_A -n 10 -e -x"
+	vcheck_lossy "MROCE_VERBS_TEST_FAULTS=$FAULTS_TX_B -n 10 -e -x" "MROCE_VERBS_TEST_FAULTS=$FAULTS_TX_A -n 10 -e -x"
 }
 t_vc_both_faults() {
-	vcheck "MROCE_VERBS_TEST_FAULTS=$FAULTS_RX_B,tx_drop_ppm=5000,tx_reorder_ppm=50000 -n 10 -q 8 -c" \
-	       "MROCE_VERBS_TEST_FAULTS=$FAULTS_TX_A,rx_drop_ppm=5000,rx_reorder_ppm=50000 -n 10 -q 8 -c"
+	vcheck_lossy "MROCE_VERBS_TEST_FAULTS=$FAULTS_RX_B,tx_drop_ppm=5000,tx_reorder_ppm=50000 -n 10 -q 8 -c" \
+		     "MROCE_VERBS_TEST_FAULTS=$FAULTS_TX_A,rx_drop_ppm=5000,rx_reorder_ppm=50000 -n 10 -q 8 -c"
+}
+
+# The test of the test: a byte flipped in what arrived (VERBS_CHECK_CORRUPT) is seen.
+t_vc_detects() {
+	local port=$((PORT++)) rc
+	bg vown "$NS_B" env VERBS_CHECK_CORRUPT=1 "$VC" -d "$DEV_B" -p "$port" -q 1 -n 3 -w 8 >"$TMP/vc-s.log" 2>&1
+	local spid=$!
+	wait_for "$TMP/vc-s.log" listening 30 || { cat "$TMP/vc-s.log"; return 1; }
+	vown "$NS_A" "$VC" -d "$DEV_A" -p "$port" -q 1 -n 3 -w 8 "$IP_B" >"$TMP/vc-c.log" 2>&1
+	wait "$spid"
+	rc=$?
+	cat "$TMP/vc-s.log"
+	[ $rc -eq 1 ] && grep -q "FAIL: qp 0 round 1 seq [0-9]* .*byte [0-9]* is" "$TMP/vc-s.log" ||
+		{ echo "a flipped byte went unnoticed (server $(rc_says $rc))"; return 1; }
 }
 
 # UD/UC/raw QPs, SRQs, memory windows, atomics: refused with an errno, never a crash;
@@ -331,6 +361,7 @@ run_test "verbs_check -q 1 -w 256: one QP, 256 WRs in flight" t_vc_one_qp_deep
 run_test "verbs_check under 1% rx loss and 10% rx reordering" t_vc_rx_faults
 run_test "verbs_check -e -x under 1% tx loss and 10% tx reordering" t_vc_tx_faults
 run_test "verbs_check -q 8 -c under loss and reordering both ways" t_vc_both_faults
+run_test "verbs_check sees a byte flipped on arrival (the test of the test)" t_vc_detects
 run_test "UD/UC QPs, SRQ, memory windows, atomics refused cleanly" t_vc_refusals
 run_test "a malformed MROCE_VERBS_TEST_FAULTS: EINVAL, no crash" t_vc_bad_faults
 summary verbs_compat
