@@ -46,6 +46,21 @@ run_cmocka() {
 	fi
 }
 
+# A script that counts its own failures and says so by its exit status
+# (verbs/tests/*.sh): one test, passed or failed, its log shown on failure.
+run_whole() {
+	local script=$1 tag=$2 build=$3 log
+	log="$LOGDIR/$tag-$(basename "$script").log"
+	if bash "$script" "$build" >"$log" 2>&1; then
+		echo "PASS: $tag $script"
+		PASS=$((PASS + 1))
+	else
+		echo "FAIL: $tag $script (exit $?)"
+		tail -n 30 "$log" | sed 's/^/    /'
+		FAIL=$((FAIL + 1))
+	fi
+}
+
 # A selftest script: its PASS/FAIL/SKIP lines, then its own summary line.
 run_script() {
 	local script=$1 tag=$2 build=${3:-build} log rc p f s
@@ -146,6 +161,11 @@ for s in "${VETH_TESTS[@]}"; do
 	run_script "$s" veth "$PWD/build"
 done
 run_script selftests/test_verbs_rogue.sh veth "$PWD/build"	# Verbs QPs: off-path injection, fabric keys
+# mroce's libibverbs from the inside: devices, queries, regions, CQs and channels; the QP state machine
+for s in verbs/tests/core_test.sh verbs/tests/qp_test.sh; do
+	run_whole "$s" veth "$PWD/build"
+	run_whole "$s" veth-asan "$PWD/build/asan"
+done
 
 echo "== 2 planes on veth under a flood of bad-token frames: it dies in XDP, nothing lost, planes come back (root)"
 run_script selftests/test_planes_load.sh planes-load "$PWD/build"

@@ -25,6 +25,10 @@ dv() {	# a|b ARGS...: verbs_dv on host A or B over mroce's libibverbs
 }
 
 
+# tx_bytes IF: bytes host A sent on IF (/proc/net/dev is the reader's
+# namespace's; /sys need not be, see netns.sh)
+tx_bytes() { a sed -n "s/^ *$1: *//p" /proc/net/dev | awk '{ print $9 }'; }
+
 # A stream of BYTES over the planes given (-P for each end), PATHS paths, CC.
 stream() {
 	local bytes=$1 paths=$2 cc=$3 pa=${4:-} pb=${5:-} spid rc
@@ -43,10 +47,10 @@ stream() {
 
 two_planes() {
 	local bytes=$((64 << 20)) t0 t1 share
-	t0=$(a cat /sys/class/net/$IF_A1/statistics/tx_bytes 2>/dev/null || echo 0)
+	t0=$(tx_bytes "$IF_A1")
 	stream $bytes 8 ecn "$IF_A1" "$IF_B1" || return 1
 	grep -q "planes 2+2" "$TMP/cli.log" || { echo "the client did not see two planes at both ends"; return 1; }
-	t1=$(a cat /sys/class/net/$IF_A1/statistics/tx_bytes 2>/dev/null || echo 0)
+	t1=$(tx_bytes "$IF_A1")
 	share=$((t1 - t0))
 	echo "plane 1 ($IF_A1) carried $share bytes of the $bytes written"
 	# A new packet goes to the plane with the shortest queue for its delivery

@@ -6,7 +6,7 @@
 # fault-spec parser refusing malformed input. Usage: core_test.sh [BUILD]
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-BUILD=${1:-$ROOT/build}
+BUILD=${1:-${BUILD:-$ROOT/build}}
 LIB=$BUILD/verbs
 [ -e "$LIB/libibverbs.so.1" ] || { echo "no $LIB/libibverbs.so.1 (make verbs)"; exit 1; }
 [ "$(id -u)" = 0 ] || { echo "SKIP: needs root (namespaces, XDP)"; exit 4; }
@@ -30,14 +30,7 @@ in_ns "$NS" ip addr add 198.18.0.1/24 dev va
 
 fails=0
 run() { echo "== $*"; "$@" || { echo "FAILED: $*"; fails=$((fails + 1)); }; }
-# A sanitizer build of the library (make asan's BUILD=build/asan): its runtimes
-# preloaded into the programs, which are not built with them; any report fails.
-SAN=()
-if ldd "$LIB/libibverbs.so.1" | grep -q libasan; then
-	SAN=(LD_PRELOAD="$(cc -print-file-name=libasan.so) $(cc -print-file-name=libubsan.so)"
-	     ASAN_OPTIONS=abort_on_error=1:detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1)
-	echo "sanitizers: ${SAN[*]}"
-fi
+. "$ROOT/verbs/tests/san.sh"
 v() { in_ns "$NS" env LD_LIBRARY_PATH="$LIB" MROCE_VERBS_DEVICES=va "${SAN[@]}" "$@"; }
 
 run v "$BIN/core_test" va 198.18.0.1 1500

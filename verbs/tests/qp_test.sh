@@ -5,11 +5,12 @@
 # 1 MiB, with and without -e (root). Usage: qp_test.sh [BUILD]
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-BUILD=${1:-$ROOT/build}
+BUILD=${1:-${BUILD:-$ROOT/build}}
 LIB=$BUILD/verbs
 [ -e "$LIB/libibverbs.so.1" ] || { echo "no $LIB/libibverbs.so.1 (make verbs)"; exit 1; }
 [ "$(id -u)" = 0 ] || { echo "SKIP: needs root (namespaces, XDP)"; exit 4; }
 . "$ROOT/selftests/netns.sh"
+. "$ROOT/verbs/tests/san.sh"
 
 NA=mrv-qpa-$$
 NB=mrv-qpb-$$
@@ -37,7 +38,7 @@ in_ns "$NA" ping -c 1 -W 2 198.18.0.2 >/dev/null || { echo "the veth pair does n
 
 fails=0
 echo "== qp_test"
-in_ns "$NA" env LD_LIBRARY_PATH="$LIB" "$BIN/qp_test" mroce_va || fails=$((fails + 1))
+in_ns "$NA" env LD_LIBRARY_PATH="$LIB" "${SAN[@]}" "$BIN/qp_test" mroce_va || fails=$((fails + 1))
 
 pingpong() {	# args for both ends
 	local out="$BIN/pp.out" spid rc src
