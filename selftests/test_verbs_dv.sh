@@ -21,7 +21,7 @@ dv() {	# a|b ARGS...: verbs_dv on host A or B over mroce's libibverbs
 	local host=$1
 	shift
 	"$host" timeout -k 5 "$T" env LD_LIBRARY_PATH="$VLIB" MROCE_VERBS_DEVICES="$IF_A,$IF_B" \
-		stdbuf -oL "$DV" "$@"
+		"$DV" "$@"
 }
 
 

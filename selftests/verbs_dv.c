@@ -230,8 +230,13 @@ int main(int argc, char **argv)
 
 	if (!dev)
 		return fail(devname, ENODEV);
-	if (do_refusals)
-		return refusals(dev);
+	if (do_refusals) {
+		int r = refusals(dev);
+
+		ibv_free_device_list(list);
+		free(s);
+		return r;
+	}
 
 	struct mrocedv_context_attr ca = { .sz = sizeof(ca), .planes = plane_names, .n_planes = n_planes };
 	struct ibv_context *ctx = mrocedv_open_device(dev, &ca);

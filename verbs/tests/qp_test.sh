@@ -42,10 +42,10 @@ in_ns "$NA" env LD_LIBRARY_PATH="$LIB" "${SAN[@]}" "$BIN/qp_test" mroce_va || fa
 
 pingpong() {	# args for both ends
 	local out="$BIN/pp.out" spid rc src
-	in_ns "$NB" env LD_LIBRARY_PATH="$LIB" timeout 30 ibv_rc_pingpong -g 0 -d mroce_vb "$@" >"$out" 2>&1 &
+	in_ns "$NB" env LD_LIBRARY_PATH="$LIB" "${SAN_THIRD[@]}" timeout 30 ibv_rc_pingpong -g 0 -d mroce_vb "$@" >"$out" 2>&1 &
 	spid=$!
 	sleep 0.5
-	in_ns "$NA" env LD_LIBRARY_PATH="$LIB" timeout 30 ibv_rc_pingpong -g 0 -d mroce_va "$@" 198.18.0.2 2>&1 | tail -1
+	in_ns "$NA" env LD_LIBRARY_PATH="$LIB" "${SAN_THIRD[@]}" timeout 30 ibv_rc_pingpong -g 0 -d mroce_va "$@" 198.18.0.2 2>&1 | tail -1
 	rc=${PIPESTATUS[0]}
 	wait "$spid"
 	src=$?
