@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-# Unmodified Verbs applications over mroce's libibverbs (issue 44): Debian's
+# Unmodified Verbs applications over mroce's libibverbs: Debian's
 # ibverbs-utils and perftest 4.5 binaries, run as they are with
 # LD_LIBRARY_PATH=$BUILD/verbs, between two network namespaces on a veth
 # pair (the library attaches mroce's XDP datapath itself), and our own

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * mroce's libibverbs.so.1 as an application linked against Debian's sees it
- * (issue 44): this binary links build/verbs/libibverbs.so.1 only (RUNPATH
+ * mroce's libibverbs.so.1 as an application linked against Debian's sees it:
+ * this binary links build/verbs/libibverbs.so.1 only (RUNPATH
  * $ORIGIN/../verbs), never libmroce. No root, no datapath: a context is
  * opened when the device list has one (opening touches no datapath), PDs
  * and QPs handed to the calls that refuse are stand-ins the calls must not

@@ -146,7 +146,7 @@ static struct mrv_device *dev_find_or_make(const struct mrv_device *probe)
 	d->ibdev.transport_type = IBV_TRANSPORT_IB;
 	snprintf(d->ibdev.name, sizeof(d->ibdev.name), "mroce_%s", d->ifname);
 	snprintf(d->ibdev.dev_name, sizeof(d->ibdev.dev_name), "mroce_%s", d->ifname);
-	/* no /sys or /dev entries (issue 44: no root-only tricks): the paths stay empty */
+	/* no /sys or /dev entries: nothing an unprivileged process could not read; the paths stay empty */
 	devs[free_slot] = d;
 	return d;
 }
