@@ -337,9 +337,11 @@ int mrv_dev_get(struct mrv_context *ctx)
 	struct mroce_faults faults;
 	int err = 0;
 
-	if (ctx->mdev)
-		return 0;
 	pthread_mutex_lock(&d->lock);
+	if (ctx->mdev) {	/* under the lock: two threads' first PDs of one context count once */
+		pthread_mutex_unlock(&d->lock);
+		return 0;
+	}
 	if (!d->mdev) {
 		int nf = mrv_parse_faults(getenv("MROCE_VERBS_TEST_FAULTS"), &faults);
 		const char *planes[MROCE_MAX_PLANES - 1];
