@@ -583,8 +583,8 @@ int mroce_qp_connect(struct mroce_qp *qp, const struct mroce_qp_info *remote, co
 
 /*
  * For mroce's libibverbs (verbs/), which derives a QP's first PSN from both
- * ends rather than taking mroce_qp_local_info's, right after the connect
- * at RTR: start the send PSN space at psn.
+ * ends rather than taking mroce_qp_local_info's, at RTR, before the
+ * connect: start the send PSN space at psn.
  * Only while nothing has been sent (no request, no READ response): the peer's
  * receive window starts where this puts snd_nxt. 0, -EINVAL, -EBUSY.
  */

@@ -326,16 +326,16 @@ static int to_rtr(struct mrv_qpi *q, const struct ibv_qp_attr *attr)
 	/* the peer's further planes, when the application told them (mrocedv_set_remote_planes) */
 	r.planes = q->rplanes;
 	memcpy(r.plane_addr, q->rplane_addr, sizeof(r.plane_addr));
-	err = mroce_qp_connect(q->q.qp, &r, NULL);
-	if (err)
-		return mrv_errno(err);
 	/*
 	 * Our own first PSN now, not at RTS: a QP left in RTR (perftest's
-	 * servers) still answers READs, from its own PSN space. Nothing was
-	 * sent yet, so the hook cannot refuse but for a failed QP.
+	 * servers) still answers READs, from its own PSN space. Before the
+	 * connect, while nothing can have been sent: once connected, a READ
+	 * arriving at once would be answered from the PSN mroce drew.
 	 */
 	err = mroce_qp_set_start(q->q.qp, mrv_start_psn(q->key, &lgid, lqpn, &ah->grh.dgid,
 							attr->dest_qp_num));
+	if (!err)
+		err = mroce_qp_connect(q->q.qp, &r, NULL);
 	if (err)
 		return mrv_errno(err);
 	q->mtu_bytes = r.mtu;
