@@ -60,6 +60,8 @@ struct mrv_context {
 	int			async_fd;	/* eventfd: QP errors (IBV_EVENT_QP_FATAL) */
 	pthread_mutex_t		lock;		/* the lists below, the async queue */
 	struct mrv_qp		*qps;		/* every QP of the context (next) */
+	/* the same by mroce QPN, for each completion polled (qp.c) */
+	struct mrv_qp		*qp_of[1u << MRV_QPN_BITS];
 	/* async events not yet read, a small ring */
 	struct ibv_async_event	aev[64];
 	unsigned int		aev_head, aev_tail;

@@ -44,6 +44,7 @@ static void ctx_link(struct mrv_context *ctx, struct mrv_qp *qp)
 	pthread_mutex_lock(&ctx->lock);
 	qp->next = ctx->qps;
 	ctx->qps = qp;
+	ctx->qp_of[((struct mrv_qpi *)qp)->mqpn] = qp;
 	pthread_mutex_unlock(&ctx->lock);
 }
 
@@ -55,6 +56,18 @@ static void ctx_unlink(struct mrv_context *ctx, struct mrv_qp *qp)
 			*p = qp->next;
 			break;
 		}
+	if (ctx->qp_of[((struct mrv_qpi *)qp)->mqpn] == qp)
+		ctx->qp_of[((struct mrv_qpi *)qp)->mqpn] = NULL;
+	pthread_mutex_unlock(&ctx->lock);
+}
+
+/* The QP now answers to another mroce QPN (a new mroce QP at RESET). */
+static void ctx_renumber(struct mrv_context *ctx, struct mrv_qp *qp, uint32_t old)
+{
+	pthread_mutex_lock(&ctx->lock);
+	if (ctx->qp_of[old] == qp)
+		ctx->qp_of[old] = NULL;	/* the old QP's completions still queued: dropped */
+	ctx->qp_of[((struct mrv_qpi *)qp)->mqpn] = qp;
 	pthread_mutex_unlock(&ctx->lock);
 }
 
@@ -62,10 +75,10 @@ struct mrv_qp *mrv_qp_by_mroce_qpn(struct mrv_context *ctx, uint32_t qpn)
 {
 	struct mrv_qp *qp;
 
+	if (qpn >= sizeof(ctx->qp_of) / sizeof(ctx->qp_of[0]))
+		return NULL;
 	pthread_mutex_lock(&ctx->lock);
-	for (qp = ctx->qps; qp; qp = qp->next)
-		if (((struct mrv_qpi *)qp)->mqpn == qpn)
-			break;
+	qp = ctx->qp_of[qpn];
 	pthread_mutex_unlock(&ctx->lock);
 	return qp;
 }
@@ -362,6 +375,7 @@ static int to_rts(struct mrv_qpi *q, const struct ibv_qp_attr *attr)
 static int to_reset(struct mrv_qpi *q)
 {
 	struct mroce_qp *old = q->q.qp;
+	uint32_t old_qpn = q->mqpn;
 	int err;
 
 	if (mroce_qp_state(old) == MROCE_QPS_INIT && q->state != IBV_QPS_ERR)
@@ -369,6 +383,7 @@ static int to_reset(struct mrv_qpi *q)
 	pthread_mutex_lock(&q->post_lock);
 	err = make_mroce_qp(q);
 	if (!err) {
+		ctx_renumber(q->q.ctx, &q->q, old_qpn);
 		mroce_destroy_qp(old);
 		__atomic_store_n(&q->sig_head, 0, __ATOMIC_RELEASE);
 		__atomic_store_n(&q->sig_tail, 0, __ATOMIC_RELEASE);
