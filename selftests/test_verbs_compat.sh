@@ -104,7 +104,11 @@ t_devices() {
 	! grep -q mroce_ "$TMP/dev2.log" || { cat "$TMP/dev2.log"; echo "MROCE_VERBS_DEVICES=nosuchif0 still lists a device"; return 1; }
 	# no root needed to list devices (the datapath is not touched)
 	if id nobody >/dev/null 2>&1 && command -v setpriv >/dev/null; then
-		vrun "$NS_A" setpriv --reuid=nobody --regid=nogroup --clear-groups ibv_devices >"$TMP/dev3.log" 2>&1
+		# a copy it can read: the tree may sit where only root enters (a clone in
+		# /root), and the loader would quietly take the system's libibverbs instead
+		mkdir -p "$TMP/lib" && cp "$VLIB/libibverbs.so.1" "$TMP/lib/" && chmod -R a+rX "$TMP/lib"
+		in_ns "$NS_A" timeout -k 5 "$T" env LD_LIBRARY_PATH="$TMP/lib" "${THIRD_ENV[@]}" \
+			setpriv --reuid=nobody --regid=nogroup --clear-groups ibv_devices >"$TMP/dev3.log" 2>&1
 		rc=$?
 		[ $rc -eq 0 ] && grep -qw "$DEV_A" "$TMP/dev3.log" ||
 			{ cat "$TMP/dev3.log"; echo "ibv_devices as nobody: $(rc_says $rc), $DEV_A not listed"; return 1; }
