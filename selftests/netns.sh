@@ -18,3 +18,15 @@ in_ns() {
 		nsenter --net="/run/netns/$ns" "$@"
 	fi
 }
+
+# wait_port NS PORT: until a TCP socket listens on PORT in NS (a server that
+# opens its devices before it listens: perftest, ibv_rc_pingpong), at most 20 s.
+wait_port() {
+	local i
+	for ((i = 0; i < 400; i++)); do
+		in_ns "$1" ss -Hltn "sport = :$2" 2>/dev/null | grep -q . && return 0
+		sleep 0.05
+	done
+	echo "nothing listens on port $2 after 20 s"
+	return 1
+}

@@ -76,18 +76,6 @@ need() {
 	done
 }
 
-# wait_port NS PORT: until a TCP socket listens on PORT in NS (perftest's
-# servers open their devices first), at most 20 s.
-wait_port() {
-	local i
-	for ((i = 0; i < 400; i++)); do
-		in_ns "$1" ss -Hltn "sport = :$2" 2>/dev/null | grep -q . && return 0
-		sleep 0.05
-	done
-	echo "nothing listens on port $2 after 20 s"
-	return 1
-}
-
 # ---- ibverbs-utils -------------------------------------------------------------------------
 
 t_devices() {

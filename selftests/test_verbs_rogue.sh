@@ -407,7 +407,7 @@ t_rogue_write_bw() {
 	rm -f "$TMP/srv.log" "$TMP/cli.log"
 	bg vrun b "$TMP/key" timeout -k 2 60 ib_write_bw -x 0 -D 4 -s 65536 >"$TMP/srv.log" 2>&1
 	spid=$!
-	sleep 0.5
+	wait_port "$NS_B" 18515 || { cat "$TMP/srv.log"; return 1; }	# perftest's port
 	bg vrun a "$TMP/key" timeout -k 2 60 ib_write_bw -x 0 -D 4 -s 65536 "$IP_B" >"$TMP/cli.log" 2>&1
 	cpid=$!
 	wait_for "$TMP/srv.log" "remote address" 20 || { cat "$TMP/srv.log" "$TMP/cli.log"; return 1; }

@@ -44,7 +44,7 @@ pingpong() {	# args for both ends
 	local out="$BIN/pp.out" spid rc src
 	in_ns "$NB" env LD_LIBRARY_PATH="$LIB" "${SAN_THIRD[@]}" timeout 30 ibv_rc_pingpong -g 0 -d mroce_vb "$@" >"$out" 2>&1 &
 	spid=$!
-	sleep 0.5
+	wait_port "$NB" 18515 || { kill "$spid"; cat "$out"; return 1; }	# ibv_rc_pingpong's port
 	in_ns "$NA" env LD_LIBRARY_PATH="$LIB" "${SAN_THIRD[@]}" timeout 30 ibv_rc_pingpong -g 0 -d mroce_va "$@" 198.18.0.2 2>&1 | tail -1
 	rc=${PIPESTATUS[0]}
 	wait "$spid"
