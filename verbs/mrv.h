@@ -102,6 +102,12 @@ struct mrv_cq {
 	uint32_t		comp_events_reported;
 	struct mrv_context	*ctx;		/* (core, additive) the context the CQ is of */
 	uint32_t		mroce_cqe;	/* (core, additive) the mroce CQ's entries (cq.c) */
+	/*
+	 * Send queue entries of the QPs sending into it (qp.c, under the
+	 * context's lock): their unsignaled completions wait in the mroce CQ
+	 * until a poll hides them, beside the cqe the application sized for.
+	 */
+	uint64_t		sq_room;
 	bool			overflowed;	/* (core, additive) IBV_EVENT_CQ_ERR queued once */
 };
 

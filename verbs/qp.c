@@ -182,9 +182,29 @@ struct ibv_qp *mrv_create_qp_tuned(struct ibv_context *context, struct ibv_qp_in
 		err = ENOMEM;
 		goto fail;
 	}
-	err = -make_mroce_qp(q);
+	/*
+	 * Room in the send CQ for what the application sized it for and for
+	 * every send WR of its QPs completing unsignaled and waiting there to
+	 * be hidden: a QP that could overflow it is refused now (the
+	 * application may give it a larger CQ), rather than completions lost.
+	 */
+	struct mrv_cq *scq = (struct mrv_cq *)a->send_cq;
+
+	pthread_mutex_lock(&ctx->lock);
+	if ((uint64_t)scq->ibcq.cqe + scq->sq_room + q->mattr.sq_depth > scq->mroce_cqe)
+		err = ENOMEM;
+	else
+		scq->sq_room += q->mattr.sq_depth;
+	pthread_mutex_unlock(&ctx->lock);
 	if (err)
 		goto fail;
+	err = -make_mroce_qp(q);
+	if (err) {
+		pthread_mutex_lock(&ctx->lock);
+		scq->sq_room -= q->mattr.sq_depth;
+		pthread_mutex_unlock(&ctx->lock);
+		goto fail;
+	}
 	pthread_mutex_init(&q->post_lock, NULL);
 
 	struct ibv_qp *qp = &q->q.qpx.qp_base;
@@ -251,6 +271,9 @@ MRV_EXPORT int ibv_destroy_qp(struct ibv_qp *qp)
 		return EINVAL;
 	q = mrv_qpi(qp);
 	ctx_unlink(q->q.ctx, &q->q);
+	pthread_mutex_lock(&q->q.ctx->lock);
+	((struct mrv_cq *)qp->send_cq)->sq_room -= q->mattr.sq_depth;
+	pthread_mutex_unlock(&q->q.ctx->lock);
 	if (q->q.qp)
 		mroce_destroy_qp(q->q.qp);
 	if (q->inl_mr)

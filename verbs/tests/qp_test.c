@@ -98,6 +98,24 @@ int main(int argc, char **argv)
 	CHECK(ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PORT | IBV_QP_PKEY_INDEX | IBV_QP_ACCESS_FLAGS) == 0, "INIT again (qpn %x -> %x)", old, qp->qp_num);
 	CHECK(ibv_query_qp(qp, &qa, IBV_QP_STATE, &qi) == 0 && qa.qp_state == IBV_QPS_INIT, "query INIT");
 	CHECK(ibv_destroy_qp(qp) == 0 && ibv_destroy_qp(q2) == 0, "destroy");
+
+	/*
+	 * A send CQ holds what the application sized it for plus every send WR
+	 * of its QPs (unsignaled completions wait there until a poll hides
+	 * them): a QP that could overflow it is refused, ENOMEM, and fits again
+	 * once another QP is gone. The CQ of 1 entry gets the 16384 floor.
+	 */
+	struct ibv_cq *small = ibv_create_cq(c, 1, NULL, NULL, 0);
+	struct ibv_qp_init_attr big = { .send_cq = small, .recv_cq = cq,
+					.cap = { 8192, 16, 1, 1, 0 }, .qp_type = IBV_QPT_RC };
+	struct ibv_qp *b1 = ibv_create_qp(pd, &big), *b2, *b3;
+
+	b2 = ibv_create_qp(pd, &big);
+	CHECK(b1 && !b2 && errno == ENOMEM, "second 8192-deep QP on a 16384-entry CQ: %p errno %d",
+	      (void *)b2, errno);
+	CHECK(b1 && ibv_destroy_qp(b1) == 0 && (b3 = ibv_create_qp(pd, &big)) != NULL &&
+	      ibv_destroy_qp(b3) == 0, "room back after a destroy");
+	CHECK(ibv_destroy_cq(small) == 0, "the small CQ");
 	CHECK(ibv_dereg_mr(mr) == 0 && ibv_destroy_cq(cq) == 0 && ibv_dealloc_pd(pd) == 0 &&
 	      ibv_close_device(c) == 0, "teardown");
 	ibv_free_device_list(l);
