@@ -33,6 +33,7 @@ EXPECTED="
 755 usr/bin/mroce-perf
 755 usr/bin/mroce-coll-perf
 755 usr/bin/mroce-launch
+755 usr/bin/mroce-verbs
 644 usr/libexec/mroce/netns.sh
 644 usr/libexec/mroce/fabric/lib.sh
 755 usr/libexec/mroce/fabric/fabric
@@ -47,12 +48,14 @@ l usr/lib/libmroce-coll.so
 644 usr/lib/libmroce-coll.a
 755 usr/lib/libnccl-net-mroce.so
 644 usr/lib/mroce/mroce.bpf.o
+755 usr/lib/mroce/verbs/libibverbs.so.1
 644 usr/lib/pkgconfig/mroce.pc
 644 usr/lib/pkgconfig/mroce-coll.pc
 644 usr/share/man/man8/mroce.8
 644 usr/share/man/man1/mroce-perf.1
 644 usr/share/man/man1/mroce-coll-perf.1
 644 usr/share/man/man1/mroce-launch.1
+644 usr/share/man/man1/mroce-verbs.1
 644 usr/share/man/man7/libmroce.7
 644 usr/share/bash-completion/completions/mroce
 l usr/share/bash-completion/completions/mroce-perf
