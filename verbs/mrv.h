@@ -23,6 +23,7 @@
 #include <stdint.h>
 
 #include <mroce/mroce.h>
+#include <mroce/proto.h>
 
 #define MRV_EXPORT	__attribute__((visibility("default")))
 #define mrv_of(ptr, type, member) \
@@ -181,6 +182,9 @@ struct mrv_ifstate {
 	uint32_t	speed_mbps;	/* 0: unknown */
 };
 int mrv_ifstate(const struct mrv_device *dev, struct mrv_ifstate *st);
+/* The headers of mroce's largest data packet over IPv4 (BTH, RETH, DETH, IMMETH): what an MTU leaves no payload for. */
+#define MRV_HDR_ROOM	(20u + 8u + sizeof(struct mroce_bth) + sizeof(struct mroce_reth) + \
+			 sizeof(struct mroce_deth) + sizeof(struct mroce_immeth))
 /* The largest IBV_MTU_* whose payload fits a packet of an interface of IP MTU mtu. */
 enum ibv_mtu mrv_mtu_of(uint32_t ip_mtu);
 

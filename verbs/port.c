@@ -72,10 +72,7 @@ out:
  */
 enum ibv_mtu mrv_mtu_of(uint32_t ip_mtu)
 {
-	const uint32_t hdr = sizeof(struct iphdr) + sizeof(struct udphdr) +
-			     sizeof(struct mroce_bth) + sizeof(struct mroce_reth) +
-			     sizeof(struct mroce_deth) + sizeof(struct mroce_immeth);
-	uint32_t room = ip_mtu > hdr ? ip_mtu - hdr : 0;
+	uint32_t room = ip_mtu > MRV_HDR_ROOM ? ip_mtu - (uint32_t)MRV_HDR_ROOM : 0;
 
 	if (room >= 4096)
 		return IBV_MTU_4096;

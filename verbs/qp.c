@@ -16,9 +16,6 @@
 
 #define SEND_OPS_OK	(IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM | \
 			 IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM | IBV_QP_EX_WITH_RDMA_READ)
-/* IPv4 + UDP + the largest set of mroce headers one packet carries (lib/qp.c's hdr_room) */
-#define HDR_ROOM	(20 + 8 + sizeof(struct mroce_bth) + sizeof(struct mroce_reth) + \
-			 sizeof(struct mroce_deth) + sizeof(struct mroce_immeth))
 
 static struct mrv_context *ctx_of(struct ibv_context *c)
 {
@@ -317,13 +314,12 @@ static int required_mask(enum ibv_qp_state cur, enum ibv_qp_state next)
 /* The mroce MTU: the interface's, lowered when the path MTU asked is below what the port offers. */
 static uint32_t conn_mtu(const struct mrv_qpi *q, enum ibv_mtu path_mtu)
 {
-	uint32_t ifmtu = q->q.ctx->dev->mtu, want = 128u << path_mtu, port = 256;
+	uint32_t ifmtu = q->q.ctx->dev->mtu, want = 128u << path_mtu;
+	uint32_t port = 128u << mrv_mtu_of(ifmtu);	/* what the port reports */
 
-	while (port * 2 <= 4096 && port * 2 + HDR_ROOM <= ifmtu)
-		port *= 2;
-	if (want >= port || want + HDR_ROOM >= ifmtu)
+	if (want >= port || want + MRV_HDR_ROOM >= ifmtu)
 		return ifmtu;
-	return want + (uint32_t)HDR_ROOM;
+	return want + (uint32_t)MRV_HDR_ROOM;
 }
 
 /* INIT -> RTR: connect the mroce QP to the peer the attributes name (token.c derives the rest). */
